@@ -1,0 +1,70 @@
+/* codec.h: little-endian integers and LEB128 varints shared by the wire protocol
+ * and the on-disk format. Header-only C11, usable from C++.
+ *
+ * Every decoder is bounded: it takes (p, end) and returns the number of bytes
+ * consumed, or 0 when the input is truncated or malformed. It never reads at or
+ * past `end`. */
+#ifndef LOGSINK_PROTO_CODEC_H
+#define LOGSINK_PROTO_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LS_VARINT_MAX 10 /* bytes of the longest uint64 varint */
+
+static inline void ls_put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void ls_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void ls_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint16_t ls_get_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t ls_get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t ls_get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+/* The byte order is little-endian; memcpy is correct only on little-endian hosts. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "logsink supports little-endian hosts only"
+#endif
+
+static inline uint64_t ls_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t ls_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Number of bytes ls_put_varint writes for v (1..10). */
+static inline size_t ls_varint_len(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) { v >>= 7; n++; }
+  return n;
+}
+
+/* Writes v as an unsigned LEB128 varint; p must have LS_VARINT_MAX bytes free.
+ * Returns the number of bytes written. */
+static inline size_t ls_put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) { p[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+/* Reads a varint from [p, end). Returns bytes consumed, 0 if truncated or
+ * longer than 10 bytes / overflowing 64 bits. */
+static inline size_t ls_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  size_t n = 0;
+  while (p + n < end) {
+    uint8_t b = p[n++];
+    if (shift == 63 && b > 1) return 0; /* overflow */
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) { *out = v; return n; }
+    shift += 7;
+    if (shift > 63) return 0;
+  }
+  return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

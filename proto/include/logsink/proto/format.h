@@ -1,0 +1,80 @@
+/* format.h: constants of the ring file, the on-disk format defined in
+ * proto/FORMAT.md. Header-only C11, usable from C++. Offsets are in bytes from
+ * the start of the structure they belong to; all integers are little-endian. */
+#ifndef LOGSINK_PROTO_FORMAT_H
+#define LOGSINK_PROTO_FORMAT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LS_FORMAT_VERSION 1u
+
+/* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
+#define LS_SB_MAGIC "LSRING\r\n"  /* 8 bytes; \r\n catches text-mode mangling */
+#define LS_SB_SLOT 4096u          /* bytes reserved for each copy */
+#define LS_SB_SIZE 128u           /* bytes of a copy covered by its CRC */
+#define LS_SB_REGION (2u * LS_SB_SLOT)
+#define LS_SB_OFF_MAGIC 0         /* u8[8] */
+#define LS_SB_OFF_VERSION 8       /* u32 LS_FORMAT_VERSION */
+#define LS_SB_OFF_CRC 12          /* u32 CRC32C of bytes [16, LS_SB_SIZE) */
+#define LS_SB_OFF_GENERATION 16   /* u64 higher wins; copy = generation % 2 */
+#define LS_SB_OFF_FILE_SIZE 24    /* u64 the file's size, never changes */
+#define LS_SB_OFF_BLOCK_SIZE 32   /* u32 power of two, 4 KiB .. 1 MiB */
+#define LS_SB_OFF_BLOCK_COUNT 36  /* u32 >= 2 */
+#define LS_SB_OFF_STRTAB_OFF 40   /* u64 start of the string table region */
+#define LS_SB_OFF_STRTAB_SIZE 48  /* u64 its size (multiple of 4096) */
+#define LS_SB_OFF_BLOCKS_OFF 56   /* u64 start of block slot 0 */
+#define LS_SB_OFF_CREATED_NS 64   /* u64 wall clock at creation, ns since epoch */
+#define LS_SB_OFF_TAIL_HINT 72    /* u64 a recent block sequence number (hint only) */
+/* bytes [80, 128) are reserved and zero */
+
+/* ---- string table entries, packed from the start of the region ---------- */
+#define LS_ST_HDR 20u             /* fixed part of an entry */
+#define LS_ST_OFF_CRC 0           /* u32 CRC32C of bytes [4, LS_ST_HDR + fmt_len + file_len) */
+#define LS_ST_OFF_ID 4            /* u32 = previous id + 1, first is 1; 0 = end of table */
+#define LS_ST_OFF_LINE 8          /* u32 source line */
+#define LS_ST_OFF_LEVEL 12        /* u8 syslog level 0..7 */
+#define LS_ST_OFF_FLAGS 13        /* u8 reserved, 0 */
+#define LS_ST_OFF_FMT_LEN 14      /* u16 */
+#define LS_ST_OFF_FILE_LEN 16     /* u16 */
+/* bytes [18, 20) reserved, 0; then fmt bytes, then file bytes (no NULs) */
+#define LS_ST_MAX_FMT 4096u       /* longest format string, bytes */
+#define LS_ST_MAX_FILE 1024u      /* longest file name, bytes */
+
+/* ---- blocks: block_count fixed-size slots from blocks_off --------------- */
+#define LS_BLK_MAGIC 0x4b42534cu  /* "LSBK" read as little-endian u32 */
+#define LS_BLK_HDR 56u
+#define LS_BLK_OFF_MAGIC 0        /* u32 */
+#define LS_BLK_OFF_CRC 4          /* u32 CRC32C of bytes [8, used) */
+#define LS_BLK_OFF_SEQ 8          /* u64 block sequence number; slot = seq % block_count */
+#define LS_BLK_OFF_FIRST_REC 16   /* u64 sequence number of the block's first record */
+#define LS_BLK_OFF_BASE_TS 24     /* u64 ns timestamp the first record's delta is from */
+#define LS_BLK_OFF_MAX_TS 32      /* u64 largest record timestamp in the block */
+#define LS_BLK_OFF_USED 40        /* u32 bytes used, header included */
+#define LS_BLK_OFF_COUNT 44       /* u32 records (kind RECORD and DROPPED) */
+#define LS_BLK_OFF_FLAGS 48       /* u32 LS_BLK_F_* */
+/* bytes [52, 56) reserved, 0 */
+#define LS_BLK_F_SEALED 0x1u      /* the writer moved on; the block will not grow */
+
+#define LS_BLOCK_SIZE_MIN 4096u
+#define LS_BLOCK_SIZE_MAX (1u << 20)
+#define LS_BLOCK_SIZE_DEFAULT 8192u
+
+/* ---- entries inside a block (see FORMAT.md "Entries") ------------------- */
+/* entry := varint(len) head payload ; len counts head + payload */
+#define LS_E_KIND_MASK 0x03u
+#define LS_E_RECORD 0x00u         /* a log record */
+#define LS_E_SOURCE 0x01u         /* declares a source (connection) for this block */
+#define LS_E_DROPPED 0x02u        /* a client reported N dropped records */
+#define LS_E_F_SOURCE 0x04u       /* RECORD/DROPPED: varint source id follows */
+#define LS_E_F_TID 0x08u          /* RECORD: varint thread id follows */
+#define LS_E_F_TRUNC 0x10u        /* RECORD: varint truncated byte count follows */
+#define LS_E_F_INLINE 0x20u       /* RECORD: inline site instead of a string id */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# deps.sh: install the Debian 12 packages logsink needs to build, test and run.
+# Idempotent: installs only what is missing; runs `apt-get update` at most once.
+# Must run as root (or with sudo available) on Debian 12.
+set -euo pipefail
+
+pkgs=(
+  g++ cmake ninja-build pkg-config
+  libuv1-dev libspdlog-dev libfmt-dev libtoml11-dev libsystemd-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

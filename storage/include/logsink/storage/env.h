@@ -1,0 +1,47 @@
+// env.h: the file-system seam. Production code does all ring-file I/O through
+// File/Env so tests can inject faults (short writes, errors, power loss that
+// drops unsynced bytes) without touching production code paths.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "logsink/storage/status.h"
+
+namespace logsink::storage {
+
+class File {
+ public:
+  virtual ~File() = default;
+  // Reads up to n bytes at off; *got < n only at end of file.
+  virtual Status PRead(uint64_t off, void *buf, size_t n, size_t *got) = 0;
+  // Writes all n bytes at off (EINTR and short writes retried) or fails.
+  virtual Status PWrite(uint64_t off, const void *buf, size_t n) = 0;
+  // fdatasync.
+  virtual Status Sync() = 0;
+  virtual Status Size(uint64_t *size) = 0;
+};
+
+struct CreateFileOptions {
+  uint32_t mode = 0640;  // permission bits of a new file (umask applies)
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  // Opens an existing file. Status::NotFound if it does not exist.
+  virtual Status OpenFile(const std::string &path, bool writable, std::unique_ptr<File> *out) = 0;
+  // Creates a new file of exactly `size` bytes, preallocated (posix_fallocate)
+  // and zero-filled. Fails if the file exists.
+  virtual Status CreateFile(const std::string &path, uint64_t size, const CreateFileOptions &opts,
+                            std::unique_ptr<File> *out) = 0;
+  virtual Status RemoveFile(const std::string &path) = 0;
+  virtual bool FileExists(const std::string &path) = 0;
+
+  // The real file system (pread/pwrite/fdatasync on plain fds). Never deleted.
+  static Env *Default();
+};
+
+}  // namespace logsink::storage

@@ -1,0 +1,214 @@
+// ring.h: the ring file (proto/FORMAT.md): one preallocated file of fixed size
+// holding a string table and a ring of fixed-size blocks. RingWriter appends
+// records (one writer per file); RingReader reads them oldest -> newest, seeks
+// (tail, time), follows a live writer and reports what it lost or skipped.
+// Shared by logsinkd (writer) and logctl (reader).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "logsink/storage/env.h"
+#include "logsink/storage/status.h"
+
+namespace logsink::storage {
+
+// Where everything is in a ring file (the superblock's geometry).
+struct Layout {
+  uint64_t file_size = 0;
+  uint32_t block_size = 0;
+  uint32_t block_count = 0;
+  uint64_t strtab_off = 0;
+  uint64_t strtab_size = 0;
+  uint64_t blocks_off = 0;
+  uint64_t created_ns = 0;
+
+  // Computes the layout of a file of file_size bytes. strtab_size 0 picks the
+  // default: file_size / 64 rounded up to 4 KiB, clamped to [4 KiB, 16 MiB].
+  // InvalidArgument (with a message saying why and the minimum size) when the
+  // block size is not a power of two in [4 KiB, 1 MiB], strtab_size is not a
+  // multiple of 4096, or the file cannot hold the superblock, the string table
+  // and at least 2 blocks.
+  static Status Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_size, Layout *out);
+  uint64_t SlotOffset(uint64_t block_seq) const { return blocks_off + (block_seq % block_count) * block_size; }
+  uint64_t capacity() const { return uint64_t(block_count) * block_size; }
+};
+
+// A call site: what the string table stores once.
+struct Site {
+  uint8_t level = 6;  // syslog level 0..7
+  uint32_t line = 0;
+  std::string_view fmt;
+  std::string_view file;
+};
+
+// Who sent a record: one connection of the daemon. id is unique per file for
+// the daemon's lifetime (the daemon continues from RingWriter::next_source_id()).
+struct Source {
+  uint64_t id = 0;
+  uint32_t pid = 0, uid = 0, gid = 0;  // from SO_PEERCRED, trusted
+  std::string_view app;                // the client's label, untrusted
+  std::string_view comm;               // /proc/<pid>/comm at accept
+};
+
+struct RecordIn {
+  const Source *source = nullptr;  // required
+  uint64_t tid = 0;
+  uint32_t site_id = 0;                // from Intern(); 0 = use inline_site
+  const Site *inline_site = nullptr;   // required when site_id == 0
+  std::string_view signature;          // the site's argument signature (proto/printf.h)
+  uint64_t ts_ns = 0;
+  const uint8_t *args = nullptr;       // argument bytes, already valid for signature
+  size_t args_len = 0;
+  uint64_t truncated = 0;              // bytes the client already cut from strings
+};
+
+struct WriterOptions {
+  uint64_t file_size = 64ull << 20;
+  uint32_t block_size = 8192;
+  uint64_t strtab_size = 0;  // 0 = default (see Layout::Compute)
+  uint32_t mode = 0640;
+  // When the existing file has another geometry: false -> Status::Mismatch,
+  // true -> remove it and create a new one.
+  bool recreate_on_mismatch = false;
+};
+
+struct WriterStats {
+  uint64_t records = 0;          // records appended since open
+  uint64_t bytes = 0;            // entry bytes appended since open
+  uint64_t blocks_written = 0;   // sealed (full) blocks written
+  uint64_t flushes = 0;          // partial-block writes
+  uint64_t wraps = 0;            // times slot 0 was reused since open
+  uint64_t truncated_records = 0;
+  uint64_t strtab_full = 0;      // Intern() calls that returned 0
+};
+
+class RingWriter {
+ public:
+  // Opens path if it exists (validating it is ours and has the requested
+  // geometry, see WriterOptions), else creates it at exactly file_size bytes.
+  // On open it finds the newest valid block and continues after its last
+  // record. NotOurs for a file that is not a ring file (never overwritten).
+  static Status Open(Env *env, const std::string &path, const WriterOptions &opts,
+                     std::unique_ptr<RingWriter> *out);
+  ~RingWriter();  // does NOT flush: call Flush() first
+
+  // Returns the string-table id of site (deduplicated, >= 1), or 0 when the
+  // table is full: the caller then appends records with the site inline.
+  uint32_t Intern(const Site &site);
+  // Looks an id up (for tests and for the daemon's validation cache).
+  bool LookupSite(uint32_t id, Site *out) const;
+
+  // Appends one record to the current block; a full block is sealed and
+  // written first. A record never spans blocks: one that cannot fit even an
+  // empty block has its string arguments cut (longest first) until it fits,
+  // and is stored with the TRUNC flag and the number of bytes cut.
+  Status Append(const RecordIn &rec);
+  // Appends a DROPPED entry (a client's report of `count` records it dropped
+  // since since_ns).
+  Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
+  // Writes the current partial block to its slot if it changed since the last
+  // write, so readers see its records. One pwrite.
+  Status Flush();
+  // fdatasync of the file.
+  Status Sync();
+
+  const Layout &layout() const;
+  const WriterStats &stats() const;
+  uint64_t next_record_seq() const;  // sequence number the next record gets
+  uint64_t current_block_seq() const;
+  uint64_t next_source_id() const;   // one past the largest source id seen in the file
+  bool dirty() const;                // records appended since the last write
+
+  class Impl;
+ private:
+  explicit RingWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A record as read back. Views point into the reader's buffers and stay valid
+// until the next call on the reader.
+struct Record {
+  enum class Kind { kRecord, kDropped };
+  Kind kind = Kind::kRecord;
+  uint64_t seq = 0;        // record sequence number
+  uint64_t block_seq = 0;
+  uint64_t ts_ns = 0;
+  uint64_t tid = 0;
+  uint64_t source_id = 0;
+  uint32_t pid = 0, uid = 0, gid = 0;
+  std::string_view app, comm;
+  uint32_t site_id = 0;     // 0 for an inline site
+  bool site_known = false;  // false: site_id not in the string table
+  Site site;
+  std::string_view args;    // raw argument bytes (decode with the signature of site.fmt)
+  uint64_t truncated = 0;   // bytes cut from string arguments
+  uint64_t dropped_count = 0, dropped_since_ns = 0;  // kDropped only
+};
+
+// Told about everything a reader skips, with a reason (LevelDB's Reporter).
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  // A block (or string-table entry) at file offset `off` was rejected.
+  virtual void Corruption(uint64_t off, std::string_view reason) = 0;
+  // The writer overwrote `n` records before this reader got to them.
+  virtual void Lost(uint64_t n) = 0;
+};
+
+class RingReader {
+ public:
+  static Status Open(Env *env, const std::string &path, Reporter *reporter,
+                     std::unique_ptr<RingReader> *out);
+  ~RingReader();
+
+  const Layout &layout() const;
+
+  // Positioning. After each, Next() returns records from there on.
+  Status SeekOldest();
+  // The last n records (n may exceed what is stored). Reads O(n) blocks, not the ring.
+  Status SeekLast(uint64_t n);
+  // The first record whose block may hold timestamps >= ts_ns (binary search
+  // over block headers; the caller still filters per record).
+  Status SeekTime(uint64_t ts_ns);
+  // After the newest record present now (for "follow from now").
+  Status SeekEnd();
+
+  // Returns OK and fills *rec, or NotFound when no further record exists yet
+  // (call again later to follow a live writer: a partial block that grew and
+  // blocks written since are picked up). Records come in sequence order;
+  // records overwritten before they were read are reported to Lost().
+  Status Next(Record *rec);
+
+  // Oldest and newest record sequence numbers present now (empty ring: both 0
+  // and returns NotFound), plus block-level facts for `logctl stats`.
+  struct Summary {
+    uint64_t oldest_seq = 0, newest_seq = 0;  // newest is inclusive
+    uint64_t oldest_block = 0, newest_block = 0;
+    uint64_t oldest_ts_ns = 0, newest_ts_ns = 0;
+    uint64_t blocks_used = 0;   // valid blocks in the ring
+    uint64_t bytes_used = 0;    // sum of their used lengths
+    uint64_t wraps = 0;         // newest_block / block_count
+    uint64_t strings = 0;       // string-table entries
+    uint64_t strtab_bytes = 0;
+  };
+  Status Summarize(Summary *out);
+
+  // Checks the superblocks, every string-table entry and every block (CRC,
+  // sequence continuity, string references). Each problem goes to the
+  // reporter with its offset; returns Corruption if any was found.
+  Status Verify();
+
+  class Impl;
+ private:
+  explicit RingReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// CRC32C (Castagnoli), as used in the format.
+uint32_t Crc32c(const void *data, size_t n, uint32_t crc = 0);
+
+}  // namespace logsink::storage

@@ -1,0 +1,35 @@
+// status.h: errors as values for the storage library (no exceptions across layers).
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace logsink::storage {
+
+class Status {
+ public:
+  enum class Code { kOk, kNotFound, kCorruption, kIOError, kInvalidArgument, kNotOurs, kMismatch, kBusy };
+
+  Status() = default;
+  static Status OK() { return Status(); }
+  static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
+  static Status Corruption(std::string m) { return Status(Code::kCorruption, std::move(m)); }
+  static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
+  static Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+  // The file exists but is not a logsink ring file.
+  static Status NotOurs(std::string m) { return Status(Code::kNotOurs, std::move(m)); }
+  // The ring exists with a different geometry than requested.
+  static Status Mismatch(std::string m) { return Status(Code::kMismatch, std::move(m)); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string &message() const { return msg_; }
+  std::string ToString() const;
+
+ private:
+  Status(Code c, std::string m) : code_(c), msg_(std::move(m)) {}
+  Code code_ = Code::kOk;
+  std::string msg_;
+};
+
+}  // namespace logsink::storage
