@@ -22,6 +22,10 @@ class File {
   // fdatasync.
   virtual Status Sync() = 0;
   virtual Status Size(uint64_t *size) = 0;
+  // Takes an exclusive advisory lock held until the File is destroyed (one
+  // writer per ring file). Status::Busy if someone else holds it. The default
+  // (for test Envs) always succeeds.
+  virtual Status LockExclusive() { return Status::OK(); }
 };
 
 struct CreateFileOptions {

@@ -159,10 +159,22 @@ class Reporter {
   virtual void Lost(uint64_t n) = 0;
 };
 
+struct ReaderOptions {
+  // A block that fails its CRC is re-read this many times (sleeping
+  // crc_retry_sleep_us, doubling, between reads) before it is reported: the
+  // read may have raced the writer's pwrite of the same slot.
+  int crc_retries = 3;
+  uint32_t crc_retry_sleep_us = 200;
+};
+
 class RingReader {
  public:
+  // A new reader is positioned at the oldest record (as after SeekOldest).
+  // reporter may be null (problems are then only skipped).
   static Status Open(Env *env, const std::string &path, Reporter *reporter,
                      std::unique_ptr<RingReader> *out);
+  static Status Open(Env *env, const std::string &path, Reporter *reporter,
+                     const ReaderOptions &opts, std::unique_ptr<RingReader> *out);
   ~RingReader();
 
   const Layout &layout() const;

@@ -20,6 +20,8 @@ class Status {
   static Status NotOurs(std::string m) { return Status(Code::kNotOurs, std::move(m)); }
   // The ring exists with a different geometry than requested.
   static Status Mismatch(std::string m) { return Status(Code::kMismatch, std::move(m)); }
+  // Someone else holds the resource (e.g. another writer has the ring file open).
+  static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

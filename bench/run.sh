@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# run.sh: builds the benchmarks (Release, in build/bench-release) and runs all
+# of them, each with its baseline in the same run; the whole output goes to
+# bench/results/latest.txt (and the terminal).
+#
+# usage: bench/run.sh [--smoke]
+#   --smoke   tiny sizes and one repetition, for CI (< 60 s once built)
+#   BUILD_DIR=dir overrides the build directory, BUILD_TYPE the CMake build type
+#   (default Release), JOBS=n the build's -j (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=()
+[ "${1:-}" = --smoke ] && smoke=(--smoke)
+build=${BUILD_DIR:-build/bench-release}
+build_type=${BUILD_TYPE:-Release}
+out=bench/results/latest.txt
+[ ${#smoke[@]} -gt 0 ] && out=bench/results/smoke.txt
+mkdir -p bench/results
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+# ring_bench needs only storage; client_bench needs the client library, the
+# daemon and spdlog; logctl_bench needs logctl. A part that does not build is
+# reported and skipped, the others still run.
+build_ok() { ninja -C "$build" -j "${JOBS:-2}" "$@" >"$build/bench-build-$1.log" 2>&1; }
+built_ring=0 built_client=0 built_logctl=0
+build_ok ring_bench ring_fill && built_ring=1
+build_ok client_bench logsinkd && built_client=1
+build_ok logctl ring_fill && built_logctl=1
+for part in ring_bench client_bench logctl; do
+  log=$build/bench-build-$part.log
+  if grep -q "FAILED" "$log" 2>/dev/null; then
+    echo "run.sh: building $part failed, see $log:" >&2
+    grep -m5 -E "error|FAILED" "$log" >&2 || true
+  fi
+done
+
+{
+  echo "# logsink benchmarks ($(date -u +%Y-%m-%dT%H:%M:%SZ), ${smoke[*]:-full})"
+  echo "# host: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "# build: $build_type in $build; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+  echo
+  echo "## ring_bench (issue 2)"
+  if [ $built_ring = 1 ]; then
+    "$build/bin/ring_bench" "${smoke[@]}"
+  else
+    echo "ring_bench: NOT RUN (build failed, see $build/bench-build-ring_bench.log)"
+  fi
+  echo
+  echo "## client_bench (issue 4)"
+  if [ $built_client = 1 ]; then
+    "$build/bin/client_bench" --bin-dir "$build/bin" "${smoke[@]}"
+  else
+    echo "client_bench: NOT RUN (build failed, see $build/bench-build-client_bench.log)"
+  fi
+  echo
+  echo "## logctl_bench (issue 5)"
+  if [ $built_logctl = 1 ]; then
+    bash bench/logctl_bench.sh "$build/bin" "${smoke[@]}"
+  else
+    echo "logctl_bench: NOT RUN (build failed, see $build/bench-build-logctl.log)"
+  fi
+} 2>&1 | tee "$out"
+echo "results written to $out"
+# A part that could not be built fails the run (CI sees it), after the others ran.
+if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ]; then
+  echo "run.sh: some benchmarks were not built (see above)" >&2
+  exit 1
+fi

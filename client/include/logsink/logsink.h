@@ -1,0 +1,217 @@
+/* logsink.h: the public API of liblogsink, the C client library that ships
+ * printf-style log records to logsinkd over a Unix socket.
+ *
+ * Errors: every function that returns int returns 0 on success or a negative
+ * errno value (-EINVAL, -ENOTCONN, ...) on failure; ls_open returns NULL and
+ * sets errno. The library never prints or logs anything itself.
+ *
+ * Usage:
+ *   ls_client *c = ls_open(NULL, "myapp", NULL);   // NULL path: $LOGSINK_SOCKET or default
+ *   LS_LOG(c, LS_INFO, "user %s port %d", name, port);
+ *   ls_close(c);                                    // sends what is buffered, then frees
+ * or, with the process-wide default client (opened on first use):
+ *   LS_INFO("user %s port %d", name, port);
+ *
+ * Level names: LS_EMERG .. LS_DEBUG are enum constants with syslog's numbers
+ * 0..7. The same names followed by '(' are function-like macros that log to
+ * the default client at that level: `LS_ERR("disk %s full", dev)` logs, while
+ * `LS_LOG(c, LS_ERR, ...)` or `int lvl = LS_ERR;` use the constant (a
+ * function-like macro is only expanded when its name is followed by '(').
+ * LS_WARN(...) is an alias of LS_WARNING(...).
+ *
+ * Cost model: a call site is a static struct holding its format, file, line
+ * and level; the format is parsed once per process and sent to the daemon once
+ * per connection. Each call then encodes only a timestamp and the binary
+ * arguments into a per-thread buffer: no syscall, no lock, no formatting. A
+ * background thread sends the buffers in batches. When the daemon is absent or
+ * slow, records are dropped and counted (unless blocking mode is set), and the
+ * count is reported to the daemon after reconnecting.
+ *
+ * Thread-safety: every function may be called from any thread. Fork: a child
+ * never writes into its parent's connection; it discards what the parent had
+ * buffered and connects on its own when it next logs. */
+#ifndef LOGSINK_LOGSINK_H
+#define LOGSINK_LOGSINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LS__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define LS__EXPORT __attribute__((visibility("default")))
+#else
+#define LS__PRINTF(f, a)
+#define LS__EXPORT
+#endif
+
+#define LS_VERSION_MAJOR 0
+#define LS_VERSION_MINOR 1
+
+/* Levels: syslog's numbers. Smaller is more severe. */
+enum {
+  LS_EMERG = 0,
+  LS_ALERT = 1,
+  LS_CRIT = 2,
+  LS_ERR = 3,
+  LS_WARNING = 4,
+  LS_NOTICE = 5,
+  LS_INFO = 6,
+  LS_DEBUG = 7
+};
+
+typedef struct ls_client ls_client;
+
+/* Options of a client. Always start from ls_options_init(), which sets `size`;
+ * the struct only grows at its end, and the library reads only `size` bytes. */
+typedef struct ls_options {
+  /* sizeof(ls_options) of the caller (set by ls_options_init). */
+  size_t size;
+  /* All staging buffers of the client together (16 MiB). A thread that would
+   * exceed it gets no buffer: its records are dropped and counted. */
+  size_t max_buffered_bytes;
+  /* One thread's staging buffer, rounded up to a power of two (256 KiB). */
+  size_t thread_buffer_bytes;
+  /* Wake the sender once a thread has this many bytes waiting (32 KiB). */
+  size_t batch_bytes;
+  /* Argument bytes of one record, 1024..65536; longer strings are cut (8192). */
+  size_t max_record_bytes;
+  /* Records never wait longer than this before being sent (100 ms). */
+  unsigned flush_interval_ms;
+  /* Records at this level or more severe are sent at once (LS_WARNING); -1: never. */
+  int flush_level;
+  /* 0: drop when the buffer is full (default); 1: wait up to block_timeout_ms
+   * for space. Without a connection records are dropped in both modes. */
+  int blocking;
+  /* Blocking mode: longest wait for buffer space (1000 ms). */
+  unsigned block_timeout_ms;
+  /* Longest wait on a daemon that does not read before the connection is
+   * given up and re-made (1000 ms). */
+  unsigned send_timeout_ms;
+  /* First reconnect delay, doubled per failure up to reconnect_max_ms (10, 1000 ms). */
+  unsigned reconnect_min_ms;
+  unsigned reconnect_max_ms;
+  /* Longest wait of ls_flush, ls_close and the exit handler (2000 ms). */
+  unsigned close_timeout_ms;
+} ls_options;
+
+/* Counters of a client since ls_open (or since fork, in a child). */
+typedef struct ls_stats {
+  size_t size;               /* set by the caller to sizeof(ls_stats) before ls_get_stats */
+  uint64_t logged;           /* records accepted into staging buffers (sent + dropped = calls) */
+  uint64_t sent;             /* records written to the socket */
+  uint64_t dropped;          /* records lost: buffers full, daemon absent, send failed */
+  uint64_t dropped_reported; /* of `dropped`, reported to the daemon in DROPPED frames */
+  uint64_t errors;           /* records refused: bad format (%n, ...), too many call sites */
+  uint64_t truncated;        /* records whose string arguments were cut to max_record_bytes */
+  uint64_t bytes_sent;       /* bytes written to the socket */
+  uint64_t frames_sent;      /* frames written to the socket */
+  uint64_t interned;         /* INTERN frames sent (call sites made known, per connection) */
+  uint64_t connects;         /* connections established */
+  uint64_t reconnects;       /* connections established after a lost one */
+  uint64_t disconnects;      /* connections lost (send failed or timed out) */
+  uint64_t buffered_bytes;   /* bytes waiting in staging buffers now */
+  int connected;             /* 1 when the client holds a connection now */
+} ls_stats;
+
+/* Fills *o with the defaults listed in ls_options and sets o->size. */
+LS__EXPORT void ls_options_init(ls_options *o);
+
+/* Creates a client. socket_path NULL or "": $LOGSINK_SOCKET, else the default
+ * (/run/logsink/logsink.sock for root, else $XDG_RUNTIME_DIR/logsink/ or
+ * /tmp/logsink-<uid>/). app_name is a label (at most 64 bytes are sent; NULL:
+ * the program's short name). opts NULL: defaults. Succeeds when the daemon is
+ * not running yet: the client connects in the background and drops (and
+ * counts) what it cannot send until then. Returns NULL and sets errno to
+ * EINVAL (bad options), ENAMETOOLONG (socket path), ENOMEM or EAGAIN (thread). */
+LS__EXPORT ls_client *ls_open(const char *socket_path, const char *app_name,
+                              const ls_options *opts);
+
+/* Sends what is buffered (waiting at most close_timeout_ms), closes the
+ * connection, stops the sender thread and frees the client. NULL is ignored.
+ * No thread may use c afterwards. */
+LS__EXPORT void ls_close(ls_client *c);
+
+/* Sends everything logged before the call, waiting at most close_timeout_ms.
+ * Returns 0 when it was written to the socket, -ENOTCONN when there is no
+ * connection (what was buffered is dropped and counted), -ETIMEDOUT when the
+ * sender did not finish in time, -EINVAL for a NULL client. */
+LS__EXPORT int ls_flush(ls_client *c);
+
+/* Logs `len` bytes of dynamic text (any bytes; no format is applied) at
+ * `level` (0..7). Returns 0 when the record was buffered, -EAGAIN when it was
+ * dropped (buffers full), -EINVAL for a bad level or client, -ETIMEDOUT in
+ * blocking mode when no space came free in time. c NULL: the default client. */
+LS__EXPORT int ls_log_text(ls_client *c, int level, const char *msg, size_t len);
+
+/* Fills *out (whose `size` the caller sets to sizeof(ls_stats)). Returns 0 or
+ * -EINVAL (NULL argument or a size this library does not know). */
+LS__EXPORT int ls_get_stats(ls_client *c, ls_stats *out);
+
+/* The process-wide default client, opened on first use with socket
+ * $LOGSINK_SOCKET (or the default), app name program_invocation_short_name and
+ * default options, and flushed and closed at exit. NULL (errno set) if it
+ * cannot be created. */
+LS__EXPORT ls_client *ls_default(void);
+
+/* Creates the default client explicitly, with ls_open's arguments. Call it
+ * before the first use of the default client. Returns 0, -EALREADY when the
+ * default client exists already, or ls_open's error as -errno. */
+LS__EXPORT int ls_default_open(const char *socket_path, const char *app_name,
+                               const ls_options *opts);
+
+/* ---- Logging macros ---------------------------------------------------- */
+
+/* A call site. LS_LOG creates one per call as a static variable; the fields
+ * after `level` are the library's and must be zero-initialised. */
+typedef struct ls_site {
+  const char *fmt;
+  const char *file;
+  int line;
+  int level;
+  const void *ls__prog; /* parsed format (set once by the library) */
+  uint32_t ls__reg;     /* the last client the site was registered with */
+  uint32_t ls__pad;
+} ls_site;
+
+/* Internal entry point of LS_LOG: fmt is site->fmt, passed again only so the
+ * compiler checks the arguments against it. Returns like ls_log_text. */
+LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PRINTF(3, 4);
+
+#define LS__FIRST(...) LS__FIRST_(__VA_ARGS__, 0)
+#define LS__FIRST_(a, ...) a
+
+/* LS_LOG(client, level, fmt, ...): logs a printf-style record. client NULL:
+ * the default client. level must be a constant expression (0..7) and fmt a
+ * string literal: both are part of the static call site. The arguments are
+ * checked against fmt by GCC and Clang (-Wformat). %n and positional
+ * arguments (%1$d) are refused: the record is not sent and counted in
+ * ls_stats.errors. Conversions: flags -+ #0', width and precision (digits or
+ * *), length modifiers hh h l ll j z t L q, d i u o x X f F e E g G a A c s p %%
+ * and %m (strerror(errno) at the call). %s copies the string (NULL: "(null)"),
+ * %ls converts to UTF-8, long double is sent as double. The statement has no
+ * value; errors and drops are counted in ls_stats. */
+#define LS_LOG(client, level, ...)                                                             \
+  do {                                                                                         \
+    static ls_site ls__site_ = {LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
+    (void)ls__log((client), &ls__site_, __VA_ARGS__);                                          \
+  } while (0)
+
+/* Default-client shorthands (see "Level names" above). */
+#define LS_EMERG(...) LS_LOG(0, LS_EMERG, __VA_ARGS__)
+#define LS_ALERT(...) LS_LOG(0, LS_ALERT, __VA_ARGS__)
+#define LS_CRIT(...) LS_LOG(0, LS_CRIT, __VA_ARGS__)
+#define LS_ERR(...) LS_LOG(0, LS_ERR, __VA_ARGS__)
+#define LS_WARNING(...) LS_LOG(0, LS_WARNING, __VA_ARGS__)
+#define LS_WARN(...) LS_LOG(0, LS_WARNING, __VA_ARGS__)
+#define LS_NOTICE(...) LS_LOG(0, LS_NOTICE, __VA_ARGS__)
+#define LS_INFO(...) LS_LOG(0, LS_INFO, __VA_ARGS__)
+#define LS_DEBUG(...) LS_LOG(0, LS_DEBUG, __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

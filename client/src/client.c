@@ -1,0 +1,399 @@
+/* client.c: the client's life cycle: options, ls_open, ls_flush, ls_close,
+ * statistics, call-site registration, the process-wide default client, and
+ * the fork and exit handlers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "logsink/proto/paths.h"
+#include "logsink/proto/wire.h"
+
+/* Every client, for the fork and exit handlers. Lock order:
+ * ls__def_mu -> site mutex -> ls__all_mu -> client mu. */
+static pthread_mutex_t ls__all_mu = PTHREAD_MUTEX_INITIALIZER;
+static ls_client *ls__all;
+static _Atomic uint32_t ls__next_uid = 1;
+static pthread_once_t ls__proc_once = PTHREAD_ONCE_INIT;
+
+static pthread_mutex_t ls__def_mu = PTHREAD_MUTEX_INITIALIZER;
+static ls_client *ls__def;
+
+void ls_options_init(ls_options *o) {
+  memset(o, 0, sizeof *o);
+  o->size = sizeof *o;
+  o->max_buffered_bytes = 16u << 20;
+  o->thread_buffer_bytes = 256u << 10;
+  o->batch_bytes = 32u << 10;
+  o->max_record_bytes = 8192;
+  o->flush_interval_ms = 100;
+  o->flush_level = LS_WARNING;
+  o->blocking = 0;
+  o->block_timeout_ms = 1000;
+  o->send_timeout_ms = 1000;
+  o->reconnect_min_ms = 10;
+  o->reconnect_max_ms = 1000;
+  o->close_timeout_ms = 2000;
+}
+
+static size_t ls__pow2(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+/* Copies and validates options. 0 or -EINVAL. */
+static int ls__options(const ls_options *in, ls_options *o) {
+  ls_options_init(o);
+  if (in) {
+    if (in->size < offsetof(ls_options, max_buffered_bytes) + sizeof(size_t) ||
+        in->size > sizeof *o)
+      return -EINVAL;
+    memcpy(o, in, in->size);
+    o->size = sizeof *o;
+  }
+  if (o->max_record_bytes < 1024 || o->max_record_bytes > (64u << 10)) return -EINVAL;
+  if (o->flush_interval_ms == 0 || o->flush_level < -1 || o->flush_level > 7) return -EINVAL;
+  if (o->blocking != 0 && o->blocking != 1) return -EINVAL;
+  if (o->reconnect_min_ms == 0 || o->reconnect_max_ms < o->reconnect_min_ms) return -EINVAL;
+  if (o->thread_buffer_bytes > (1u << 30) || o->batch_bytes == 0) return -EINVAL;
+  /* A ring holds at least four records of the largest size. */
+  size_t min_ring = ls__pow2(4 * (o->max_record_bytes + LS__REC_HDR + 16));
+  o->thread_buffer_bytes = ls__pow2(o->thread_buffer_bytes);
+  if (o->thread_buffer_bytes < min_ring) o->thread_buffer_bytes = min_ring;
+  if (o->max_buffered_bytes < o->thread_buffer_bytes) return -EINVAL;
+  if (o->batch_bytes > o->thread_buffer_bytes / 2) o->batch_bytes = o->thread_buffer_bytes / 2;
+  return 0;
+}
+
+int ls__register_site(ls_client *c, ls_site *s) {
+  const ls__prog *p = s->ls__prog;
+  uint32_t id = p->id, page = id >> 12, bit = id & 4095;
+  int rc = 0;
+  pthread_mutex_lock(&c->mu);
+  if (!c->reg_bits[page]) c->reg_bits[page] = calloc(4096 / 64, sizeof(uint64_t));
+  if (!c->reg_bits[page]) {
+    rc = -ENOMEM;
+  } else if (!(c->reg_bits[page][bit / 64] & (1ull << (bit % 64)))) {
+    if (c->reg_len == c->reg_cap) {
+      size_t cap = c->reg_cap ? 2 * c->reg_cap : 64;
+      ls_site **n = realloc(c->reg, cap * sizeof *n);
+      if (!n)
+        rc = -ENOMEM;
+      else
+        c->reg = n, c->reg_cap = cap;
+    }
+    if (!rc) {
+      c->reg[c->reg_len++] = s;
+      c->reg_bits[page][bit / 64] |= 1ull << (bit % 64);
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!rc) __atomic_store_n(&s->ls__reg, c->uid, __ATOMIC_RELEASE);
+  return rc;
+}
+
+/* ---- fork and exit ---- */
+
+static void ls__atfork_prepare(void) {
+  pthread_mutex_lock(&ls__def_mu);
+  ls__site_lock(1);
+  pthread_mutex_lock(&ls__all_mu);
+  for (ls_client *c = ls__all; c; c = c->gnext) pthread_mutex_lock(&c->mu);
+}
+
+static void ls__atfork_parent(void) {
+  for (ls_client *c = ls__all; c; c = c->gnext) pthread_mutex_unlock(&c->mu);
+  pthread_mutex_unlock(&ls__all_mu);
+  ls__site_lock(0);
+  pthread_mutex_unlock(&ls__def_mu);
+}
+
+/* The child has only the forking thread: no sender, and the parent's
+ * connection and buffered records are the parent's. Start over. */
+static void ls__atfork_child(void) {
+  ls__tl_mark(1);
+  for (ls_client *c = ls__all; c; c = c->gnext) {
+    c->uid = atomic_fetch_add(&ls__next_uid, 1);
+    for (ls__ring *r = c->rings, *next; r; r = next) {
+      next = r->next;
+      atomic_store(&r->owner_dead, 1);
+      if (r->tmark)
+        ls__ring_release(r); /* this thread drops it on its next call */
+      else
+        free(r->buf), free(r); /* its thread does not exist here */
+    }
+    c->rings = NULL;
+    c->ring_total = 0;
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    c->interned_n = 0;
+    c->out_len = c->out_records = c->out_frames = c->out_interns = c->out_dropped_report = 0;
+    c->marks_len = 0;
+    c->dropped_sender = c->dropped_gone = c->logged_gone = c->truncated_gone = 0;
+    c->drop_since_ns = 0;
+    c->ever_connected = 0;
+    c->next_connect_ns = 0;
+    c->backoff_ms = c->opts.reconnect_min_ms;
+    atomic_store(&c->errors, 0);
+    atomic_store(&c->dropped_noring, 0);
+    atomic_store(&c->flush_done, atomic_load(&c->flush_req));
+    atomic_store(&c->st_sent, 0);
+    atomic_store(&c->st_dropped_reported, 0);
+    atomic_store(&c->st_bytes, 0);
+    atomic_store(&c->st_frames, 0);
+    atomic_store(&c->st_interned, 0);
+    atomic_store(&c->st_connects, 0);
+    atomic_store(&c->st_reconnects, 0);
+    atomic_store(&c->st_disconnects, 0);
+    atomic_store(&c->st_connected, 0);
+    c->sender_needed = c->sender_running;
+    c->sender_running = 0;
+    pthread_mutex_unlock(&c->mu);
+  }
+  ls__tl_mark(0);
+  pthread_mutex_unlock(&ls__all_mu);
+  ls__site_lock(0);
+  pthread_mutex_unlock(&ls__def_mu);
+}
+
+static void ls__stop_sender(ls_client *c);
+
+/* At exit: send what every client has buffered (bounded), and shut the
+ * default client down (its memory stays: other threads may still call). */
+static void ls__atexit(void) {
+  pthread_mutex_lock(&ls__all_mu);
+  size_t n = 0;
+  for (ls_client *c = ls__all; c; c = c->gnext) n++;
+  ls_client **v = n ? malloc(n * sizeof *v) : NULL;
+  n = 0;
+  if (v)
+    for (ls_client *c = ls__all; c; c = c->gnext) v[n++] = c;
+  pthread_mutex_unlock(&ls__all_mu);
+  for (size_t i = 0; i < n; i++) {
+    if (v[i]->is_default)
+      ls__stop_sender(v[i]);
+    else
+      (void)ls_flush(v[i]);
+  }
+  free(v);
+}
+
+static void ls__proc_init(void) {
+  ls__clock_init();
+  pthread_atfork(ls__atfork_prepare, ls__atfork_parent, ls__atfork_child);
+  atexit(ls__atexit);
+}
+
+/* ---- open / close ---- */
+
+ls_client *ls_open(const char *socket_path, const char *app_name, const ls_options *opts) {
+  ls_options o;
+  int rc = ls__options(opts, &o);
+  if (rc) {
+    errno = -rc;
+    return NULL;
+  }
+  ls_client *c = aligned_alloc(LS__CACHELINE, (sizeof *c + LS__CACHELINE - 1) & ~(size_t)63);
+  if (!c) return NULL;
+  memset(c, 0, sizeof *c);
+  if (ls_resolve_socket(socket_path, c->path, sizeof c->path) < 0) {
+    free(c);
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  const char *app = app_name ? app_name : program_invocation_short_name;
+  size_t alen = strlen(app);
+  if (alen > LS_APP_MAX) alen = LS_APP_MAX;
+  memcpy(c->app, app, alen);
+  c->opts = o;
+  c->flush_level = o.flush_level;
+  c->blocking = o.blocking;
+  c->block_timeout_ms = o.block_timeout_ms;
+  c->batch_bytes = o.batch_bytes;
+  c->max_record_bytes = o.max_record_bytes;
+  c->ring_bytes = o.thread_buffer_bytes;
+  c->fd = -1;
+  c->backoff_ms = o.reconnect_min_ms;
+  c->out_cap = 256u << 10;
+  c->out = malloc(c->out_cap);
+  if (!c->out) {
+    free(c);
+    errno = ENOMEM;
+    return NULL;
+  }
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_once(&ls__proc_once, ls__proc_init);
+  c->uid = atomic_fetch_add(&ls__next_uid, 1);
+
+  pthread_mutex_lock(&ls__all_mu);
+  rc = ls__sender_start(c);
+  if (!rc) {
+    c->gnext = ls__all;
+    ls__all = c;
+  }
+  pthread_mutex_unlock(&ls__all_mu);
+  if (rc) {
+    pthread_mutex_destroy(&c->mu);
+    free(c->out);
+    free(c);
+    errno = -rc;
+    return NULL;
+  }
+  return c;
+}
+
+/* Fork child: starts the sender if this process logged anything. Returns 1
+ * when there is nothing to send (no sender and no buffers), 0, or -errno. */
+static int ls__ensure_sender(ls_client *c) {
+  int rc = 0;
+  pthread_mutex_lock(&c->mu);
+  if (c->sender_needed) rc = c->rings ? ls__sender_start(c) : 1;
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+int ls_flush(ls_client *c) {
+  if (!c) return -EINVAL;
+  int e = errno;
+  int started = ls__ensure_sender(c);
+  if (started == 1) return 0; /* a fork child that has logged nothing */
+  if (started < 0 || !c->sender_running) {
+    errno = e;
+    return -ENOTCONN;
+  }
+  uint32_t req = atomic_fetch_add(&c->flush_req, 1) + 1;
+  ls__wake(c);
+  uint64_t deadline = ls__now_mono_ns() + (uint64_t)c->opts.close_timeout_ms * 1000000u;
+  int rc;
+  for (;;) {
+    uint32_t done = atomic_load(&c->flush_done);
+    if ((int32_t)(done - req) >= 0) {
+      rc = atomic_load(&c->flush_rc);
+      break;
+    }
+    uint64_t now = ls__now_mono_ns();
+    if (now >= deadline) {
+      rc = -ETIMEDOUT;
+      break;
+    }
+    ls__futex_wait(&c->flush_done, done, deadline - now);
+  }
+  errno = e;
+  return rc;
+}
+
+/* Final pass with a deadline, then stop the sender and close the socket. */
+static void ls__stop_sender(ls_client *c) {
+  if (ls__ensure_sender(c) != 0 || !c->sender_running) return;
+  atomic_store(&c->close_deadline_ns,
+               ls__now_mono_ns() + (uint64_t)c->opts.close_timeout_ms * 1000000u);
+  atomic_store(&c->stop, 1);
+  ls__wake(c);
+  pthread_join(c->sender, NULL);
+  c->sender_running = 0;
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+  atomic_store(&c->st_connected, 0);
+}
+
+void ls_close(ls_client *c) {
+  if (!c) return;
+  int e = errno;
+  pthread_mutex_lock(&ls__all_mu);
+  for (ls_client **pp = &ls__all; *pp; pp = &(*pp)->gnext)
+    if (*pp == c) {
+      *pp = c->gnext;
+      break;
+    }
+  pthread_mutex_unlock(&ls__all_mu);
+  ls__stop_sender(c);
+  for (ls__ring *r = c->rings, *next; r; r = next) {
+    next = r->next;
+    atomic_store_explicit(&r->owner_dead, 1, memory_order_release);
+    ls__ring_release(r);
+  }
+  for (size_t i = 0; i < sizeof c->reg_bits / sizeof c->reg_bits[0]; i++) free(c->reg_bits[i]);
+  free(c->reg);
+  free(c->snap);
+  free(c->marks);
+  free(c->out);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+  errno = e;
+}
+
+int ls_get_stats(ls_client *c, ls_stats *out) {
+  if (!c || !out || out->size < offsetof(ls_stats, logged) + sizeof(uint64_t)) return -EINVAL;
+  ls_stats s;
+  memset(&s, 0, sizeof s);
+  s.size = out->size < sizeof s ? out->size : sizeof s;
+  pthread_mutex_lock(&c->mu);
+  s.logged = c->logged_gone;
+  s.truncated = c->truncated_gone;
+  s.dropped = c->dropped_sender + c->dropped_gone + atomic_load(&c->dropped_noring);
+  for (ls__ring *r = c->rings; r; r = r->next) {
+    s.logged += atomic_load_explicit(&r->logged, memory_order_relaxed);
+    s.truncated += atomic_load_explicit(&r->truncated, memory_order_relaxed);
+    s.dropped += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+    s.buffered_bytes += atomic_load_explicit(&r->head, memory_order_relaxed) -
+                        atomic_load_explicit(&r->tail, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&c->mu);
+  s.errors = atomic_load(&c->errors);
+  s.sent = atomic_load(&c->st_sent);
+  s.dropped_reported = atomic_load(&c->st_dropped_reported);
+  s.bytes_sent = atomic_load(&c->st_bytes);
+  s.frames_sent = atomic_load(&c->st_frames);
+  s.interned = atomic_load(&c->st_interned);
+  s.connects = atomic_load(&c->st_connects);
+  s.reconnects = atomic_load(&c->st_reconnects);
+  s.disconnects = atomic_load(&c->st_disconnects);
+  s.connected = atomic_load(&c->st_connected);
+  memcpy(out, &s, s.size);
+  return 0;
+}
+
+/* ---- the default client ---- */
+
+ls_client *ls__default_get(void) {
+  ls_client *c = __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE);
+  return c ? c : ls_default();
+}
+
+static int ls__default_make(const char *path, const char *app, const ls_options *opts,
+                            int explicit_open) {
+  int rc = 0;
+  pthread_mutex_lock(&ls__def_mu);
+  if (ls__def) {
+    rc = explicit_open ? -EALREADY : 0;
+  } else {
+    ls_client *c = ls_open(path, app, opts);
+    if (!c) {
+      rc = -errno;
+    } else {
+      c->is_default = 1;
+      __atomic_store_n(&ls__def, c, __ATOMIC_RELEASE);
+    }
+  }
+  pthread_mutex_unlock(&ls__def_mu);
+  return rc;
+}
+
+ls_client *ls_default(void) {
+  ls_client *c = __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE);
+  if (c) return c;
+  int rc = ls__default_make(NULL, NULL, NULL, 0);
+  if (rc) {
+    errno = -rc;
+    return NULL;
+  }
+  return __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE);
+}
+
+int ls_default_open(const char *socket_path, const char *app_name, const ls_options *opts) {
+  return ls__default_make(socket_path, app_name, opts, 1);
+}

@@ -1,0 +1,178 @@
+/* site.c: call-site preparation (a format parsed once per process into a
+ * small argument program) and the argument encoder of PROTOCOL.md
+ * "Arguments" that runs on every call. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "encode.h"
+#include "internal.h"
+#include "logsink/proto/codec.h"
+#include "logsink/proto/wire.h"
+
+static int ls__int_op(int length) {
+  switch (length) {
+    case LS_LEN_HH:
+      return LS_OP_SCHAR;
+    case LS_LEN_H:
+      return LS_OP_SHORT;
+    case LS_LEN_L:
+      return LS_OP_LONG;
+    case LS_LEN_LL:
+    case LS_LEN_BIGL:
+      return LS_OP_LLONG; /* glibc reads %Ld as long long */
+    case LS_LEN_J:
+      return LS_OP_INTMAX;
+    case LS_LEN_Z:
+      return LS_OP_SSIZE;
+    case LS_LEN_T:
+      return LS_OP_PTRDIFF;
+    default:
+      return LS_OP_INT;
+  }
+}
+
+static int ls__uint_op(int length) {
+  switch (length) {
+    case LS_LEN_HH:
+      return LS_OP_UCHAR;
+    case LS_LEN_H:
+      return LS_OP_USHORT;
+    case LS_LEN_L:
+      return LS_OP_ULONG;
+    case LS_LEN_LL:
+    case LS_LEN_BIGL:
+      return LS_OP_ULLONG;
+    case LS_LEN_J:
+      return LS_OP_UINTMAX;
+    case LS_LEN_Z:
+      return LS_OP_SIZE;
+    case LS_LEN_T:
+      return LS_OP_UPTRDIFF;
+    default:
+      return LS_OP_UINT;
+  }
+}
+
+int ls__prog_build(const char *fmt, size_t len, ls__prog *p) {
+  size_t pos = 0;
+  ls_fmt_spec s;
+  int r;
+  unsigned n = 0, fixed = 0;
+  memset(p, 0, sizeof *p);
+  while ((r = ls_fmt_next(fmt, len, &pos, &s)) > 0) {
+    if (s.type == 0) continue; /* %% */
+    unsigned need = 1u + (s.width == LS_FMT_STAR) + (s.precision == LS_FMT_STAR);
+    if (n + need > LS_FMT_MAX_ARGS) return -E2BIG;
+    if (s.width == LS_FMT_STAR) {
+      p->op[n++] = LS_OP_STAR;
+      fixed += LS_VARINT_MAX;
+    }
+    if (s.precision == LS_FMT_STAR) {
+      p->op[n++] = LS_OP_STAR;
+      fixed += LS_VARINT_MAX;
+    }
+    int op;
+    switch (s.type) {
+      case LS_ARG_INT:
+        op = ls__int_op(s.length);
+        fixed += LS_VARINT_MAX;
+        break;
+      case LS_ARG_UINT:
+        op = ls__uint_op(s.length);
+        fixed += LS_VARINT_MAX;
+        break;
+      case LS_ARG_DOUBLE:
+        op = s.length == LS_LEN_BIGL ? LS_OP_LDOUBLE : LS_OP_DOUBLE;
+        fixed += 8;
+        break;
+      case LS_ARG_CHAR:
+        op = s.length == LS_LEN_L ? LS_OP_WCHAR : LS_OP_CHAR;
+        fixed += LS_VARINT_MAX;
+        break;
+      case LS_ARG_PTR:
+        op = LS_OP_PTR;
+        fixed += LS_VARINT_MAX;
+        break;
+      case LS_ARG_STR:
+        op = s.conv == 'm' ? LS_OP_ERRNO : s.length == LS_LEN_L ? LS_OP_WSTR : LS_OP_STR;
+        p->has_str = 1;
+        if (op == LS_OP_ERRNO) p->has_errno = 1;
+        p->prec[n] = s.precision == LS_FMT_STAR ? LS_PREC_STAR
+                     : s.precision >= 0         ? s.precision
+                                                : LS_PREC_NONE;
+        break;
+      default:
+        return -EINVAL;
+    }
+    p->op[n++] = (uint8_t)op;
+  }
+  if (r < 0) return r;
+  p->nargs = (uint8_t)n;
+  /* fixed <= 64 * 10 does not fit a u8: keep the exact value only when small. */
+  p->fixed_max = fixed > 255 ? 255 : (uint8_t)fixed;
+  if (fixed > 255) p->has_str = 1; /* take the budgeted (variable-size) path */
+  return 0;
+}
+
+size_t ls__encode_args(const ls__prog *p, va_list *ap, int saved_errno, uint8_t *out, size_t cap,
+                       uint64_t *trunc) {
+  return ls__encode(p, ap, saved_errno, out, cap, trunc);
+}
+
+/* Process-wide site ids. */
+static pthread_mutex_t ls__site_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t ls__site_next = 1;
+
+/* Fork handlers: the child must not inherit a held mutex. */
+void ls__site_lock(int lock) {
+  if (lock)
+    pthread_mutex_lock(&ls__site_mu);
+  else
+    pthread_mutex_unlock(&ls__site_mu);
+}
+
+const ls__prog *ls__site_prog(ls_site *s) {
+  const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
+  if (p) return p == (const void *)s ? NULL : p; /* s itself marks "refused" */
+  pthread_mutex_lock(&ls__site_mu);
+  p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
+  if (!p) {
+    ls__prog *np = malloc(sizeof *np);
+    int ok = np && s->fmt && strlen(s->fmt) <= 4096 && s->level >= 0 && s->level <= 7 &&
+             ls__prog_build(s->fmt, strlen(s->fmt), np) == 0 && ls__site_next <= LS_SITE_MAX;
+    if (ok) {
+      np->id = ls__site_next++;
+      p = np;
+    } else {
+      free(np);
+      p = (const void *)s;
+    }
+    __atomic_store_n(&s->ls__prog, p, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&ls__site_mu);
+  return p == (const void *)s ? NULL : p;
+}
+
+#include "testing.h"
+
+int ls__test_encode(const char *fmt, int saved_errno, uint8_t *out, size_t cap, size_t *len,
+                    uint64_t *trunc, va_list ap) {
+  ls__prog p;
+  int rc = ls__prog_build(fmt, strlen(fmt), &p);
+  if (rc) return rc;
+  va_list cp;
+  va_copy(cp, ap);
+  *trunc = 0;
+  *len = ls__encode_args(&p, &cp, saved_errno, out, cap, trunc);
+  va_end(cp);
+  return 0;
+}
+
+int ls__test_tsc_mode(void) {
+  ls__clock_init();
+  return ls__tsc_mode;
+}

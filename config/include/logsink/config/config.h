@@ -1,0 +1,78 @@
+// config.h: logsinkd's settings, their embedded defaults and limits, and the
+// TOML loader/printer. Errors are values: Load() returns false and a message
+// naming the file, the line and the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace logsink::config {
+
+enum class FsyncPolicy { kNever, kInterval, kBlock };
+
+// Every setting, with its default. TOML section and key in the comment.
+struct Config {
+  // [daemon]
+  std::string log_level = "info";  // log_level: trace debug info warn error critical off
+
+  // [socket]
+  std::string socket_path;      // path; "" = $LOGSINK_SOCKET, else proto/paths.h default
+  uint32_t socket_mode = 0666;  // mode
+  std::string socket_group;     // group; "" = keep the daemon's group
+
+  // [ring]
+  std::string ring_file;             // file; "" = proto/paths.h default
+  uint64_t ring_size = 64ull << 20;  // size
+  uint32_t block_size = 8192;        // block_size
+  bool recreate = false;             // command line only (--recreate), never in TOML
+
+  // [writer]
+  uint64_t flush_interval_ms = 100;         // flush_interval
+  FsyncPolicy fsync = FsyncPolicy::kNever;  // fsync: "never" | "block" | a duration
+  uint64_t fsync_interval_ms = 0;           // the duration when fsync is one
+
+  // [limits]
+  uint32_t max_frame = 256u << 10;            // max_frame
+  uint32_t max_connections = 1024;            // max_connections
+  uint32_t max_sites_per_connection = 65536;  // max_sites_per_connection
+  uint64_t stall_timeout_ms = 10000;          // stall_timeout
+  uint32_t read_budget = 256u << 10;          // read_budget (bytes per wakeup per connection)
+  uint32_t max_app = 64;                      // max_app (longer HELLO labels are cut)
+  uint64_t shutdown_timeout_ms = 5000;        // shutdown_timeout
+
+  bool operator==(const Config &) const = default;
+};
+
+// Fills socket_path and ring_file when empty from $LOGSINK_SOCKET and
+// proto/paths.h. Returns false (and a message) if a path does not fit.
+bool ResolvePaths(Config *cfg, std::string *error);
+
+// Overlays the settings of the TOML file at path onto *cfg. On error returns
+// false with "FILE:LINE: section.key: what is wrong" in *error and leaves
+// *cfg in an unspecified state.
+bool LoadFile(const std::string &path, Config *cfg, std::string *error);
+// Same for TOML text; `name` is used as the file name in messages.
+bool LoadString(std::string_view text, const std::string &name, Config *cfg, std::string *error);
+
+// Checks ranges that are not per key (none today beyond the per-key ones,
+// kept as the one place for cross-key rules). Returns false with a message.
+bool Validate(const Config &cfg, std::string *error);
+
+// The effective configuration as TOML that LoadString() reads back to an
+// equal Config (recreate excluded).
+std::string ToToml(const Config &cfg);
+
+// Units. Sizes: plain integers (bytes) or a number with B, KiB, MiB, GiB, TiB
+// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: a number with ms, s,
+// min or h. Return false on malformed input or overflow.
+bool ParseSize(std::string_view s, uint64_t *bytes);
+bool ParseDuration(std::string_view s, uint64_t *ms);
+std::string FormatSize(uint64_t bytes);   // "64MiB" when exact, else plain bytes
+std::string FormatDuration(uint64_t ms);  // "5s" when exact, else "100ms"
+// fsync policy: "never", "block" or a duration.
+bool ParseFsync(std::string_view s, FsyncPolicy *policy, uint64_t *interval_ms);
+std::string FormatFsync(FsyncPolicy policy, uint64_t interval_ms);
+bool ValidLogLevel(std::string_view s);
+
+}  // namespace logsink::config

@@ -1,0 +1,64 @@
+// print.cc: writes a Config as TOML (logsinkd --print-config) that LoadString
+// reads back to an equal Config.
+#include <cstdio>
+#include <string>
+
+#include "logsink/config/config.h"
+
+namespace logsink::config {
+namespace {
+
+// A TOML basic string.
+std::string Quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Octal(uint32_t mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0o%03o", mode);
+  return buf;
+}
+
+}  // namespace
+
+std::string ToToml(const Config &c) {
+  std::string s;
+  s += "# logsinkd effective configuration\n";
+  s += "[daemon]\n";
+  s += "log_level = " + Quote(c.log_level) + "\n";
+  s += "\n[socket]\n";
+  s += "path = " + Quote(c.socket_path) + "\n";
+  s += "mode = " + Octal(c.socket_mode) + "\n";
+  s += "group = " + Quote(c.socket_group) + "\n";
+  s += "\n[ring]\n";
+  s += "file = " + Quote(c.ring_file) + "\n";
+  s += "size = " + Quote(FormatSize(c.ring_size)) + "\n";
+  s += "block_size = " + Quote(FormatSize(c.block_size)) + "\n";
+  s += "\n[writer]\n";
+  s += "flush_interval = " + Quote(FormatDuration(c.flush_interval_ms)) + "\n";
+  s += "fsync = " + Quote(FormatFsync(c.fsync, c.fsync_interval_ms)) + "\n";
+  s += "\n[limits]\n";
+  s += "max_frame = " + Quote(FormatSize(c.max_frame)) + "\n";
+  s += "max_connections = " + std::to_string(c.max_connections) + "\n";
+  s += "max_sites_per_connection = " + std::to_string(c.max_sites_per_connection) + "\n";
+  s += "stall_timeout = " + Quote(FormatDuration(c.stall_timeout_ms)) + "\n";
+  s += "read_budget = " + Quote(FormatSize(c.read_budget)) + "\n";
+  s += "max_app = " + std::to_string(c.max_app) + "\n";
+  s += "shutdown_timeout = " + Quote(FormatDuration(c.shutdown_timeout_ms)) + "\n";
+  return s;
+}
+
+}  // namespace logsink::config

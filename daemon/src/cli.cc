@@ -1,0 +1,140 @@
+// cli.cc: logsinkd's command line (see cli.h).
+#include "cli.h"
+
+#include <getopt.h>
+
+#include <string>
+
+namespace logsink::daemon {
+
+const char *Usage() {
+  return "usage: logsinkd [--config FILE] [--socket PATH] [--file PATH] [--size SIZE]\n"
+         "                [--block-size SIZE] [--recreate] [--log-level LEVEL]\n"
+         "                [--print-config] [--version] [--help]\n"
+         "\n"
+         "  --config FILE      read settings from this TOML file (default: none, embedded\n"
+         "                     defaults; see logsinkd.toml for every key)\n"
+         "  --socket PATH      listening socket (default: $LOGSINK_SOCKET, else\n"
+         "                     /run/logsink/logsink.sock for root, else a per-user path)\n"
+         "  --file PATH        ring file (default: /var/lib/logsink/logsink.ring for root,\n"
+         "                     else a per-user path)\n"
+         "  --size SIZE        ring file size, e.g. 64MiB (default 64MiB)\n"
+         "  --block-size SIZE  block size, a power of two in 4KiB..1MiB (default 8KiB)\n"
+         "  --recreate         replace an existing ring file of another size or block size\n"
+         "                     (its records are lost)\n"
+         "  --log-level LEVEL  trace, debug, info, warn, error, critical or off\n"
+         "  --print-config     print the effective configuration as TOML and exit\n"
+         "  --version          print the version and exit\n"
+         "\n"
+         "Flags override the configuration file. Exit status: 0 after SIGTERM/SIGINT,\n"
+         "1 on a runtime error, 2 on a usage or configuration error.\n";
+}
+
+bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
+  enum {
+    kConfig = 256,
+    kSocket,
+    kFile,
+    kSize,
+    kBlockSize,
+    kRecreate,
+    kLogLevel,
+    kPrint,
+    kVersion,
+    kHelp
+  };
+  static const option kOpts[] = {{"config", required_argument, nullptr, kConfig},
+                                 {"socket", required_argument, nullptr, kSocket},
+                                 {"file", required_argument, nullptr, kFile},
+                                 {"size", required_argument, nullptr, kSize},
+                                 {"block-size", required_argument, nullptr, kBlockSize},
+                                 {"recreate", no_argument, nullptr, kRecreate},
+                                 {"log-level", required_argument, nullptr, kLogLevel},
+                                 {"print-config", no_argument, nullptr, kPrint},
+                                 {"version", no_argument, nullptr, kVersion},
+                                 {"help", no_argument, nullptr, kHelp},
+                                 {nullptr, 0, nullptr, 0}};
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", kOpts, nullptr)) != -1) {
+    std::string arg = optarg ? optarg : "";
+    uint64_t n;
+    switch (c) {
+      case kConfig:
+        cli->config_file = arg;
+        break;
+      case kSocket:
+        if (arg.empty() || arg.size() >= 108) {
+          *error = "--socket: the path must have 1 to 107 bytes";
+          return false;
+        }
+        cli->socket = arg;
+        break;
+      case kFile:
+        if (arg.empty()) {
+          *error = "--file: empty path";
+          return false;
+        }
+        cli->file = arg;
+        break;
+      case kSize:
+        if (!config::ParseSize(arg, &n) || n < (32u << 10) || n > (1ull << 40)) {
+          *error = "--size: '" + arg + "' is not a size in 32KiB..1TiB (e.g. 64MiB)";
+          return false;
+        }
+        cli->size = n;
+        break;
+      case kBlockSize:
+        if (!config::ParseSize(arg, &n) || n < 4096 || n > (1u << 20) || (n & (n - 1))) {
+          *error = "--block-size: '" + arg + "' is not a power of two in 4KiB..1MiB";
+          return false;
+        }
+        cli->block_size = n;
+        break;
+      case kRecreate:
+        cli->recreate = true;
+        break;
+      case kLogLevel:
+        if (!config::ValidLogLevel(arg)) {
+          *error = "--log-level: '" + arg +
+                   "' is not one of trace, debug, info, warn, error, critical, off";
+          return false;
+        }
+        cli->log_level = arg;
+        break;
+      case kPrint:
+        cli->print_config = true;
+        break;
+      case kVersion:
+        cli->version = true;
+        break;
+      case 'h':
+      case kHelp:
+        cli->help = true;
+        break;
+      case ':':
+        *error = std::string("option ") + argv[optind - 1] + " needs a value";
+        return false;
+      default:
+        *error = std::string("unknown option ") + argv[optind - 1];
+        return false;
+    }
+  }
+  if (optind < argc) {
+    *error = std::string("unexpected argument '") + argv[optind] + "'";
+    return false;
+  }
+  return true;
+}
+
+void ApplyCli(const Cli &cli, config::Config *cfg) {
+  if (cli.socket) cfg->socket_path = *cli.socket;
+  if (cli.file) cfg->ring_file = *cli.file;
+  if (cli.size) cfg->ring_size = *cli.size;
+  if (cli.block_size) cfg->block_size = uint32_t(*cli.block_size);
+  if (cli.log_level) cfg->log_level = *cli.log_level;
+  cfg->recreate = cli.recreate;
+}
+
+}  // namespace logsink::daemon

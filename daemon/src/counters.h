@@ -1,0 +1,55 @@
+// counters.h: logsinkd's counters (answered to STATS_REQ, printed at exit)
+// and the kinds of protocol errors, with their wire names.
+#pragma once
+
+#include <cstdint>
+
+namespace logsink::daemon {
+
+// Kinds of per-connection errors; each closes that connection only.
+enum class Err : int {
+  kBadLength,           // frame length 0 or above max_frame
+  kUnknownType,         // frame type not in PROTOCOL.md
+  kNoHello,             // a frame other than HELLO/STATS_REQ first, or a second HELLO
+  kBadVersion,          // HELLO of another protocol version (answered with REFUSE)
+  kBadHello,            // malformed HELLO or flags != 0
+  kBadIntern,           // malformed INTERN, bad format, too many sites
+  kUnknownSite,         // a record names a site not interned on this connection
+  kBadRecord,           // malformed record or arguments not matching the signature
+  kBadPayload,          // malformed DROPPED or non-empty STATS_REQ
+  kStalled,             // a frame did not complete within stall_timeout
+  kTooManyConnections,  // accepted and closed at once
+  kCount
+};
+
+inline const char *ErrName(Err e) {
+  static const char *const kNames[] = {
+      "err_bad_length",   "err_unknown_type",        "err_no_hello",
+      "err_bad_version",  "err_bad_hello",           "err_bad_intern",
+      "err_unknown_site", "err_bad_record",          "err_bad_payload",
+      "err_stalled",      "err_too_many_connections"};
+  static_assert(sizeof kNames / sizeof kNames[0] == int(Err::kCount));
+  return kNames[int(e)];
+}
+
+struct Counters {
+  uint64_t err[int(Err::kCount)] = {};
+  uint64_t connections_current = 0;
+  uint64_t connections_total = 0;    // accepted and served
+  uint64_t connections_refused = 0;  // accepted and closed at once (limit)
+  uint64_t dropped_reported = 0;     // sum of the counts of DROPPED frames
+  uint64_t app_truncated = 0;        // HELLO labels cut to max_app
+  uint64_t write_errors = 0;         // storage Append/Flush failures
+  uint64_t syncs = 0;                // fdatasync calls completed
+  uint64_t sync_errors = 0;
+  uint64_t stats_requests = 0;
+
+  void Count(Err e) { err[int(e)]++; }
+  uint64_t errors() const {
+    uint64_t n = 0;
+    for (uint64_t v : err) n += v;
+    return n;
+  }
+};
+
+}  // namespace logsink::daemon

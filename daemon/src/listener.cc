@@ -1,0 +1,152 @@
+// listener.cc: creates the listening Unix socket (see listener.h).
+#include "listener.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace logsink::daemon {
+namespace {
+
+std::string Errno(int e) { return std::strerror(e); }
+
+bool FillAddr(const std::string &path, sockaddr_un *a) {
+  std::memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (path.size() >= sizeof a->sun_path) return false;
+  std::memcpy(a->sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+
+// 1: something accepts connections at path; 0: nobody (stale); -errno.
+int Probe(const std::string &path) {
+  sockaddr_un a;
+  if (!FillAddr(path, &a)) return -ENAMETOOLONG;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -errno;
+  int rc = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  int e = errno;
+  close(fd);
+  if (rc == 0 || e == EAGAIN || e == EINPROGRESS) return 1;  // EAGAIN: backlog full, but alive
+  if (e == ECONNREFUSED || e == ENOENT) return 0;
+  return -e;
+}
+
+}  // namespace
+
+int MakeParentDirs(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return 0;
+  std::string dir = path.substr(0, slash);
+  for (size_t i = 1; i <= dir.size(); i++) {
+    if (i != dir.size() && dir[i] != '/') continue;
+    std::string part = dir.substr(0, i);
+    if (mkdir(part.c_str(), 0755) < 0 && errno != EEXIST) return -errno;
+  }
+  return 0;
+}
+
+ListenError OpenListener(const std::string &path, unsigned mode, const std::string &group,
+                         Listener *out, std::string *error) {
+  // systemd socket activation: use the socket we were handed.
+  int n = sd_listen_fds(1);
+  if (n > 0) {
+    int fd = SD_LISTEN_FDS_START;
+    if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {
+      *error = "the socket passed by systemd is not a listening Unix stream socket";
+      return ListenError::kOther;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+      *error = "cannot make the systemd socket non-blocking: " + Errno(errno);
+      return ListenError::kOther;
+    }
+    out->fd = fd;
+    out->from_systemd = true;
+    return ListenError::kNone;
+  }
+
+  sockaddr_un addr;
+  if (!FillAddr(path, &addr)) {
+    *error = "socket path " + path + " is too long";
+    return ListenError::kOther;
+  }
+  if (int rc = MakeParentDirs(path); rc < 0) {
+    *error = "cannot create the directory of " + path + ": " + Errno(-rc);
+    return ListenError::kOther;
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      *error = path + " exists and is not a socket; refusing to remove it";
+      return ListenError::kOther;
+    }
+    int alive = Probe(path);
+    if (alive > 0) {
+      *error = "another logsinkd is listening on " + path;
+      return ListenError::kInUse;
+    }
+    if (alive < 0) {
+      *error = "cannot check the existing socket " + path + ": " + Errno(-alive);
+      return ListenError::kOther;
+    }
+    if (unlink(path.c_str()) < 0 && errno != ENOENT) {
+      *error = "cannot remove the stale socket " + path + ": " + Errno(errno);
+      return ListenError::kOther;
+    }
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *error = "socket: " + Errno(errno);
+    return ListenError::kOther;
+  }
+  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) < 0) {
+    int e = errno;
+    close(fd);
+    *error = "cannot bind " + path + ": " + Errno(e);
+    return e == EADDRINUSE ? ListenError::kInUse : ListenError::kOther;
+  }
+  auto fail = [&](std::string msg) {
+    unlink(path.c_str());
+    close(fd);
+    *error = std::move(msg);
+    return ListenError::kOther;
+  };
+  if (chmod(path.c_str(), mode) < 0) return fail("cannot chmod " + path + ": " + Errno(errno));
+  if (!group.empty()) {
+    std::vector<char> buf(16384);
+    struct group gr, *res = nullptr;
+    int rc = getgrnam_r(group.c_str(), &gr, buf.data(), buf.size(), &res);
+    if (rc != 0 || !res) return fail("socket group '" + group + "' does not exist");
+    if (chown(path.c_str(), uid_t(-1), res->gr_gid) < 0)
+      return fail("cannot give " + path + " to group " + group + ": " + Errno(errno));
+  }
+  if (listen(fd, SOMAXCONN) < 0) return fail("listen: " + Errno(errno));
+  if (lstat(path.c_str(), &st) == 0) out->inode = st.st_ino;
+  out->fd = fd;
+  out->path = path;
+  out->from_systemd = false;
+  return ListenError::kNone;
+}
+
+void CloseListener(Listener *l) {
+  if (l->fd < 0) return;
+  // Only unlink the file we bound (same inode): a daemon started after us may
+  // already have replaced it with its own socket.
+  struct stat st;
+  if (!l->path.empty() && lstat(l->path.c_str(), &st) == 0 && st.st_ino == l->inode)
+    unlink(l->path.c_str());
+  if (!l->from_systemd) close(l->fd);
+  l->fd = -1;
+}
+
+}  // namespace logsink::daemon

@@ -1,0 +1,142 @@
+// main.cc: logsinkd's entry point: command line and configuration (exit 2 on
+// error, before anything is touched), the listening socket, the ring writer,
+// then the event loop until SIGTERM/SIGINT.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli.h"
+#include "listener.h"
+#include "logsink/config/config.h"
+#include "logsink/proto/format.h"
+#include "logsink/proto/wire.h"
+#include "logsink/storage/ring.h"
+#include "reply.h"
+#include "server.h"
+
+using namespace logsink;
+
+namespace {
+
+// Defaults, then the file, then the flags; resolved and checked, including
+// the ring geometry, so that errors surface before any file is touched.
+bool Effective(const daemon::Cli &cli, config::Config *out, std::string *error) {
+  config::Config c;
+  if (!cli.config_file.empty() && !config::LoadFile(cli.config_file, &c, error)) return false;
+  daemon::ApplyCli(cli, &c);
+  if (!config::ResolvePaths(&c, error) || !config::Validate(c, error)) return false;
+  storage::Layout layout;
+  storage::Status s = storage::Layout::Compute(c.ring_size, c.block_size, 0, &layout);
+  if (!s.ok()) {
+    *error = "ring size " + config::FormatSize(c.ring_size) + " with block size " +
+             config::FormatSize(c.block_size) + ": " + s.message();
+    return false;
+  }
+  *out = std::move(c);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  // Hold SIGTERM/SIGINT/SIGHUP until the loop handles them (Server::Run
+  // unblocks them), so that a stop request during startup is a clean stop.
+  sigset_t held;
+  sigemptyset(&held);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGHUP);
+  sigprocmask(SIG_BLOCK, &held, nullptr);
+  daemon::Cli cli;
+  std::string error;
+  if (!daemon::ParseCli(argc, argv, &cli, &error)) {
+    std::fprintf(stderr, "logsinkd: %s\n%s", error.c_str(), daemon::Usage());
+    return 2;
+  }
+  if (cli.help) {
+    std::fputs(daemon::Usage(), stdout);
+    return 0;
+  }
+  if (cli.version) {
+    std::printf("logsinkd %s (protocol %u, ring format %u)\n", LOGSINK_VERSION, LS_PROTO_VERSION,
+                LS_FORMAT_VERSION);
+    return 0;
+  }
+  config::Config cfg;
+  if (!Effective(cli, &cfg, &error)) {
+    std::fprintf(stderr, "logsinkd: configuration error: %s\n", error.c_str());
+    return 2;
+  }
+  if (cli.print_config) {
+    std::fputs(config::ToToml(cfg).c_str(), stdout);
+    return 0;
+  }
+
+  auto logger = spdlog::stderr_logger_st("logsinkd");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e logsinkd[%P] %l: %v");
+  spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+
+  daemon::Listener listener;
+  if (daemon::OpenListener(cfg.socket_path, cfg.socket_mode, cfg.socket_group, &listener, &error) !=
+      daemon::ListenError::kNone) {
+    spdlog::critical("{}", error);
+    return 1;
+  }
+  if (int rc = daemon::MakeParentDirs(cfg.ring_file); rc < 0)
+    spdlog::warn("cannot create the directory of {}: {}", cfg.ring_file, std::strerror(-rc));
+  storage::WriterOptions wo;
+  wo.file_size = cfg.ring_size;
+  wo.block_size = cfg.block_size;
+  wo.recreate_on_mismatch = cfg.recreate;
+  std::unique_ptr<storage::RingWriter> writer;
+  storage::Status s =
+      storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);
+  if (!s.ok()) {
+    if (s.code() == storage::Status::Code::kMismatch)
+      spdlog::critical(
+          "{}: {}; it was created with another size or block size than the configured {} / {}. "
+          "Start logsinkd with --recreate to replace it (its records are lost), or configure "
+          "the file's geometry",
+          cfg.ring_file, s.message(), config::FormatSize(cfg.ring_size),
+          config::FormatSize(cfg.block_size));
+    else if (s.code() == storage::Status::Code::kBusy)
+      spdlog::critical("{} is in use by another writer (another logsinkd?): {}", cfg.ring_file,
+                       s.message());
+    else
+      spdlog::critical("cannot open the ring file {}: {}", cfg.ring_file, s.ToString());
+    daemon::CloseListener(&listener);
+    return 1;
+  }
+
+  daemon::Server server(cfg, writer.get(), &listener, [&cli](config::Config *next) {
+    std::string err;
+    if (!Effective(cli, next, &err)) {
+      spdlog::error("SIGHUP: configuration not reloaded: {}", err);
+      return false;
+    }
+    return true;
+  });
+  int rc = server.Run();
+
+  s = writer->Flush();
+  if (s.ok() && cfg.fsync != config::FsyncPolicy::kNever) s = writer->Sync();
+  if (!s.ok()) {
+    spdlog::error("final flush failed: {}", s.ToString());
+    rc = 1;
+  }
+  daemon::CloseListener(&listener);
+  if (cfg.log_level != "off") {
+    std::string line = "logsinkd: exiting:";
+    daemon::ForEachCounter(server.counters(), *writer, [&](std::string_view name, uint64_t v) {
+      if (v != 0 || name == "records") line += fmt::format(" {}={}", name, v);
+    });
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  return rc;
+}

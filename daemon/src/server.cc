@@ -1,0 +1,486 @@
+// server.cc: the libuv loop of logsinkd (see server.h).
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+
+namespace logsink::daemon {
+
+struct Server::Conn {
+  uv_poll_t poll;
+  Server *server = nullptr;
+  int fd = -1;
+  bool closed = false;  // CloseConn ran; the fd is closed once libuv let go
+  size_t index = 0;     // in conns_
+  int events = UV_READABLE;
+  std::unique_ptr<Session> session;
+};
+
+namespace {
+
+constexpr size_t kReadChunk = 256u << 10;  // one read() at most
+constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up on a client
+constexpr int kAcceptPerWakeup = 256;
+constexpr int kLogKindAccept = int(Err::kCount);  // shares the write-error slot: rare
+
+std::string ReadComm(uint32_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buf[64];
+  ssize_t n = read(fd, buf, sizeof buf);
+  close(fd);
+  if (n <= 0) return "";
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) n--;
+  return std::string(buf, size_t(n));
+}
+
+}  // namespace
+
+Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener,
+               Reload reload)
+    : cfg_(cfg), writer_(writer), listener_(listener), reload_(std::move(reload)) {
+  ctx_.writer = writer_;
+  ctx_.counters = &counters_;
+  ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
+  rbuf_.resize(kReadChunk);
+}
+
+Server::~Server() {
+  if (sync_fd_ >= 0) close(sync_fd_);
+}
+
+Limits Server::CurrentLimits() const {
+  Limits l;
+  l.max_frame = cfg_.max_frame;
+  l.max_sites = cfg_.max_sites_per_connection;
+  l.max_app = cfg_.max_app;
+  return l;
+}
+
+int Server::Run() {
+  int rc = uv_loop_init(&loop_);
+  if (rc < 0) {
+    spdlog::critical("uv_loop_init: {}", uv_strerror(rc));
+    return 1;
+  }
+  // fdatasync runs on a second, read-only descriptor of the ring file from
+  // libuv's thread pool; fdatasync acts on the file, whichever fd names it,
+  // and the writer's own state is never touched off the loop thread.
+  sync_fd_ = open(cfg_.ring_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (sync_fd_ < 0)
+    spdlog::warn("cannot open {} for fdatasync: {}", cfg_.ring_file, strerror(errno));
+
+  uv_poll_init(&loop_, &listen_poll_, listener_->fd);
+  listen_poll_.data = this;
+  uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
+  for (uv_timer_t *t : {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_}) {
+    uv_timer_init(&loop_, t);
+    t->data = this;
+  }
+  uv_timer_start(&flush_timer_, OnFlushTimer, cfg_.flush_interval_ms, cfg_.flush_interval_ms);
+  if (cfg_.fsync == config::FsyncPolicy::kInterval)
+    uv_timer_start(&fsync_timer_, OnFsyncTimer, cfg_.fsync_interval_ms, cfg_.fsync_interval_ms);
+  uint64_t stall_period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
+  uv_timer_start(&stall_timer_, OnStallTimer, stall_period, stall_period);
+  for (auto [s, num] : {std::pair{&sig_term_, SIGTERM}, {&sig_int_, SIGINT}, {&sig_hup_, SIGHUP}}) {
+    uv_signal_init(&loop_, s);
+    s->data = this;
+    uv_signal_start(s, OnSignal, num);
+  }
+  // main() blocked these until now; one that arrived meanwhile is delivered.
+  sigset_t held;
+  sigemptyset(&held);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGHUP);
+  sigprocmask(SIG_UNBLOCK, &held, nullptr);
+  synced_blocks_ = writer_->stats().blocks_written;
+
+  spdlog::info("serving on {}; ring {} ({} blocks of {} bytes, next record {})",
+               listener_->from_systemd ? "the socket from systemd" : listener_->path,
+               cfg_.ring_file, writer_->layout().block_count, writer_->layout().block_size,
+               writer_->next_record_seq());
+  // systemd's watchdog (WatchdogSec=): ping at half the interval from the
+  // loop, so a stuck loop gets the daemon restarted.
+  uint64_t wd_usec = 0;
+  if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000) {
+    uint64_t period = wd_usec / 2000;
+    uv_timer_start(&watchdog_, OnWatchdog, period, period);
+  }
+  sd_notify(0, "READY=1");
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  rc = uv_loop_close(&loop_);
+  if (rc < 0) spdlog::warn("uv_loop_close: {}", uv_strerror(rc));
+  return 0;
+}
+
+// ---- accepting -------------------------------------------------------------
+
+void Server::OnListenReadable(uv_poll_t *h, int status, int) {
+  auto *s = static_cast<Server *>(h->data);
+  if (status < 0) {
+    spdlog::error("listening socket: {}", uv_strerror(status));
+    return;
+  }
+  s->AcceptAll();
+}
+
+void Server::OnAcceptRetry(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  if (!s->stopping_) uv_poll_start(&s->listen_poll_, UV_READABLE, OnListenReadable);
+}
+
+void Server::OnWatchdog(uv_timer_t *) { sd_notify(0, "WATCHDOG=1"); }
+
+void Server::AcceptAll() {
+  for (int i = 0; i < kAcceptPerWakeup; i++) {
+    int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      if (e == EINTR || e == ECONNABORTED) continue;
+      if (e == EAGAIN || e == EWOULDBLOCK) return;
+      uint64_t suppressed = 0;
+      if (ctx_.log_limit.Allow(kLogKindAccept, &suppressed))
+        spdlog::error("accept: {}; pausing accepts for 100ms", strerror(e));
+      // Out of descriptors or memory: the listening socket stays readable, so
+      // stop polling it for a while instead of spinning.
+      uv_poll_stop(&listen_poll_);
+      if (!stopping_) uv_timer_start(&accept_retry_, OnAcceptRetry, 100, 0);
+      return;
+    }
+    if (conns_.size() >= cfg_.max_connections) {
+      close(fd);
+      counters_.connections_refused++;
+      counters_.Count(Err::kTooManyConnections);
+      uint64_t suppressed = 0;
+      if (ctx_.log_limit.Allow(int(Err::kTooManyConnections), &suppressed))
+        spdlog::warn("max_connections ({}) reached: connection closed ({} similar suppressed)",
+                     cfg_.max_connections, suppressed);
+      continue;
+    }
+    Peer peer;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+      peer.pid = uint32_t(cr.pid);
+      peer.uid = uint32_t(cr.uid);
+      peer.gid = uint32_t(cr.gid);
+      peer.comm = ReadComm(peer.pid);
+    }
+    auto *c = new Conn;
+    c->server = this;
+    c->fd = fd;
+    c->session = std::make_unique<Session>(&ctx_, CurrentLimits(), std::move(peer));
+    if (int rc = uv_poll_init(&loop_, &c->poll, fd); rc < 0) {
+      spdlog::error("uv_poll_init: {}", uv_strerror(rc));
+      close(fd);
+      delete c;
+      continue;
+    }
+    c->poll.data = c;
+    uv_poll_start(&c->poll, UV_READABLE, OnConnEvent);
+    c->index = conns_.size();
+    conns_.push_back(c);
+    counters_.connections_total++;
+    counters_.connections_current++;
+  }
+}
+
+// ---- connections -------------------------------------------------------------
+
+void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
+  auto *c = static_cast<Conn *>(h->data);
+  Server *s = c->server;
+  if (status < 0) {
+    s->CloseConn(c);
+    return;
+  }
+  if (events & UV_WRITABLE) {
+    s->SendOut(c);
+    if (c->closed) return;
+  }
+  if (events & UV_READABLE) s->ReadConn(c, s->cfg_.read_budget);
+  s->AfterWrites();
+}
+
+// Reads at most `budget` bytes (fairness: the loop then serves the others;
+// the poll is level-triggered, so what is left wakes us again). Memory stays
+// bounded without pausing reads: every complete frame is written to the ring
+// synchronously and only a partial frame (<= max_frame + 4) is kept.
+void Server::ReadConn(Conn *c, size_t budget) {
+  uint64_t now = uv_now(&loop_);
+  size_t total = 0;
+  while (total < budget) {
+    size_t want = std::min(rbuf_.size(), budget - total);
+    ssize_t r = read(c->fd, rbuf_.data(), want);
+    if (r > 0) {
+      total += size_t(r);
+      if (!c->session->Feed(rbuf_.data(), size_t(r), now)) {
+        SendOut(c);
+        if (!c->closed) CloseConn(c);
+        return;
+      }
+      if (size_t(r) < want) break;  // the socket is (very likely) empty now
+      continue;
+    }
+    if (r == 0) {  // EOF; a partial frame is discarded
+      if (c->session->partial())
+        spdlog::debug("pid {} closed in the middle of a frame", c->session->peer().pid);
+      CloseConn(c);
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    CloseConn(c);  // ECONNRESET and the like
+    return;
+  }
+  if (!c->session->out().empty()) SendOut(c);
+}
+
+void Server::SendOut(Conn *c) {
+  std::string &out = c->session->out();
+  size_t off = 0;
+  while (off < out.size()) {
+    ssize_t r = send(c->fd, out.data() + off, out.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r > 0) {
+      off += size_t(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    out.clear();  // EPIPE etc: the client went away; reading will tell
+    off = 0;
+    break;
+  }
+  out.erase(0, off);
+  if (out.size() > kMaxOut) {
+    spdlog::warn("pid {} does not read its STATS replies; connection closed",
+                 c->session->peer().pid);
+    CloseConn(c);
+    return;
+  }
+  int want = out.empty() ? UV_READABLE : UV_READABLE | UV_WRITABLE;
+  if (want != c->events) {
+    c->events = want;
+    uv_poll_start(&c->poll, want, OnConnEvent);
+  }
+}
+
+void Server::CloseConn(Conn *c) {
+  if (c->closed) return;
+  Conn *last = conns_.back();
+  conns_[c->index] = last;
+  last->index = c->index;
+  conns_.pop_back();
+  counters_.connections_current--;
+  c->closed = true;
+  uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
+    auto *conn = static_cast<Conn *>(h->data);
+    close(conn->fd);
+    delete conn;
+  });
+}
+
+// ---- timers, fsync -----------------------------------------------------------
+
+void Server::AfterWrites() {
+  if (cfg_.fsync != config::FsyncPolicy::kBlock) return;
+  uint64_t blocks = writer_->stats().blocks_written;
+  if (blocks != synced_blocks_) {
+    synced_blocks_ = blocks;
+    RequestSync();
+  }
+}
+
+void Server::OnFlushTimer(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  if (!s->writer_->dirty()) return;
+  storage::Status st = s->writer_->Flush();
+  if (!st.ok()) {
+    s->counters_.write_errors++;
+    uint64_t suppressed = 0;
+    if (s->ctx_.log_limit.Allow(int(Err::kCount), &suppressed))
+      spdlog::error("flush failed: {}", st.ToString());
+  }
+}
+
+void Server::OnFsyncTimer(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  uint64_t writes = s->writer_->stats().blocks_written + s->writer_->stats().flushes;
+  if (s->writer_->dirty()) {
+    OnFlushTimer(&s->flush_timer_);
+    writes = s->writer_->stats().blocks_written + s->writer_->stats().flushes;
+  }
+  if (writes == s->synced_blocks_) return;
+  s->synced_blocks_ = writes;
+  s->RequestSync();
+}
+
+void Server::RequestSync() {
+  if (sync_fd_ < 0) return;
+  if (sync_in_flight_) {
+    sync_again_ = true;
+    return;
+  }
+  sync_in_flight_ = true;
+  sync_again_ = false;
+  sync_req_.data = this;
+  int rc = uv_fs_fdatasync(&loop_, &sync_req_, sync_fd_, OnSyncDone);
+  if (rc < 0) {
+    sync_in_flight_ = false;
+    counters_.sync_errors++;
+  }
+}
+
+void Server::OnSyncDone(uv_fs_t *req) {
+  auto *s = static_cast<Server *>(req->data);
+  ssize_t result = req->result;
+  uv_fs_req_cleanup(req);
+  s->sync_in_flight_ = false;
+  if (result < 0) {
+    s->counters_.sync_errors++;
+    uint64_t suppressed = 0;
+    if (s->ctx_.log_limit.Allow(int(Err::kCount), &suppressed))
+      spdlog::error("fdatasync failed: {}", uv_strerror(int(result)));
+  } else {
+    s->counters_.syncs++;
+  }
+  if (s->sync_again_ && !s->stopping_) s->RequestSync();
+}
+
+void Server::OnStallTimer(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  uint64_t now = uv_now(&s->loop_);
+  // Backwards: CloseConn moves the last connection into the freed index.
+  for (size_t i = s->conns_.size(); i-- > 0;) {
+    Conn *c = s->conns_[i];
+    if (c->session->partial() && now - c->session->partial_since_ms() >= s->cfg_.stall_timeout_ms) {
+      c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
+                                                  now - c->session->partial_since_ms()));
+      s->CloseConn(c);
+    }
+  }
+}
+
+// ---- signals -----------------------------------------------------------------
+
+void Server::OnSignal(uv_signal_t *sig, int signum) {
+  auto *s = static_cast<Server *>(sig->data);
+  if (signum == SIGHUP) {
+    config::Config next;
+    if (s->reload_ && s->reload_(&next)) s->ApplyLive(next);
+    return;
+  }
+  s->Shutdown(signum);
+}
+
+void Server::ApplyLive(const config::Config &n) {
+  auto fixed = [&](bool changed, const char *what) {
+    if (changed) spdlog::warn("SIGHUP: {} changed; it takes effect after a restart", what);
+  };
+  fixed(n.socket_path != cfg_.socket_path, "socket.path");
+  fixed(n.socket_mode != cfg_.socket_mode, "socket.mode");
+  fixed(n.socket_group != cfg_.socket_group, "socket.group");
+  fixed(n.ring_file != cfg_.ring_file, "ring.file");
+  fixed(n.ring_size != cfg_.ring_size, "ring.size");
+  fixed(n.block_size != cfg_.block_size, "ring.block_size");
+
+  spdlog::set_level(spdlog::level::from_str(n.log_level));
+  if (n.flush_interval_ms != cfg_.flush_interval_ms)
+    uv_timer_start(&flush_timer_, OnFlushTimer, n.flush_interval_ms, n.flush_interval_ms);
+  uv_timer_stop(&fsync_timer_);
+  if (n.fsync == config::FsyncPolicy::kInterval)
+    uv_timer_start(&fsync_timer_, OnFsyncTimer, n.fsync_interval_ms, n.fsync_interval_ms);
+  if (n.stall_timeout_ms != cfg_.stall_timeout_ms) {
+    uint64_t period = std::clamp<uint64_t>(n.stall_timeout_ms / 4, 5, 1000);
+    uv_timer_start(&stall_timer_, OnStallTimer, period, period);
+  }
+  synced_blocks_ = n.fsync == config::FsyncPolicy::kBlock
+                       ? writer_->stats().blocks_written
+                       : writer_->stats().blocks_written + writer_->stats().flushes;
+
+  cfg_.log_level = n.log_level;
+  cfg_.flush_interval_ms = n.flush_interval_ms;
+  cfg_.fsync = n.fsync;
+  cfg_.fsync_interval_ms = n.fsync_interval_ms;
+  cfg_.max_frame = n.max_frame;
+  cfg_.max_connections = n.max_connections;
+  cfg_.max_sites_per_connection = n.max_sites_per_connection;
+  cfg_.stall_timeout_ms = n.stall_timeout_ms;
+  cfg_.read_budget = n.read_budget;
+  cfg_.max_app = n.max_app;
+  cfg_.shutdown_timeout_ms = n.shutdown_timeout_ms;
+  spdlog::info("SIGHUP: configuration reloaded (log_level {}, flush_interval {} ms, fsync {})",
+               cfg_.log_level, cfg_.flush_interval_ms,
+               config::FormatFsync(cfg_.fsync, cfg_.fsync_interval_ms));
+}
+
+void Server::Shutdown(int signum) {
+  if (stopping_) return;
+  stopping_ = true;
+  sd_notify(0, "STOPPING=1");
+  // Connections still in the backlog have sent bytes too: take them first.
+  AcceptAll();
+  uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
+  CloseListener(listener_);
+  spdlog::info("{}: draining {} connections", strsignal(signum), conns_.size());
+
+  // Read what each client sent before now: the bytes queued on its socket
+  // (FIONREAD), up to EOF/EAGAIN, within shutdown_timeout overall.
+  uint64_t deadline = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
+  for (size_t i = conns_.size(); i-- > 0;) {
+    Conn *c = conns_[i];
+    int queued = 0;
+    if (ioctl(c->fd, FIONREAD, &queued) < 0) queued = 0;
+    size_t left = size_t(queued);
+    while (left > 0 && !c->closed && uv_hrtime() < deadline) {
+      size_t before = left;
+      ssize_t r = read(c->fd, rbuf_.data(), std::min(rbuf_.size(), left));
+      if (r > 0) {
+        left -= std::min(left, size_t(r));
+        if (!c->session->Feed(rbuf_.data(), size_t(r), uv_now(&loop_))) {
+          SendOut(c);
+          if (!c->closed) CloseConn(c);
+        }
+      } else if (r < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;
+      }
+      if (left == before) break;
+    }
+    if (left > 0 && uv_hrtime() >= deadline)
+      spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
+  }
+  while (!conns_.empty()) CloseConn(conns_.back());
+
+  storage::Status st = writer_->Flush();
+  if (!st.ok()) {
+    counters_.write_errors++;
+    spdlog::error("flush failed: {}", st.ToString());
+  }
+  for (uv_timer_t *t : {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_})
+    uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);
+  for (uv_signal_t *s : {&sig_term_, &sig_int_, &sig_hup_})
+    uv_close(reinterpret_cast<uv_handle_t *>(s), nullptr);
+  // Closing the last uv_signal of a signal restored its default action: a
+  // second SIGTERM would kill us during the final flush. Ignore them now.
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
+  // A fdatasync still running keeps uv_run alive until it completes.
+}
+
+}  // namespace logsink::daemon

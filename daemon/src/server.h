@@ -1,0 +1,86 @@
+// server.h: logsinkd's event loop: one libuv thread owning the listening
+// socket, the connections, the ring writer, the flush/fsync/stall timers and
+// the signal handlers. No locks: everything runs on the loop thread except
+// fdatasync, which runs on libuv's thread pool.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counters.h"
+#include "listener.h"
+#include "logsink/config/config.h"
+#include "logsink/storage/ring.h"
+#include "session.h"
+
+namespace logsink::daemon {
+
+class Server {
+ public:
+  // reload returns the configuration to apply on SIGHUP (false: keep the
+  // current one; the reason is already logged).
+  using Reload = std::function<bool(config::Config *)>;
+
+  Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener, Reload reload);
+  ~Server();
+  Server(const Server &) = delete;
+  Server &operator=(const Server &) = delete;
+
+  // Serves until SIGTERM/SIGINT, then drains and returns 0 (or 1 if the loop
+  // could not be set up; the reason is logged).
+  int Run();
+
+  const Counters &counters() const { return counters_; }
+
+ private:
+  struct Conn;
+
+  // libuv callbacks
+  static void OnListenReadable(uv_poll_t *h, int status, int events);
+  static void OnConnEvent(uv_poll_t *h, int status, int events);
+  static void OnFlushTimer(uv_timer_t *t);
+  static void OnFsyncTimer(uv_timer_t *t);
+  static void OnStallTimer(uv_timer_t *t);
+  static void OnAcceptRetry(uv_timer_t *t);
+  static void OnWatchdog(uv_timer_t *t);
+  static void OnSignal(uv_signal_t *s, int signum);
+  static void OnSyncDone(uv_fs_t *req);
+
+  void AcceptAll();
+  void ReadConn(Conn *c, size_t budget);
+  void SendOut(Conn *c);
+  void CloseConn(Conn *c);
+  void AfterWrites();
+  void RequestSync();
+  void ApplyLive(const config::Config &cfg);
+  void Shutdown(int signum);
+  Limits CurrentLimits() const;
+
+  config::Config cfg_;
+  storage::RingWriter *writer_;
+  Listener *listener_;
+  Reload reload_;
+
+  uv_loop_t loop_;
+  uv_poll_t listen_poll_;
+  uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_;
+  uv_signal_t sig_term_, sig_int_, sig_hup_;
+  uv_fs_t sync_req_;
+  int sync_fd_ = -1;
+  bool sync_in_flight_ = false, sync_again_ = false;
+  // What the last sync request covered: blocks_written (policy "block"), or
+  // blocks_written + flushes (an interval policy).
+  uint64_t synced_blocks_ = 0;
+
+  Counters counters_;
+  Context ctx_;
+  std::vector<Conn *> conns_;
+  std::vector<uint8_t> rbuf_;
+  bool stopping_ = false;
+};
+
+}  // namespace logsink::daemon

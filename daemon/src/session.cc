@@ -1,0 +1,270 @@
+// session.cc: one connection's protocol handling: frame reassembly, HELLO,
+// INTERN (signature cache), RECORDS (validate all, then append), DROPPED,
+// STATS_REQ.
+#include "session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "logsink/proto/frame.h"
+#include "reply.h"
+
+namespace logsink::daemon {
+
+Session::Session(Context *ctx, const Limits &limits, Peer peer)
+    : ctx_(ctx), limits_(limits), peer_(std::move(peer)) {
+  source_.pid = peer_.pid;
+  source_.uid = peer_.uid;
+  source_.gid = peer_.gid;
+  source_.comm = peer_.comm;
+}
+
+void Session::Fail(Err e, std::string_view detail) {
+  ctx_->counters->Count(e);
+  uint64_t suppressed = 0;
+  if (!ctx_->log_limit.Allow(int(e), &suppressed)) return;
+  spdlog::warn("client pid {} uid {} comm '{}': {}: {}; connection closed{}", peer_.pid, peer_.uid,
+               peer_.comm, ErrName(e) + 4, detail,
+               suppressed ? fmt::format(" ({} similar lines suppressed)", suppressed) : "");
+}
+
+bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
+  ls_frame f;
+  if (!pending_.empty()) {
+    // Complete the frame started by an earlier read: copy only its bytes.
+    if (pending_.size() < 4) {
+      size_t take = std::min<size_t>(4 - pending_.size(), n);
+      pending_.insert(pending_.end(), p, p + take);
+      p += take;
+      n -= take;
+    }
+    ptrdiff_t r = 0;
+    if (pending_.size() >= 4) {
+      r = ls_frame_parse(pending_.data(), pending_.size(), limits_.max_frame, &f);
+      if (r == 0) {
+        size_t total = 4 + size_t(ls_get_u32(pending_.data()));
+        size_t take = std::min(total - pending_.size(), n);
+        pending_.insert(pending_.end(), p, p + take);
+        p += take;
+        n -= take;
+        r = ls_frame_parse(pending_.data(), pending_.size(), limits_.max_frame, &f);
+      }
+    }
+    if (r < 0) {
+      Fail(Err::kBadLength, fmt::format("frame length {} (max_frame {})",
+                                        ls_get_u32(pending_.data()), limits_.max_frame));
+      return false;
+    }
+    if (r == 0) return true;  // n == 0: everything went into pending_
+    bool ok = HandleFrame(f);
+    pending_.clear();
+    if (pending_.capacity() > (64u << 10)) std::vector<uint8_t>().swap(pending_);
+    partial_since_ms_ = 0;
+    if (!ok) return false;
+  }
+  while (n > 0) {
+    ptrdiff_t r = ls_frame_parse(p, n, limits_.max_frame, &f);
+    if (r < 0) {
+      Fail(Err::kBadLength,
+           fmt::format("frame length {} (max_frame {})", ls_get_u32(p), limits_.max_frame));
+      return false;
+    }
+    if (r == 0) {
+      pending_.assign(p, p + n);
+      partial_since_ms_ = now_ms;
+      return true;
+    }
+    if (!HandleFrame(f)) return false;
+    p += r;
+    n -= size_t(r);
+  }
+  return true;
+}
+
+bool Session::HandleFrame(const ls_frame &f) {
+  switch (f.type) {
+    case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
+      if (ls_stats_req_decode(f.payload, f.len) < 0) {
+        Fail(Err::kBadPayload, "STATS_REQ with a payload");
+        return false;
+      }
+      ctx_->counters->stats_requests++;
+      AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
+      return true;
+    case LS_F_HELLO:
+      if (hello_) {
+        Fail(Err::kNoHello, "second HELLO");
+        return false;
+      }
+      return OnHello(f.payload, f.len);
+    case LS_F_INTERN:
+    case LS_F_RECORDS:
+    case LS_F_DROPPED:
+      if (!hello_) {
+        Fail(Err::kNoHello, fmt::format("frame type {:#04x} before HELLO", f.type));
+        return false;
+      }
+      if (f.type == LS_F_INTERN) return OnIntern(f.payload, f.len);
+      if (f.type == LS_F_RECORDS) return OnRecords(f.payload, f.len);
+      return OnDropped(f.payload, f.len);
+    default:
+      Fail(Err::kUnknownType, fmt::format("unknown frame type {:#04x}", f.type));
+      return false;
+  }
+}
+
+bool Session::OnHello(const uint8_t *p, size_t n) {
+  ls_hello h;
+  int rc = ls_hello_decode(p, n, &h);
+  if (rc == -EPROTONOSUPPORT) {
+    std::string reason =
+        fmt::format("protocol version {} is not supported; this logsinkd speaks {}", h.version,
+                    LS_PROTO_VERSION);
+    AppendRefuseFrame(LS_PROTO_VERSION, reason, &out_);
+    Fail(Err::kBadVersion, reason);
+    return false;
+  }
+  if (rc < 0) {
+    Fail(Err::kBadHello, "malformed HELLO");
+    return false;
+  }
+  size_t len = h.app_len;
+  if (len > limits_.max_app) {
+    len = limits_.max_app;
+    ctx_->counters->app_truncated++;
+  }
+  app_.assign(h.app, len);
+  hello_ = true;
+  source_.id = ctx_->next_source_id++;
+  source_.app = app_;
+  spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, peer_.pid,
+                peer_.uid, peer_.gid, peer_.comm, app_);
+  return true;
+}
+
+bool Session::OnIntern(const uint8_t *p, size_t n) {
+  ls_intern in;
+  if (ls_intern_decode(p, n, &in) < 0) {
+    Fail(Err::kBadIntern, "malformed INTERN (site, level, line or lengths out of range)");
+    return false;
+  }
+  char sig[LS_FMT_MAX_ARGS + 1];
+  int nargs = ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig);
+  if (nargs < 0) {
+    Fail(Err::kBadIntern, fmt::format("site {}: format refused ({}): \"{}\"", in.site,
+                                      nargs == -E2BIG ? "too many arguments" : "malformed or %n",
+                                      std::string_view(in.fmt, std::min<size_t>(in.fmt_len, 80))));
+    return false;
+  }
+  if (entries_.size() >= limits_.max_sites) {
+    Fail(Err::kBadIntern,
+         fmt::format("more than max_sites_per_connection ({}) INTERN frames", limits_.max_sites));
+    return false;
+  }
+  SiteEntry e;
+  e.site.level = in.level;
+  e.site.line = in.line;
+  storage::Site full = e.site;
+  full.fmt = std::string_view(in.fmt, in.fmt_len);
+  full.file = std::string_view(in.file, in.file_len);
+  e.global = ctx_->writer->Intern(full);
+  if (e.global == 0) {  // string table full: records carry the site inline
+    e.inline_idx = uint32_t(inline_.size());
+    inline_.emplace_back(full.fmt);
+    inline_.emplace_back(full.file);
+  }
+  e.sig_off = uint32_t(sigs_.size());
+  e.sig_len = uint32_t(nargs);
+  sigs_.append(sig, size_t(nargs) + 1);
+  if (in.site >= index_.size()) index_.resize(size_t(in.site) + 1, 0);
+  entries_.push_back(e);
+  index_[in.site] = uint32_t(entries_.size());
+  return true;
+}
+
+bool Session::OnRecords(const uint8_t *p, size_t n) {
+  ls_records it;
+  ls_record r;
+  int rc;
+  if (ls_records_begin(p, n, &it) < 0) {
+    Fail(Err::kBadRecord, "RECORDS without a thread id");
+    return false;
+  }
+  // Pass 1: validate the whole frame (a frame is all or nothing), keeping
+  // what pass 2 needs so nothing is decoded twice.
+  std::vector<ParsedRecord> &parsed = ctx_->scratch;
+  parsed.clear();
+  while ((rc = ls_records_next(&it, &r)) > 0) {
+    const SiteEntry *e = Lookup(r.site);
+    if (!e) {
+      Fail(Err::kUnknownSite, fmt::format("record names site {} that was not interned", r.site));
+      return false;
+    }
+    if (ls_records_args(&it, sigs_.data() + e->sig_off, &r) < 0) {
+      Fail(Err::kBadRecord,
+           fmt::format("record of site {} does not match its signature \"{}\"", r.site,
+                       std::string_view(sigs_.data() + e->sig_off, e->sig_len)));
+      return false;
+    }
+    parsed.push_back(ParsedRecord{uint32_t(e - entries_.data()), uint32_t(r.args_len), r.args,
+                                  r.ts_ns, r.truncated});
+  }
+  if (rc < 0) {
+    Fail(Err::kBadRecord, "malformed record header");
+    return false;
+  }
+  // Pass 2: append.
+  storage::RecordIn in;
+  in.source = &source_;
+  in.tid = it.tid;
+  storage::Site inline_site;
+  for (const ParsedRecord &pr : parsed) {
+    const SiteEntry *e = &entries_[pr.entry];
+    in.site_id = e->global;
+    if (e->global == 0) {
+      inline_site = e->site;
+      inline_site.fmt = inline_[e->inline_idx];
+      inline_site.file = inline_[e->inline_idx + 1];
+      in.inline_site = &inline_site;
+    } else {
+      in.inline_site = nullptr;
+    }
+    in.signature = std::string_view(sigs_.data() + e->sig_off, e->sig_len);
+    in.ts_ns = pr.ts_ns;
+    in.args = pr.args;
+    in.args_len = pr.args_len;
+    in.truncated = pr.truncated;
+    storage::Status s = ctx_->writer->Append(in);
+    if (!s.ok()) {
+      ctx_->counters->write_errors++;
+      uint64_t suppressed = 0;
+      if (ctx_->log_limit.Allow(int(Err::kCount), &suppressed))
+        spdlog::error("ring write failed: {} ({} similar lines suppressed)", s.ToString(),
+                      suppressed);
+    }
+  }
+  return true;
+}
+
+bool Session::OnDropped(const uint8_t *p, size_t n) {
+  ls_dropped d;
+  if (ls_dropped_decode(p, n, &d) < 0) {
+    Fail(Err::kBadPayload, "malformed DROPPED");
+    return false;
+  }
+  ctx_->counters->dropped_reported += d.count;
+  storage::Status s = ctx_->writer->AppendDropped(source_, d.now_ns, d.count, d.since_ns);
+  if (!s.ok()) {
+    ctx_->counters->write_errors++;
+    uint64_t suppressed = 0;
+    if (ctx_->log_limit.Allow(int(Err::kCount), &suppressed))
+      spdlog::error("ring write failed: {} ({} similar lines suppressed)", s.ToString(),
+                    suppressed);
+  }
+  return true;
+}
+
+}  // namespace logsink::daemon

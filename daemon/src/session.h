@@ -1,0 +1,111 @@
+// session.h: the protocol state of one client connection, without I/O: bytes
+// in (split anywhere), frames decoded with proto/frame.h, records validated
+// against their site's signature and appended to the ring; replies out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "counters.h"
+#include "logsink/storage/ring.h"
+#include "ratelimit.h"
+
+struct ls_frame;
+
+namespace logsink::daemon {
+
+// Per-connection limits, fixed when the connection is accepted.
+struct Limits {
+  uint32_t max_frame = 256u << 10;
+  uint32_t max_sites = 65536;
+  uint32_t max_app = 64;
+};
+
+// Trusted facts about the peer, from the kernel at accept.
+struct Peer {
+  uint32_t pid = 0, uid = 0, gid = 0;
+  std::string comm;
+};
+
+// A record of a RECORDS frame that passed validation, waiting to be appended.
+struct ParsedRecord {
+  uint32_t entry;  // the site's index in the session's cache
+  uint32_t args_len;
+  const uint8_t *args;
+  uint64_t ts_ns;
+  uint64_t truncated;
+};
+
+// What sessions share: the daemon's writer, counters and error log.
+struct Context {
+  storage::RingWriter *writer = nullptr;
+  Counters *counters = nullptr;
+  uint64_t next_source_id = 1;  // the next connection's Source id
+  RateLimit<int(Err::kCount) + 1> log_limit;
+  // One frame's validated records; shared (one thread), its capacity reused.
+  std::vector<ParsedRecord> scratch;
+};
+
+class Session {
+ public:
+  Session(Context *ctx, const Limits &limits, Peer peer);
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  // Consumes bytes read from the connection. Returns false when the
+  // connection must be closed: the error is counted and logged, and out() may
+  // hold a last frame (REFUSE) to send first.
+  bool Feed(const uint8_t *p, size_t n, uint64_t now_ms);
+
+  // A frame has started but not completed; since when (loop time, ms).
+  bool partial() const { return !pending_.empty(); }
+  uint64_t partial_since_ms() const { return partial_since_ms_; }
+
+  // Bytes to send to the client (STATS, REFUSE). The owner sends and erases.
+  std::string &out() { return out_; }
+
+  // Counts and logs an error that the owner detected (stall).
+  void Fail(Err e, std::string_view detail);
+
+  const Peer &peer() const { return peer_; }
+  uint64_t source_id() const { return source_.id; }
+
+ private:
+  struct SiteEntry {
+    uint32_t global = 0;   // string-table id; 0 = the table is full, store inline
+    uint32_t sig_off = 0;  // NUL-terminated signature in sigs_
+    uint32_t sig_len = 0;
+    uint32_t inline_idx = 0;  // into inline_ when global == 0
+    storage::Site site;       // level and line; fmt/file only when inline
+  };
+
+  bool HandleFrame(const ls_frame &f);
+  bool OnHello(const uint8_t *p, size_t n);
+  bool OnIntern(const uint8_t *p, size_t n);
+  bool OnRecords(const uint8_t *p, size_t n);
+  bool OnDropped(const uint8_t *p, size_t n);
+  const SiteEntry *Lookup(uint32_t site) const {
+    if (site >= index_.size() || index_[site] == 0) return nullptr;
+    return &entries_[index_[site] - 1];
+  }
+
+  Context *ctx_;
+  Limits limits_;
+  Peer peer_;
+  bool hello_ = false;
+  std::string app_;
+  storage::Source source_;
+
+  std::vector<uint8_t> pending_;  // a partial frame, at most max_frame + 4 bytes
+  uint64_t partial_since_ms_ = 0;
+  std::string out_;
+
+  std::vector<uint32_t> index_;  // client site id -> entries_ index + 1
+  std::vector<SiteEntry> entries_;
+  std::string sigs_;
+  std::vector<std::string> inline_;  // fmt then file, per inline site
+};
+
+}  // namespace logsink::daemon

@@ -1,0 +1,306 @@
+// cmd_read.cc: `logctl tail`, `logctl cat` and `logctl export`: position the
+// reader (SeekLast / SeekTime / SeekOldest, never a full scan for tail),
+// filter, render into a big buffer, and for -f follow the writer, woken by
+// inotify (uv_fs_event) with a poll timer as a fallback.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+
+#include "commands.h"
+#include "common.h"
+#include "out.h"
+#include "printer.h"
+
+namespace logsink::logctl {
+namespace {
+
+using storage::Record;
+using storage::RingReader;
+using storage::Status;
+
+constexpr uint64_t kPollMs = 250;  // fallback when inotify says nothing
+
+// Skipped blocks go to stderr; lost records go in-band to whoever listens.
+class ReadReporter : public storage::Reporter {
+ public:
+  explicit ReadReporter(std::string path) : path_(std::move(path)) {}
+  void Corruption(uint64_t off, std::string_view reason) override {
+    Warn(path_ + ": offset " + std::to_string(off) + ": " + std::string(reason) + " (skipped)");
+  }
+  void Lost(uint64_t n) override {
+    if (on_lost) on_lost(n);
+  }
+  std::function<void(uint64_t)> on_lost;
+
+ private:
+  std::string path_;
+};
+
+// Reads, filters and prints records into an Out.
+class Session {
+ public:
+  Session(Options &o, RingReader *r, Out *out, Printer *pr, const std::string &path)
+      : o_(o), r_(r), out_(out), pr_(pr), path_(path) {}
+
+  // Renders rec into *line if it passes the filter. Returns false if filtered out.
+  bool Render(const Record &rec, std::string *line) {
+    if (!o_.filter.MatchFields(rec)) return false;
+    bool ok = pr_->Message(rec, &msg_);
+    if (!o_.filter.MatchMessage(msg_)) return false;
+    pr_->Line(rec, msg_, ok, line);
+    return true;
+  }
+
+  // Prints every record from the reader's position on. Returns false on a
+  // read error (already reported) or when the output failed.
+  bool Drain() {
+    Record rec;
+    for (;;) {
+      Status s = r_->Next(&rec);
+      if (s.code() == Status::Code::kNotFound) return true;
+      if (!s.ok()) return ReadError(s);
+      Render(rec, out_->buf());
+      out_->MaybeFlush();
+      if (out_->failed()) return false;
+    }
+  }
+
+  // tail with a filter and no --since: the last n matching records. Reads the
+  // last k records, then the last 4k, ... until n matched or the ring is
+  // exhausted; records already judged in an earlier round are skipped.
+  bool TailFiltered(uint64_t n) {
+    std::map<uint64_t, std::string> got;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t k = n < 256 ? 1024 : n * 4;
+    Record rec;
+    for (;;) {
+      Status s = r_->SeekLast(k);
+      if (!s.ok() && s.code() != Status::Code::kNotFound) return ReadError(s);
+      uint64_t count = 0, first = UINT64_MAX, last = 0;
+      bool any = false;
+      for (;;) {
+        s = r_->Next(&rec);
+        if (s.code() == Status::Code::kNotFound) break;
+        if (!s.ok()) return ReadError(s);
+        count++;
+        any = true;
+        if (first == UINT64_MAX) first = rec.seq;
+        last = rec.seq;
+        if (rec.seq >= lo && rec.seq < hi) continue;  // judged in an earlier round
+        std::string line;
+        if (Render(rec, &line)) {
+          got[rec.seq] = std::move(line);
+          if (got.size() > n) got.erase(got.begin());
+        }
+      }
+      if (any) {
+        lo = std::min(lo, first);
+        hi = std::max(hi, last + 1);
+      }
+      if (got.size() >= n || count < k || k > (UINT64_MAX >> 3)) break;
+      k *= 4;
+    }
+    for (auto &[seq, line] : got) {
+      out_->buf()->append(line);
+      out_->MaybeFlush();
+    }
+    return true;
+  }
+
+  // tail with --since: stream from SeekTime keeping the last n matches.
+  bool TailSince(uint64_t n) {
+    Status s = r_->SeekTime(*o_.filter.since_ns);
+    if (!s.ok() && s.code() != Status::Code::kNotFound) return ReadError(s);
+    std::deque<std::string> keep;
+    Record rec;
+    for (;;) {
+      s = r_->Next(&rec);
+      if (s.code() == Status::Code::kNotFound) break;
+      if (!s.ok()) return ReadError(s);
+      std::string line;
+      if (n && Render(rec, &line)) {
+        keep.push_back(std::move(line));
+        if (keep.size() > n) keep.pop_front();
+      }
+    }
+    for (auto &line : keep) {
+      out_->buf()->append(line);
+      out_->MaybeFlush();
+    }
+    return true;
+  }
+
+  bool ReadError(const Status &s) {
+    Error(path_, s.ToString());
+    failed_ = true;
+    return false;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  Options &o_;
+  RingReader *r_;
+  Out *out_;
+  Printer *pr_;
+  const std::string &path_;
+  std::string msg_;
+  bool failed_ = false;
+};
+
+struct Follow {
+  Session *session;
+  Out *out;
+  uv_loop_t *loop;
+  bool stop_ok = true;
+};
+
+void FollowStep(Follow *f) {
+  bool ok = f->session->Drain();
+  f->out->Flush();
+  if (!ok || f->out->failed()) {
+    f->stop_ok = !f->session->failed();
+    uv_stop(f->loop);
+  }
+}
+
+void OnFsEvent(uv_fs_event_t *h, const char *, int, int) {
+  FollowStep(static_cast<Follow *>(h->data));
+}
+void OnTimer(uv_timer_t *h) { FollowStep(static_cast<Follow *>(h->data)); }
+void OnSignal(uv_signal_t *h, int) { uv_stop(static_cast<Follow *>(h->data)->loop); }
+
+// Runs until SIGINT/SIGTERM, the output closes, or a read error. Returns
+// false on a read error.
+bool FollowLoop(Session *session, Out *out, const std::string &path) {
+  uv_loop_t loop;
+  if (uv_loop_init(&loop) != 0) {
+    Error("follow", "cannot create the event loop");
+    return false;
+  }
+  Follow f{session, out, &loop};
+  uv_fs_event_t fsev;
+  uv_timer_t timer;
+  uv_signal_t sig_int, sig_term;
+  uv_fs_event_init(&loop, &fsev);
+  uv_timer_init(&loop, &timer);
+  uv_signal_init(&loop, &sig_int);
+  uv_signal_init(&loop, &sig_term);
+  fsev.data = timer.data = sig_int.data = sig_term.data = &f;
+  // inotify wakes us as soon as the writer's pwrite lands; the timer covers
+  // file systems without inotify and a watch that could not be added.
+  uv_fs_event_start(&fsev, OnFsEvent, path.c_str(), 0);
+  uv_timer_start(&timer, OnTimer, kPollMs, kPollMs);
+  uv_signal_start(&sig_int, OnSignal, SIGINT);
+  uv_signal_start(&sig_term, OnSignal, SIGTERM);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_close(reinterpret_cast<uv_handle_t *>(&fsev), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&timer), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&sig_int), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&sig_term), nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return f.stop_ok;
+}
+
+bool UseColor(const Options &o) {
+  if (o.no_color || o.mode != OutputMode::kShort || !isatty(STDOUT_FILENO)) return false;
+  const char *nc = std::getenv("NO_COLOR");
+  return !(nc && nc[0]);
+}
+
+int FinishOutput(Out *out, const std::string &what) {
+  out->Flush();
+  if (out->failed() && out->error() != EPIPE) {
+    Error(what, std::strerror(out->error()));
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunTail(Options &o) {
+  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  ReadReporter rep(path);
+  std::unique_ptr<RingReader> r;
+  if (int rc = OpenRing(path, &rep, &r)) return rc;
+  Printer pr(o.mode, UseColor(o), o.utc);
+  Out out(STDOUT_FILENO);
+  rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
+  Session session(o, r.get(), &out, &pr, path);
+  bool ok = true;
+  Status s;
+  if (o.cmd == Command::kCat) {
+    s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
+    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
+    ok = session.Drain();
+  } else if (o.lines == 0) {
+    s = r->SeekEnd();
+    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
+  } else if (o.filter.since_ns) {
+    ok = session.TailSince(o.lines);
+  } else if (o.filter.any()) {
+    ok = session.TailFiltered(o.lines);
+  } else {
+    s = r->SeekLast(o.lines);
+    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
+    ok = session.Drain();
+  }
+  if (session.failed()) return kExitError;
+  if (ok && o.follow) {
+    out.Flush();
+    if (!out.failed() && !FollowLoop(&session, &out, path)) return kExitError;
+  }
+  return FinishOutput(&out, "stdout");
+}
+
+int RunExport(Options &o) {
+  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  ReadReporter rep(path);
+  std::unique_ptr<RingReader> r;
+  if (int rc = OpenRing(path, &rep, &r)) return rc;
+  struct stat a, b;
+  if (stat(path.c_str(), &a) == 0 && stat(o.export_path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino) {
+    Error(o.export_path, "is the ring file itself");
+    return kExitError;
+  }
+  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    Error(o.export_path, std::strerror(errno));
+    return kExitError;
+  }
+  int rc;
+  {
+    o.mode = o.export_json ? OutputMode::kJson : OutputMode::kShort;
+    Printer pr(o.mode, false, o.utc);
+    Out out(fd);
+    rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
+    Session session(o, r.get(), &out, &pr, path);
+    Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
+    if (!s.ok() && s.code() != Status::Code::kNotFound) {
+      session.ReadError(s);
+      close(fd);
+      return kExitError;
+    }
+    bool ok = session.Drain();
+    rc = FinishOutput(&out, o.export_path);
+    if (!ok && session.failed()) rc = kExitError;
+  }
+  if (close(fd) != 0 && rc == kExitOk) {
+    Error(o.export_path, std::strerror(errno));
+    rc = kExitError;
+  }
+  return rc;
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,182 @@
+// cmd_stats.cc: `logctl stats`: the ring's geometry and usage (Summarize, plus
+// one full scan to add up the DROPPED entries) and the daemon's live counters.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "commands.h"
+#include "common.h"
+#include "daemon_stats.h"
+#include "escape.h"
+#include "out.h"
+#include "timefmt.h"
+
+namespace logsink::logctl {
+namespace {
+
+using storage::Record;
+using storage::RingReader;
+using storage::Status;
+
+class StatsReporter : public storage::Reporter {
+ public:
+  void Corruption(uint64_t, std::string_view) override { corrupt++; }
+  void Lost(uint64_t n) override { lost += n; }
+  uint64_t corrupt = 0, lost = 0;
+};
+
+std::string Span(uint64_t ns) {
+  uint64_t s = ns / 1000000000u;
+  uint64_t ms = ns / 1000000u % 1000;
+  std::string out;
+  if (s >= 86400) out += fmt::format("{}d ", s / 86400);
+  if (s >= 3600) out += fmt::format("{}h ", s / 3600 % 24);
+  if (s >= 60) out += fmt::format("{}min ", s / 60 % 60);
+  out += fmt::format("{}.{:03}s", s % 60, ms);
+  return out;
+}
+
+std::string Human(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, u++;
+  return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+double Pct(uint64_t a, uint64_t b) {
+  return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0;
+}
+
+}  // namespace
+
+int RunStats(Options &o) {
+  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  StatsReporter rep;
+  std::unique_ptr<RingReader> r;
+  if (int rc = OpenRing(path, &rep, &r)) return rc;
+  RingReader::Summary sum;
+  Status s = r->Summarize(&sum);
+  bool empty = s.code() == Status::Code::kNotFound;
+  if (!s.ok() && !empty) {
+    Error(path, s.ToString());
+    return kExitError;
+  }
+  // DROPPED entries are only known by reading every record: a full scan.
+  uint64_t dropped = 0, dropped_entries = 0;
+  if (!empty) {
+    s = r->SeekOldest();
+    Record rec;
+    while (s.ok() && (s = r->Next(&rec)).ok()) {
+      if (rec.kind == Record::Kind::kDropped) dropped += rec.dropped_count, dropped_entries++;
+    }
+    if (!s.ok() && s.code() != Status::Code::kNotFound) {
+      Error(path, s.ToString());
+      return kExitError;
+    }
+  }
+  const storage::Layout &L = r->layout();
+  uint64_t records = empty ? 0 : sum.newest_seq - sum.oldest_seq + 1;
+  uint64_t span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
+
+  std::string socket = DefaultSocketPath(o.socket);
+  Counters counters;
+  std::string why;
+  int drc = QueryDaemonStats(socket, 1000, &counters, &why);
+  bool not_running = drc == -ENOENT || drc == -ECONNREFUSED;
+
+  render::TimeFormatter tf(false);
+  Out out(STDOUT_FILENO);
+  std::string &b = *out.buf();
+  auto it = std::back_inserter(b);
+  if (o.json) {
+    b += "{\"file\":";
+    render::AppendJsonString(&b, path);
+    fmt::format_to(it,
+                   ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
+                   "\"blocks_used\":{},\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},"
+                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"newest_ts_ns\":{},\"span_ns\":{},"
+                   "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
+                   "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
+                   L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
+                   sum.bytes_used, records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns,
+                   sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries, sum.strings,
+                   sum.strtab_bytes, L.strtab_size, rep.corrupt);
+    b += ",\"daemon\":";
+    if (drc == 0) {
+      b += "{\"running\":true,\"socket\":";
+      render::AppendJsonString(&b, socket);
+      b += ",\"counters\":{";
+      bool first = true;
+      for (auto &[name, value] : counters) {
+        if (!first) b += ',';
+        first = false;
+        render::AppendJsonString(&b, name);
+        fmt::format_to(it, ":{}", value);
+      }
+      b += "}}";
+    } else {
+      b += "{\"running\":false,\"socket\":";
+      render::AppendJsonString(&b, socket);
+      if (!not_running) {
+        b += ",\"error\":";
+        render::AppendJsonString(&b, why);
+      }
+      b += "}";
+    }
+    b += "}\n";
+  } else {
+    b += "file:          ";
+    render::AppendTerminalSafe(&b, path);
+    fmt::format_to(it, "\nfile size:     {} bytes ({})\n", L.file_size, Human(L.file_size));
+    fmt::format_to(it, "block size:    {} bytes\nblock count:   {}\n", L.block_size, L.block_count);
+    fmt::format_to(it, "capacity:      {} bytes ({})\n", L.capacity(), Human(L.capacity()));
+    fmt::format_to(it, "blocks used:   {}\n", sum.blocks_used);
+    fmt::format_to(it, "bytes used:    {} bytes ({:.1f}% of capacity)\n", sum.bytes_used,
+                   Pct(sum.bytes_used, L.capacity()));
+    if (empty) {
+      b += "records:       0 (empty)\n";
+    } else {
+      fmt::format_to(it, "records:       {} (seq {}..{})\n", records, sum.oldest_seq,
+                     sum.newest_seq);
+      b += "oldest:        ";
+      tf.AppendHuman(sum.oldest_ts_ns, &b);
+      b += "\nnewest:        ";
+      tf.AppendHuman(sum.newest_ts_ns, &b);
+      b += "\nspan:          " + Span(span) + "\n";
+    }
+    fmt::format_to(it, "wraps:         {}\n", sum.wraps);
+    fmt::format_to(it, "dropped:       {} records in {} reports (full scan)\n", dropped,
+                   dropped_entries);
+    fmt::format_to(it, "string table:  {} entries, {} of {} bytes ({:.1f}%)\n", sum.strings,
+                   sum.strtab_bytes, L.strtab_size, Pct(sum.strtab_bytes, L.strtab_size));
+    if (rep.corrupt)
+      fmt::format_to(it, "skipped:       {} damaged blocks (run logctl verify)\n", rep.corrupt);
+    if (drc == 0) {
+      b += "daemon:        running (socket ";
+      render::AppendTerminalSafe(&b, socket);
+      b += ")\n";
+      for (auto &[name, value] : counters) {
+        b += "  ";
+        render::AppendTerminalSafe(&b, name);
+        fmt::format_to(it, "={}\n", value);
+      }
+    } else if (not_running) {
+      b += "daemon: not running (socket ";
+      render::AppendTerminalSafe(&b, socket);
+      b += ")\n";
+    } else {
+      b += "daemon: unreachable (socket ";
+      render::AppendTerminalSafe(&b, socket);
+      b += "): ";
+      render::AppendTerminalSafe(&b, why);
+      b += "\n";
+    }
+  }
+  out.Flush();
+  return kExitOk;
+}
+
+}  // namespace logsink::logctl

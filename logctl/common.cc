@@ -1,0 +1,83 @@
+// common.cc: errors, default paths and ring opening for logctl (see common.h).
+#include "common.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "logsink/proto/paths.h"
+
+namespace logsink::logctl {
+
+void Error(const std::string &what, const std::string &why) {
+  std::fprintf(stderr, "logctl: %s: %s\n", what.c_str(), why.c_str());
+}
+
+void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
+
+std::string DefaultRingPath() {
+  char buf[4096];
+  if (ls_default_ring(buf, sizeof buf) < 0) return LS_SYSTEM_RING;
+  std::string path = buf;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 && errno == ENOENT && stat(LS_SYSTEM_RING, &st) == 0)
+    return LS_SYSTEM_RING;
+  return path;
+}
+
+std::string DefaultSocketPath(const std::string &explicit_path) {
+  char buf[4096];
+  if (ls_resolve_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf) <
+      0)
+    return explicit_path.empty() ? LS_SYSTEM_SOCKET : explicit_path;
+  return buf;
+}
+
+int OpenRing(const std::string &path, storage::Reporter *reporter,
+             std::unique_ptr<storage::RingReader> *out) {
+  // Check with open(2) first so the reason is errno's, not a guess.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    Error(path, std::strerror(errno));
+    return kExitError;
+  }
+  struct stat st;
+  int rc = fstat(fd, &st);
+  close(fd);
+  if (rc != 0) {
+    Error(path, std::strerror(errno));
+    return kExitError;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    Error(path, "not a regular file");
+    return kExitError;
+  }
+  storage::Status s = storage::RingReader::Open(storage::Env::Default(), path, reporter, out);
+  if (s.ok()) return kExitOk;
+  switch (s.code()) {
+    case storage::Status::Code::kNotOurs:
+      Error(path,
+            "not a logsink ring file" + (s.message().empty() ? "" : " (" + s.message() + ")"));
+      break;
+    case storage::Status::Code::kNotFound:
+      Error(path, "No such file or directory");
+      break;
+    default:
+      Error(path, s.ToString());
+      break;
+  }
+  return kExitError;
+}
+
+uint64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,34 @@
+// common.h: what every logctl subcommand shares: error messages in one format
+// ("logctl: <what>: <why>"), exit codes, the default ring and socket paths,
+// and opening the ring file with a clear reason when it cannot be read.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "logsink/storage/ring.h"
+
+namespace logsink::logctl {
+
+enum Exit { kExitOk = 0, kExitError = 1, kExitUsage = 2 };
+
+// Prints "logctl: <what>: <why>" to stderr.
+void Error(const std::string &what, const std::string &why);
+// Prints a warning line "logctl: warning: <text>" to stderr.
+void Warn(const std::string &text);
+
+// The ring file to read when --file is not given: ls_default_ring(), or the
+// system ring if the per-user one does not exist and the system one does.
+std::string DefaultRingPath();
+// The daemon's socket: --socket, $LOGSINK_SOCKET or the default.
+std::string DefaultSocketPath(const std::string &explicit_path);
+
+// Opens path for reading. On failure prints the reason (missing, permission
+// denied, not a regular file, not a logsink ring file, corrupted) and returns
+// kExitError; kExitOk on success.
+int OpenRing(const std::string &path, storage::Reporter *reporter,
+             std::unique_ptr<storage::RingReader> *out);
+
+uint64_t NowNs();
+
+}  // namespace logsink::logctl

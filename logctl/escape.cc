@@ -1,0 +1,180 @@
+// escape.cc: terminal-safe and JSON escaping of untrusted bytes (see escape.h).
+#include "escape.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace logsink::render {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// True for ASCII bytes that can be copied as they are (printable, plus TAB
+// for the terminal).
+struct AsciiTable {
+  bool term[128];
+  bool json[128];
+  constexpr AsciiTable() : term(), json() {
+    for (int c = 0; c < 128; c++) {
+      term[c] = (c >= 0x20 && c < 0x7f) || c == '\t';
+      json[c] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    }
+  }
+};
+constexpr AsciiTable kAscii;
+
+void AppendHexByte(std::string *out, unsigned char c) {
+  char b[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+  out->append(b, 4);
+}
+
+void AppendU00(std::string *out, unsigned c) {
+  char b[6] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 15], kHex[c & 15]};
+  out->append(b, 6);
+}
+
+}  // namespace
+
+size_t Utf8Decode(const unsigned char *p, const unsigned char *end, char32_t *cp) {
+  if (p >= end) return 0;
+  unsigned char c = p[0];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t n;
+  char32_t v, min;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2, v = c & 0x1f, min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3, v = c & 0x0f, min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (end - p < static_cast<ptrdiff_t>(n)) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (p[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+void AppendUtf8(std::string *out, char32_t cp) {
+  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) cp = 0xfffd;
+  char b[4];
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    b[0] = static_cast<char>(0xc0 | (cp >> 6));
+    b[1] = static_cast<char>(0x80 | (cp & 0x3f));
+    out->append(b, 2);
+  } else if (cp < 0x10000) {
+    b[0] = static_cast<char>(0xe0 | (cp >> 12));
+    b[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    b[2] = static_cast<char>(0x80 | (cp & 0x3f));
+    out->append(b, 3);
+  } else {
+    b[0] = static_cast<char>(0xf0 | (cp >> 18));
+    b[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    b[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    b[3] = static_cast<char>(0x80 | (cp & 0x3f));
+    out->append(b, 4);
+  }
+}
+
+void AppendTerminalSafe(std::string *out, std::string_view s) {
+  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
+  const auto *end = p + s.size();
+  while (p < end) {
+    // Copy the longest run of safe ASCII in one append.
+    const auto *run = p;
+    while (p < end && *p < 0x80 && kAscii.term[*p]) p++;
+    if (p > run) out->append(reinterpret_cast<const char *>(run), p - run);
+    if (p >= end) break;
+    unsigned char c = *p;
+    if (c < 0x80) {
+      if (c == '\n') {
+        out->append("\\n", 2);
+      } else if (c == '\r') {
+        out->append("\\r", 2);
+      } else {
+        AppendHexByte(out, c);
+      }
+      p++;
+      continue;
+    }
+    char32_t cp;
+    size_t n = Utf8Decode(p, end, &cp);
+    if (n == 0) {
+      AppendHexByte(out, c);
+      p++;
+    } else if (cp >= 0x80 && cp <= 0x9f) {
+      // C1 controls: U+009B is CSI on some terminals.
+      for (size_t i = 0; i < n; i++) AppendHexByte(out, p[i]);
+      p += n;
+    } else {
+      out->append(reinterpret_cast<const char *>(p), n);
+      p += n;
+    }
+  }
+}
+
+void AppendJsonEscaped(std::string *out, std::string_view s) {
+  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
+  const auto *end = p + s.size();
+  while (p < end) {
+    const auto *run = p;
+    while (p < end && *p < 0x80 && kAscii.json[*p]) p++;
+    if (p > run) out->append(reinterpret_cast<const char *>(run), p - run);
+    if (p >= end) break;
+    unsigned char c = *p;
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out->append("\\\"", 2);
+          break;
+        case '\\':
+          out->append("\\\\", 2);
+          break;
+        case '\n':
+          out->append("\\n", 2);
+          break;
+        case '\r':
+          out->append("\\r", 2);
+          break;
+        case '\t':
+          out->append("\\t", 2);
+          break;
+        case '\b':
+          out->append("\\b", 2);
+          break;
+        case '\f':
+          out->append("\\f", 2);
+          break;
+        default:
+          AppendU00(out, c);
+          break;
+      }
+      p++;
+      continue;
+    }
+    char32_t cp;
+    size_t n = Utf8Decode(p, end, &cp);
+    if (n == 0) {
+      out->append("\\ufffd", 6);
+      p++;
+    } else if (cp <= 0x9f) {
+      AppendU00(out, static_cast<unsigned>(cp));
+      p += n;
+    } else {
+      out->append(reinterpret_cast<const char *>(p), n);
+      p += n;
+    }
+  }
+}
+
+}  // namespace logsink::render

@@ -1,0 +1,63 @@
+// filter.cc: record filters for tail and cat (see filter.h).
+#include "filter.h"
+
+#include <cstring>
+
+namespace logsink::logctl {
+namespace {
+const char *const kLevelNames[8] = {"emerg",   "alert",  "crit", "err",
+                                    "warning", "notice", "info", "debug"};
+}
+
+int ParseLevel(std::string_view s) {
+  if (s.size() == 1 && s[0] >= '0' && s[0] <= '7') return s[0] - '0';
+  for (int i = 0; i < 8; i++)
+    if (s == kLevelNames[i]) return i;
+  if (s == "error") return 3;
+  if (s == "warn") return 4;
+  if (s == "emergency") return 0;
+  if (s == "critical") return 2;
+  return -1;
+}
+
+const char *LevelName(int level) { return level >= 0 && level < 8 ? kLevelNames[level] : "?"; }
+
+Filter::~Filter() {
+  if (has_grep_) regfree(&re_);
+}
+
+bool Filter::SetGrep(const std::string &re, bool ignore_case, std::string *why) {
+  if (has_grep_) regfree(&re_);
+  has_grep_ = false;
+  int rc = regcomp(&re_, re.c_str(), REG_EXTENDED | REG_NOSUB | (ignore_case ? REG_ICASE : 0));
+  if (rc != 0) {
+    char buf[256];
+    regerror(rc, &re_, buf, sizeof buf);
+    *why = buf;
+    return false;
+  }
+  has_grep_ = true;
+  return true;
+}
+
+bool Filter::MatchFields(const storage::Record &r) const {
+  int level = r.kind == storage::Record::Kind::kDropped ? kDroppedLevel : r.site.level;
+  if (level > max_level) return false;
+  if (pid && r.pid != *pid) return false;
+  if (uid && r.uid != *uid) return false;
+  if (app && !(r.app == *app || (r.app.empty() && r.comm == *app))) return false;
+  if (since_ns && r.ts_ns < *since_ns) return false;
+  if (until_ns && r.ts_ns > *until_ns) return false;
+  return true;
+}
+
+bool Filter::MatchMessage(std::string_view msg) const {
+  if (!has_grep_) return true;
+  // REG_STARTEND: match [0, size) even with embedded NULs, no copy.
+  regmatch_t m[1];
+  m[0].rm_so = 0;
+  m[0].rm_eo = static_cast<regoff_t>(msg.size());
+  return regexec(&re_, msg.data(), 0, m, REG_STARTEND) == 0;
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,53 @@
+// filter.h: which records `logctl tail`/`cat` show: level, pid, uid, app,
+// time range and a regular expression on the rendered message (POSIX ERE).
+#pragma once
+
+#include <regex.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "logsink/storage/ring.h"
+
+namespace logsink::logctl {
+
+// Level shown for a DROPPED entry (it has no call site).
+constexpr int kDroppedLevel = 4;
+
+// Parses a level name (emerg alert crit err error warning warn notice info
+// debug) or a number 0..7. Returns -1 if invalid.
+int ParseLevel(std::string_view s);
+const char *LevelName(int level);
+
+class Filter {
+ public:
+  Filter() = default;
+  ~Filter();
+  Filter(const Filter &) = delete;
+  Filter &operator=(const Filter &) = delete;
+
+  int max_level = 7;  // show records with level <= max_level (more severe)
+  std::optional<uint32_t> pid, uid;
+  std::optional<std::string> app;  // matches the app label, or comm when the label is empty
+  std::optional<uint64_t> since_ns, until_ns;
+
+  // Compiles the regular expression (extended POSIX). Returns false with the
+  // reason in *why.
+  bool SetGrep(const std::string &re, bool ignore_case, std::string *why);
+
+  bool any() const {
+    return max_level < 7 || pid || uid || app || since_ns || until_ns || has_grep_;
+  }
+  bool needs_message() const { return has_grep_; }
+  // Everything except the regular expression.
+  bool MatchFields(const storage::Record &r) const;
+  bool MatchMessage(std::string_view msg) const;
+
+ private:
+  regex_t re_{};
+  bool has_grep_ = false;
+};
+
+}  // namespace logsink::logctl

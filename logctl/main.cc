@@ -1,0 +1,74 @@
+// main.cc: logctl's entry point: dispatches the subcommand; no exception
+// escapes (an unexpected one is reported as an error line).
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "commands.h"
+#include "common.h"
+
+using namespace logsink::logctl;
+
+namespace {
+
+int Main(int argc, char **argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitUsage;
+  }
+  const char *c = argv[1];
+  if (!std::strcmp(c, "--help") || !std::strcmp(c, "-h") || !std::strcmp(c, "help")) {
+    PrintUsage(stdout);
+    return kExitOk;
+  }
+  if (!std::strcmp(c, "--version")) {
+    std::puts("logctl " LOGSINK_VERSION);
+    return kExitOk;
+  }
+  static const struct {
+    const char *name;
+    Command cmd;
+  } kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
+                   {"stats", Command::kStats},   {"send", Command::kSend},
+                   {"verify", Command::kVerify}, {"export", Command::kExport}};
+  for (const auto &k : kCommands) {
+    if (std::strcmp(c, k.name) != 0) continue;
+    Options o;
+    int rc = ParseOptions(k.cmd, argc - 1, argv + 1, &o);
+    if (rc >= 0) return rc;
+    switch (k.cmd) {
+      case Command::kTail:
+      case Command::kCat:
+        return RunTail(o);
+      case Command::kStats:
+        return RunStats(o);
+      case Command::kSend:
+        return RunSend(o);
+      case Command::kVerify:
+        return RunVerify(o);
+      case Command::kExport:
+        return RunExport(o);
+    }
+  }
+  Error(c, "unknown command (tail, cat, stats, send, verify, export)");
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  // A closed pipe (logctl cat | head) is an EPIPE we handle, not a signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc &) {
+    Error("error", "out of memory");
+  } catch (const std::exception &e) {
+    Error("error", e.what());
+  } catch (...) {
+    Error("error", "unexpected exception");
+  }
+  return kExitError;
+}

@@ -1,0 +1,342 @@
+// options.cc: getopt_long-based parsing of logctl's subcommand options.
+#include "options.h"
+
+#include <getopt.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common.h"
+#include "timeparse.h"
+
+namespace logsink::logctl {
+namespace {
+
+enum Opt {
+  kFile = 1000,
+  kSocket,
+  kLevel,
+  kPid,
+  kUid,
+  kApp,
+  kSince,
+  kUntil,
+  kGrep,
+  kJson,
+  kNoColor,
+  kUtc,
+  kFormat,
+  kOutput,
+  kLines,
+  kFollow,
+  kHelp,
+  kIgnoreCase,
+};
+
+const char *Name(Command c) {
+  switch (c) {
+    case Command::kTail:
+      return "tail";
+    case Command::kCat:
+      return "cat";
+    case Command::kStats:
+      return "stats";
+    case Command::kSend:
+      return "send";
+    case Command::kVerify:
+      return "verify";
+    case Command::kExport:
+      return "export";
+  }
+  return "?";
+}
+
+const char *Help(Command c) {
+  switch (c) {
+    case Command::kTail:
+      return "usage: logctl tail [-n N] [-f] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints the last N records (default 10) oldest first; -f keeps printing new ones.\n"
+             "With filters, -n counts matching records.\n";
+    case Command::kCat:
+      return "usage: logctl cat [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints every record in the ring, oldest first.\n";
+    case Command::kStats:
+      return "usage: logctl stats [--file PATH] [--socket PATH] [--json]\n"
+             "Prints the ring's geometry and usage, and the daemon's counters if it runs.\n";
+    case Command::kSend:
+      return "usage: logctl send [--level L] [--app NAME] [--socket PATH] [MESSAGE...]\n"
+             "Logs MESSAGE (or one record per line of standard input) through logsinkd.\n";
+    case Command::kVerify:
+      return "usage: logctl verify [--file PATH]\n"
+             "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
+    case Command::kExport:
+      return "usage: logctl export --output FILE [--format text|json] [--file PATH] [FILTERS]\n"
+             "Writes the records oldest first, rendered, to FILE.\n";
+  }
+  return "";
+}
+
+const char kFilterHelp[] =
+    "Filters:\n"
+    "  --level L        records at L or more severe (emerg alert crit err warning notice info\n"
+    "                   debug, or 0-7)\n"
+    "  --pid PID, --uid UID, --app NAME\n"
+    "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
+    "                   today, yesterday\n"
+    "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
+    "Output:\n"
+    "  -o, --output short|json|raw   --json   --no-color   --utc\n";
+
+bool ParseU64(const char *s, uint64_t *v) {
+  if (!*s || *s == '-') return false;
+  char *end;
+  errno = 0;
+  unsigned long long x = std::strtoull(s, &end, 10);
+  if (errno || *end) return false;
+  *v = x;
+  return true;
+}
+
+bool Allowed(Command c, int opt) {
+  bool reads = c == Command::kTail || c == Command::kCat || c == Command::kExport;
+  switch (opt) {
+    case kFile:
+      return c != Command::kSend;
+    case kSocket:
+      return c == Command::kStats || c == Command::kSend;
+    case kLevel:
+      return reads || c == Command::kSend;
+    case kApp:
+      return reads || c == Command::kSend;
+    case kPid:
+    case kUid:
+    case kSince:
+    case kUntil:
+    case kGrep:
+    case kIgnoreCase:
+      return reads;
+    case kJson:
+      return c == Command::kTail || c == Command::kCat || c == Command::kStats;
+    case kNoColor:
+    case kUtc:
+      return c == Command::kTail || c == Command::kCat;
+    case kOutput:
+      return reads;
+    case kFormat:
+      return c == Command::kExport;
+    case kLines:
+    case kFollow:
+      return c == Command::kTail;
+    case kHelp:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void PrintUsage(FILE *to) {
+  std::fputs(
+      "usage: logctl COMMAND [OPTIONS]\n"
+      "Reads the logsink ring file.\n\n"
+      "Commands:\n"
+      "  tail [-n N] [-f]   last N records (default 10); -f follows new ones\n"
+      "  cat                every record, oldest first\n"
+      "  stats              ring geometry and usage, daemon counters\n"
+      "  send [MESSAGE...]  log a message through logsinkd\n"
+      "  verify             check the file's integrity (exit 1 on corruption)\n"
+      "  export --output F  write a chronological, rendered copy\n\n"
+      "Every command takes --file PATH (default: the daemon's ring) and --help.\n",
+      to);
+}
+
+int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
+  static const struct option kLong[] = {
+      {"file", required_argument, nullptr, kFile},
+      {"socket", required_argument, nullptr, kSocket},
+      {"level", required_argument, nullptr, kLevel},
+      {"priority", required_argument, nullptr, kLevel},
+      {"pid", required_argument, nullptr, kPid},
+      {"uid", required_argument, nullptr, kUid},
+      {"app", required_argument, nullptr, kApp},
+      {"since", required_argument, nullptr, kSince},
+      {"until", required_argument, nullptr, kUntil},
+      {"grep", required_argument, nullptr, kGrep},
+      {"ignore-case", no_argument, nullptr, kIgnoreCase},
+      {"json", no_argument, nullptr, kJson},
+      {"no-color", no_argument, nullptr, kNoColor},
+      {"utc", no_argument, nullptr, kUtc},
+      {"format", required_argument, nullptr, kFormat},
+      {"output", required_argument, nullptr, kOutput},
+      {"lines", required_argument, nullptr, kLines},
+      {"follow", no_argument, nullptr, kFollow},
+      {"help", no_argument, nullptr, kHelp},
+      {nullptr, 0, nullptr, 0},
+  };
+  const char *name = Name(cmd);
+  auto usage = [&](const std::string &why) {
+    Error(name, why);
+    std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
+    return kExitUsage;
+  };
+  std::string grep;
+  bool ignore_case = false, have_grep = false;
+  o->cmd = cmd;
+  opterr = 0;
+  optind = 1;
+  int c, li = -1;
+  // '+' for send: stop at the first word so a message may start with '-'
+  // after "--"; ':' so a missing argument is reported as such.
+  const char *shorts = cmd == Command::kSend ? "+:h" : ":n:fo:g:hip:";
+  while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
+    const char *arg = optarg;
+    // The option as the user spelled it, for messages.
+    std::string opt = li >= 0 ? std::string("--") + kLong[li].name
+                      : c > 0 && c < 128 && c != '?' && c != ':' ? std::string("-") + char(c)
+                                                                 : "";
+    if (c == '?' || c == ':') {
+      opt = optopt > 0 && optopt < 128     ? std::string("-") + char(optopt)
+            : optind > 0 && optind <= argc ? argv[optind - 1]
+                                           : "";
+    }
+    switch (c) {
+      case 'n':
+        c = kLines;
+        break;
+      case 'f':
+        c = kFollow;
+        break;
+      case 'o':
+        c = kOutput;
+        break;
+      case 'g':
+        c = kGrep;
+        break;
+      case 'i':
+        c = kIgnoreCase;
+        break;
+      case 'p':
+        c = kLevel;
+        break;
+      case 'h':
+        c = kHelp;
+        break;
+      case ':':
+        return usage("option '" + opt + "' needs an argument");
+      case '?':
+        return usage("unknown option '" + opt + "'");
+      default:
+        break;
+    }
+    if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
+    switch (c) {
+      case kHelp:
+        std::fputs(Help(cmd), stdout);
+        std::fputs("  --file PATH      the ring file (default: the daemon's)\n", stdout);
+        if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
+          std::fputs(kFilterHelp, stdout);
+        return kExitOk;
+      case kFile:
+        o->file = arg;
+        break;
+      case kSocket:
+        o->socket = arg;
+        break;
+      case kLevel: {
+        int l = ParseLevel(arg);
+        if (l < 0) return usage(std::string("bad level '") + arg + "' (emerg..debug or 0-7)");
+        if (cmd == Command::kSend)
+          o->send_level = l;
+        else
+          o->filter.max_level = l;
+        break;
+      }
+      case kPid:
+      case kUid: {
+        uint64_t v;
+        if (!ParseU64(arg, &v) || v > UINT32_MAX)
+          return usage("bad number '" + std::string(arg) + "' for " + opt);
+        (c == kPid ? o->filter.pid : o->filter.uid) = static_cast<uint32_t>(v);
+        break;
+      }
+      case kApp:
+        if (cmd == Command::kSend)
+          o->send_app = arg;
+        else
+          o->filter.app = arg;
+        break;
+      case kSince:
+      case kUntil: {
+        uint64_t t;
+        std::string why;
+        if (!ParseTime(arg, NowNs(), &t, &why))
+          return usage("bad time '" + std::string(arg) + "': " + why);
+        (c == kSince ? o->filter.since_ns : o->filter.until_ns) = t;
+        break;
+      }
+      case kGrep:
+        grep = arg;
+        have_grep = true;
+        break;
+      case kIgnoreCase:
+        ignore_case = true;
+        break;
+      case kJson:
+        o->json = true;
+        o->mode = OutputMode::kJson;
+        break;
+      case kNoColor:
+        o->no_color = true;
+        break;
+      case kUtc:
+        o->utc = true;
+        break;
+      case kFormat:
+        if (std::strcmp(arg, "json") == 0)
+          o->export_json = true;
+        else if (std::strcmp(arg, "text") == 0)
+          o->export_json = false;
+        else
+          return usage("bad format '" + std::string(arg) + "' (text or json)");
+        break;
+      case kOutput:
+        if (cmd == Command::kExport) {
+          o->export_path = arg;
+        } else if (std::strcmp(arg, "short") == 0) {
+          o->mode = OutputMode::kShort;
+        } else if (std::strcmp(arg, "json") == 0) {
+          o->mode = OutputMode::kJson;
+        } else if (std::strcmp(arg, "raw") == 0) {
+          o->mode = OutputMode::kRaw;
+        } else {
+          return usage("bad output mode '" + std::string(arg) + "' (short, json or raw)");
+        }
+        break;
+      case kLines:
+        if (!ParseU64(arg, &o->lines))
+          return usage("bad number of lines '" + std::string(arg) + "'");
+        break;
+      case kFollow:
+        o->follow = true;
+        break;
+      default:
+        return usage("unknown option '" + opt + "'");
+    }
+  }
+  for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
+  if (cmd != Command::kSend && !o->words.empty())
+    return usage("unexpected argument '" + o->words[0] + "'");
+  if (cmd == Command::kExport && o->export_path.empty()) return usage("--output FILE is required");
+  if (have_grep) {
+    std::string why;
+    if (!o->filter.SetGrep(grep, ignore_case, &why))
+      return usage("bad regular expression '" + grep + "': " + why);
+  }
+  if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)
+    return usage("--since is after --until");
+  return -1;
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,43 @@
+// options.h: command-line parsing for every logctl subcommand (getopt_long,
+// with logctl's own error messages) and the usage texts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "filter.h"
+#include "printer.h"
+
+namespace logsink::logctl {
+
+enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport };
+
+struct Options {
+  Command cmd = Command::kTail;
+  std::string file;     // --file (empty: default)
+  std::string socket;   // --socket
+  uint64_t lines = 10;  // -n
+  bool follow = false;  // -f
+  OutputMode mode = OutputMode::kShort;
+  bool json = false;               // --json (stats too)
+  bool no_color = false;           // --no-color
+  bool utc = false;                // --utc
+  std::string export_path;         // export --output FILE
+  bool export_json = false;        // export --format json
+  std::optional<int> send_level;   // send --level
+  std::string send_app;            // send --app
+  std::vector<std::string> words;  // send MESSAGE...
+  Filter filter;
+};
+
+// Parses argv (argv[0] is the subcommand name). Returns -1 to go on, or an
+// exit code: kExitOk after --help, kExitUsage after a usage error (already
+// printed).
+int ParseOptions(Command cmd, int argc, char **argv, Options *o);
+
+// The top-level usage text.
+void PrintUsage(FILE *to);
+
+}  // namespace logsink::logctl

@@ -1,0 +1,208 @@
+// printer.cc: record -> output line in short, json or raw mode (see printer.h).
+#include "printer.h"
+
+#include <fmt/format.h>
+
+#include "escape.h"
+#include "filter.h"
+
+namespace logsink::logctl {
+namespace {
+
+using storage::Record;
+
+const char *ColorOf(int level) {
+  switch (level) {
+    case 0:
+    case 1:
+    case 2:
+      return "\x1b[1;31m";
+    case 3:
+      return "\x1b[31m";
+    case 4:
+      return "\x1b[33m";
+    case 5:
+      return "\x1b[1m";
+    case 7:
+      return "\x1b[2m";
+    default:
+      return nullptr;
+  }
+}
+
+int LevelOf(const Record &r) {
+  return r.kind == Record::Kind::kDropped ? kDroppedLevel : (r.site.level & 7);
+}
+
+template <typename T>
+void AppendNum(std::string *out, T v) {
+  fmt::format_int f(v);
+  out->append(f.data(), f.size());
+}
+
+void AppendIdent(const Record &r, std::string *out) {
+  std::string_view id = !r.app.empty() ? r.app : !r.comm.empty() ? r.comm : "?";
+  render::AppendTerminalSafe(out, id);
+  out->push_back('[');
+  AppendNum(out, r.pid);
+  out->append("]: <");
+  out->append(LevelName(LevelOf(r)));
+  out->append("> ");
+}
+
+}  // namespace
+
+bool Printer::Message(const Record &rec, std::string *msg) {
+  msg->clear();
+  if (rec.kind == Record::Kind::kDropped) {
+    msg->append("-- ");
+    AppendNum(msg, rec.dropped_count);
+    msg->append(" records dropped by the client since ");
+    time_.AppendHuman(rec.dropped_since_ns, msg);
+    msg->append(" --");
+    return true;
+  }
+  bool ok = true;
+  if (!rec.site_known) {
+    render::RenderUnknownSite(rec.site_id, rec.args, msg);
+    ok = false;
+  } else {
+    ok = render::RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
+  }
+  if (rec.truncated) render::AppendTruncated(rec.truncated, msg);
+  return ok;
+}
+
+void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
+  switch (mode_) {
+    case OutputMode::kShort:
+      ShortLine(rec, msg, out);
+      break;
+    case OutputMode::kRaw:
+      RawLine(rec, out);
+      break;
+    case OutputMode::kJson:
+      JsonLine(rec, msg, msg_ok, out);
+      break;
+  }
+}
+
+void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *out) {
+  time_.AppendShort(rec.ts_ns, out);
+  out->push_back(' ');
+  AppendIdent(rec, out);
+  const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
+  if (color) out->append(color);
+  render::AppendTerminalSafe(out, msg);
+  if (color) out->append("\x1b[0m");
+  out->push_back('\n');
+}
+
+void Printer::RawLine(const Record &rec, std::string *out) {
+  time_.AppendShort(rec.ts_ns, out);
+  out->push_back(' ');
+  AppendIdent(rec, out);
+  tmp_.clear();
+  if (rec.kind == Record::Kind::kDropped) {
+    tmp_.append("dropped=");
+    AppendNum(&tmp_, rec.dropped_count);
+    tmp_.append(" since_ns=");
+    AppendNum(&tmp_, rec.dropped_since_ns);
+  } else {
+    tmp_.append("site=");
+    AppendNum(&tmp_, rec.site_id);
+    if (rec.site_known) {
+      tmp_.append(" fmt=\"");
+      tmp_.append(rec.site.fmt);
+      tmp_.append("\"");
+    }
+    tmp_.append(" args=");
+    render::AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr,
+                          rec.args, &tmp_);
+    if (rec.truncated) {
+      tmp_.append(" truncated=");
+      AppendNum(&tmp_, rec.truncated);
+    }
+  }
+  render::AppendTerminalSafe(out, tmp_);
+  out->push_back('\n');
+}
+
+void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
+  int level = LevelOf(rec);
+  out->append("{\"seq\":");
+  AppendNum(out, rec.seq);
+  out->append(",\"ts_ns\":");
+  AppendNum(out, rec.ts_ns);
+  out->append(",\"ts\":\"");
+  time_.AppendRfc3339(rec.ts_ns, out);
+  out->append("\",\"level\":\"");
+  out->append(LevelName(level));
+  out->append("\",\"priority\":");
+  AppendNum(out, level);
+  out->append(",\"pid\":");
+  AppendNum(out, rec.pid);
+  out->append(",\"uid\":");
+  AppendNum(out, rec.uid);
+  out->append(",\"gid\":");
+  AppendNum(out, rec.gid);
+  out->append(",\"app\":");
+  render::AppendJsonString(out, rec.app);
+  out->append(",\"comm\":");
+  render::AppendJsonString(out, rec.comm);
+  out->append(",\"tid\":");
+  AppendNum(out, rec.tid);
+  out->append(",\"msg\":");
+  render::AppendJsonString(out, msg);
+  if (rec.kind == Record::Kind::kDropped) {
+    out->append(",\"dropped\":");
+    AppendNum(out, rec.dropped_count);
+    out->append(",\"dropped_since_ns\":");
+    AppendNum(out, rec.dropped_since_ns);
+    out->append("}\n");
+    return;
+  }
+  out->append(",\"site\":");
+  AppendNum(out, rec.site_id);
+  const render::Format *f = nullptr;
+  if (rec.site_known) {
+    f = &formats_.Get(rec.site_id, rec.site.fmt);
+    out->append(",\"fmt\":");
+    render::AppendJsonString(out, rec.site.fmt);
+    out->append(",\"file\":");
+    render::AppendJsonString(out, rec.site.file);
+    out->append(",\"line\":");
+    AppendNum(out, rec.site.line);
+  } else {
+    out->append(",\"unknown_site\":true");
+  }
+  out->append(",\"args\":");
+  size_t used = render::AppendJsonArgs(f, rec.args, out);
+  if (used < rec.args.size()) {
+    out->append(",\"args_raw\":\"");
+    render::AppendHex(rec.args.substr(used), out, SIZE_MAX);
+    out->push_back('"');
+  }
+  if (!msg_ok) out->append(",\"mismatch\":true");
+  if (rec.truncated) {
+    out->append(",\"truncated\":");
+    AppendNum(out, rec.truncated);
+  }
+  out->append("}\n");
+}
+
+void Printer::Lost(uint64_t n, std::string *out) {
+  if (mode_ == OutputMode::kJson) {
+    out->append("{\"lost\":");
+    AppendNum(out, n);
+    out->append(",\"msg\":\"-- ");
+    AppendNum(out, n);
+    out->append(" records lost (overwritten before they were read) --\"}\n");
+  } else {
+    out->append("-- ");
+    AppendNum(out, n);
+    out->append(" records lost (overwritten before they were read) --\n");
+  }
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,81 @@
+// render.h: turns a record's untrusted format string and argument bytes into
+// its message, type-safely: the format is parsed with proto/printf.h, the
+// arguments decoded with proto/args.h, and every conversion formatted by our
+// own code or fmt (never the C printf family on a format from the file). A
+// format/argument mismatch renders the raw parts instead. Never reads outside
+// the given buffers, never throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "logsink/proto/printf.h"
+
+namespace logsink::render {
+
+// Widths and precisions above this are clamped (a hostile "%99999d" must not
+// make every record 100 KB).
+constexpr int kMaxWidth = 4096;
+
+// A parsed format string: compile once per call site, render many times.
+struct Format {
+  std::string fmt;                 // own copy of the format bytes
+  std::vector<ls_fmt_spec> specs;  // every conversion in order, %% included
+  std::string sig;                 // argument signature (LS_ARG_* per argument)
+  bool ok = false;                 // false: malformed, refused or > LS_FMT_MAX_ARGS
+};
+
+void Compile(std::string_view fmt, Format *out);
+
+// Appends the message of (f, args) to out. Returns true when the arguments
+// matched the format exactly; otherwise appends
+//   [logsink: format/argument mismatch] fmt="..." args=[...]
+// and returns false.
+bool RenderMessage(const Format &f, std::string_view args, std::string *out);
+
+// Appends "…[truncated N bytes]".
+void AppendTruncated(uint64_t n, std::string *out);
+
+// Appends "[unknown format #id] args=[hex:...]" for a site id missing from the
+// string table.
+void RenderUnknownSite(uint32_t id, std::string_view args, std::string *out);
+
+// Appends the arguments uninterpreted but typed, e.g.
+//   [i:-5, u:7, f:1.5, c:U+0041, s:"bob", p:0x1234]
+// decoded by f's signature as far as they parse; bytes that do not parse (or
+// all of them when f is null or not ok) are shown as hex:...
+void AppendRawArgs(const Format *f, std::string_view args, std::string *out);
+
+// Appends the arguments as a JSON array of typed values (integers as numbers,
+// doubles as numbers or "nan"/"inf"/"-inf", chars, strings and pointers as
+// strings). Returns the number of argument bytes that decoded; the caller
+// reports the rest (see AppendHex) when it is not args.size().
+size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out);
+
+// Appends at most max_bytes of bytes as lowercase hex, then "…" if cut.
+void AppendHex(std::string_view bytes, std::string *out, size_t max_bytes = 256);
+
+// Formats one already-decoded argument for a conversion, the way C's printf
+// would (width/precision resolved, never LS_FMT_STAR here). Exposed for tests.
+void FormatOne(const ls_fmt_spec &spec, unsigned flags, int width, int precision, uint64_t u,
+               double d, std::string_view s, std::string *out);
+
+// Compiled formats by string-table id (ids are never reused within a file),
+// plus a one-entry cache for inline sites.
+class FormatCache {
+ public:
+  // Returns the compiled form of fmt for site id (0 = inline site).
+  const Format &Get(uint32_t id, std::string_view fmt);
+
+ private:
+  std::vector<std::unique_ptr<Format>> by_id_;
+  std::unordered_map<uint32_t, std::unique_ptr<Format>> big_ids_;
+  Format inline_;
+  bool inline_valid_ = false;
+};
+
+}  // namespace logsink::render

@@ -1,0 +1,36 @@
+// timefmt.h: fast timestamp formatting for output: local time with
+// microseconds ("2026-11-23T10:00:00.123456+0100") and RFC 3339 UTC with
+// nanoseconds ("2026-11-23T09:00:00.123456789Z"). The broken-down time is
+// cached per second, so a burst of records costs no localtime_r each.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+
+namespace logsink::render {
+
+class TimeFormatter {
+ public:
+  // utc: show short timestamps in UTC (+0000) instead of local time.
+  explicit TimeFormatter(bool utc = false) : utc_(utc) {}
+
+  // "YYYY-MM-DDTHH:MM:SS.uuuuuu+hhmm"
+  void AppendShort(uint64_t ts_ns, std::string *out);
+  // "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ"
+  void AppendRfc3339(uint64_t ts_ns, std::string *out);
+  // "YYYY-MM-DD HH:MM:SS.mmm" local (for stats and messages).
+  void AppendHuman(uint64_t ts_ns, std::string *out);
+
+ private:
+  struct Cache {
+    int64_t sec = INT64_MIN;
+    char text[32];  // "YYYY-MM-DDTHH:MM:SS"
+    char zone[8];   // "+hhmm"
+  };
+  void Fill(Cache *c, int64_t sec, bool utc);
+  bool utc_;
+  Cache local_, gmt_;
+};
+
+}  // namespace logsink::render

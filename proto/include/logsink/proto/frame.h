@@ -1,0 +1,285 @@
+/* frame.h: pure, bounded decoders of the wire protocol's frames and payloads
+ * (proto/PROTOCOL.md). Input is (p, len) of untrusted bytes; output is fields
+ * pointing into that input, or a negative errno: -EBADMSG for malformed
+ * input, -E2BIG for a frame longer than allowed, -EPROTONOSUPPORT for a HELLO
+ * of another protocol version. No allocation, no global state: logsinkd and
+ * the fuzz targets call the same functions. Header-only C11, usable from C++. */
+#ifndef LOGSINK_PROTO_FRAME_H
+#define LOGSINK_PROTO_FRAME_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "logsink/proto/codec.h"
+#include "logsink/proto/format.h"
+#include "logsink/proto/printf.h"
+#include "logsink/proto/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LS_INTERN_MAX_FMT LS_ST_MAX_FMT   /* longest INTERN format string */
+#define LS_INTERN_MAX_FILE LS_ST_MAX_FILE /* longest INTERN file name */
+#define LS_LEVEL_MAX 7u                   /* syslog LOG_DEBUG */
+
+/* One frame found at the start of a byte stream. */
+typedef struct ls_frame {
+  uint8_t type;
+  const uint8_t *payload; /* points into the input */
+  size_t len;             /* payload bytes */
+} ls_frame;
+
+/* Looks for a frame at the start of [p, p + avail). max_frame bounds the u32
+ * length field (type + payload bytes; values above LS_FRAME_MAX are refused
+ * whatever max_frame says). Returns the frame's total size (header included,
+ * > 0) and fills *f when it is complete, 0 when more bytes are needed,
+ * -EBADMSG when the length is 0, -E2BIG when it exceeds max_frame. The length
+ * is judged as soon as its 4 bytes are there, before the rest arrives. */
+static inline ptrdiff_t ls_frame_parse(const uint8_t *p, size_t avail, uint32_t max_frame,
+                                       ls_frame *f) {
+  uint32_t len;
+  if (avail < 4) return 0;
+  len = ls_get_u32(p);
+  if (len == 0) return -EBADMSG;
+  if (len > max_frame || len > LS_FRAME_MAX) return -E2BIG;
+  if (avail < 4 + (size_t)len) return 0;
+  f->type = p[4];
+  f->payload = p + LS_FRAME_HDR;
+  f->len = (size_t)len - 1;
+  return (ptrdiff_t)(4 + (size_t)len);
+}
+
+/* Reads `str := varint len | bytes` from [*pp, end), bounded by max. Returns 0
+ * and advances *pp, or -EBADMSG. */
+static inline int ls__get_str(const uint8_t **pp, const uint8_t *end, size_t max, const char **s,
+                              size_t *n) {
+  uint64_t v;
+  size_t k = ls_get_varint(*pp, end, &v);
+  if (!k || v > max || v > (uint64_t)(end - *pp - (ptrdiff_t)k)) return -EBADMSG;
+  *s = (const char *)(*pp + k);
+  *n = (size_t)v;
+  *pp += k + (size_t)v;
+  return 0;
+}
+
+static inline int ls__get_var(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+  size_t k = ls_get_varint(*pp, end, v);
+  if (!k) return -EBADMSG;
+  *pp += k;
+  return 0;
+}
+
+/* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
+typedef struct ls_hello {
+  uint32_t version;
+  uint32_t flags;
+  const char *app; /* not NUL-terminated; bounded only by the frame */
+  size_t app_len;
+} ls_hello;
+
+/* Returns 0; -EPROTONOSUPPORT when the version is not LS_PROTO_VERSION (the
+ * version field is filled, the rest is not decoded); -EBADMSG when malformed,
+ * flags are not 0 or bytes are left over. */
+static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
+  const uint8_t *end = p + len;
+  if (len < 4) return -EBADMSG;
+  h->version = ls_get_u32(p);
+  if (h->version != LS_PROTO_VERSION) return -EPROTONOSUPPORT;
+  if (len < 8) return -EBADMSG;
+  h->flags = ls_get_u32(p + 4);
+  if (h->flags != 0) return -EBADMSG;
+  p += 8;
+  if (ls__get_str(&p, end, len, &h->app, &h->app_len) < 0) return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- INTERN: varint site | u8 level | varint line | str fmt | str file ---- */
+typedef struct ls_intern {
+  uint32_t site; /* 1 .. LS_SITE_MAX */
+  uint8_t level; /* 0 .. 7 */
+  uint32_t line;
+  const char *fmt;
+  size_t fmt_len; /* <= LS_INTERN_MAX_FMT */
+  const char *file;
+  size_t file_len; /* <= LS_INTERN_MAX_FILE */
+} ls_intern;
+
+/* Returns 0 or -EBADMSG (malformed, site/level/line out of range, strings too
+ * long, bytes left over). The format itself is checked by ls_fmt_signature. */
+static inline int ls_intern_decode(const uint8_t *p, size_t len, ls_intern *in) {
+  const uint8_t *end = p + len;
+  uint64_t site, line;
+  if (ls__get_var(&p, end, &site) < 0 || site == 0 || site > LS_SITE_MAX) return -EBADMSG;
+  if (p >= end || *p > LS_LEVEL_MAX) return -EBADMSG;
+  in->level = *p++;
+  if (ls__get_var(&p, end, &line) < 0 || line > UINT32_MAX) return -EBADMSG;
+  if (ls__get_str(&p, end, LS_INTERN_MAX_FMT, &in->fmt, &in->fmt_len) < 0) return -EBADMSG;
+  if (ls__get_str(&p, end, LS_INTERN_MAX_FILE, &in->file, &in->file_len) < 0) return -EBADMSG;
+  in->site = (uint32_t)site;
+  in->line = (uint32_t)line;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- RECORDS: varint tid | record* --------------------------------------- */
+typedef struct ls_records {
+  const uint8_t *p, *end; /* what is left of the payload */
+  uint64_t tid;
+  uint64_t ts; /* running timestamp: sum of the deltas so far */
+} ls_records;
+
+typedef struct ls_record {
+  uint32_t site;      /* 1 .. LS_SITE_MAX */
+  uint64_t truncated; /* bytes the client cut, 0 if not trunc */
+  uint64_t ts_ns;     /* absolute timestamp */
+  const uint8_t *args;
+  size_t args_len; /* set by ls_records_args */
+} ls_record;
+
+/* Starts iterating a RECORDS payload. Returns 0 or -EBADMSG. */
+static inline int ls_records_begin(const uint8_t *p, size_t len, ls_records *it) {
+  it->end = p + len;
+  it->p = p;
+  it->ts = 0;
+  return ls__get_var(&it->p, it->end, &it->tid);
+}
+
+/* Reads the head of the next record (site, truncation, timestamp). Returns 1,
+ * 0 at the end of the payload, or -EBADMSG. The caller must then consume the
+ * arguments with ls_records_args before the next call. */
+static inline int ls_records_next(ls_records *it, ls_record *r) {
+  uint64_t v, d;
+  if (it->p == it->end) return 0;
+  if (ls__get_var(&it->p, it->end, &v) < 0) return -EBADMSG;
+  if ((v >> 1) == 0 || (v >> 1) > LS_SITE_MAX) return -EBADMSG;
+  r->site = (uint32_t)(v >> 1);
+  r->truncated = 0;
+  if (v & 1) {
+    if (ls__get_var(&it->p, it->end, &r->truncated) < 0) return -EBADMSG;
+  }
+  if (ls__get_var(&it->p, it->end, &d) < 0) return -EBADMSG;
+  it->ts += (uint64_t)ls_unzigzag(d); /* wraps like the client's subtraction */
+  r->ts_ns = it->ts;
+  r->args = it->p;
+  r->args_len = 0;
+  return 1;
+}
+
+/* Skips one varint; fast path for one byte. Returns bytes or 0. */
+static inline size_t ls__skip_varint(const uint8_t *p, const uint8_t *end) {
+  uint64_t v;
+  if (p < end && *p < 0x80) return 1;
+  return ls_get_varint(p, end, &v);
+}
+
+/* Returns how many bytes of [p, end) the arguments of sig take (>= 0), or
+ * -EBADMSG when they are truncated or malformed. Unlike ls_args_check it
+ * does not require that nothing follows. */
+static inline ptrdiff_t ls_args_span(const char *sig, const uint8_t *p, const uint8_t *end) {
+  const uint8_t *start = p;
+  for (; *sig; sig++) {
+    size_t n;
+    uint64_t v;
+    switch (*sig) {
+      case LS_ARG_INT:
+      case LS_ARG_UINT:
+      case LS_ARG_CHAR:
+      case LS_ARG_PTR:
+        n = ls__skip_varint(p, end);
+        break;
+      case LS_ARG_DOUBLE:
+        n = end - p >= 8 ? 8 : 0;
+        break;
+      case LS_ARG_STR:
+        n = ls_get_varint(p, end, &v);
+        if (n && v <= (uint64_t)(end - p - (ptrdiff_t)n))
+          n += (size_t)v;
+        else
+          n = 0;
+        break;
+      default:
+        n = 0;
+    }
+    if (!n) return -EBADMSG;
+    p += n;
+  }
+  return p - start;
+}
+
+/* Consumes the current record's arguments by its site's signature (sig from
+ * ls_fmt_signature). Returns 0 and sets r->args_len, or -EBADMSG. */
+static inline int ls_records_args(ls_records *it, const char *sig, ls_record *r) {
+  ptrdiff_t n = ls_args_span(sig, it->p, it->end);
+  if (n < 0) return -EBADMSG;
+  r->args = it->p;
+  r->args_len = (size_t)n;
+  it->p += n;
+  return 0;
+}
+
+/* ---- DROPPED: varint count | varint since_ns | varint now_ns -------------- */
+typedef struct ls_dropped {
+  uint64_t count, since_ns, now_ns;
+} ls_dropped;
+
+static inline int ls_dropped_decode(const uint8_t *p, size_t len, ls_dropped *d) {
+  const uint8_t *end = p + len;
+  if (ls__get_var(&p, end, &d->count) < 0 || ls__get_var(&p, end, &d->since_ns) < 0 ||
+      ls__get_var(&p, end, &d->now_ns) < 0)
+    return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- STATS_REQ: empty ---------------------------------------------------- */
+static inline int ls_stats_req_decode(const uint8_t *p, size_t len) {
+  (void)p;
+  return len == 0 ? 0 : -EBADMSG;
+}
+
+/* ---- REFUSE: u32 highest version | str reason ---------------------------- */
+typedef struct ls_refuse {
+  uint32_t version;
+  const char *reason;
+  size_t reason_len;
+} ls_refuse;
+
+static inline int ls_refuse_decode(const uint8_t *p, size_t len, ls_refuse *r) {
+  const uint8_t *end = p + len;
+  if (len < 4) return -EBADMSG;
+  r->version = ls_get_u32(p);
+  p += 4;
+  if (ls__get_str(&p, end, len, &r->reason, &r->reason_len) < 0) return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- STATS: varint n | n * (str name | varint value) --------------------- */
+typedef struct ls_stats {
+  const uint8_t *p, *end;
+  uint64_t left; /* entries not read yet */
+} ls_stats;
+
+static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats *it) {
+  it->p = p;
+  it->end = p + len;
+  it->left = 0;
+  if (ls__get_var(&it->p, it->end, &it->left) < 0) return -EBADMSG;
+  /* each entry takes at least 2 bytes: refuse counts the payload cannot hold */
+  return it->left <= (uint64_t)(it->end - it->p) / 2 ? 0 : -EBADMSG;
+}
+
+/* Returns 1 with the next counter, 0 after the last one (when nothing is left
+ * over), or -EBADMSG. */
+static inline int ls_stats_next(ls_stats *it, const char **name, size_t *name_len,
+                                uint64_t *value) {
+  if (it->left == 0) return it->p == it->end ? 0 : -EBADMSG;
+  if (ls__get_str(&it->p, it->end, 255, name, name_len) < 0) return -EBADMSG;
+  if (ls__get_var(&it->p, it->end, value) < 0) return -EBADMSG;
+  it->left--;
+  return 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

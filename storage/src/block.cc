@@ -1,0 +1,280 @@
+// block.cc: the block header, entry encoders and BlockCursor (the single
+// entry decoder used by writer recovery, the reader and Verify).
+#include "block.h"
+
+#include <cstring>
+
+namespace logsink::storage::internal {
+
+BlockHeader ParseBlockHeader(const uint8_t *p) {
+  BlockHeader h;
+  h.magic = ls_get_u32(p + LS_BLK_OFF_MAGIC);
+  h.crc = ls_get_u32(p + LS_BLK_OFF_CRC);
+  h.seq = ls_get_u64(p + LS_BLK_OFF_SEQ);
+  h.first_rec = ls_get_u64(p + LS_BLK_OFF_FIRST_REC);
+  h.base_ts = ls_get_u64(p + LS_BLK_OFF_BASE_TS);
+  h.max_ts = ls_get_u64(p + LS_BLK_OFF_MAX_TS);
+  h.used = ls_get_u32(p + LS_BLK_OFF_USED);
+  h.count = ls_get_u32(p + LS_BLK_OFF_COUNT);
+  h.flags = ls_get_u32(p + LS_BLK_OFF_FLAGS);
+  return h;
+}
+
+void FinishBlock(uint8_t *p, const BlockHeader &h) {
+  ls_put_u32(p + LS_BLK_OFF_MAGIC, LS_BLK_MAGIC);
+  ls_put_u64(p + LS_BLK_OFF_SEQ, h.seq);
+  ls_put_u64(p + LS_BLK_OFF_FIRST_REC, h.first_rec);
+  ls_put_u64(p + LS_BLK_OFF_BASE_TS, h.base_ts);
+  ls_put_u64(p + LS_BLK_OFF_MAX_TS, h.max_ts);
+  ls_put_u32(p + LS_BLK_OFF_USED, h.used);
+  ls_put_u32(p + LS_BLK_OFF_COUNT, h.count);
+  ls_put_u32(p + LS_BLK_OFF_FLAGS, h.flags);
+  ls_put_u32(p + 52, 0);
+  ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + 8, h.used - 8));
+}
+
+const char *BlockStateName(BlockState s) {
+  switch (s) {
+    case BlockState::kValid:
+      return "valid";
+    case BlockState::kEmpty:
+      return "empty";
+    case BlockState::kBadHeader:
+      return "bad block header";
+    case BlockState::kBadCrc:
+      return "block CRC mismatch";
+  }
+  return "?";
+}
+
+BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot) {
+  if (h.magic != LS_BLK_MAGIC) {
+    return (h.magic == 0 && h.crc == 0 && h.seq == 0 && h.used == 0) ? BlockState::kEmpty
+                                                                     : BlockState::kBadHeader;
+  }
+  if (h.used < LS_BLK_HDR || h.used > l.block_size || h.seq % l.block_count != slot) {
+    return BlockState::kBadHeader;
+  }
+  return BlockState::kValid;
+}
+
+BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHeader *h) {
+  *h = ParseBlockHeader(p);
+  BlockState s = CheckBlockHeader(*h, l, slot);
+  if (s != BlockState::kValid) return s;
+  if (Crc32c(p + 8, h->used - 8) != h->crc) return BlockState::kBadCrc;
+  return BlockState::kValid;
+}
+
+// ---- encoding -------------------------------------------------------------
+
+static size_t SourceBodyLen(const Source &s) {
+  return 1 + ls_varint_len(s.id) + ls_varint_len(s.pid) + ls_varint_len(s.uid) +
+         ls_varint_len(s.gid) + StrLen(s.app) + StrLen(s.comm);
+}
+
+size_t SourceEntrySize(const Source &s) {
+  size_t body = SourceBodyLen(s);
+  return ls_varint_len(body) + body;
+}
+
+uint8_t *PutSourceEntry(uint8_t *p, const Source &s) {
+  p += ls_put_varint(p, SourceBodyLen(s));
+  *p++ = LS_E_SOURCE;
+  p += ls_put_varint(p, s.id);
+  p += ls_put_varint(p, s.pid);
+  p += ls_put_varint(p, s.uid);
+  p += ls_put_varint(p, s.gid);
+  p = PutStr(p, s.app);
+  return PutStr(p, s.comm);
+}
+
+size_t RecordFixedLen(const RecordFields &f) {
+  size_t n = 1 + ls_varint_len(f.ts_zz);
+  if (f.flags & LS_E_F_SOURCE) n += ls_varint_len(f.source_id);
+  if (f.flags & LS_E_F_TID) n += ls_varint_len(f.tid);
+  if (f.flags & LS_E_F_TRUNC) n += ls_varint_len(f.truncated);
+  if (f.flags & LS_E_F_INLINE) {
+    n += 1 + ls_varint_len(f.inline_site->line) + StrLen(f.inline_site->fmt) +
+         StrLen(f.inline_site->file);
+  } else {
+    n += ls_varint_len(f.site_id);
+  }
+  return n;
+}
+
+uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, const uint8_t *args,
+                        size_t args_len) {
+  p += ls_put_varint(p, fixed_len + args_len);
+  *p++ = static_cast<uint8_t>(LS_E_RECORD | f.flags);
+  if (f.flags & LS_E_F_SOURCE) p += ls_put_varint(p, f.source_id);
+  if (f.flags & LS_E_F_TID) p += ls_put_varint(p, f.tid);
+  if (f.flags & LS_E_F_TRUNC) p += ls_put_varint(p, f.truncated);
+  if (f.flags & LS_E_F_INLINE) {
+    *p++ = f.inline_site->level;
+    p += ls_put_varint(p, f.inline_site->line);
+    p = PutStr(p, f.inline_site->fmt);
+    p = PutStr(p, f.inline_site->file);
+  } else {
+    p += ls_put_varint(p, f.site_id);
+  }
+  p += ls_put_varint(p, f.ts_zz);
+  if (args_len) std::memcpy(p, args, args_len);
+  return p + args_len;
+}
+
+size_t DroppedBodyLen(bool with_source, uint64_t source_id, uint64_t ts_zz, uint64_t count,
+                      uint64_t since) {
+  return 1 + (with_source ? ls_varint_len(source_id) : 0) + ls_varint_len(ts_zz) +
+         ls_varint_len(count) + ls_varint_len(since);
+}
+
+uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint64_t ts_zz,
+                         uint64_t count, uint64_t since, size_t body_len) {
+  p += ls_put_varint(p, body_len);
+  *p++ = static_cast<uint8_t>(LS_E_DROPPED | (with_source ? LS_E_F_SOURCE : 0));
+  if (with_source) p += ls_put_varint(p, source_id);
+  p += ls_put_varint(p, ts_zz);
+  p += ls_put_varint(p, count);
+  return p + ls_put_varint(p, since);
+}
+
+// ---- decoding -------------------------------------------------------------
+
+void BlockCursor::Reset(const uint8_t *p, const BlockHeader &h) {
+  p_ = p;
+  used_ = h.used;
+  pos_ = LS_BLK_HDR;
+  index_ = 0;
+  has_source_ = false;
+  source_ = 0;
+  tid_ = 0;
+  ts_ = h.base_ts;
+  max_ts_ = 0;
+  sources_.clear();
+}
+
+const SourceInfo *BlockCursor::FindSource(uint64_t id) const {
+  for (const SourceInfo &s : sources_) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Bounded reader over one entry's bytes: every Get fails once past the end.
+struct In {
+  const uint8_t *p, *end;
+  bool ok = true;
+  uint64_t Var() {
+    uint64_t v = 0;
+    size_t n = ok ? ls_get_varint(p, end, &v) : 0;
+    if (!n) ok = false;
+    p += n;
+    return v;
+  }
+  uint32_t Var32() {
+    uint64_t v = Var();
+    if (v > 0xffffffffu) ok = false;
+    return static_cast<uint32_t>(v);
+  }
+  uint8_t U8() {
+    if (!ok || p >= end) {
+      ok = false;
+      return 0;
+    }
+    return *p++;
+  }
+  std::string_view Str() {
+    uint64_t n = Var();
+    if (!ok || n > static_cast<uint64_t>(end - p)) {
+      ok = false;
+      return {};
+    }
+    std::string_view s(reinterpret_cast<const char *>(p), static_cast<size_t>(n));
+    p += n;
+    return s;
+  }
+};
+
+}  // namespace
+
+BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
+  while (pos_ < used_) {
+    const uint8_t *end = p_ + used_;
+    uint64_t len = 0;
+    size_t n = ls_get_varint(p_ + pos_, end, &len);
+    if (!n || len == 0 || len > static_cast<uint64_t>(end - (p_ + pos_ + n))) return kMalformed;
+    In in{p_ + pos_ + n, p_ + pos_ + n + len};
+    uint8_t head = in.U8();
+    uint8_t kind = head & LS_E_KIND_MASK, flags = head & ~LS_E_KIND_MASK;
+    if (head & 0xc0) return kMalformed;
+    if (kind == LS_E_SOURCE) {
+      if (flags) return kMalformed;
+      SourceInfo s;
+      s.id = in.Var();
+      s.pid = in.Var32();
+      s.uid = in.Var32();
+      s.gid = in.Var32();
+      s.app = in.Str();
+      s.comm = in.Str();
+      if (!in.ok || in.p != in.end) return kMalformed;
+      sources_.push_back(s);
+      pos_ += static_cast<uint32_t>(n + len);
+      continue;
+    }
+    DecodedRecord r;
+    r.entry_off = pos_;
+    r.index = index_;
+    if (kind == LS_E_RECORD) {
+      r.kind = Record::Kind::kRecord;
+      if (flags & LS_E_F_SOURCE) {
+        has_source_ = true;
+        source_ = in.Var();
+      }
+      if (flags & LS_E_F_TID) tid_ = in.Var();
+      if (flags & LS_E_F_TRUNC) r.truncated = in.Var();
+      if (flags & LS_E_F_INLINE) {
+        r.site_id = 0;
+        r.inline_site.level = in.U8();
+        r.inline_site.line = in.Var32();
+        r.inline_site.fmt = in.Str();
+        r.inline_site.file = in.Str();
+      } else {
+        r.site_id = in.Var32();
+        if (in.ok && r.site_id == 0) return kMalformed;
+      }
+      ts_ += static_cast<uint64_t>(ls_unzigzag(in.Var()));
+      if (!in.ok) return kMalformed;
+      r.args = in.p;
+      r.args_len = static_cast<size_t>(in.end - in.p);
+      r.tid = tid_;
+    } else if (kind == LS_E_DROPPED) {
+      r.kind = Record::Kind::kDropped;
+      if (flags & ~LS_E_F_SOURCE) return kMalformed;
+      if (flags & LS_E_F_SOURCE) {
+        has_source_ = true;
+        source_ = in.Var();
+      }
+      ts_ += static_cast<uint64_t>(ls_unzigzag(in.Var()));
+      r.dropped_count = in.Var();
+      r.dropped_since = in.Var();
+      if (!in.ok || in.p != in.end) return kMalformed;
+    } else {
+      return kMalformed;
+    }
+    r.ts = ts_;
+    if (ts_ > max_ts_) max_ts_ = ts_;
+    r.has_source = has_source_;
+    r.source_id = source_;
+    r.source = has_source_ ? FindSource(source_) : nullptr;
+    pos_ += static_cast<uint32_t>(n + len);
+    index_++;
+    *out = r;
+    return kRecord;
+  }
+  return kEnd;
+}
+
+}  // namespace logsink::storage::internal

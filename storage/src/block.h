@@ -1,0 +1,126 @@
+// block.h: the block codec shared by the writer, the reader and Verify: block
+// header, entry encoders (sizes computed first, then varints written straight
+// into the block) and BlockCursor, the one entry decoder that tracks the
+// per-block state (sources, tid, timestamp). proto/FORMAT.md, "Blocks".
+// Internal to the storage library.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "logsink/proto/codec.h"
+#include "logsink/proto/format.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::storage::internal {
+
+struct BlockHeader {
+  uint32_t magic = 0, crc = 0;
+  uint64_t seq = 0, first_rec = 0, base_ts = 0, max_ts = 0;
+  uint32_t used = 0, count = 0, flags = 0;
+  bool sealed() const { return flags & LS_BLK_F_SEALED; }
+};
+
+BlockHeader ParseBlockHeader(const uint8_t *p);
+// Writes h (except crc) into p, then the CRC of [8, h.used).
+void FinishBlock(uint8_t *p, const BlockHeader &h);
+
+enum class BlockState {
+  kValid,      // magic, used, slot and CRC all fine
+  kEmpty,      // all-zero header: never written
+  kBadHeader,  // wrong magic, used out of range, or seq in the wrong slot
+  kBadCrc,     // header plausible, CRC mismatch
+};
+const char *BlockStateName(BlockState s);
+// Header-only check: magic, used range, seq % block_count == slot.
+BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot);
+// Full check of a whole block image (block_size bytes) read from slot.
+BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHeader *h);
+
+// ---- encoding -------------------------------------------------------------
+
+inline size_t StrLen(std::string_view s) { return ls_varint_len(s.size()) + s.size(); }
+inline uint8_t *PutStr(uint8_t *p, std::string_view s) {
+  p += ls_put_varint(p, s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Bytes of the SOURCE entry for src (length prefix included).
+size_t SourceEntrySize(const Source &src);
+uint8_t *PutSourceEntry(uint8_t *p, const Source &src);
+
+// The head and body fields of a RECORD entry, except its arguments.
+struct RecordFields {
+  uint8_t flags = 0;  // LS_E_F_*
+  uint64_t source_id = 0, tid = 0, truncated = 0;
+  uint32_t site_id = 0;
+  const Site *inline_site = nullptr;
+  uint64_t ts_zz = 0;  // zigzag timestamp delta
+};
+// Bytes of the entry's head and body without the arguments and length prefix.
+size_t RecordFixedLen(const RecordFields &f);
+// Writes the whole entry (length prefix included) and returns the end.
+uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, const uint8_t *args,
+                        size_t args_len);
+
+// DROPPED: [varint source] zigzag delta, varint count, varint since.
+size_t DroppedBodyLen(bool with_source, uint64_t source_id, uint64_t ts_zz, uint64_t count,
+                      uint64_t since);
+uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint64_t ts_zz,
+                         uint64_t count, uint64_t since, size_t body_len);
+
+// ---- decoding -------------------------------------------------------------
+
+struct SourceInfo {
+  uint64_t id = 0;
+  uint32_t pid = 0, uid = 0, gid = 0;
+  std::string_view app, comm;
+};
+
+struct DecodedRecord {
+  Record::Kind kind = Record::Kind::kRecord;
+  uint32_t index = 0;      // record index in the block
+  uint32_t entry_off = 0;  // offset of the entry in the block
+  uint64_t ts = 0, tid = 0, source_id = 0;
+  const SourceInfo *source = nullptr;  // nullptr: no source or not declared in the block
+  bool has_source = false;
+  uint32_t site_id = 0;  // 0: inline
+  Site inline_site;      // when site_id == 0
+  const uint8_t *args = nullptr;
+  size_t args_len = 0;
+  uint64_t truncated = 0;
+  uint64_t dropped_count = 0, dropped_since = 0;
+};
+
+// Walks the entries of one block image, keeping the per-block state.
+class BlockCursor {
+ public:
+  enum Result { kRecord = 1, kEnd = 0, kMalformed = -1 };
+  // p must hold at least h.used bytes and stay valid while the cursor is used.
+  void Reset(const uint8_t *p, const BlockHeader &h);
+  // Decodes entries up to the next RECORD or DROPPED. SOURCE entries are
+  // absorbed (see sources()). kMalformed leaves pos() at the bad entry.
+  Result Next(DecodedRecord *out);
+  uint32_t pos() const { return pos_; }
+  uint32_t records() const { return index_; }
+  const std::vector<SourceInfo> &sources() const { return sources_; }
+  const SourceInfo *FindSource(uint64_t id) const;
+  // The state after the last entry, for a writer continuing this block.
+  bool has_source() const { return has_source_; }
+  uint64_t source() const { return source_; }
+  uint64_t tid() const { return tid_; }
+  uint64_t ts() const { return ts_; }
+  uint64_t max_ts() const { return max_ts_; }
+
+ private:
+  const uint8_t *p_ = nullptr;
+  uint32_t used_ = 0, pos_ = 0, index_ = 0;
+  bool has_source_ = false;
+  uint64_t source_ = 0, tid_ = 0, ts_ = 0, max_ts_ = 0;
+  std::vector<SourceInfo> sources_;
+};
+
+}  // namespace logsink::storage::internal

@@ -1,0 +1,70 @@
+// layout.cc: Layout::Compute, the geometry of a ring file of a given size
+// (proto/FORMAT.md, "Layout").
+#include <string>
+
+#include "logsink/proto/format.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::storage {
+namespace {
+
+constexpr uint64_t kStrtabMin = 4096, kStrtabMax = 16ull << 20;
+
+uint64_t DefaultStrtab(uint64_t file_size) {
+  uint64_t s = (file_size / 64 + 4095) / 4096 * 4096;
+  if (s < kStrtabMin) s = kStrtabMin;
+  if (s > kStrtabMax) s = kStrtabMax;
+  return s;
+}
+
+// The smallest file that holds the superblocks, the string table and 2 blocks.
+uint64_t MinimumSize(uint32_t block_size, uint64_t strtab_size) {
+  if (strtab_size != 0) return LS_SB_REGION + strtab_size + 2ull * block_size;
+  uint64_t s = LS_SB_REGION + kStrtabMin + 2ull * block_size;
+  for (;;) {  // the default table grows with the file: iterate to the fixed point
+    uint64_t need = LS_SB_REGION + DefaultStrtab(s) + 2ull * block_size;
+    if (need <= s) return s;
+    s = need;
+  }
+}
+
+}  // namespace
+
+Status Layout::Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_size, Layout *out) {
+  if (block_size < LS_BLOCK_SIZE_MIN || block_size > LS_BLOCK_SIZE_MAX ||
+      (block_size & (block_size - 1)) != 0) {
+    return Status::InvalidArgument("block size " + std::to_string(block_size) +
+                                   " is not a power of two from 4096 to 1048576");
+  }
+  if (strtab_size % 4096 != 0 || strtab_size > kStrtabMax) {
+    return Status::InvalidArgument("string table size " + std::to_string(strtab_size) +
+                                   " is not a multiple of 4096 up to 16 MiB");
+  }
+  uint64_t min = MinimumSize(block_size, strtab_size);
+  if (file_size < min) {
+    return Status::InvalidArgument("ring file size " + std::to_string(file_size) +
+                                   " is too small: with block size " + std::to_string(block_size) +
+                                   " the minimum is " + std::to_string(min) +
+                                   " bytes (superblocks, string table and 2 blocks)");
+  }
+  Layout l;
+  l.file_size = file_size;
+  l.block_size = block_size;
+  l.strtab_off = LS_SB_REGION;
+  l.strtab_size = strtab_size ? strtab_size : DefaultStrtab(file_size);
+  l.blocks_off = l.strtab_off + l.strtab_size;
+  uint64_t count = (file_size - l.blocks_off) / block_size;
+  if (count < 2) {  // unreachable given MinimumSize, kept as the invariant's guard
+    return Status::InvalidArgument("ring file size " + std::to_string(file_size) +
+                                   " holds fewer than 2 blocks");
+  }
+  if (count > 0xffffffffull) {
+    return Status::InvalidArgument("ring file size " + std::to_string(file_size) +
+                                   " holds more than 2^32-1 blocks; use a larger block size");
+  }
+  l.block_count = static_cast<uint32_t>(count);
+  *out = l;
+  return Status::OK();
+}
+
+}  // namespace logsink::storage

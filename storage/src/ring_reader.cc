@@ -1,0 +1,494 @@
+// ring_reader.cc: RingReader: reads records oldest -> newest by block
+// sequence number, seeks (oldest, last n, time, end) with binary searches over
+// block headers, follows a live writer and reports lost and skipped data.
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "block.h"
+#include "scan.h"
+#include "strtab.h"
+#include "superblock.h"
+#include "verify.h"
+
+namespace logsink::storage {
+
+using internal::BlockCursor;
+using internal::BlockHeader;
+using internal::BlockState;
+
+class RingReader::Impl {
+ public:
+  Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts);
+  Status SeekOldest();
+  Status SeekLast(uint64_t n);
+  Status SeekTime(uint64_t ts_ns);
+  Status SeekEnd();
+  Status Next(Record *rec);
+  Status Summarize(Summary *out);
+  Status Verify() { return internal::VerifyRing(file_.get(), path_, reporter_); }
+
+  Layout layout_;
+
+ private:
+  // What a slot holds relative to the block sequence number asked for.
+  enum class Got {
+    kValid,        // that block, CRC checked
+    kOverwritten,  // a newer block (or one being written): the asked one is gone
+    kAbsent,       // never written, or an older lap's block: not written yet
+    kBad,          // corrupt or torn (after retries)
+  };
+  Status ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h, Got *got,
+                   BlockState *state);
+  Status ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible);
+  // The newest valid block now (binary search over headers, then CRC).
+  Status FindNewest(bool *found, BlockHeader *h);
+  uint64_t Lowest(uint64_t newest) const {
+    return newest + 1 >= layout_.block_count ? newest + 1 - layout_.block_count : 0;
+  }
+  void Position(uint64_t block, bool have_expect, uint64_t expect);
+  Status PositionAt(uint64_t block);
+  void Report(uint64_t off, const std::string &why) {
+    if (reporter_) reporter_->Corruption(off, why);
+  }
+  void Fill(const internal::DecodedRecord &d, Record *rec);
+
+  std::string path_;
+  std::unique_ptr<File> file_;
+  Reporter *reporter_ = nullptr;
+  ReaderOptions opts_;
+  internal::StringTable st_;
+  std::vector<uint8_t> blk_, tmp_;
+
+  // Position: the block being read, and the next record sequence wanted.
+  uint64_t b_ = 0;
+  bool loaded_ = false;  // blk_/h_/cursor_ hold block b_
+  BlockHeader h_;
+  BlockCursor cursor_;
+  bool have_expect_ = false;  // false right after a seek: take what the block starts with
+  uint64_t expect_ = 0;
+  bool gap_ok_ = false;        // a corrupt block was skipped: a jump in records is not "lost"
+  uint64_t reported_ = ~0ull;  // block sequence number last reported (report once)
+};
+
+Status RingReader::Impl::Open(Env *env, const std::string &path, Reporter *reporter,
+                              const ReaderOptions &opts) {
+  path_ = path;
+  reporter_ = reporter;
+  opts_ = opts;
+  Status s = env->OpenFile(path, false, &file_);
+  if (!s.ok()) return s;
+  internal::Superblock sb;
+  s = internal::ReadSuperblock(file_.get(), path, &sb);
+  if (!s.ok()) return s;
+  layout_ = sb.layout;
+  st_.Init(layout_.strtab_off, layout_.strtab_size);
+  s = st_.Load(file_.get());
+  if (!s.ok()) return s;
+  blk_.resize(layout_.block_size);
+  tmp_.resize(layout_.block_size);
+  return SeekOldest();
+}
+
+Status RingReader::Impl::ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible) {
+  uint8_t buf[LS_BLK_HDR];
+  size_t got = 0;
+  Status s = file_->PRead(layout_.blocks_off + slot * layout_.block_size, buf, sizeof buf, &got);
+  if (!s.ok()) return s;
+  if (got < sizeof buf) std::memset(buf + got, 0, sizeof buf - got);
+  *h = internal::ParseBlockHeader(buf);
+  *plausible = internal::CheckBlockHeader(*h, layout_, slot) == BlockState::kValid;
+  return Status::OK();
+}
+
+Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h,
+                                   Got *got, BlockState *state) {
+  const uint64_t slot = seq % layout_.block_count;
+  uint32_t sleep_us = opts_.crc_retry_sleep_us;
+  for (int attempt = 0;; attempt++) {
+    size_t n = 0;
+    Status s = file_->PRead(layout_.SlotOffset(seq), buf->data(), layout_.block_size, &n);
+    if (!s.ok()) return s;
+    if (n < layout_.block_size) std::memset(buf->data() + n, 0, layout_.block_size - n);
+    *state = internal::CheckBlock(buf->data(), layout_, slot, h);
+    if (*state != BlockState::kBadCrc || attempt >= opts_.crc_retries) break;
+    // Possibly a read racing the writer's pwrite of this slot: look again.
+    if (sleep_us) {
+      struct timespec ts = {0, long(sleep_us) * 1000};
+      nanosleep(&ts, nullptr);
+      sleep_us *= 2;
+    }
+  }
+  switch (*state) {
+    case BlockState::kValid:
+      *got = h->seq == seq ? Got::kValid : h->seq > seq ? Got::kOverwritten : Got::kAbsent;
+      break;
+    case BlockState::kEmpty:
+      *got = Got::kAbsent;
+      break;
+    case BlockState::kBadHeader:
+      *got = Got::kBad;
+      break;
+    case BlockState::kBadCrc:
+      // A plausible header naming a later block: the asked one is gone either way.
+      *got = h->seq > seq ? Got::kOverwritten : Got::kBad;
+      break;
+  }
+  return Status::OK();
+}
+
+// Block sequence numbers increase with the slot index up to the newest block
+// and then drop (FORMAT.md, "Reading"): binary search for the last slot that
+// continues the sequence of the anchor slot (0, or 1 when 0 is unreadable).
+Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
+  *found = false;
+  const uint64_t count = layout_.block_count;
+  BlockHeader h;
+  bool ok = false;
+  uint64_t anchor = 0;
+  for (; anchor < 2; anchor++) {
+    Status s = ReadHeader(anchor, &h, &ok);
+    if (!s.ok()) return s;
+    if (ok) break;
+  }
+  if (!ok) return Status::OK();  // empty ring
+  const uint64_t base = h.seq;
+  uint64_t lo = anchor, hi = count - 1;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo + 1) / 2;
+    Status s = ReadHeader(mid, &h, &ok);
+    if (!s.ok()) return s;
+    if (ok && h.seq == base + (mid - anchor))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  // The candidate's header is plausible; walk back past torn or corrupt blocks.
+  uint64_t cand = base + (lo - anchor);
+  for (uint64_t back = 0; back < count; back++) {
+    Got got;
+    BlockState st;
+    Status s = ReadBlock(cand, &tmp_, &h, &got, &st);
+    if (!s.ok()) return s;
+    if (got == Got::kValid) {
+      *found = true;
+      *out = h;
+      return Status::OK();
+    }
+    if (cand == 0) break;
+    cand--;
+  }
+  return Status::OK();
+}
+
+void RingReader::Impl::Position(uint64_t block, bool have_expect, uint64_t expect) {
+  b_ = block;
+  loaded_ = false;
+  have_expect_ = have_expect;
+  expect_ = expect;
+  gap_ok_ = false;
+}
+
+Status RingReader::Impl::SeekOldest() {
+  bool found;
+  BlockHeader h;
+  Status s = FindNewest(&found, &h);
+  if (!s.ok()) return s;
+  if (!found) {  // empty: every record from 0 on is expected
+    Position(0, true, 0);
+    return Status::OK();
+  }
+  return PositionAt(Lowest(h.seq));
+}
+
+// Positions at the start of block b, expecting its first record (so records
+// overwritten before the first Next are reported lost).
+Status RingReader::Impl::PositionAt(uint64_t b) {
+  Got got;
+  BlockState st;
+  BlockHeader h;
+  Status s = ReadBlock(b, &tmp_, &h, &got, &st);
+  if (!s.ok()) return s;
+  if (got == Got::kValid)
+    Position(b, true, h.first_rec);
+  else
+    Position(b, false, 0);  // damaged or already overwritten: take what comes
+  return Status::OK();
+}
+
+Status RingReader::Impl::SeekEnd() {
+  bool found;
+  BlockHeader h;
+  Status s = FindNewest(&found, &h);
+  if (!s.ok()) return s;
+  if (found)
+    Position(h.seq, true, h.first_rec + h.count);
+  else
+    Position(0, true, 0);
+  return Status::OK();
+}
+
+Status RingReader::Impl::SeekLast(uint64_t n) {
+  bool found;
+  BlockHeader h;
+  Status s = FindNewest(&found, &h);
+  if (!s.ok()) return s;
+  if (!found) {
+    Position(0, true, 0);
+    return Status::OK();
+  }
+  const uint64_t end = h.first_rec + h.count;
+  const uint64_t target = end > n ? end - n : 0;
+  const uint64_t lowest = Lowest(h.seq);
+  uint64_t b = h.seq, first = h.first_rec;
+  // Walk back only as far as the n records need.
+  while (first > target && b > lowest) {
+    Got got;
+    BlockState st;
+    BlockHeader prev;
+    s = ReadBlock(b - 1, &tmp_, &prev, &got, &st);
+    if (!s.ok()) return s;
+    if (got != Got::kValid) break;  // overwritten or corrupt: start after it
+    b--;
+    first = prev.first_rec;
+  }
+  Position(b, true, std::max(target, first));
+  return Status::OK();
+}
+
+Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
+  bool found;
+  BlockHeader h;
+  Status s = FindNewest(&found, &h);
+  if (!s.ok()) return s;
+  if (!found) {
+    Position(0, true, 0);
+    return Status::OK();
+  }
+  if (h.max_ts < ts_ns) {  // nothing that late yet: follow from the end
+    Position(h.seq, true, h.first_rec + h.count);
+    return Status::OK();
+  }
+  // First block whose largest timestamp reaches ts_ns.
+  uint64_t lo = Lowest(h.seq), hi = h.seq;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    BlockHeader mh;
+    bool ok;
+    s = ReadHeader(mid % layout_.block_count, &mh, &ok);
+    if (!s.ok()) return s;
+    if (ok && mh.seq == mid && mh.max_ts >= ts_ns)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return PositionAt(lo);
+}
+
+void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
+  *rec = Record();
+  rec->kind = d.kind;
+  rec->seq = h_.first_rec + d.index;
+  rec->block_seq = h_.seq;
+  rec->ts_ns = d.ts;
+  rec->source_id = d.has_source ? d.source_id : 0;
+  if (d.source) {
+    rec->pid = d.source->pid;
+    rec->uid = d.source->uid;
+    rec->gid = d.source->gid;
+    rec->app = d.source->app;
+    rec->comm = d.source->comm;
+  }
+  if (d.kind == Record::Kind::kDropped) {
+    rec->dropped_count = d.dropped_count;
+    rec->dropped_since_ns = d.dropped_since;
+    return;
+  }
+  rec->tid = d.tid;
+  rec->site_id = d.site_id;
+  if (d.site_id == 0) {
+    rec->site = d.inline_site;
+    rec->site_known = true;
+  } else {
+    rec->site_known = st_.Get(d.site_id, &rec->site);
+    if (!rec->site_known && st_.Load(file_.get()).ok()) {  // the writer interned it since
+      rec->site_known = st_.Get(d.site_id, &rec->site);
+    }
+  }
+  rec->args = std::string_view(reinterpret_cast<const char *>(d.args), d.args_len);
+  rec->truncated = d.truncated;
+}
+
+Status RingReader::Impl::Next(Record *rec) {
+  const uint64_t count = layout_.block_count;
+  for (int guard = 0; guard < 4 * int(std::min<uint64_t>(count, 1 << 20)) + 16; guard++) {
+    if (loaded_) {
+      internal::DecodedRecord d;
+      BlockCursor::Result r;
+      while ((r = cursor_.Next(&d)) == BlockCursor::kRecord) {
+        uint64_t seq = h_.first_rec + d.index;
+        if (have_expect_ && seq < expect_) continue;  // already returned (or before the seek)
+        Fill(d, rec);
+        have_expect_ = true;
+        expect_ = seq + 1;
+        return Status::OK();
+      }
+      if (r == BlockCursor::kMalformed) {
+        if (reported_ != b_) {
+          Report(layout_.SlotOffset(b_) + cursor_.pos(), "malformed entry");
+          reported_ = b_;
+        }
+        gap_ok_ = true;
+        b_++;
+        loaded_ = false;
+        continue;
+      }
+      if (h_.sealed()) {
+        b_++;
+        loaded_ = false;
+        continue;
+      }
+      // A partial block: re-read it below and see whether it grew.
+    }
+
+    Got got;
+    BlockState state;
+    BlockHeader h;
+    Status s = ReadBlock(b_, &blk_, &h, &got, &state);
+    if (!s.ok()) return s;
+    if (got == Got::kValid) {
+      if (loaded_ && h.used == h_.used && h.flags == h_.flags) {
+        return Status::NotFound("no new records");  // the partial block did not grow
+      }
+      if (!gap_ok_ && have_expect_ && h.first_rec > expect_) {
+        if (reporter_) reporter_->Lost(h.first_rec - expect_);
+        expect_ = h.first_rec;
+      }
+      if (!have_expect_ || gap_ok_) {
+        have_expect_ = true;
+        expect_ = std::max(gap_ok_ ? expect_ : 0, h.first_rec);
+      }
+      gap_ok_ = false;
+      h_ = h;
+      cursor_.Reset(blk_.data(), h_);
+      loaded_ = true;
+      continue;  // the cursor skips records before expect_
+    }
+    loaded_ = false;
+
+    bool found;
+    BlockHeader newest;
+    s = FindNewest(&found, &newest);
+    if (!s.ok()) return s;
+    if (got == Got::kOverwritten || (found && b_ + count <= newest.seq)) {
+      // Lapped by the writer: go on at the oldest block present. The records
+      // skipped are reported as lost when the next block is read.
+      uint64_t lowest = found ? Lowest(newest.seq) : b_ + 1;
+      b_ = std::max(b_ + 1, lowest);
+      continue;
+    }
+    if (found && newest.seq == b_) continue;  // it became valid meanwhile: read it again
+    if (!found || b_ > newest.seq) {
+      // Caught up: block b_ is not written yet (or is being written).
+      if (got == Got::kBad && h.seq == b_ && state == BlockState::kBadCrc && reported_ != b_) {
+        Report(layout_.SlotOffset(b_),
+               "newest block " + std::to_string(b_) + " fails its CRC (torn write?)");
+        reported_ = b_;
+      }
+      return Status::NotFound("no new records");
+    }
+    // A block older than the newest is missing or corrupt: skip it.
+    if (reported_ != b_) {
+      std::string why = got == Got::kBad
+                            ? internal::BlockStateName(state)
+                            : "block " + std::to_string(b_) + " is missing (slot holds " +
+                                  (state == BlockState::kEmpty ? std::string("nothing")
+                                                               : "block " + std::to_string(h.seq)) +
+                                  ")";
+      Report(layout_.SlotOffset(b_), why);
+      reported_ = b_;
+    }
+    gap_ok_ = true;
+    b_++;
+  }
+  return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
+}
+
+Status RingReader::Impl::Summarize(Summary *out) {
+  *out = Summary();
+  Status s = st_.Load(file_.get());
+  if (!s.ok()) return s;
+  out->strings = st_.size();
+  out->strtab_bytes = st_.used_bytes();
+  struct Info {
+    uint64_t seq, first_rec, count, base_ts, max_ts, used;
+  };
+  std::vector<Info> blocks;
+  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
+    BlockHeader h;
+    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
+    blocks.push_back(Info{h.seq, h.first_rec, h.count, h.base_ts, h.max_ts, h.used});
+  });
+  if (!s.ok()) return s;
+  if (blocks.empty()) return Status::NotFound("the ring holds no records");
+  uint64_t newest = 0;
+  for (const Info &b : blocks) newest = std::max(newest, b.seq);
+  const uint64_t lowest = Lowest(newest);
+  const Info *last = nullptr;
+  std::vector<const Info *> lap;  // the blocks a reader would show
+  for (const Info &b : blocks) {
+    if (b.seq < lowest) continue;  // a stale block of an earlier lap
+    out->blocks_used++;
+    out->bytes_used += b.used;
+    lap.push_back(&b);
+    if (b.seq == newest) last = &b;
+  }
+  // The oldest block is the oldest one whose records come before its newer
+  // neighbours' (a damaged or crafted block claiming later records than the
+  // newest is not taken as the start: oldest_seq never exceeds newest_seq).
+  std::sort(lap.begin(), lap.end(), [](const Info *a, const Info *b) { return a->seq > b->seq; });
+  const Info *oldest = last;
+  for (const Info *b : lap) {
+    if (b->first_rec + b->count <= oldest->first_rec) oldest = b;
+  }
+  out->oldest_block = oldest->seq;
+  out->newest_block = newest;
+  out->oldest_seq = oldest->first_rec;
+  out->newest_seq = last->first_rec + last->count - (last->count ? 1 : 0);
+  out->oldest_ts_ns = oldest->base_ts;
+  out->newest_ts_ns = last->max_ts;
+  out->wraps = newest / layout_.block_count;
+  return Status::OK();
+}
+
+// ---- RingReader -------------------------------------------------------------
+
+RingReader::RingReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RingReader::~RingReader() = default;
+
+Status RingReader::Open(Env *env, const std::string &path, Reporter *reporter,
+                        std::unique_ptr<RingReader> *out) {
+  return Open(env, path, reporter, ReaderOptions(), out);
+}
+
+Status RingReader::Open(Env *env, const std::string &path, Reporter *reporter,
+                        const ReaderOptions &opts, std::unique_ptr<RingReader> *out) {
+  auto impl = std::make_unique<Impl>();
+  Status s = impl->Open(env, path, reporter, opts);
+  if (!s.ok()) return s;
+  out->reset(new RingReader(std::move(impl)));
+  return Status::OK();
+}
+
+const Layout &RingReader::layout() const { return impl_->layout_; }
+Status RingReader::SeekOldest() { return impl_->SeekOldest(); }
+Status RingReader::SeekLast(uint64_t n) { return impl_->SeekLast(n); }
+Status RingReader::SeekTime(uint64_t ts_ns) { return impl_->SeekTime(ts_ns); }
+Status RingReader::SeekEnd() { return impl_->SeekEnd(); }
+Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
+Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
+Status RingReader::Verify() { return impl_->Verify(); }
+
+}  // namespace logsink::storage

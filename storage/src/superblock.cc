@@ -1,0 +1,106 @@
+// superblock.cc: the two superblock copies: encode, decode (magic, version,
+// CRC, sane geometry) and pick the newer valid one.
+#include "superblock.h"
+
+#include <cstring>
+
+#include "logsink/proto/codec.h"
+#include "logsink/proto/format.h"
+
+namespace logsink::storage::internal {
+
+void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
+  std::memset(p, 0, LS_SB_SIZE);
+  std::memcpy(p + LS_SB_OFF_MAGIC, LS_SB_MAGIC, 8);
+  ls_put_u32(p + LS_SB_OFF_VERSION, LS_FORMAT_VERSION);
+  ls_put_u64(p + LS_SB_OFF_GENERATION, sb.generation);
+  ls_put_u64(p + LS_SB_OFF_FILE_SIZE, sb.layout.file_size);
+  ls_put_u32(p + LS_SB_OFF_BLOCK_SIZE, sb.layout.block_size);
+  ls_put_u32(p + LS_SB_OFF_BLOCK_COUNT, sb.layout.block_count);
+  ls_put_u64(p + LS_SB_OFF_STRTAB_OFF, sb.layout.strtab_off);
+  ls_put_u64(p + LS_SB_OFF_STRTAB_SIZE, sb.layout.strtab_size);
+  ls_put_u64(p + LS_SB_OFF_BLOCKS_OFF, sb.layout.blocks_off);
+  ls_put_u64(p + LS_SB_OFF_CREATED_NS, sb.layout.created_ns);
+  ls_put_u64(p + LS_SB_OFF_TAIL_HINT, sb.tail_hint);
+  ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + 16, LS_SB_SIZE - 16));
+}
+
+SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
+  if (std::memcmp(p + LS_SB_OFF_MAGIC, LS_SB_MAGIC, 8) != 0) {
+    *why = "no superblock magic";
+    return SbCopy::kNoMagic;
+  }
+  uint32_t version = ls_get_u32(p + LS_SB_OFF_VERSION);
+  if (version != LS_FORMAT_VERSION) {
+    *why = "unsupported format version " + std::to_string(version);
+    return SbCopy::kBad;
+  }
+  if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + 16, LS_SB_SIZE - 16)) {
+    *why = "superblock CRC mismatch";
+    return SbCopy::kBad;
+  }
+  Superblock sb;
+  sb.generation = ls_get_u64(p + LS_SB_OFF_GENERATION);
+  sb.tail_hint = ls_get_u64(p + LS_SB_OFF_TAIL_HINT);
+  Layout &l = sb.layout;
+  l.file_size = ls_get_u64(p + LS_SB_OFF_FILE_SIZE);
+  l.block_size = ls_get_u32(p + LS_SB_OFF_BLOCK_SIZE);
+  l.block_count = ls_get_u32(p + LS_SB_OFF_BLOCK_COUNT);
+  l.strtab_off = ls_get_u64(p + LS_SB_OFF_STRTAB_OFF);
+  l.strtab_size = ls_get_u64(p + LS_SB_OFF_STRTAB_SIZE);
+  l.blocks_off = ls_get_u64(p + LS_SB_OFF_BLOCKS_OFF);
+  l.created_ns = ls_get_u64(p + LS_SB_OFF_CREATED_NS);
+  // The geometry must be the one Compute gives for these parameters.
+  Layout want;
+  if (!Layout::Compute(l.file_size, l.block_size, l.strtab_size, &want).ok() ||
+      want.block_count != l.block_count || want.strtab_off != l.strtab_off ||
+      want.blocks_off != l.blocks_off) {
+    *why = "superblock geometry is inconsistent";
+    return SbCopy::kBad;
+  }
+  *out = sb;
+  return SbCopy::kValid;
+}
+
+Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool copy_ok[2],
+                      std::string why[2]) {
+  uint8_t buf[2][LS_SB_SIZE];
+  Superblock sb[2];
+  SbCopy st[2];
+  std::string reason[2];
+  for (int i = 0; i < 2; i++) {
+    size_t got = 0;
+    Status s = f->PRead(uint64_t(i) * LS_SB_SLOT, buf[i], LS_SB_SIZE, &got);
+    if (!s.ok()) return s;
+    if (got < LS_SB_SIZE) {
+      st[i] = SbCopy::kNoMagic;
+      reason[i] = "file too short for a superblock";
+    } else {
+      st[i] = DecodeSuperblock(buf[i], &sb[i], &reason[i]);
+    }
+    if (copy_ok) copy_ok[i] = st[i] == SbCopy::kValid;
+    if (why) why[i] = reason[i];
+  }
+  if (st[0] == SbCopy::kNoMagic && st[1] == SbCopy::kNoMagic) {
+    return Status::NotOurs(path + " is not a logsink ring file (no LSRING superblock)");
+  }
+  int best = -1;
+  for (int i = 0; i < 2; i++) {
+    if (st[i] != SbCopy::kValid) continue;
+    if (best < 0 || sb[i].generation > sb[best].generation) best = i;
+  }
+  if (best < 0) {
+    return Status::Corruption(path + ": no valid superblock copy (" + reason[0] + "; " + reason[1] +
+                              ")");
+  }
+  *out = sb[best];
+  return Status::OK();
+}
+
+Status WriteSuperblock(File *f, const Superblock &sb) {
+  uint8_t buf[LS_SB_SIZE];
+  EncodeSuperblock(sb, buf);
+  return f->PWrite((sb.generation % 2) * LS_SB_SLOT, buf, LS_SB_SIZE);
+}
+
+}  // namespace logsink::storage::internal

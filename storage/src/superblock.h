@@ -1,0 +1,35 @@
+// superblock.h: encoding, decoding and the A/B update of the two superblock
+// copies (proto/FORMAT.md, "Superblock"). Internal to the storage library.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "logsink/storage/env.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::storage::internal {
+
+struct Superblock {
+  Layout layout;
+  uint64_t generation = 0;
+  uint64_t tail_hint = 0;
+};
+
+// Fills the first LS_SB_SIZE bytes of out (CRC included).
+void EncodeSuperblock(const Superblock &sb, uint8_t *out);
+
+enum class SbCopy { kValid, kNoMagic, kBad };
+// Decodes one copy (LS_SB_SIZE bytes). kBad sets *why.
+SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why);
+
+// Reads both copies and picks the valid one with the higher generation.
+// NotOurs when neither copy has the magic, Corruption when none is valid.
+// copy_ok[i] tells which copies were valid; why[i] the reason when not.
+Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool copy_ok[2] = nullptr,
+                      std::string why[2] = nullptr);
+
+// Writes sb into the copy its generation names (generation % 2).
+Status WriteSuperblock(File *f, const Superblock &sb);
+
+}  // namespace logsink::storage::internal

@@ -1,0 +1,227 @@
+// verify.cc: VerifyRing: checks both superblock copies, every string-table
+// entry, every block (CRC, slot, sequence continuity) and every entry
+// (framing, string ids, declared sources, arguments against the format).
+#include "verify.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "block.h"
+#include "logsink/proto/args.h"
+#include "logsink/proto/printf.h"
+#include "scan.h"
+#include "strtab.h"
+#include "superblock.h"
+
+namespace logsink::storage::internal {
+namespace {
+
+struct SlotInfo {
+  BlockState state = BlockState::kEmpty;
+  uint64_t seq = 0, first_rec = 0, count = 0;
+};
+
+class Verifier {
+ public:
+  Verifier(File *f, const std::string &path, Reporter *r) : f_(f), path_(path), r_(r) {}
+  Status Run();
+
+ private:
+  void Report(uint64_t off, const std::string &why) {
+    problems_++;
+    if (r_) r_->Corruption(off, why);
+  }
+  Status CheckStrtab();
+  void CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h);
+  void CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d);
+
+  File *f_;
+  std::string path_;
+  Reporter *r_;
+  Layout l_;
+  uint64_t problems_ = 0;
+  std::vector<uint8_t> strtab_;  // the region; sites_ point into it
+  std::vector<Site> sites_;      // id - 1 -> site
+};
+
+Status Verifier::Run() {
+  Superblock sb;
+  bool ok[2];
+  std::string why[2];
+  Status s = ReadSuperblock(f_, path_, &sb, ok, why);
+  if (!s.ok()) {
+    if (s.code() == Status::Code::kCorruption) {
+      for (int i = 0; i < 2; i++)
+        Report(uint64_t(i) * LS_SB_SLOT, "bad superblock copy: " + why[i]);
+    }
+    return s;
+  }
+  for (int i = 0; i < 2; i++) {
+    if (!ok[i]) Report(uint64_t(i) * LS_SB_SLOT, "bad superblock copy: " + why[i]);
+  }
+  l_ = sb.layout;
+  uint64_t size = 0;
+  s = f_->Size(&size);
+  if (!s.ok()) return s;
+  if (size != l_.file_size) {
+    Report(0, "file is " + std::to_string(size) + " bytes, superblock says " +
+                  std::to_string(l_.file_size));
+  }
+  s = CheckStrtab();
+  if (!s.ok()) return s;
+
+  // Only slots inside the file: a superblock may claim far more than a
+  // truncated (or crafted) file holds.
+  std::vector<SlotInfo> slots(SlotsInFile(l_, size));
+  s = ForEachSlot(f_, l_, [&](uint64_t slot, const uint8_t *img) {
+    BlockHeader h;
+    SlotInfo &si = slots[slot];
+    si.state = CheckBlock(img, l_, slot, &h);
+    uint64_t off = l_.SlotOffset(slot);
+    switch (si.state) {
+      case BlockState::kEmpty:
+        return;
+      case BlockState::kBadHeader:
+        Report(off, std::string("bad block header in slot ") + std::to_string(slot));
+        return;
+      case BlockState::kBadCrc:
+        Report(off, "block " + std::to_string(h.seq) + " fails its CRC");
+        return;
+      case BlockState::kValid:
+        break;
+    }
+    si.seq = h.seq;
+    si.first_rec = h.first_rec;
+    si.count = h.count;
+    CheckEntries(off, img, h);
+  });
+  if (!s.ok()) return s;
+
+  // Sequence continuity over the blocks a reader would show.
+  bool any = false;
+  uint64_t newest = 0;
+  for (const SlotInfo &si : slots) {
+    if (si.state == BlockState::kValid && (!any || si.seq > newest)) newest = si.seq, any = true;
+  }
+  if (any) {
+    const uint64_t count = l_.block_count;
+    uint64_t lowest = newest + 1 >= count ? newest + 1 - count : 0;
+    const SlotInfo *prev = nullptr;
+    bool reported_past_end = false;
+    for (uint64_t b = lowest; b <= newest; b++) {
+      const uint64_t slot = b % count;
+      if (slot >= slots.size()) {
+        // The rest of this lap is past the end of the file: report it once
+        // and continue at the next lap's slot 0.
+        if (!reported_past_end) {
+          Report(l_.SlotOffset(slot), "slots " + std::to_string(slot) + ".." +
+                                          std::to_string(count - 1) + " are past the end of the file");
+          reported_past_end = true;
+        }
+        b += count - slot - 1;
+        prev = nullptr;
+        continue;
+      }
+      const SlotInfo &si = slots[slot];
+      uint64_t off = l_.SlotOffset(b);
+      if (si.state != BlockState::kValid || si.seq != b) {
+        if (si.state == BlockState::kValid || si.state == BlockState::kEmpty) {
+          Report(off, "block sequence discontinuity: block " + std::to_string(b) +
+                          " missing (slot holds " +
+                          (si.state == BlockState::kEmpty ? std::string("nothing")
+                                                          : "block " + std::to_string(si.seq)) +
+                          ")");
+        }
+        prev = nullptr;
+        continue;
+      }
+      if (prev && prev->first_rec + prev->count != si.first_rec) {
+        Report(off, "record sequence discontinuity: block " + std::to_string(b) +
+                        " starts at record " + std::to_string(si.first_rec) + ", expected " +
+                        std::to_string(prev->first_rec + prev->count));
+      }
+      prev = &si;
+    }
+  }
+  if (problems_) {
+    return Status::Corruption(path_ + ": " + std::to_string(problems_) + " problem(s) found");
+  }
+  return Status::OK();
+}
+
+Status Verifier::CheckStrtab() {
+  strtab_.assign(l_.strtab_size, 0);
+  size_t got = 0;
+  Status s = f_->PRead(l_.strtab_off, strtab_.data(), strtab_.size(), &got);
+  if (!s.ok()) return s;
+  size_t pos = 0;
+  for (;;) {
+    Site site;
+    size_t n = 0;
+    uint32_t id = static_cast<uint32_t>(sites_.size() + 1);
+    StParse r = ParseStrtabEntry(strtab_.data() + pos, strtab_.size() - pos, id, &site, &n);
+    if (r != StParse::kOk) break;
+    sites_.push_back(site);
+    pos += n;
+  }
+  // The table ends at a zero id; anything else in the rest of the region is damage.
+  bool clean = std::all_of(strtab_.begin() + pos, strtab_.end(), [](uint8_t b) { return b == 0; });
+  if (!clean) {
+    std::string why = "bad string-table entry";
+    if (strtab_.size() - pos >= LS_ST_HDR) {
+      uint32_t id = ls_get_u32(strtab_.data() + pos + LS_ST_OFF_ID);
+      why += id == sites_.size() + 1 ? " (id " + std::to_string(id) + ": CRC or lengths wrong)"
+                                     : " (id " + std::to_string(id) + ", expected " +
+                                           std::to_string(sites_.size() + 1) + ")";
+    }
+    Report(l_.strtab_off + pos, why);
+  }
+  return Status::OK();
+}
+
+void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h) {
+  BlockCursor c;
+  c.Reset(img, h);
+  DecodedRecord d;
+  BlockCursor::Result r;
+  while ((r = c.Next(&d)) == BlockCursor::kRecord) {
+    uint64_t eoff = off + d.entry_off;
+    if (d.has_source && !d.source) {
+      Report(eoff,
+             "record from source " + std::to_string(d.source_id) + " not declared in the block");
+    } else if (!d.has_source) {
+      Report(eoff, "record without a source");
+    }
+    if (d.kind != Record::Kind::kRecord) continue;
+    if (d.site_id == 0) {
+      CheckArgs(eoff, d.inline_site, d);
+    } else if (d.site_id > sites_.size()) {
+      Report(eoff, "record references unknown string id " + std::to_string(d.site_id));
+    } else {
+      CheckArgs(eoff, sites_[d.site_id - 1], d);
+    }
+  }
+  if (r == BlockCursor::kMalformed) {
+    Report(off + c.pos(), "malformed entry in block " + std::to_string(h.seq));
+  } else if (c.records() != h.count) {
+    Report(off, "block " + std::to_string(h.seq) + " header counts " + std::to_string(h.count) +
+                    " records, entries hold " + std::to_string(c.records()));
+  }
+}
+
+void Verifier::CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d) {
+  char sig[LS_FMT_MAX_ARGS + 1];
+  if (ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
+    Report(off, "record's format string is malformed");
+  } else if (ls_args_check(sig, d.args, d.args_len) != 0) {
+    Report(off, "record's arguments do not match its format");
+  }
+}
+
+}  // namespace
+
+Status VerifyRing(File *f, const std::string &path, Reporter *reporter) {
+  return Verifier(f, path, reporter).Run();
+}
+
+}  // namespace logsink::storage::internal

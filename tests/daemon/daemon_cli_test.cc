@@ -1,0 +1,150 @@
+// daemon_cli_test.cc: logsinkd's command line and configuration handling,
+// run as a real process: config errors (exit 2, file/line/key named, ring
+// untouched), --print-config round trip, geometry mismatch and --recreate.
+#include <gtest/gtest.h>
+
+#include "daemon/harness.h"
+#include "logsink/config/config.h"
+
+namespace {
+
+using namespace lstest;
+
+struct ConfigCase {
+  const char *toml;
+  int line;
+  const char *key;
+};
+
+TEST(DaemonCli, ConfigErrorsExit2NamingFileLineKeyAndTouchNothing) {
+  const ConfigCase cases[] = {
+      {"[ring]\nsize = \"2MiB\"\nsise = \"1GiB\"\n", 3, "ring.sise"},
+      {"[limits]\nmax_connections = \"lots\"\n", 2, "limits.max_connections"},
+      {"[writer]\n# comment\n\nflush_interval = \"2h\"\n", 4, "writer.flush_interval"},
+      {"[limits]\nmax_frame = \"32MiB\"\n", 2, "limits.max_frame"},
+  };
+  for (const ConfigCase &cc : cases) {
+    SCOPED_TRACE(cc.toml);
+    TempDir dir;
+    std::string cfg = dir / "bad.toml", ring = dir / "logsink.ring", sock = dir / "s.sock";
+    WriteFile(cfg, cc.toml);
+    WriteFile(ring, "not a ring file; must stay as it is");
+    auto r = RunDaemon(dir, {"--config", cfg, "--socket", sock, "--file", ring});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(cfg + ":" + std::to_string(cc.line)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(cc.key), std::string::npos) << r.err;
+    EXPECT_EQ(ReadAll(ring), "not a ring file; must stay as it is");
+    EXPECT_NE(access(sock.c_str(), F_OK), 0) << "no socket may be created";
+  }
+}
+
+TEST(DaemonCli, BadFlagsExit2) {
+  TempDir dir;
+  for (std::vector<std::string> args : {std::vector<std::string>{"--bogus"},
+                                        {"--size", "12 parsecs"},
+                                        {"--block-size", "12KiB"},
+                                        {"--log-level", "loud"},
+                                        {"--size"},
+                                        {"extra"}}) {
+    auto r = RunDaemon(dir, args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_NE(r.err.find("usage"), std::string::npos) << r.err;
+  }
+  auto v = RunDaemon(dir, {"--version"});
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("logsinkd "), std::string::npos);
+  auto h = RunDaemon(dir, {"--help"});
+  EXPECT_EQ(h.status, 0);
+  EXPECT_NE(h.out.find("--print-config"), std::string::npos);
+}
+
+TEST(DaemonCli, TooSmallRingIsAConfigError) {
+  TempDir dir;
+  auto r = RunDaemon(dir, {"--socket", dir / "s.sock", "--file", dir / "r.ring", "--size", "32KiB",
+                           "--block-size", "16KiB"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("configuration error"), std::string::npos) << r.err;
+  EXPECT_NE(access((dir / "r.ring").c_str(), F_OK), 0);
+}
+
+TEST(DaemonCli, PrintConfigRoundTrips) {
+  TempDir dir;
+  auto first =
+      RunDaemon(dir, {"--socket", dir / "s.sock", "--file", dir / "r.ring", "--size", "2MiB",
+                      "--block-size", "16KiB", "--log-level", "debug", "--print-config"});
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find("size = \"2MiB\""), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("block_size = \"16KiB\""), std::string::npos);
+  EXPECT_NE(first.out.find("path = \"" + (dir / "s.sock") + "\""), std::string::npos);
+  std::string cfg = dir / "printed.toml";
+  WriteFile(cfg, first.out);
+  auto second = RunDaemon(dir, {"--config", cfg, "--print-config"});
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.out, first.out);
+  // and the library reads it back to the same values
+  logsink::config::Config c;
+  std::string err;
+  ASSERT_TRUE(logsink::config::LoadString(first.out, "printed", &c, &err)) << err;
+  EXPECT_EQ(c.ring_size, 2u << 20);
+  EXPECT_EQ(c.block_size, 16384u);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_NE(access((dir / "r.ring").c_str(), F_OK), 0) << "--print-config touches nothing";
+}
+
+TEST(DaemonCli, FlagsOverrideTheFile) {
+  TempDir dir;
+  std::string cfg = dir / "c.toml";
+  WriteFile(cfg,
+            "[ring]\nsize = \"4MiB\"\nblock_size = \"32KiB\"\n[daemon]\nlog_level = \"warn\"\n");
+  auto r = RunDaemon(dir, {"--config", cfg, "--size", "2MiB", "--socket", dir / "s", "--file",
+                           dir / "r", "--print-config"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("size = \"2MiB\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("block_size = \"32KiB\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("log_level = \"warn\""), std::string::npos) << r.out;
+}
+
+TEST(DaemonCli, LogsinkSocketOverridesTheDefaultAndFlagsOverrideIt) {
+  TempDir dir;
+  auto env = [&] { setenv("LOGSINK_SOCKET", (dir / "from-env.sock").c_str(), 1); };
+  auto r = RunDaemon(dir, {"--file", dir / "r", "--print-config"}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("path = \"" + (dir / "from-env.sock") + "\""), std::string::npos) << r.out;
+  std::string cfg = dir / "c.toml";
+  WriteFile(cfg, "[socket]\npath = \"" + (dir / "from-file.sock") + "\"\n");
+  r = RunDaemon(dir, {"--config", cfg, "--file", dir / "r", "--print-config"}, env);
+  EXPECT_NE(r.out.find("path = \"" + (dir / "from-file.sock") + "\""), std::string::npos) << r.out;
+  r = RunDaemon(
+      dir, {"--config", cfg, "--socket", dir / "flag.sock", "--file", dir / "r", "--print-config"},
+      env);
+  EXPECT_NE(r.out.find("path = \"" + (dir / "flag.sock") + "\""), std::string::npos) << r.out;
+}
+
+TEST(DaemonCli, OtherGeometryNeedsRecreate) {
+  TempDir dir;
+  {
+    Daemon d(dir);
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    Client c(d.socket);
+    ASSERT_TRUE(c.Send(Hello(1, "geo") + Intern(1, 6, 1, "x", "f") + Records(1, {{1, 5, {}}})));
+    ASSERT_FALSE(c.Stats().empty());
+    ASSERT_EQ(d.Stop(), 0);
+  }
+  std::string before = ReadAll(dir / "logsink.ring");
+  auto r = RunDaemon(
+      dir, {"--socket", dir / "logsink.sock", "--file", dir / "logsink.ring", "--size", "2MiB"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--recreate"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadAll(dir / "logsink.ring"), before);
+  EXPECT_EQ(ReadRing(dir / "logsink.ring").size(), 1u);
+
+  Daemon again(dir, {"--size", "2MiB", "--recreate"});
+  ASSERT_TRUE(again.Start()) << again.Stderr();
+  EXPECT_EQ(again.Stop(), 0);
+  struct stat st;
+  ASSERT_EQ(stat((dir / "logsink.ring").c_str(), &st), 0);
+  EXPECT_EQ(uint64_t(st.st_size), 2u << 20);
+  EXPECT_EQ(ReadRing(dir / "logsink.ring").size(), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,513 @@
+// daemon_test.cc: integration tests of logsinkd: the real binary on a temp
+// socket and ring file, real client connections, and the ring read back with
+// RingReader. Times are hang limits only.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "daemon/harness.h"
+
+namespace {
+
+using namespace lstest;
+
+constexpr uint64_t kT0 = 1700000000000000000ull;
+
+std::string SelfComm() {
+  std::string c = ReadAll("/proc/self/comm");
+  while (!c.empty() && c.back() == '\n') c.pop_back();
+  return c;
+}
+
+// Decodes n zigzag ints from argument bytes.
+std::vector<int64_t> Ints(const std::string &args) {
+  std::vector<int64_t> v;
+  const auto *p = reinterpret_cast<const uint8_t *>(args.data());
+  const uint8_t *end = p + args.size();
+  while (p < end) {
+    uint64_t x;
+    size_t n = ls_get_varint(p, end, &x);
+    if (!n) break;
+    v.push_back(ls_unzigzag(x));
+    p += n;
+  }
+  return v;
+}
+
+// Waits until the daemon has given out `n` record sequence numbers.
+bool WaitRecords(const std::string &socket, uint64_t n) {
+  auto deadline = Clock::now() + kHang;
+  while (Clock::now() < deadline) {
+    Client c(socket);
+    if (c.ok() && c.Stats()["next_record_seq"] >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// The records of an every-type session: (fmt, args) in order.
+const std::vector<Rec> &EveryTypeRecords() {
+  static const std::vector<Rec> recs = {{2,
+                                         kT0,
+                                         {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5),
+                                          Arg::C(0xe9), Arg::S("bob"), Arg::P(0x7ffd1000)}},
+                                        {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
+                                        {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
+  return recs;
+}
+
+std::string EveryTypeStream(const std::string &app) {
+  return Hello(1, app) + Intern(1, 6, 42, "user %s port %d", "main.c") +
+         Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c") + Records(4242, EveryTypeRecords()) +
+         Dropped(17, kT0, kT0 + 1000000000);
+}
+
+void ExpectEveryTypeRecords(const std::vector<Got> &got, size_t at, const std::string &app) {
+  ASSERT_GE(got.size(), at + 4);
+  const auto &recs = EveryTypeRecords();
+  for (size_t i = 0; i < 3; i++) {
+    const Got &g = got[at + i];
+    SCOPED_TRACE("record " + std::to_string(i));
+    EXPECT_EQ(g.kind, logsink::storage::Record::Kind::kRecord);
+    EXPECT_EQ(g.app, app);
+    EXPECT_EQ(g.tid, 4242u);
+    EXPECT_EQ(g.ts_ns, recs[i].ts_ns);
+    EXPECT_EQ(g.args, EncodeArgs(recs[i].args));
+    EXPECT_EQ(g.truncated, recs[i].truncated);
+    if (recs[i].site == 1) {
+      EXPECT_EQ(g.fmt, "user %s port %d");
+      EXPECT_EQ(g.file, "main.c");
+      EXPECT_EQ(g.line, 42u);
+      EXPECT_EQ(g.level, 6u);
+    } else {
+      EXPECT_EQ(g.fmt, "%d %lu %.*f %c %s %p");
+      EXPECT_EQ(g.file, "x.c");
+      EXPECT_EQ(g.line, 300u);
+      EXPECT_EQ(g.level, 7u);
+    }
+  }
+  const Got &d = got[at + 3];
+  EXPECT_EQ(d.kind, logsink::storage::Record::Kind::kDropped);
+  EXPECT_EQ(d.dropped_count, 17u);
+  EXPECT_EQ(d.dropped_since_ns, kT0);
+}
+
+TEST(Daemon, RoundTripEveryArgumentType) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.Send(EveryTypeStream("roundtrip")));
+  auto st = c.Stats();
+  EXPECT_EQ(st["next_record_seq"], 4u);
+  EXPECT_EQ(st["dropped_reported"], 17u);
+  EXPECT_EQ(st["connections_current"], 1u);
+  EXPECT_EQ(st["connections_total"], 2u);  // Start() probed the socket once
+  EXPECT_EQ(st["stats_requests"], 1u);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  EXPECT_NE(d.Stderr().find("exiting:"), std::string::npos) << d.Stderr();
+
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), 4u);
+  ExpectEveryTypeRecords(got, 0, "roundtrip");
+  for (const Got &g : got) {
+    EXPECT_EQ(g.pid, uint32_t(getpid()));
+    EXPECT_EQ(g.uid, uint32_t(getuid()));
+    EXPECT_EQ(g.gid, uint32_t(getgid()));
+    EXPECT_EQ(g.comm, SelfComm());
+    EXPECT_EQ(g.source_id, got[0].source_id);
+  }
+  EXPECT_EQ(got[0].seq, 0u);
+  EXPECT_EQ(got[3].seq, 3u);
+}
+
+TEST(Daemon, ManyConcurrentClients) {
+  constexpr int kClients = 8, kFrames = 25, kPerFrame = 100;
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; i++) {
+    threads.emplace_back([&, i] {
+      Client c(d.socket);
+      if (!c.ok() || !c.Send(Hello(1, "client" + std::to_string(i)) +
+                             Intern(9, 6, 1, "client %d seq %d", "many.c"))) {
+        failures++;
+        return;
+      }
+      int seq = 0;
+      for (int f = 0; f < kFrames; f++) {
+        std::vector<Rec> recs;
+        for (int k = 0; k < kPerFrame; k++, seq++)
+          recs.push_back({9, kT0 + uint64_t(seq), {Arg::I(i), Arg::I(seq)}});
+        if (!c.Send(Records(uint64_t(100 + i), recs))) failures++;
+      }
+      // The STATS reply comes after everything this client sent was handled.
+      if (c.Stats().empty()) failures++;
+    });
+  }
+  for (auto &t : threads) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), size_t(kClients * kFrames * kPerFrame));
+  std::vector<int> next(kClients, 0);
+  std::set<uint64_t> sources;
+  for (const Got &g : got) {
+    auto v = Ints(g.args);
+    ASSERT_EQ(v.size(), 2u);
+    ASSERT_GE(v[0], 0);
+    ASSERT_LT(v[0], kClients);
+    EXPECT_EQ(g.app, "client" + std::to_string(v[0]));
+    EXPECT_EQ(g.tid, uint64_t(100 + v[0]));
+    EXPECT_EQ(v[1], next[v[0]]++) << "client " << v[0] << " out of order";
+    sources.insert(g.source_id);
+  }
+  for (int i = 0; i < kClients; i++) EXPECT_EQ(next[i], kFrames * kPerFrame);
+  EXPECT_EQ(sources.size(), size_t(kClients));
+}
+
+TEST(Daemon, FramesSplitAtEveryByteOffset) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const std::string stream = EveryTypeStream("split");
+  size_t sessions = 0;
+  for (size_t k = 1; k < stream.size(); k++, sessions++) {
+    Client c(d.socket);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.Send(stream.substr(0, k)));
+    // Give the daemon the chance to read the first part on its own.
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    ASSERT_TRUE(c.Send(stream.substr(k)));
+  }
+  {  // and one byte per send
+    Client c(d.socket);
+    for (char ch : stream) ASSERT_TRUE(c.Send(std::string(1, ch)));
+    sessions++;
+  }
+  ASSERT_TRUE(WaitRecords(d.socket, sessions * 4));
+  Client c(d.socket);
+  auto st = c.Stats();
+  for (const auto &[name, v] : st)
+    if (name.rfind("err_", 0) == 0) {
+      EXPECT_EQ(v, 0u) << name;
+    }
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), sessions * 4);
+  // Records of one connection are contiguous here: each was sent whole
+  // before the next connection started, except that sessions may interleave
+  // if the daemon read two connections in one loop turn; group by source.
+  std::map<uint64_t, std::vector<Got>> by_source;
+  for (auto &g : got) by_source[g.source_id].push_back(g);
+  ASSERT_EQ(by_source.size(), sessions);
+  for (auto &[src, recs] : by_source) ExpectEveryTypeRecords(recs, 0, "split");
+}
+
+// One bad input: what to send after connecting, and the counter it bumps.
+struct Bad {
+  const char *name;
+  std::string bytes;
+  const char *counter;
+  bool refuse = false;
+};
+
+TEST(Daemon, BadInputsCloseOnlyThatConnection) {
+  TempDir dir;
+  Daemon d(dir, {},
+           "[limits]\nmax_frame = \"4KiB\"\nstall_timeout = \"200ms\"\n"
+           "max_sites_per_connection = 2\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const std::string hello = Hello(1, "bad");
+  const std::string intern_d = Intern(1, 6, 1, "value %d", "bad.c");
+  const std::string intern_s = Intern(2, 6, 2, "name %s", "bad.c");
+  std::string oversized, zero_len;
+  PutU32(&oversized, 4096 + 1);
+  PutU32(&zero_len, 0);
+  std::string short_str;  // "%s" whose string claims 10 bytes, frame ends after 3
+  PutVarint(&short_str, 10);
+  short_str += "abc";
+  std::string half_frame;
+  PutU32(&half_frame, 100);
+  half_frame += "\x03\x01";
+  const std::vector<Bad> bads = {
+      {"oversized length", oversized, "err_bad_length"},
+      {"zero length", hello + zero_len, "err_bad_length"},
+      {"unknown type", hello + Frame(0x7f, "x"), "err_unknown_type"},
+      {"records before hello", Records(1, {{1, 1, {Arg::I(1)}}}), "err_no_hello"},
+      {"second hello", hello + hello, "err_no_hello"},
+      {"future version", Hello(2, "future"), "err_bad_version", true},
+      {"hello flags", Hello(1, "flags", 1), "err_bad_hello"},
+      {"intern %n", hello + Intern(1, 6, 1, "wrote %n bytes", "bad.c"), "err_bad_intern"},
+      {"intern level 9", hello + Intern(1, 9, 1, "x", "bad.c"), "err_bad_intern"},
+      {"too many sites", hello + intern_d + intern_s + Intern(3, 6, 3, "third", "bad.c"),
+       "err_bad_intern"},
+      {"unknown site", hello + intern_d + Records(1, {{5, 1, {Arg::I(1)}}}), "err_unknown_site"},
+      // An int where "%s" wants a string: 100 encodes as c8 01, read as a
+      // string length of 200 bytes that the frame does not have.
+      {"signature mismatch", hello + intern_s + Records(1, {{2, 1, {Arg::I(100)}}}),
+       "err_bad_record"},
+      {"truncated record", hello + intern_s + Records(1, {{2, 1, {}, false, 0, short_str}}),
+       "err_bad_record"},
+      {"bad dropped", hello + Frame(LS_F_DROPPED, "\x01"), "err_bad_payload"},
+      // Two good records then one without its argument: none is written.
+      {"all or nothing",
+       hello + intern_d + Records(1, {{1, 1, {Arg::I(1)}}, {1, 2, {Arg::I(2)}}, {1, 3, {}}}),
+       "err_bad_record"},
+      {"stalled half frame", hello + half_frame, "err_stalled"},
+  };
+
+  Client good(d.socket);
+  ASSERT_TRUE(good.Send(Hello(1, "good") + Intern(1, 6, 7, "good %d", "good.c")));
+  auto before = good.Stats();
+  int sent = 0;
+  // A client whose earlier frame was fine keeps those records.
+  {
+    Client c(d.socket);
+    ASSERT_TRUE(c.Send(Hello(1, "early") + intern_d +
+                       Records(1, {{1, 1, {Arg::I(1)}}, {1, 2, {Arg::I(2)}}})));
+    ASSERT_TRUE(c.Send(Frame(0x7f, "")));
+    EXPECT_TRUE(c.WaitClosed());
+  }
+  std::map<std::string, uint64_t> want;
+  want["err_unknown_type"]++;
+  for (const Bad &b : bads) {
+    SCOPED_TRACE(b.name);
+    std::vector<Rec> recs;
+    for (int k = 0; k < 10; k++, sent++) recs.push_back({1, kT0 + uint64_t(sent), {Arg::I(sent)}});
+    ASSERT_TRUE(good.Send(Records(1, recs)));
+    Client c(d.socket);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(c.Send(b.bytes));
+    if (b.refuse) {
+      auto f = c.ReadFrame();
+      ASSERT_TRUE(f.has_value());
+      EXPECT_EQ(f->first, LS_F_REFUSE);
+      ls_refuse r;
+      ASSERT_EQ(ls_refuse_decode(reinterpret_cast<const uint8_t *>(f->second.data()),
+                                 f->second.size(), &r),
+                0);
+      EXPECT_EQ(r.version, LS_PROTO_VERSION);
+    }
+    EXPECT_TRUE(c.WaitClosed());
+    want[b.counter]++;
+  }
+  auto after = good.Stats();
+  ASSERT_FALSE(after.empty());
+  for (const auto &[name, n] : want) EXPECT_EQ(after[name] - before[name], n) << name;
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+
+  auto got = ReadRing(d.ring);
+  int good_seen = 0, early_seen = 0;
+  for (const Got &g : got) {
+    if (g.app == "good") {
+      auto v = Ints(g.args);
+      ASSERT_EQ(v.size(), 1u);
+      EXPECT_EQ(v[0], good_seen++);
+      EXPECT_EQ(g.fmt, "good %d");
+    } else if (g.app == "early") {
+      early_seen++;
+    } else {
+      ADD_FAILURE() << "record from a bad client '" << g.app << "' was written";
+    }
+  }
+  EXPECT_EQ(good_seen, sent);
+  EXPECT_EQ(early_seen, 2);
+  // the daemon said why, on stderr
+  EXPECT_NE(d.Stderr().find("stall"), std::string::npos);
+}
+
+TEST(Daemon, LongAppLabelIsCut) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  std::string app(100, 'a');
+  ASSERT_TRUE(c.Send(Hello(1, app) + Intern(1, 6, 1, "x", "y") + Records(1, {{1, 1}})));
+  EXPECT_EQ(c.Stats()["app_truncated"], 1u);
+  EXPECT_EQ(d.Stop(), 0);
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].app, std::string(64, 'a'));
+}
+
+TEST(Daemon, FsyncPolicies) {
+  for (std::string policy : {"never", "block", "20ms"}) {
+    SCOPED_TRACE(policy);
+    TempDir dir;
+    Daemon d(dir, {}, "[writer]\nfsync = \"" + policy + "\"\n");
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    Client c(d.socket);
+    ASSERT_TRUE(c.Send(Hello(1, "sync") + Intern(1, 6, 1, "n %d %s", "s.c")));
+    std::vector<Rec> recs;
+    for (int k = 0; k < 5000; k++)
+      recs.push_back({1, kT0 + uint64_t(k), {Arg::I(k), Arg::S("payload")}});
+    ASSERT_TRUE(c.Send(Records(1, recs)));  // about 80 KiB: several sealed blocks
+    auto st = c.Stats();
+    ASSERT_GE(st["blocks_written"], 2u);
+    if (policy == "never") {
+      EXPECT_EQ(st["syncs"], 0u);
+    } else {
+      auto deadline = Clock::now() + kHang;
+      while (st["syncs"] == 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        st = c.Stats();
+      }
+      EXPECT_GE(st["syncs"], 1u);
+    }
+    EXPECT_EQ(st["sync_errors"], 0u);
+    EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+    EXPECT_EQ(ReadRing(d.ring).size(), 5000u);
+  }
+}
+
+TEST(Daemon, StatsWithoutHelloThenRecordsWithoutHello) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  auto st = c.Stats();
+  EXPECT_EQ(st["err_no_hello"], 0u);
+  EXPECT_TRUE(st.count("records"));
+  ASSERT_TRUE(c.Send(Intern(1, 6, 1, "x", "y")));
+  EXPECT_TRUE(c.WaitClosed());
+  Client c2(d.socket);
+  EXPECT_EQ(c2.Stats()["err_no_hello"], 1u);
+  EXPECT_EQ(d.Stop(), 0);
+}
+
+TEST(Daemon, TooManyConnectionsAreClosedAtOnce) {
+  TempDir dir;
+  Daemon d(dir, {}, "[limits]\nmax_connections = 3\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  // Start() probed once; wait until that probe is gone.
+  auto deadline = Clock::now() + kHang;
+  auto good = std::make_unique<Client>(d.socket);
+  while (good->Stats()["connections_current"] != 1 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(good->Send(Hello(1, "good") + Intern(1, 6, 1, "n %d", "f.c") +
+                         Records(1, {{1, 1, {Arg::I(0)}}})));
+  Client b(d.socket), c(d.socket);
+  ASSERT_TRUE(b.Stats().size() > 0 && c.Stats().size() > 0);  // both served
+  Client refused(d.socket);
+  EXPECT_TRUE(refused.WaitClosed());
+  ASSERT_TRUE(good->Send(Records(1, {{1, 2, {Arg::I(1)}}})));
+  auto st = good->Stats();
+  EXPECT_EQ(st["err_too_many_connections"], 1u);
+  EXPECT_EQ(st["connections_refused"], 1u);
+  EXPECT_EQ(st["connections_current"], 3u);
+  EXPECT_EQ(d.Stop(), 0);
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(Ints(got[1].args), std::vector<int64_t>{1});
+}
+
+TEST(Daemon, RestartKeepsHistoryAndSequence) {
+  TempDir dir;
+  std::set<uint64_t> sources;
+  for (int run = 0; run < 2; run++) {
+    Daemon d(dir);
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    Client c(d.socket);
+    std::vector<Rec> recs;
+    for (int k = 0; k < 100; k++) recs.push_back({1, kT0 + uint64_t(k), {Arg::I(run * 100 + k)}});
+    ASSERT_TRUE(c.Send(Hello(1, "run") + Intern(1, 6, 1, "n %d", "r.c") + Records(1, recs)));
+    ASSERT_FALSE(c.Stats().empty());
+    EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  }
+  auto got = ReadRing(dir / "logsink.ring");
+  ASSERT_EQ(got.size(), 200u);
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_EQ(got[i].seq, i);
+    EXPECT_EQ(Ints(got[i].args), std::vector<int64_t>{int64_t(i)});
+    sources.insert(got[i].source_id);
+  }
+  EXPECT_EQ(sources.size(), 2u);
+  EXPECT_LT(got.front().source_id, got.back().source_id);
+}
+
+TEST(Daemon, SigtermDrainsEverythingSentBeforeIt) {
+  constexpr int kFrames = 400, kPerFrame = 100;
+  TempDir dir;
+  Daemon d(dir, {"--size", "8MiB"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.Send(Hello(1, "drain") + Intern(1, 6, 1, "n %d %s", "d.c")));
+  int n = 0;
+  std::string all;
+  for (int f = 0; f < kFrames; f++) {
+    std::vector<Rec> recs;
+    for (int k = 0; k < kPerFrame; k++, n++)
+      recs.push_back({1, kT0 + uint64_t(n), {Arg::I(n), Arg::S("payload")}});
+    all += Records(1, recs);
+  }
+  ASSERT_TRUE(c.Send(all));  // returns once the bytes are in the socket
+  EXPECT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), size_t(n));
+  for (int i = 0; i < n; i++) ASSERT_EQ(Ints(got[i].args.substr(0, 3))[0], i);
+}
+
+TEST(Daemon, SecondDaemonOnTheSameSocketRefusesToStart) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  auto r = RunDaemon(dir, {"--socket", d.socket, "--file", dir / "other.ring", "--size", "1MiB"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("another logsinkd is listening on " + d.socket), std::string::npos) << r.err;
+  EXPECT_FALSE(access((dir / "other.ring").c_str(), F_OK) == 0);
+  Client c(d.socket);  // the first one still serves
+  EXPECT_FALSE(c.Stats().empty());
+  EXPECT_EQ(d.Stop(), 0);
+}
+
+TEST(Daemon, StaleSocketFileIsReplaced) {
+  TempDir dir;
+  {  // a socket file nobody listens on
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::string p = dir / "logsink.sock";
+    std::strncpy(a.sun_path, p.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    close(fd);
+  }
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  struct stat st;
+  ASSERT_EQ(stat(d.socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u);
+  EXPECT_EQ(d.Stop(), 0);
+  EXPECT_NE(access(d.socket.c_str(), F_OK), 0) << "the socket file is removed at exit";
+}
+
+TEST(Daemon, SighupAppliesNewLimitsToNewConnections) {
+  TempDir dir;
+  Daemon d(dir, {}, "[limits]\nmax_connections = 100\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client a(d.socket);
+  ASSERT_FALSE(a.Stats().empty());
+  // block_size is not given as a flag (--size is, and flags win).
+  WriteFile(dir / "logsinkd.toml",
+            "[limits]\nmax_connections = 1\n[ring]\nblock_size = \"16KiB\"\n");
+  kill(d.pid(), SIGHUP);
+  // The reload is asynchronous: wait for the daemon to say it is done.
+  auto deadline = Clock::now() + kHang;
+  while (d.Stderr().find("configuration reloaded") == std::string::npos && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Client b(d.socket);
+  bool refused = b.WaitClosed();
+  EXPECT_TRUE(refused);
+  EXPECT_GE(a.Stats()["err_too_many_connections"], 1u);
+  EXPECT_EQ(d.Stop(), 0);
+  std::string err = d.Stderr();
+  EXPECT_NE(err.find("ring.block_size changed"), std::string::npos) << err;
+}
+
+}  // namespace

@@ -1,0 +1,148 @@
+// fuzz_render.cc: fuzz target of logctl's renderer of untrusted formats
+// (logctl/render.h, escape.h). Input: u16 LE format length, the format bytes,
+// then the argument bytes. Checks that RenderMessage succeeds exactly when the
+// arguments parse by the format's signature (what the daemon accepts, via
+// ls_args_check), that Compile agrees with ls_fmt_signature, that output stays
+// bounded, and that the terminal and JSON escapers emit valid UTF-8 with no
+// raw control characters.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "escape.h"
+#include "fuzz_check.h"
+#include "logsink/proto/args.h"
+#include "logsink/proto/printf.h"
+#include "render.h"
+
+namespace {
+
+using namespace logsink::render;
+
+// Length of the valid UTF-8 sequence at s[i] (1..4) or 0; *cp gets the code
+// point. Independent of escape.cc on purpose.
+size_t Utf8At(std::string_view s, size_t i, uint32_t *cp) {
+  auto b = [&](size_t k) { return static_cast<uint8_t>(s[i + k]); };
+  uint8_t c = b(0);
+  size_t n;
+  uint32_t v, min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  } else if ((c & 0xe0) == 0xc0) {
+    n = 2, v = c & 0x1f, min = 0x80;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3, v = c & 0x0f, min = 0x800;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n) return 0;
+  for (size_t k = 1; k < n; k++) {
+    if ((b(k) & 0xc0) != 0x80) return 0;
+    v = v << 6 | (b(k) & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+// Valid UTF-8 with no C0 control (except TAB), DEL or C1 control.
+bool TerminalSafe(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp;
+    size_t n = Utf8At(s, i, &cp);
+    if (!n) return false;
+    if ((cp < 0x20 && cp != '\t') || (cp >= 0x7f && cp <= 0x9f)) return false;
+    i += n;
+  }
+  return true;
+}
+
+// The contents of a JSON string: valid UTF-8, no raw control characters, and
+// every '"' and '\\' escaped with a valid escape.
+bool JsonSafe(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp;
+    size_t n = Utf8At(s, i, &cp);
+    if (!n || cp < 0x20 || cp == '"') return false;
+    if (cp == '\\') {
+      if (i + 1 >= s.size()) return false;
+      char e = s[i + 1];
+      if (e == 'u') {
+        if (s.size() - i < 6) return false;
+        for (size_t k = 2; k < 6; k++)
+          if (!std::strchr("0123456789abcdefABCDEF", s[i + k]) || s[i + k] == 0) return false;
+        n = 6;
+      } else if (std::strchr("\"\\/bfnrt", e) && e != 0) {
+        n = 2;
+      } else {
+        return false;
+      }
+    }
+    i += n;
+  }
+  return true;
+}
+
+volatile size_t g_sink;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 2) return 0;
+  size_t fmt_len = (data[0] | size_t{data[1]} << 8) % (size - 2 + 1);
+  std::string_view fmt(reinterpret_cast<const char *>(data + 2), fmt_len);
+  std::string_view args(reinterpret_cast<const char *>(data + 2 + fmt_len), size - 2 - fmt_len);
+  const auto *ap = reinterpret_cast<const uint8_t *>(args.data());
+
+  Format f;
+  Compile(fmt, &f);
+  char sig[LS_FMT_MAX_ARGS + 1];
+  int n = ls_fmt_signature(fmt.data(), fmt.size(), sig, sizeof sig);
+  FUZZ_CHECK(f.ok == (n >= 0));
+  if (f.ok) FUZZ_CHECK(f.sig == sig);
+  const bool valid = f.ok && ls_args_check(sig, ap, args.size()) == 0;
+
+  std::string out;
+  bool ok = RenderMessage(f, args, &out);
+  FUZZ_CHECK(ok == valid);
+  // Bounded: literal text, at most kMaxWidth (+ digits/exponent) per
+  // conversion, strings no longer than the argument bytes.
+  FUZZ_CHECK(out.size() <=
+             4 * (fmt.size() + args.size()) + f.specs.size() * (2 * kMaxWidth + 400) + 512);
+
+  std::string safe;
+  AppendTerminalSafe(&safe, out);
+  FUZZ_CHECK(TerminalSafe(safe));
+  std::string json;
+  AppendJsonEscaped(&json, out);
+  FUZZ_CHECK(JsonSafe(json));
+
+  std::string raw;
+  AppendRawArgs(&f, args, &raw);
+  AppendRawArgs(nullptr, args, &raw);
+  std::string js;
+  size_t used = AppendJsonArgs(&f, args, &js);
+  FUZZ_CHECK(used <= args.size());
+  if (valid) FUZZ_CHECK(used == args.size());
+  used = AppendJsonArgs(nullptr, args, &js);
+  FUZZ_CHECK(used <= args.size());
+  std::string hex;
+  AppendHex(args, &hex, data[0]);
+  FUZZ_CHECK(hex.size() <= 2 * size_t{data[0]} + 3);
+  RenderUnknownSite(data[1], args, &hex);
+  AppendTruncated(size, &hex);
+
+  // The cache hands out the same compilation for the same site.
+  FormatCache cache;
+  uint32_t ids[] = {0, 1u + data[0], 0xfffffff0u + data[1] % 16};
+  for (uint32_t id : ids) {
+    const Format &c = cache.Get(id, fmt);
+    FUZZ_CHECK(c.ok == f.ok && c.sig == f.sig && &cache.Get(id, fmt) == &c);
+  }
+  g_sink = out.size() + raw.size() + js.size() + hex.size() + safe.size() + json.size();
+  return 0;
+}

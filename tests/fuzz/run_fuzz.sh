@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# run_fuzz.sh: builds the libFuzzer targets with clang (build dir build/fuzz,
+# or $LOGSINK_FUZZ_BUILD_DIR) and runs each for SECONDS (default 60) on a copy
+# of its seed corpus. Prints per target: executions, exec/s, coverage, and
+# whether it crashed; exits non-zero if any target crashed, printing the
+# reproducer's path (copy it into tests/fuzz/corpus/<target>/ once fixed).
+# Usage: tests/fuzz/run_fuzz.sh [SECONDS] [TARGET...]
+set -uo pipefail
+
+secs=${1:-60}
+shift || true
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${LOGSINK_FUZZ_BUILD_DIR:-$root/build/fuzz}
+jobs=${LOGSINK_FUZZ_JOBS:-2}
+all=(frame ring render printf encode)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLOGSINK_FUZZ=ON -DLOGSINK_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
+  || { cat "$build.configure.log"; echo "run_fuzz: configure failed" >&2; exit 2; }
+
+build_list=()
+for t in "${targets[@]}"; do
+  if [ "$t" = encode ] && ! grep -q '^LIBFFI_FOUND:INTERNAL=1' "$build/CMakeCache.txt"; then
+    echo "run_fuzz: libffi-dev missing: not running encode" >&2
+    continue
+  fi
+  build_list+=("$t")
+done
+ninja -C "$build" -j"$jobs" $(printf 'fuzz_%s ' "${build_list[@]}") >"$build.build.log" 2>&1 \
+  || { tail -50 "$build.build.log"; echo "run_fuzz: build failed" >&2; exit 2; }
+
+out=$build/fuzz-runs
+mkdir -p "$out"
+crashed=0
+printf '%-8s %12s %10s %8s %8s  %s\n' target execs exec/s cov ft result
+for t in "${build_list[@]}"; do
+  work=$out/$t
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$work/artifacts"
+  cp "$root/tests/fuzz/corpus/$t/"* "$work/corpus/" 2>/dev/null || true
+  log=$work/fuzz.log
+  # -max_len: the ring seeds are files of up to 64 KiB; other targets 8 KiB.
+  maxlen=8192
+  [ "$t" = ring ] && maxlen=70000
+  "$build/bin/fuzz_$t" "$work/corpus" -max_total_time="$secs" -rss_limit_mb=2048 \
+    -max_len="$maxlen" -timeout=25 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  repro=$(ls "$work/artifacts/" 2>/dev/null | head -1)
+  if [ $rc -ne 0 ] || [ -n "$repro" ]; then
+    crashed=1
+    result="CRASH: $work/artifacts/$repro (log: $log)"
+  else
+    result=ok
+  fi
+  printf '%-8s %12s %10s %8s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$result"
+  if [ $crashed -ne 0 ] && [ "$result" != ok ]; then
+    grep -m1 -A12 -E 'ERROR: (AddressSanitizer|libFuzzer)|runtime error|FUZZ_CHECK failed|==ERROR' "$log" | head -25
+  fi
+done
+exit $crashed

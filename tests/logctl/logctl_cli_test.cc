@@ -1,0 +1,685 @@
+// logctl_cli_test.cc: integration tests of the real logctl binary (tail, cat,
+// filters, output modes, verify, export, stats, error paths) against ring
+// files written directly with storage's RingWriter.
+#include <pty.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli_util.h"
+#include "json_lite.h"
+#include "logsink/proto/wire.h"
+
+namespace logctl_test {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+std::string Line(uint64_t ts_ms, const std::string &rest) {
+  char ts[64];
+  snprintf(ts, sizeof ts, "2025-11-23T10:%02u:%02u.%03u000+0000 ", unsigned(ts_ms / 60000 % 60),
+           unsigned(ts_ms / 1000 % 60), unsigned(ts_ms % 1000));
+  return ts + rest;
+}
+
+class LogctlTest : public ::testing::Test {
+ protected:
+  // n records "n=<i>" at info level, 1 ms apart.
+  void WriteNumbered(TestRing *ring, int n, int start = 0) {
+    uint32_t site = ring->Intern(6, "n=%d");
+    for (int i = start; i < start + n; i++)
+      ring->Add(site, "i", Args().i(i).bytes(), kT0 + i * kMs);
+  }
+  TempDir dir_;
+};
+
+TEST_F(LogctlTest, TailPrintsTheLastTenOldestFirst) {
+  TestRing ring(dir_.File("r.ring"));
+  WriteNumbered(&ring, 25);
+  ring.Close();
+  Result r = RunLogctl({"tail", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 10u) << r.out;
+  for (int i = 0; i < 10; i++)
+    EXPECT_EQ(lines[i], Line(15 + i, "testapp[4242]: <info> n=" + std::to_string(15 + i)));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(LogctlTest, TailLineCounts) {
+  TestRing ring(dir_.File("r.ring"));
+  WriteNumbered(&ring, 25);
+  ring.Close();
+  Result r = RunLogctl({"tail", "-n", "0", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  r = RunLogctl({"tail", "-n1", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(r.out, Line(24, "testapp[4242]: <info> n=24\n"));
+  r = RunLogctl({"tail", "--lines=1000", "--file", dir_.File("r.ring")});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 25u);
+  EXPECT_EQ(lines.front(), Line(0, "testapp[4242]: <info> n=0"));
+}
+
+TEST_F(LogctlTest, EmptyRingPrintsNothing) {
+  TestRing ring(dir_.File("r.ring"));
+  ring.Close();
+  for (const char *cmd : {"tail", "cat"}) {
+    Result r = RunLogctl({cmd, "--file", dir_.File("r.ring")});
+    EXPECT_EQ(r.status, 0) << cmd << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+}
+
+TEST_F(LogctlTest, CatPrintsEveryStoredRecordInOrderAcrossWraps) {
+  TestRing ring(dir_.File("r.ring"));
+  const int kN = 20000;  // several laps of an 8-block ring
+  WriteNumbered(&ring, kN);
+  EXPECT_GT(ring.writer()->stats().wraps + ring.writer()->current_block_seq() / 8, 3u);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_GT(lines.size(), 100u);
+  ASSERT_LT(lines.size(), static_cast<size_t>(kN));
+  int first = kN - static_cast<int>(lines.size());
+  for (size_t i = 0; i < lines.size(); i++) {
+    std::string want = "<info> n=" + std::to_string(first + static_cast<int>(i));
+    ASSERT_EQ(lines[i].substr(lines[i].size() - want.size()), want) << i;
+  }
+  // tail -n agrees with cat's ending.
+  r = RunLogctl({"tail", "-n", "5", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(Lines(r.out), std::vector<std::string>(lines.end() - 5, lines.end()));
+}
+
+TEST_F(LogctlTest, LevelFilterShowsThatLevelAndMoreSevere) {
+  TestRing ring(dir_.File("r.ring"));
+  const char *names[] = {"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"};
+  for (int l = 0; l < 8; l++) {
+    uint32_t site = ring.Intern(static_cast<uint8_t>(l), std::string("at ") + names[l]);
+    ring.Add(site, "", "", kT0 + l * kMs);
+  }
+  ring.Close();
+  Result r = RunLogctl({"cat", "--level", "warning", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(lines[0], Line(0, "testapp[4242]: <emerg> at emerg"));
+  EXPECT_EQ(lines[4], Line(4, "testapp[4242]: <warning> at warning"));
+  r = RunLogctl({"cat", "--level", "3", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(Lines(r.out).size(), 4u);
+  r = RunLogctl({"cat", "-p", "debug", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(Lines(r.out).size(), 8u);
+}
+
+TEST_F(LogctlTest, PidUidAndAppFilters) {
+  TestRing ring(dir_.File("r.ring"));
+  Source other;
+  other.id = 2;
+  other.pid = 777;
+  other.uid = 0;
+  other.gid = 0;
+  other.app = "";
+  other.comm = "otherproc";
+  uint32_t site = ring.Intern(6, "from %s");
+  for (int i = 0; i < 6; i++) {
+    bool mine = i % 2 == 0;
+    ring.Add(site, "s", Args().s(mine ? "mine" : "other").bytes(), kT0 + i * kMs,
+             mine ? &ring.source() : &other);
+  }
+  ring.Close();
+  std::string f = dir_.File("r.ring");
+  Result r = RunLogctl({"cat", "--pid", "777", "--file", f});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  for (auto &l : lines)
+    EXPECT_NE(l.find("otherproc[777]: <info> from other"), std::string::npos) << l;
+  r = RunLogctl({"cat", "--uid", "1000", "--file", f});
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  for (auto &l : lines) EXPECT_NE(l.find("testapp[4242]: <info> from mine"), std::string::npos);
+  r = RunLogctl({"cat", "--app", "testapp", "--file", f});
+  EXPECT_EQ(Lines(r.out).size(), 3u);
+  // An empty label falls back to the process name.
+  r = RunLogctl({"cat", "--app", "otherproc", "--file", f});
+  EXPECT_EQ(Lines(r.out).size(), 3u);
+  r = RunLogctl({"cat", "--app", "nobody", "--file", f});
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.status, 0);
+}
+
+TEST_F(LogctlTest, SinceAndUntil) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "m%d");
+  for (int i = 0; i < 600; i++) ring.Add(site, "i", Args().i(i).bytes(), kT0 + i * 1000 * kMs);
+  ring.Close();
+  std::string f = dir_.File("r.ring");
+  // kT0 = 2025-11-23T10:00:00Z; records one second apart.
+  Result r = RunLogctl({"cat", "--since", "2025-11-23T10:09:50Z", "--file", f});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 10u) << r.err;
+  EXPECT_NE(lines[0].find(" m590"), std::string::npos) << lines[0];
+  r = RunLogctl({"cat", "--since", "@1763892100", "--until", "2025-11-23 10:01:49", "--file", f});
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 10u) << r.out << r.err;  // TZ=UTC in the child
+  EXPECT_NE(lines[0].find(" m100"), std::string::npos);
+  EXPECT_NE(lines[9].find(" m109"), std::string::npos);
+  r = RunLogctl({"tail", "-n", "3", "--since", "2025-11-23T11:09:00+01:00", "--file", f});
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[2].find(" m599"), std::string::npos);
+  r = RunLogctl({"tail", "-n", "100", "--since", "2025-11-23T10:09:58Z", "--file", f});
+  EXPECT_EQ(Lines(r.out).size(), 2u);
+  // Relative times: the records are in the past, "1h ago" is after them all.
+  r = RunLogctl({"cat", "--since", "1h ago", "--file", f});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = RunLogctl({"cat", "--until", "yesterday", "--file", f});
+  EXPECT_EQ(Lines(r.out).size(), 600u);
+}
+
+TEST_F(LogctlTest, GrepMatchesTheRenderedMessage) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "user %s port %d");
+  const char *users[] = {"alice", "bob", "carol", "bob"};
+  for (int i = 0; i < 4; i++)
+    ring.Add(site, "si", Args().s(users[i]).i(20 + i).bytes(), kT0 + i * kMs);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--grep", "bob port 2[0-9]$", "--file", dir_.File("r.ring")});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_NE(lines[0].find("user bob port 21"), std::string::npos);
+  EXPECT_NE(lines[1].find("user bob port 23"), std::string::npos);
+  r = RunLogctl({"cat", "-g", "CAROL", "-i", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(Lines(r.out).size(), 1u);
+}
+
+TEST_F(LogctlTest, TailWithFilterWalksBackForMatches) {
+  TestRing ring(dir_.File("r.ring"), 12288 + 64 * 4096);
+  uint32_t rare = ring.Intern(3, "rare event %d");
+  uint32_t noise = ring.Intern(6, "noise %d");
+  ring.Add(rare, "i", Args().i(1).bytes(), kT0);
+  ring.Add(rare, "i", Args().i(2).bytes(), kT0 + 1);
+  for (int i = 0; i < 8000; i++) ring.Add(noise, "i", Args().i(i).bytes(), kT0 + 2 + i);
+  ring.Close();
+  Result r = RunLogctl({"tail", "-n", "1", "--level", "err", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  EXPECT_NE(lines[0].find("rare event 2"), std::string::npos);
+  r = RunLogctl({"tail", "-n", "5", "--grep", "^rare", "--file", dir_.File("r.ring")});
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("rare event 1"), std::string::npos);
+  EXPECT_NE(lines[1].find("rare event 2"), std::string::npos);
+  r = RunLogctl({"tail", "-n", "3", "--grep", "noise (7999|5)$", "--file", dir_.File("r.ring")});
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("noise 5"), std::string::npos);
+  EXPECT_NE(lines[1].find("noise 7999"), std::string::npos);
+}
+
+TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(4, "user %s port %d ratio %.2f", 42);
+  ring.Add(site, "sif",
+           Args().s("b\"o\\b\n\x01").i(-22).raw(std::string("\0\0\0\0\0\0\xf8\x3f", 8)).bytes(),
+           kT0 + 123456789, nullptr, 99);
+  ring.writer()->AppendDropped(ring.source(), kT0 + 200 * kMs, 17, kT0 - 1000 * kMs);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  jsonlite::Value v;
+  ASSERT_TRUE(jsonlite::Parse(lines[0], &v)) << lines[0];
+  EXPECT_EQ(v["seq"].u(), 0u);
+  EXPECT_EQ(v["ts_ns"].u(), kT0 + 123456789);
+  EXPECT_EQ(v["ts"].str, "2025-11-23T10:00:00.123456789Z");
+  EXPECT_EQ(v["level"].str, "warning");
+  EXPECT_EQ(v["priority"].i(), 4);
+  EXPECT_EQ(v["pid"].i(), 4242);
+  EXPECT_EQ(v["uid"].i(), 1000);
+  EXPECT_EQ(v["gid"].i(), 100);
+  EXPECT_EQ(v["app"].str, "testapp");
+  EXPECT_EQ(v["comm"].str, "testcomm");
+  EXPECT_EQ(v["tid"].i(), 99);
+  EXPECT_EQ(v["msg"].str, "user b\"o\\b\n\x01 port -22 ratio 1.50");
+  EXPECT_EQ(v["fmt"].str, "user %s port %d ratio %.2f");
+  EXPECT_EQ(v["file"].str, "test.c");
+  EXPECT_EQ(v["line"].i(), 42);
+  ASSERT_EQ(v["args"].arr.size(), 3u);
+  EXPECT_EQ(v["args"].arr[0].str, "b\"o\\b\n\x01");
+  EXPECT_EQ(v["args"].arr[1].i(), -22);
+  EXPECT_EQ(v["args"].arr[2].num, "1.5");
+  EXPECT_FALSE(v.has("truncated"));
+  jsonlite::Value d;
+  ASSERT_TRUE(jsonlite::Parse(lines[1], &d)) << lines[1];
+  EXPECT_EQ(d["dropped"].u(), 17u);
+  EXPECT_EQ(d["seq"].u(), 1u);
+  EXPECT_EQ(d["msg"].str,
+            "-- 17 records dropped by the client since 2025-11-23 09:59:59.000 +0000 --");
+  // --output json is the same as --json.
+  Result r2 = RunLogctl({"cat", "-o", "json", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(r2.out, r.out);
+}
+
+TEST_F(LogctlTest, DroppedEntryInShortOutput) {
+  TestRing ring(dir_.File("r.ring"));
+  ring.writer()->AppendDropped(ring.source(), kT0 + 5 * kMs, 3, kT0);
+  ring.Close();
+  Result r = RunLogctl({"tail", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(r.out, Line(5,
+                        "testapp[4242]: <warning> -- 3 records dropped by the client since "
+                        "2025-11-23 10:00:00.000 +0000 --\n"));
+}
+
+TEST_F(LogctlTest, FormatArgumentMismatchShowsTheRawParts) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "a %d and %s");
+  // The writer trusts its caller (the daemon validates); store bad arguments.
+  ring.Add(site, "i", Args().i(5).bytes(), kT0);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, Line(0,
+                        "testapp[4242]: <info> [logsink: format/argument mismatch] "
+                        "fmt=\"a %d and %s\" args=[i:5]\n"));
+  r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
+  jsonlite::Value v;
+  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
+  EXPECT_TRUE(v["mismatch"].b);
+}
+
+TEST_F(LogctlTest, ControlCharactersAreEscaped) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "evil %s");
+  ring.Add(site, "s", Args().s("\x1b[2J\x1b]0;owned\x07 \xff\xc2\x9b end").bytes(), kT0);
+  ring.Close();
+  for (const char *mode : {"short", "raw"}) {
+    Result r = RunLogctl({"cat", "-o", mode, "--file", dir_.File("r.ring")});
+    ASSERT_EQ(r.status, 0);
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << mode;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << mode;
+    EXPECT_NE(r.out.find("\\x1b[2J\\x1b]0;owned\\x07 \\xff\\xc2\\x9b end"), std::string::npos)
+        << r.out;
+  }
+  Result r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
+  jsonlite::Value v;
+  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
+  EXPECT_EQ(v["msg"].str, "evil \x1b[2J\x1b]0;owned\x07 \xef\xbf\xbd\xc2\x9b end");
+}
+
+// Runs logctl on a pseudo-terminal and returns what it printed there.
+std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env) {
+  int master;
+  pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    setenv("TZ", "UTC", 1);
+    if (no_color_env) {
+      setenv("NO_COLOR", "1", 1);
+    } else {
+      unsetenv("NO_COLOR");
+    }
+    std::vector<char *> argv{const_cast<char *>(LogctlPath())};
+    for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  std::string out;
+  int64_t deadline = MonoMs() + 10000;
+  while (MonoMs() < deadline) {
+    struct pollfd p = {master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char b[4096];
+    ssize_t n = read(master, b, sizeof b);
+    if (n <= 0) break;  // EIO once the child is gone
+    out.append(b, n);
+  }
+  close(master);
+  waitpid(pid, nullptr, 0);
+  return out;
+}
+
+TEST_F(LogctlTest, ColourOnlyOnATerminalAndNotWithNoColor) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(3, "failed");
+  ring.Add(site, "", "", kT0);
+  ring.Close();
+  std::vector<std::string> args{"cat", "--file", dir_.File("r.ring")};
+  EXPECT_NE(RunOnTerminal(args, false).find("<err> \x1b[31mfailed\x1b[0m"), std::string::npos);
+  EXPECT_EQ(RunOnTerminal(args, true).find('\x1b'), std::string::npos);
+  args.push_back("--no-color");
+  EXPECT_EQ(RunOnTerminal(args, false).find('\x1b'), std::string::npos);
+  EXPECT_EQ(RunLogctl({"cat", "--file", dir_.File("r.ring")}).out.find('\x1b'), std::string::npos);
+}
+
+TEST_F(LogctlTest, RawOutputShowsFormatAndArguments) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "user %s port %d");
+  ring.Add(site, "si", Args().s("bob").i(22).bytes(), kT0);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--output", "raw", "--file", dir_.File("r.ring")});
+  EXPECT_EQ(r.out, Line(0, "testapp[4242]: <info> site=" + std::to_string(site) +
+                               " fmt=\"user %s port %d\" args=[s:\"bob\", i:22]\n"));
+}
+
+TEST_F(LogctlTest, TruncatedRecordIsMarked) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "big %s");
+  ring.Add(site, "s", Args().s(std::string(10000, 'x')).bytes(), kT0);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  size_t pos = r.out.find("\xe2\x80\xa6[truncated ");
+  ASSERT_NE(pos, std::string::npos) << r.out.substr(0, 200);
+  uint64_t cut = std::stoull(r.out.substr(pos + 14));
+  size_t xs = std::count(r.out.begin(), r.out.end(), 'x');
+  EXPECT_EQ(xs + cut, 10000u);
+  r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
+  jsonlite::Value v;
+  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v));
+  EXPECT_EQ(v["truncated"].u(), cut);
+}
+
+// Flips one byte inside block slot `slot` (FORMAT.md: slots follow the
+// superblocks and the 4 KiB string table in TestRing's geometry).
+uint64_t SlotOffset(int slot) { return 8192 + 4096 + uint64_t(slot) * 4096; }
+void FlipByte(const std::string &path, uint64_t off) {
+  int fd = open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  unsigned char c;
+  ASSERT_EQ(pread(fd, &c, 1, off), 1);
+  c ^= 0x55;
+  ASSERT_EQ(pwrite(fd, &c, 1, off), 1);
+  close(fd);
+}
+
+TEST_F(LogctlTest, CorruptedBlockFailsVerifyButOtherRecordsStillPrint) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 2000);  // about 4 blocks
+  uint64_t blocks = ring.writer()->current_block_seq() + 1;
+  ring.Close();
+  ASSERT_GE(blocks, 3u);
+  Result clean = RunLogctl({"verify", "--file", f});
+  EXPECT_EQ(clean.status, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find(": OK: 2000 records"), std::string::npos) << clean.out;
+  Result all = RunLogctl({"cat", "--file", f});
+  auto before = Lines(all.out);
+  ASSERT_EQ(before.size(), 2000u);
+
+  FlipByte(f, SlotOffset(1) + 100);  // inside block 1's entries
+  Result v = RunLogctl({"verify", "--file", f});
+  EXPECT_EQ(v.status, 1);
+  EXPECT_NE(v.out.find("offset " + std::to_string(SlotOffset(1)) + ":"), std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("CORRUPT"), std::string::npos);
+
+  Result c = RunLogctl({"cat", "--file", f});
+  EXPECT_EQ(c.status, 0) << c.err;
+  auto after = Lines(c.out);
+  EXPECT_LT(after.size(), before.size());
+  EXPECT_GT(after.size(), 0u);
+  // Every line printed is one of the original lines, in the original order.
+  size_t j = 0;
+  for (auto &l : after) {
+    while (j < before.size() && before[j] != l) j++;
+    ASSERT_LT(j, before.size()) << "unexpected line: " << l;
+  }
+  // The first and the last block are intact.
+  EXPECT_EQ(after.front(), before.front());
+  EXPECT_EQ(after.back(), before.back());
+  EXPECT_NE(c.err.find("offset " + std::to_string(SlotOffset(1))), std::string::npos) << c.err;
+}
+
+TEST_F(LogctlTest, DamagedStringTableShowsUnknownFormat) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  uint32_t site = ring.Intern(6, "n=%d");
+  ring.Add(site, "i", Args().i(5).bytes(), kT0);
+  ring.Close();
+  FlipByte(f, 8192 + 20);  // the first string-table entry's format bytes
+  Result c = RunLogctl({"cat", "--file", f});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, Line(0, "testapp[4242]: <info> [unknown format #" + std::to_string(site) +
+                               "] args=[hex:0a]\n"));
+  Result v = RunLogctl({"verify", "--file", f});
+  EXPECT_EQ(v.status, 1) << v.out;
+  EXPECT_NE(v.out.find("offset 8192"), std::string::npos) << v.out;
+}
+
+TEST_F(LogctlTest, TruncatedFile) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 1000);
+  ring.Close();
+  // Cut the file in the middle of block slot 2.
+  ASSERT_EQ(truncate(f.c_str(), static_cast<off_t>(SlotOffset(2) + 1000)), 0);
+  Result v = RunLogctl({"verify", "--file", f});
+  EXPECT_EQ(v.status, 1) << v.out << v.err;
+  Result c = RunLogctl({"cat", "--file", f});
+  auto lines = Lines(c.out);
+  // Blocks 0 and 1 are whole: their records still print, in order.
+  ASSERT_GT(lines.size(), 100u) << c.err;
+  for (size_t i = 0; i < lines.size(); i++)
+    ASSERT_NE(lines[i].find("n=" + std::to_string(i)), std::string::npos) << lines[i];
+}
+
+TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
+  std::string missing = dir_.File("missing.ring");
+  Result r = RunLogctl({"tail", "--file", missing});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: " + missing + ": No such file or directory\n");
+  EXPECT_EQ(r.out, "");
+
+  std::string junk = dir_.File("junk");
+  {
+    std::ofstream o(junk);
+    o << std::string(100000, 'j');
+  }
+  for (const char *cmd : {"tail", "cat", "stats", "verify"}) {
+    r = RunLogctl({cmd, "--file", junk});
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_EQ(r.err.rfind("logctl: " + junk + ": not a logsink ring file", 0), 0u) << cmd << r.err;
+  }
+
+  r = RunLogctl({"cat", "--file", dir_.path()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: " + dir_.path() + ": not a regular file\n");
+
+  std::string ring_path = dir_.File("r.ring");
+  {
+    TestRing ring(ring_path);
+    ring.Close();
+  }
+  ASSERT_EQ(chmod(ring_path.c_str(), 0), 0);
+  SpawnOptions nobody;
+  nobody.as_nobody = true;
+  r = RunLogctl({"cat", "--file", ring_path}, nobody);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: " + ring_path + ": Permission denied\n");
+  ASSERT_EQ(chmod(ring_path.c_str(), 0644), 0);
+
+  struct {
+    std::vector<std::string> args;
+    std::string err;
+  } usage[] = {
+      {{"tail", "--bogus"}, "logctl: tail: unknown option '--bogus'\n"},
+      {{"tail", "-x"}, "logctl: tail: unknown option '-x'\n"},
+      {{"tail", "-n"}, "logctl: tail: option '-n' needs an argument\n"},
+      {{"tail", "-n", "abc"}, "logctl: tail: bad number of lines 'abc'\n"},
+      {{"cat", "--level", "loud"}, "logctl: cat: bad level 'loud' (emerg..debug or 0-7)\n"},
+      {{"cat", "--pid", "-1"}, "logctl: cat: bad number '-1' for --pid\n"},
+      {{"cat", "-f"}, "logctl: cat: option '-f' does not apply here\n"},
+      {{"cat", "--output", "xml"}, "logctl: cat: bad output mode 'xml' (short, json or raw)\n"},
+      {{"cat", "extra"}, "logctl: cat: unexpected argument 'extra'\n"},
+      {{"cat", "--grep", "("}, ""},
+      {{"cat", "--since", "soonish"}, ""},
+      {{"export"}, "logctl: export: --output FILE is required\n"},
+      {{"export", "--output", "x", "--format", "yaml"},
+       "logctl: export: bad format 'yaml' (text or json)\n"},
+      {{"frobnicate"},
+       "logctl: frobnicate: unknown command (tail, cat, stats, send, verify, "
+       "export)\n"},
+  };
+  for (auto &u : usage) {
+    r = RunLogctl(u.args);
+    EXPECT_EQ(r.status, 2) << u.args[0] << " " << r.err;
+    if (!u.err.empty()) {
+      EXPECT_EQ(r.err.substr(0, r.err.find('\n') + 1), u.err);
+    } else {
+      EXPECT_EQ(r.err.rfind("logctl: " + u.args[0] + ": bad ", 0), 0u) << r.err;
+    }
+    EXPECT_EQ(r.out, "");
+  }
+  r = RunLogctl({});
+  EXPECT_EQ(r.status, 2);
+  r = RunLogctl({"tail", "--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: logctl tail", 0), 0u);
+}
+
+TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 5000);  // wraps: the file is not physically chronological
+  ring.Close();
+  Result cat = RunLogctl({"cat", "--file", f});
+  std::string out = dir_.File("export.txt");
+  Result r = RunLogctl({"export", "--output", out, "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), cat.out);
+  std::string outj = dir_.File("export.json");
+  r = RunLogctl({"export", "--output", outj, "--format", "json", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream inj(outj);
+  std::string line;
+  uint64_t prev = 0, n = 0;
+  while (std::getline(inj, line)) {
+    jsonlite::Value v;
+    ASSERT_TRUE(jsonlite::Parse(line, &v)) << line;
+    if (n++) {
+      EXPECT_EQ(v["seq"].u(), prev + 1);
+    }
+    prev = v["seq"].u();
+  }
+  EXPECT_EQ(n, Lines(cat.out).size());
+  r = RunLogctl({"export", "--output", f, "--file", f});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is the ring file itself"), std::string::npos);
+  r = RunLogctl({"export", "--output", dir_.File("no/such/dir"), "--file", f});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: " + dir_.File("no/such/dir") + ": No such file or directory\n");
+}
+
+TEST_F(LogctlTest, StatsWithoutDaemon) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 30);
+  ring.writer()->AppendDropped(ring.source(), kT0 + 40 * kMs, 5, kT0);
+  ring.writer()->AppendDropped(ring.source(), kT0 + 41 * kMs, 7, kT0);
+  ring.Close();
+  std::string sock = dir_.File("none.sock");
+  Result r = RunLogctl({"stats", "--file", f, "--socket", sock});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("records:       32 (seq 0..31)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("block count:   8\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dropped:       12 records in 2 reports (full scan)"), std::string::npos);
+  EXPECT_NE(r.out.find("oldest:        2025-11-23 10:00:00.000 +0000"), std::string::npos);
+  EXPECT_NE(r.out.find("span:          0.041s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("daemon: not running (socket " + sock + ")"), std::string::npos);
+  r = RunLogctl({"stats", "--json", "--file", f, "--socket", sock});
+  jsonlite::Value v;
+  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
+  EXPECT_EQ(v["records"].u(), 32u);
+  EXPECT_EQ(v["dropped"].u(), 12u);
+  EXPECT_EQ(v["block_count"].u(), 8u);
+  EXPECT_FALSE(v["daemon"]["running"].b);
+}
+
+// A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
+TEST_F(LogctlTest, StatsAsksTheDaemon) {
+  std::string f = dir_.File("r.ring");
+  {
+    TestRing ring(f);
+    ring.Close();
+  }
+  std::string sock = dir_.File("d.sock");
+  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un a = {};
+  a.sun_family = AF_UNIX;
+  strcpy(a.sun_path, sock.c_str());
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(lfd, 4), 0);
+  std::string got;
+  std::thread server([&] {
+    int c = accept(lfd, nullptr, nullptr);
+    if (c < 0) return;
+    // STATS_REQ = 5 bytes, no HELLO needed (PROTOCOL.md).
+    char b[64];
+    size_t want = 5;
+    while (got.size() < want) {
+      ssize_t n = read(c, b, sizeof b);
+      if (n <= 0) break;
+      got.append(b, n);
+    }
+    std::string payload = "\x02";
+    payload +=
+        "\x0a"
+        "records_in";
+    payload += "\xac\x02";  // 300
+    payload += "\x06queued";
+    payload += '\0';
+    std::string frame(4, '\0');
+    uint32_t len = 1 + payload.size();
+    memcpy(frame.data(), &len, 4);
+    frame += static_cast<char>(LS_F_STATS);
+    frame += payload;
+    if (write(c, frame.data(), frame.size()) < 0) {
+    }
+    close(c);
+  });
+  Result r = RunLogctl({"stats", "--file", f, "--socket", sock});
+  server.join();
+  close(lfd);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("daemon:        running (socket " + sock + ")\n  records_in=300\n  queued=0\n"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(got, std::string("\x01\0\0\0\x05", 5));
+}
+
+TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
+  std::string f = dir_.File("r.ring");
+  {
+    TestRing ring(f);
+    ring.Close();
+  }
+  std::string sock = dir_.File("d.sock");
+  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un a = {};
+  a.sun_family = AF_UNIX;
+  strcpy(a.sun_path, sock.c_str());
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(lfd, 4), 0);  // accepted by the kernel, never answered
+  Proc p({"stats", "--file", f, "--socket", sock});
+  Result r = p.Finish(10000);
+  close(lfd);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("daemon: unreachable (socket " + sock + "): no answer within the timeout"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace logctl_test

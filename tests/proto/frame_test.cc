@@ -1,0 +1,254 @@
+// frame_test.cc: unit tests of proto/frame.h, the bounded decoders of frames
+// and payloads that logsinkd runs on untrusted bytes.
+#include "logsink/proto/frame.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "logsink/proto/args.h"
+#include "proto/wire_encoder.h"
+
+namespace {
+
+using lstest::Arg;
+using lstest::Rec;
+
+const uint8_t *U(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
+std::string Payload(const std::string &frame) { return frame.substr(LS_FRAME_HDR); }
+
+TEST(FrameParse, NeedsFourBytesThenTheWholeFrame) {
+  std::string f = lstest::Hello(1, "app");
+  ls_frame fr;
+  for (size_t n = 0; n < f.size(); n++)
+    EXPECT_EQ(ls_frame_parse(U(f), n, 1024, &fr), 0) << "prefix " << n;
+  ASSERT_EQ(ls_frame_parse(U(f), f.size(), 1024, &fr), ptrdiff_t(f.size()));
+  EXPECT_EQ(fr.type, LS_F_HELLO);
+  EXPECT_EQ(fr.len, f.size() - LS_FRAME_HDR);
+  EXPECT_EQ(fr.payload, U(f) + LS_FRAME_HDR);
+  std::string two = f + f;  // bytes after the frame are not its business
+  EXPECT_EQ(ls_frame_parse(U(two), two.size(), 1024, &fr), ptrdiff_t(f.size()));
+}
+
+TEST(FrameParse, LengthIsJudgedFromItsFourBytes) {
+  std::string zero("\0\0\0\0", 4);
+  ls_frame fr;
+  EXPECT_EQ(ls_frame_parse(U(zero), 4, 1024, &fr), -EBADMSG);
+  std::string big;
+  lstest::PutU32(&big, 1025);
+  EXPECT_EQ(ls_frame_parse(U(big), 4, 1024, &fr), -E2BIG);
+  EXPECT_EQ(ls_frame_parse(U(big), 4, 1025, &fr), 0);  // allowed, incomplete
+  std::string huge;
+  lstest::PutU32(&huge, LS_FRAME_MAX + 1);
+  EXPECT_EQ(ls_frame_parse(U(huge), 4, UINT32_MAX, &fr), -E2BIG);
+  std::string one;
+  lstest::PutU32(&one, 1);
+  one.push_back(char(LS_F_STATS_REQ));
+  ASSERT_EQ(ls_frame_parse(U(one), 5, 1024, &fr), 5);
+  EXPECT_EQ(fr.len, 0u);
+}
+
+TEST(Hello, DecodesAndRefusesOtherVersions) {
+  std::string p = Payload(lstest::Hello(1, "myapp"));
+  ls_hello h;
+  ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
+  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
+  p = Payload(lstest::Hello(2, "x"));
+  EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EPROTONOSUPPORT);
+  EXPECT_EQ(h.version, 2u);
+  EXPECT_EQ(ls_hello_decode(U(p), 4, &h), -EPROTONOSUPPORT);  // only the version is needed
+  p = Payload(lstest::Hello(1, "x", 4));
+  EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);  // unknown flags
+}
+
+TEST(Hello, EveryPrefixAndTrailingByteIsMalformed) {
+  std::string p = Payload(lstest::Hello(1, "myapp"));
+  ls_hello h;
+  for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_hello_decode(U(p), n, &h), -EBADMSG) << n;
+  std::string longer = p + "x";
+  EXPECT_EQ(ls_hello_decode(U(longer), longer.size(), &h), -EBADMSG);
+}
+
+TEST(Intern, DecodesFields) {
+  std::string p = Payload(lstest::Intern(7, 3, 4242, "user %s port %d", "main.c"));
+  ls_intern in;
+  ASSERT_EQ(ls_intern_decode(U(p), p.size(), &in), 0);
+  EXPECT_EQ(in.site, 7u);
+  EXPECT_EQ(in.level, 3u);
+  EXPECT_EQ(in.line, 4242u);
+  EXPECT_EQ(std::string(in.fmt, in.fmt_len), "user %s port %d");
+  EXPECT_EQ(std::string(in.file, in.file_len), "main.c");
+  for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_intern_decode(U(p), n, &in), -EBADMSG) << n;
+}
+
+TEST(Intern, RefusesOutOfRangeFields) {
+  ls_intern in;
+  auto bad = [&](const std::string &frame) {
+    std::string p = Payload(frame);
+    return ls_intern_decode(U(p), p.size(), &in);
+  };
+  EXPECT_EQ(bad(lstest::Intern(0, 6, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(LS_SITE_MAX + 1, 6, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(LS_SITE_MAX, 6, 1, "x", "f")), 0);
+  EXPECT_EQ(bad(lstest::Intern(1, 8, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(1, 6, uint64_t(UINT32_MAX) + 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT + 1, 'a'), "f")), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT, 'a'), "f")), 0);
+  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, "x", std::string(LS_INTERN_MAX_FILE + 1, 'f'))), -EBADMSG);
+  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, "x", "f") + "z"), -EBADMSG);
+}
+
+TEST(Records, IteratesEveryArgumentType) {
+  std::vector<Rec> recs = {
+      {1,
+       1000,
+       {Arg::I(-5), Arg::U(1ull << 40), Arg::F(2.5), Arg::C(0x263A), Arg::S("bob"),
+        Arg::P(0xdeadbeef)}},
+      {2, 990, {}},  // negative delta
+      {1,
+       5000,
+       {Arg::I(7), Arg::U(0), Arg::F(-0.0), Arg::C('x'), Arg::S(""), Arg::P(0)},
+       true,
+       12}};
+  std::string p = lstest::RecordsPayload(77, recs);
+  const char *sig1 = "iufcsp";
+  ls_records it;
+  ls_record r;
+  ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
+  EXPECT_EQ(it.tid, 77u);
+  ASSERT_EQ(ls_records_next(&it, &r), 1);
+  EXPECT_EQ(r.site, 1u);
+  EXPECT_EQ(r.ts_ns, 1000u);
+  EXPECT_EQ(r.truncated, 0u);
+  ASSERT_EQ(ls_records_args(&it, sig1, &r), 0);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.args), r.args_len),
+            lstest::EncodeArgs(recs[0].args));
+  EXPECT_EQ(ls_args_check(sig1, r.args, r.args_len), 0);
+  ASSERT_EQ(ls_records_next(&it, &r), 1);
+  EXPECT_EQ(r.site, 2u);
+  EXPECT_EQ(r.ts_ns, 990u);
+  ASSERT_EQ(ls_records_args(&it, "", &r), 0);
+  EXPECT_EQ(r.args_len, 0u);
+  ASSERT_EQ(ls_records_next(&it, &r), 1);
+  EXPECT_EQ(r.ts_ns, 5000u);
+  EXPECT_EQ(r.truncated, 12u);
+  ASSERT_EQ(ls_records_args(&it, sig1, &r), 0);
+  EXPECT_EQ(ls_records_next(&it, &r), 0);
+}
+
+TEST(Records, TruncatedOrMismatchedArgumentsAreMalformed) {
+  std::vector<Rec> recs = {{3, 1, {Arg::S("hello"), Arg::F(1.0), Arg::I(1 << 20)}}};
+  std::string p = lstest::RecordsPayload(1, recs);
+  // Only the tid (1 byte): no record at all.
+  {
+    ls_records it;
+    ls_record r;
+    ASSERT_EQ(ls_records_begin(U(p), 1, &it), 0);
+    EXPECT_EQ(ls_records_next(&it, &r), 0);
+  }
+  // Every longer strict prefix fails, in the head or in the arguments.
+  for (size_t n = 2; n < p.size(); n++) {
+    ls_records it;
+    ls_record r;
+    ASSERT_EQ(ls_records_begin(U(p), n, &it), 0);
+    int rc = ls_records_next(&it, &r);
+    if (rc == 1) rc = ls_records_args(&it, "sfi", &r);
+    EXPECT_EQ(rc, -EBADMSG) << "prefix " << n;
+  }
+  ls_records it;
+  ls_record r;
+  ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
+  ASSERT_EQ(ls_records_next(&it, &r), 1);
+  // The signature wants one more argument than there is.
+  EXPECT_EQ(ls_records_args(&it, "sfii", &r), -EBADMSG);
+}
+
+TEST(Records, SiteOutOfRangeIsMalformed) {
+  ls_records it;
+  ls_record r;
+  std::string p = lstest::RecordsPayload(1, {{0, 1, {}}});
+  ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
+  EXPECT_EQ(ls_records_next(&it, &r), -EBADMSG);
+  p = lstest::RecordsPayload(1, {{LS_SITE_MAX + 1, 1, {}}});
+  ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
+  EXPECT_EQ(ls_records_next(&it, &r), -EBADMSG);
+  EXPECT_EQ(ls_records_begin(U(p), 0, &it), -EBADMSG);  // no tid
+}
+
+TEST(ArgsSpan, RefusesOverlongVarintsAndStrings) {
+  std::string eleven(10, '\x80');
+  eleven.push_back('\x01');
+  const uint8_t *b = U(eleven);
+  EXPECT_EQ(ls_args_span("i", b, b + eleven.size()), -EBADMSG);
+  std::string overflow(9, '\xff');
+  overflow.push_back('\x02');  // bit 64 set
+  b = U(overflow);
+  EXPECT_EQ(ls_args_span("u", b, b + overflow.size()), -EBADMSG);
+  std::string max(9, '\xff');
+  max.push_back('\x01');
+  b = U(max);
+  EXPECT_EQ(ls_args_span("u", b, b + max.size()), 10);
+  std::string s;
+  lstest::PutVarint(&s, 100);
+  s += "short";
+  b = U(s);
+  EXPECT_EQ(ls_args_span("s", b, b + s.size()), -EBADMSG);
+  std::string d(7, '\0');
+  b = U(d);
+  EXPECT_EQ(ls_args_span("f", b, b + d.size()), -EBADMSG);
+  EXPECT_EQ(ls_args_span("x", b, b + d.size()), -EBADMSG);  // unknown type
+  EXPECT_EQ(ls_args_span("", b, b), 0);
+}
+
+TEST(Dropped, DecodesExactly) {
+  std::string p = Payload(lstest::Dropped(17, 1000, 2000));
+  ls_dropped d;
+  ASSERT_EQ(ls_dropped_decode(U(p), p.size(), &d), 0);
+  EXPECT_EQ(d.count, 17u);
+  EXPECT_EQ(d.since_ns, 1000u);
+  EXPECT_EQ(d.now_ns, 2000u);
+  for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_dropped_decode(U(p), n, &d), -EBADMSG);
+  std::string longer = p + "x";
+  EXPECT_EQ(ls_dropped_decode(U(longer), longer.size(), &d), -EBADMSG);
+}
+
+TEST(StatsReq, MustBeEmpty) {
+  std::string x = "x";
+  EXPECT_EQ(ls_stats_req_decode(U(x), 0), 0);
+  EXPECT_EQ(ls_stats_req_decode(U(x), 1), -EBADMSG);
+}
+
+TEST(Refuse, Decodes) {
+  std::string p = Payload(lstest::Refuse(1, "too new"));
+  ls_refuse r;
+  ASSERT_EQ(ls_refuse_decode(U(p), p.size(), &r), 0);
+  EXPECT_EQ(r.version, 1u);
+  EXPECT_EQ(std::string(r.reason, r.reason_len), "too new");
+  for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_refuse_decode(U(p), n, &r), -EBADMSG);
+}
+
+TEST(Stats, IteratesAndChecksTheCount) {
+  std::string p = Payload(lstest::Stats({{"records", 5}, {"err_bad_length", 300}}));
+  ls_stats it{};
+  const char *name = nullptr;
+  size_t len = 0;
+  uint64_t v = 0;
+  ASSERT_EQ(ls_stats_begin(U(p), p.size(), &it), 0);
+  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(std::string(name, len), "records");
+  EXPECT_EQ(v, 5u);
+  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(std::string(name, len), "err_bad_length");
+  EXPECT_EQ(v, 300u);
+  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
+  std::string lying;
+  lstest::PutVarint(&lying, 1000000);  // more entries than bytes
+  EXPECT_EQ(ls_stats_begin(U(lying), lying.size(), &it), -EBADMSG);
+  ASSERT_EQ(ls_stats_begin(U(p), p.size() - 1, &it), 0);
+  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), -EBADMSG);
+}
+
+}  // namespace

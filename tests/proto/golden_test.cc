@@ -1,0 +1,172 @@
+// golden_test.cc: the golden wire vectors of tests/golden/frames.hex. Each is
+// decoded with proto/frame.h (fields checked against the values below) and
+// re-encoded with the test encoder, byte for byte. A client in another
+// language can be checked against the same file (PROTOCOL.md "Golden vectors").
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "logsink/proto/frame.h"
+#include "proto/wire_encoder.h"
+
+namespace {
+
+using lstest::Arg;
+
+constexpr uint64_t kT0 = 1700000000000000000ull;  // 2023-11-14T22:13:20Z
+
+std::map<std::string, std::string> LoadVectors() {
+  std::ifstream in(LOGSINK_SOURCE_DIR "/tests/golden/frames.hex");
+  EXPECT_TRUE(in.good()) << "cannot open tests/golden/frames.hex";
+  std::map<std::string, std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string name, tok, bytes;
+    ls >> name;
+    while (ls >> tok) {
+      EXPECT_EQ(tok.size() % 2, 0u) << name;
+      for (size_t i = 0; i + 1 < tok.size(); i += 2)
+        bytes.push_back(char(std::stoi(tok.substr(i, 2), nullptr, 16)));
+    }
+    out[name] = bytes;
+  }
+  return out;
+}
+
+class Golden : public ::testing::Test {
+ protected:
+  void SetUp() override { v_ = LoadVectors(); }
+  // The frame called name, checked to be one whole frame of type.
+  ls_frame Get(const std::string &name, uint8_t type) {
+    auto it = v_.find(name);
+    EXPECT_NE(it, v_.end()) << name;
+    if (it == v_.end()) return ls_frame{};
+    const std::string &b = it->second;
+    ls_frame f{};
+    EXPECT_EQ(
+        ls_frame_parse(reinterpret_cast<const uint8_t *>(b.data()), b.size(), LS_FRAME_MAX, &f),
+        ptrdiff_t(b.size()))
+        << name;
+    EXPECT_EQ(f.type, type) << name;
+    return f;
+  }
+  std::string Bytes(const std::string &name) { return v_[name]; }
+  std::map<std::string, std::string> v_;
+};
+
+TEST_F(Golden, Hello) {
+  ls_frame f = Get("hello", LS_F_HELLO);
+  ls_hello h;
+  ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
+  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(h.flags, 0u);
+  EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
+  EXPECT_EQ(lstest::ToHex(lstest::Hello(1, "myapp")), lstest::ToHex(Bytes("hello")));
+}
+
+TEST_F(Golden, Intern) {
+  ls_frame f = Get("intern", LS_F_INTERN);
+  ls_intern in;
+  ASSERT_EQ(ls_intern_decode(f.payload, f.len, &in), 0);
+  EXPECT_EQ(in.site, 1u);
+  EXPECT_EQ(in.level, 6u);
+  EXPECT_EQ(in.line, 42u);
+  EXPECT_EQ(std::string(in.fmt, in.fmt_len), "user %s port %d");
+  EXPECT_EQ(std::string(in.file, in.file_len), "main.c");
+  char sig[8];
+  EXPECT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 2);
+  EXPECT_STREQ(sig, "si");
+  EXPECT_EQ(lstest::ToHex(lstest::Intern(1, 6, 42, "user %s port %d", "main.c")),
+            lstest::ToHex(Bytes("intern")));
+}
+
+TEST_F(Golden, InternEveryType) {
+  ls_frame f = Get("intern_all_types", LS_F_INTERN);
+  ls_intern in;
+  ASSERT_EQ(ls_intern_decode(f.payload, f.len, &in), 0);
+  EXPECT_EQ(in.site, 2u);
+  EXPECT_EQ(in.level, 7u);
+  EXPECT_EQ(in.line, 300u);
+  char sig[16];
+  ASSERT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 7);
+  EXPECT_STREQ(sig, "iuifcsp");
+  EXPECT_EQ(lstest::ToHex(lstest::Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c")),
+            lstest::ToHex(Bytes("intern_all_types")));
+}
+
+TEST_F(Golden, RecordsWithEveryArgumentType) {
+  ls_frame f = Get("records", LS_F_RECORDS);
+  std::vector<lstest::Rec> recs = {{2,
+                                    kT0,
+                                    {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5), Arg::C(0xe9),
+                                     Arg::S("bob"), Arg::P(0x7ffd1000)}},
+                                   {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
+                                   {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
+  ls_records it;
+  ls_record r;
+  ASSERT_EQ(ls_records_begin(f.payload, f.len, &it), 0);
+  EXPECT_EQ(it.tid, 4242u);
+  for (const auto &want : recs) {
+    ASSERT_EQ(ls_records_next(&it, &r), 1);
+    EXPECT_EQ(r.site, want.site);
+    EXPECT_EQ(r.ts_ns, want.ts_ns);
+    EXPECT_EQ(r.truncated, want.truncated);
+    ASSERT_EQ(ls_records_args(&it, want.site == 2 ? "iuifcsp" : "si", &r), 0);
+    EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.args), r.args_len),
+              lstest::EncodeArgs(want.args));
+  }
+  EXPECT_EQ(ls_records_next(&it, &r), 0);
+  EXPECT_EQ(lstest::ToHex(lstest::Records(4242, recs)), lstest::ToHex(Bytes("records")));
+}
+
+TEST_F(Golden, Dropped) {
+  ls_frame f = Get("dropped", LS_F_DROPPED);
+  ls_dropped d;
+  ASSERT_EQ(ls_dropped_decode(f.payload, f.len, &d), 0);
+  EXPECT_EQ(d.count, 17u);
+  EXPECT_EQ(d.since_ns, kT0);
+  EXPECT_EQ(d.now_ns, kT0 + 1000000000);
+  EXPECT_EQ(lstest::ToHex(lstest::Dropped(17, kT0, kT0 + 1000000000)),
+            lstest::ToHex(Bytes("dropped")));
+}
+
+TEST_F(Golden, StatsReq) {
+  ls_frame f = Get("stats_req", LS_F_STATS_REQ);
+  EXPECT_EQ(ls_stats_req_decode(f.payload, f.len), 0);
+  EXPECT_EQ(lstest::ToHex(lstest::StatsReq()), lstest::ToHex(Bytes("stats_req")));
+}
+
+TEST_F(Golden, Refuse) {
+  ls_frame f = Get("refuse", LS_F_REFUSE);
+  ls_refuse r;
+  ASSERT_EQ(ls_refuse_decode(f.payload, f.len, &r), 0);
+  EXPECT_EQ(r.version, 1u);
+  EXPECT_EQ(std::string(r.reason, r.reason_len), "version 2 not supported");
+  EXPECT_EQ(lstest::ToHex(lstest::Refuse(1, "version 2 not supported")),
+            lstest::ToHex(Bytes("refuse")));
+}
+
+TEST_F(Golden, Stats) {
+  ls_frame f = Get("stats", LS_F_STATS);
+  ls_stats it{};
+  const char *name = nullptr;
+  size_t len = 0;
+  uint64_t v = 0;
+  ASSERT_EQ(ls_stats_begin(f.payload, f.len, &it), 0);
+  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(std::string(name, len), "records");
+  EXPECT_EQ(v, 3u);
+  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(std::string(name, len), "err_bad_length");
+  EXPECT_EQ(v, 200u);
+  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
+  EXPECT_EQ(lstest::ToHex(lstest::Stats({{"records", 3}, {"err_bad_length", 200}})),
+            lstest::ToHex(Bytes("stats")));
+}
+
+}  // namespace

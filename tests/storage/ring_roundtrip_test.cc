@@ -1,0 +1,466 @@
+// ring_roundtrip_test.cc: what the writer appends the reader returns, field
+// by field: every argument type, DROPPED entries, sources, tids, inline sites
+// when the string table is full, truncation of an oversized record, reopen
+// and continue; plus creation/opening refusals (not ours, too small, mismatch).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fault_env.h"
+#include "logsink/proto/args.h"
+#include "logsink/proto/format.h"
+#include "ring_test_util.h"
+
+namespace logsink::storage::test {
+namespace {
+
+class RoundTrip : public ::testing::Test {
+ protected:
+  WriterOptions Opts(uint32_t blocks = 8, uint64_t strtab = 0) {
+    WriterOptions o;
+    o.file_size = RingSize(blocks) + (strtab ? strtab - 4096 : 0);
+    o.block_size = 4096;
+    o.strtab_size = strtab;
+    return o;
+  }
+  std::unique_ptr<RingWriter> OpenWriter(const WriterOptions &o) {
+    std::unique_ptr<RingWriter> w;
+    Status s = RingWriter::Open(&env_, path_, o, &w);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return w;
+  }
+  std::vector<Got> ReadBack() {
+    std::unique_ptr<RingReader> r;
+    Status s = RingReader::Open(&env_, path_, &rep_, &r);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) return {};
+    return ReadAll(r.get());
+  }
+  Status Add(RingWriter *w, const Source &src, uint32_t site, const std::string &sig,
+             const std::string &args, uint64_t ts, uint64_t tid = 1) {
+    RecordIn in;
+    in.source = &src;
+    in.tid = tid;
+    in.site_id = site;
+    in.signature = sig;
+    in.ts_ns = ts;
+    in.args = reinterpret_cast<const uint8_t *>(args.data());
+    in.args_len = args.size();
+    return w->Append(in);
+  }
+
+  FaultEnv env_;
+  std::string path_ = "/ring";
+  Collector rep_;
+  Source a_{7, 100, 1000, 1000, "app-a", "comm-a"};
+  Source b_{9, 200, 0, 0, "app-b", "comm-b"};
+};
+
+TEST_F(RoundTrip, EveryArgumentTypeAndField) {
+  auto w = OpenWriter(Opts());
+  Site site{3, 42, "i=%d u=%u f=%f c=%c s=%s p=%p w=%*d", "main.c"};
+  uint32_t id = w->Intern(site);
+  ASSERT_EQ(id, 1u);
+  std::string sig = Signature(site.fmt);
+  ASSERT_EQ(sig, "iufcspii");
+  std::string args = Args()
+                         .Int(-123456789012)
+                         .Uint(18446744073709551615ull)
+                         .Double(-2.5)
+                         .Char(0x20ac)
+                         .Str("héllo")
+                         .Ptr(0xdeadbeef)
+                         .Int(5)
+                         .Int(-1)
+                         .str();
+  ASSERT_EQ(ls_args_check(sig.c_str(), reinterpret_cast<const uint8_t *>(args.data()), args.size()),
+            0);
+  ASSERT_TRUE(Add(w.get(), a_, id, sig, args, 1000000, 11).ok());
+  ASSERT_TRUE(Add(w.get(), b_, id, sig, args, 999999, 22).ok());  // time going back
+  ASSERT_TRUE(w->AppendDropped(a_, 1000500, 17, 900000).ok());
+  ASSERT_TRUE(Add(w.get(), a_, id, sig, args, 1000600, 22).ok());
+  EXPECT_TRUE(w->dirty());
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_FALSE(w->dirty());
+  EXPECT_EQ(w->stats().records, 4u);
+  EXPECT_EQ(w->stats().flushes, 1u);
+  EXPECT_EQ(w->next_record_seq(), 4u);
+
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
+  const Got &r0 = got[0];
+  EXPECT_EQ(r0.kind, Record::Kind::kRecord);
+  EXPECT_EQ(r0.seq, 0u);
+  EXPECT_EQ(r0.block_seq, 0u);
+  EXPECT_EQ(r0.ts, 1000000u);
+  EXPECT_EQ(r0.tid, 11u);
+  EXPECT_EQ(r0.source_id, 7u);
+  EXPECT_EQ(r0.pid, 100u);
+  EXPECT_EQ(r0.uid, 1000u);
+  EXPECT_EQ(r0.app, "app-a");
+  EXPECT_EQ(r0.comm, "comm-a");
+  EXPECT_EQ(r0.site_id, 1u);
+  EXPECT_TRUE(r0.site_known);
+  EXPECT_EQ(r0.fmt, site.fmt);
+  EXPECT_EQ(r0.file, "main.c");
+  EXPECT_EQ(r0.line, 42u);
+  EXPECT_EQ(r0.level, 3);
+  EXPECT_EQ(r0.args, args);
+  EXPECT_EQ(r0.truncated, 0u);
+  // Decode the arguments back by the signature.
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(r0.args.data()), *end = p + r0.args.size();
+  ls_arg a;
+  p += ls_arg_get('i', p, end, &a);
+  EXPECT_EQ(int64_t(a.u), -123456789012);
+  p += ls_arg_get('u', p, end, &a);
+  EXPECT_EQ(a.u, 18446744073709551615ull);
+  p += ls_arg_get('f', p, end, &a);
+  EXPECT_EQ(a.f, -2.5);
+  p += ls_arg_get('c', p, end, &a);
+  EXPECT_EQ(a.u, 0x20acu);
+  p += ls_arg_get('s', p, end, &a);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(a.s), a.len), "héllo");
+  p += ls_arg_get('p', p, end, &a);
+  EXPECT_EQ(a.u, 0xdeadbeefu);
+
+  EXPECT_EQ(got[1].source_id, 9u);
+  EXPECT_EQ(got[1].pid, 200u);
+  EXPECT_EQ(got[1].app, "app-b");
+  EXPECT_EQ(got[1].ts, 999999u);
+  EXPECT_EQ(got[1].tid, 22u);
+  EXPECT_EQ(got[2].kind, Record::Kind::kDropped);
+  EXPECT_EQ(got[2].seq, 2u);
+  EXPECT_EQ(got[2].source_id, 7u);
+  EXPECT_EQ(got[2].app, "app-a");
+  EXPECT_EQ(got[2].ts, 1000500u);
+  EXPECT_EQ(got[2].dropped_count, 17u);
+  EXPECT_EQ(got[2].dropped_since, 900000u);
+  EXPECT_EQ(got[3].seq, 3u);
+  EXPECT_EQ(got[3].tid, 22u);
+  EXPECT_EQ(got[3].ts, 1000600u);
+  EXPECT_EQ(got[3].source_id, 7u);
+}
+
+TEST_F(RoundTrip, SourcesAreRedeclaredInEveryBlock) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%s", "x.c"});
+  std::string args = Args().Str(std::string(1000, 'x')).str();
+  for (int i = 0; i < 10; i++) {  // 3 records per 4 KiB block
+    ASSERT_TRUE(Add(w.get(), i % 2 ? a_ : b_, id, "s", args, 100 + i).ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 10u);
+  for (int i = 0; i < 10; i++) {
+    EXPECT_EQ(got[i].seq, uint64_t(i));
+    EXPECT_EQ(got[i].block_seq, uint64_t(i / 3));
+    EXPECT_EQ(got[i].app, i % 2 ? "app-a" : "app-b") << i;
+    EXPECT_EQ(got[i].ts, uint64_t(100 + i));
+  }
+  EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
+}
+
+TEST_F(RoundTrip, InternDeduplicatesAndInlinesWhenTableFull) {
+  auto w = OpenWriter(Opts(4));
+  Site s1{6, 10, "first %d", "a.c"};
+  EXPECT_EQ(w->Intern(s1), 1u);
+  EXPECT_EQ(w->Intern(s1), 1u);
+  Site s1_other_line{6, 11, "first %d", "a.c"};
+  EXPECT_EQ(w->Intern(s1_other_line), 2u);
+  Site s1_other_level{5, 10, "first %d", "a.c"};
+  EXPECT_EQ(w->Intern(s1_other_level), 3u);
+  // Fill the 4 KiB table: each entry is 20 + 1000 + 3 bytes.
+  std::string big(1000, 'f');
+  uint32_t last = 0;
+  int added = 0;
+  for (int i = 0; i < 10; i++) {
+    big[0] = char('a' + i);
+    uint32_t id = w->Intern(Site{6, 1, big, "b.c"});
+    if (id == 0) break;
+    last = id;
+    added++;
+  }
+  EXPECT_EQ(added, 3);  // 3 * 31 + 3 * 1023 = 3162 bytes; a fourth does not fit
+  EXPECT_EQ(last, 6u);
+  // 934 bytes left: 29 entries of 20 + 9 + 3 bytes, then 6 bytes of nothing.
+  char small[32];
+  int small_added = 0;
+  for (int i = 0; i < 100; i++) {
+    snprintf(small, sizeof small, "small %03d", i);
+    if (w->Intern(Site{6, 1, small, "b.c"}) == 0) break;
+    small_added++;
+  }
+  EXPECT_EQ(small_added, 29);
+  EXPECT_EQ(w->stats().strtab_full, 2u);  // the big one and the 30th small one
+  Site inl{4, 77, "inline %s", "c.c"};
+  EXPECT_EQ(w->Intern(inl), 0u);
+  EXPECT_EQ(w->stats().strtab_full, 3u);
+  Site got_site;
+  ASSERT_TRUE(w->LookupSite(2, &got_site));
+  EXPECT_EQ(got_site.line, 11u);
+  EXPECT_TRUE(w->LookupSite(35, &got_site));
+  EXPECT_EQ(got_site.fmt, "small 028");
+  EXPECT_FALSE(w->LookupSite(36, &got_site));
+
+  std::string args = Args().Str("v").str();
+  RecordIn in;
+  in.source = &a_;
+  in.site_id = 0;
+  in.inline_site = &inl;
+  in.signature = "s";
+  in.ts_ns = 5;
+  in.args = reinterpret_cast<const uint8_t *>(args.data());
+  in.args_len = args.size();
+  ASSERT_TRUE(w->Append(in).ok());
+  ASSERT_TRUE(Add(w.get(), a_, 1, "i", Args().Int(3).str(), 6).ok());
+  ASSERT_TRUE(w->Flush().ok());
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].site_id, 0u);
+  EXPECT_TRUE(got[0].site_known);
+  EXPECT_EQ(got[0].fmt, "inline %s");
+  EXPECT_EQ(got[0].file, "c.c");
+  EXPECT_EQ(got[0].line, 77u);
+  EXPECT_EQ(got[0].level, 4);
+  EXPECT_EQ(got[0].args, args);
+  EXPECT_EQ(got[1].fmt, "first %d");
+  w.reset();
+
+  // Across reopen: the table is loaded, so the same sites get the same ids.
+  auto w2 = OpenWriter(Opts(4));
+  EXPECT_EQ(w2->Intern(s1_other_level), 3u);
+  EXPECT_EQ(w2->Intern(s1), 1u);
+  EXPECT_EQ(w2->Intern(inl), 0u);  // still full
+}
+
+TEST_F(RoundTrip, UnknownSiteIdRefused) {
+  auto w = OpenWriter(Opts(4));
+  EXPECT_EQ(Add(w.get(), a_, 5, "", "", 1).code(), Status::Code::kInvalidArgument);
+  RecordIn in;  // no source
+  EXPECT_EQ(w->Append(in).code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(RoundTrip, OversizedRecordIsTruncatedLongestFirst) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%s %d %s %s", "t.c"});
+  ASSERT_TRUE(Add(w.get(), a_, id, "sisS", Args().Str("small").str(), 1).code() ==
+              Status::Code::kOk);  // a normal record first: the big one needs a fresh block
+  std::string s_long(9000, 'L'), s_mid(3000, 'M'), s_short(10, 's');
+  std::string args = Args().Str(s_mid).Int(-7).Str(s_short).Str(s_long).str();
+  ASSERT_TRUE(Add(w.get(), a_, id,
+                  "sis"
+                  "s",
+                  args, 2, 1)
+                  .ok());
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_EQ(w->stats().truncated_records, 1u);
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 2u);
+  const Got &r = got[1];
+  EXPECT_EQ(r.block_seq, 1u);  // it got an empty block of its own
+  ASSERT_GT(r.truncated, 0u);
+  // Decode: the short string is intact, the two long ones are cut to a common cap.
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(r.args.data()), *end = p + r.args.size();
+  ls_arg m, i, s, l;
+  size_t n;
+  ASSERT_TRUE((n = ls_arg_get('s', p, end, &m)));
+  p += n;
+  ASSERT_TRUE((n = ls_arg_get('i', p, end, &i)));
+  p += n;
+  ASSERT_TRUE((n = ls_arg_get('s', p, end, &s)));
+  p += n;
+  ASSERT_TRUE((n = ls_arg_get('s', p, end, &l)));
+  p += n;
+  EXPECT_EQ(p, end);
+  EXPECT_EQ(int64_t(i.u), -7);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(s.s), s.len), s_short);
+  EXPECT_EQ(m.len, l.len);  // both cut to the same cap
+  EXPECT_LT(l.len, 3000u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(l.s), l.len), s_long.substr(0, l.len));
+  EXPECT_EQ(r.truncated, (9000 - l.len) + (3000 - m.len));
+  // It fills its block: the block cannot hold one more byte of string.
+  EXPECT_GT(r.args.size(), 4096u - 200);
+}
+
+TEST_F(RoundTrip, TruncationAddsToClientCount) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%s", "t.c"});
+  std::string args = Args().Str(std::string(5000, 'z')).str();
+  RecordIn in;
+  in.source = &a_;
+  in.site_id = id;
+  in.signature = "s";
+  in.args = reinterpret_cast<const uint8_t *>(args.data());
+  in.args_len = args.size();
+  in.truncated = 100;  // the client already cut 100 bytes
+  ASSERT_TRUE(w->Append(in).ok());
+  ASSERT_TRUE(w->Flush().ok());
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 1u);
+  ls_arg a;
+  ASSERT_TRUE(ls_arg_get('s', reinterpret_cast<const uint8_t *>(got[0].args.data()),
+                         reinterpret_cast<const uint8_t *>(got[0].args.data()) + got[0].args.size(),
+                         &a));
+  EXPECT_EQ(got[0].truncated, 100 + (5000 - a.len));
+}
+
+TEST_F(RoundTrip, BadArgumentsOnTheTruncationPathRefused) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%d", "t.c"});
+  std::string junk(5000, '\xff');  // not a valid varint sequence for "i"
+  EXPECT_EQ(Add(w.get(), a_, id, "i", junk, 1).code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(RoundTrip, ReopenContinuesPartialBlockAndSequence) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "n=%d", "r.c"});
+  for (int i = 0; i < 5; i++) {
+    ASSERT_TRUE(Add(w.get(), a_, id, "i", Args().Int(i).str(), i).ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_EQ(w->next_source_id(), 1u);  // nothing in the file at open
+  w.reset();
+
+  w = OpenWriter(Opts(4));
+  EXPECT_EQ(w->next_record_seq(), 5u);
+  EXPECT_EQ(w->current_block_seq(), 0u);  // continuing the partial block
+  EXPECT_EQ(w->next_source_id(), 8u);     // a_ (id 7) was declared in the file
+  EXPECT_FALSE(w->dirty());
+  Source c{8, 300, 0, 0, "app-c", "comm-c"};
+  for (int i = 5; i < 8; i++) {
+    ASSERT_TRUE(Add(w.get(), c, id, "i", Args().Int(i).str(), i).ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  auto got = ReadBack();
+  ASSERT_EQ(got.size(), 8u);
+  for (int i = 0; i < 8; i++) {
+    EXPECT_EQ(got[i].seq, uint64_t(i));
+    EXPECT_EQ(got[i].block_seq, 0u);
+    EXPECT_EQ(got[i].args, Args().Int(i).str());
+    EXPECT_EQ(got[i].app, i < 5 ? "app-a" : "app-c");
+  }
+  EXPECT_EQ(got[4].ts, 4u);
+  EXPECT_EQ(got[5].ts, 5u);
+}
+
+TEST_F(RoundTrip, ReopenAfterSealedBlockStartsTheNext) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
+  std::string args = Args().Str(std::string(1300, 'q')).str();
+  for (int i = 0; i < 4; i++) {
+    ASSERT_TRUE(Add(w.get(), a_, id, "s", args, i).ok());
+  }
+  // 3 fit in block 0; the fourth sealed it and sits unflushed in block 1.
+  EXPECT_EQ(w->current_block_seq(), 1u);
+  EXPECT_EQ(w->stats().blocks_written, 1u);
+  w.reset();  // no Flush: the fourth record is lost
+  w = OpenWriter(Opts(4));
+  EXPECT_EQ(w->current_block_seq(), 1u);
+  EXPECT_EQ(w->next_record_seq(), 3u);
+}
+
+TEST_F(RoundTrip, FileNeverChangesSizeAndIsExactlyRequested) {
+  WriterOptions o = Opts(4);
+  auto w = OpenWriter(o);
+  EXPECT_EQ(env_.Data(path_).size(), o.file_size);
+  uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
+  for (int i = 0; i < 200; i++) {
+    ASSERT_TRUE(Add(w.get(), a_, id, "s", Args().Str(std::string(i * 7 % 900, 'w')).str(), i).ok());
+    if (i % 17 == 0) {
+      ASSERT_TRUE(w->Flush().ok());
+    }
+  }
+  EXPECT_GT(w->stats().wraps, 0u);
+  EXPECT_EQ(env_.Data(path_).size(), o.file_size);
+}
+
+TEST_F(RoundTrip, RefusesFileThatIsNotOurs) {
+  std::vector<uint8_t> text(100000, 'a');
+  env_.Put(path_, text);
+  std::unique_ptr<RingWriter> w;
+  Status s = RingWriter::Open(&env_, path_, Opts(8), &w);
+  EXPECT_EQ(s.code(), Status::Code::kNotOurs);
+  EXPECT_NE(s.message().find(path_), std::string::npos) << s.ToString();
+  EXPECT_EQ(env_.Data(path_), text);  // untouched
+  std::unique_ptr<RingReader> r;
+  EXPECT_EQ(RingReader::Open(&env_, path_, &rep_, &r).code(), Status::Code::kNotOurs);
+  // Also an empty file.
+  env_.Put("/empty", {});
+  EXPECT_EQ(RingWriter::Open(&env_, "/empty", Opts(8), &w).code(), Status::Code::kNotOurs);
+}
+
+TEST_F(RoundTrip, RefusesTooSmallSize) {
+  WriterOptions o;
+  o.file_size = 20000;
+  o.block_size = 4096;
+  std::unique_ptr<RingWriter> w;
+  Status s = RingWriter::Open(&env_, path_, o, &w);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("minimum is 20480"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(env_.FileExists(path_));
+}
+
+TEST_F(RoundTrip, MismatchedGeometry) {
+  auto w = OpenWriter(Opts(8));
+  uint32_t id = w->Intern(Site{6, 1, "x", "r.c"});
+  ASSERT_TRUE(Add(w.get(), a_, id, "", "", 1).ok());
+  ASSERT_TRUE(w->Flush().ok());
+  w.reset();
+  WriterOptions other = Opts(16);
+  Status s = RingWriter::Open(&env_, path_, other, &w);
+  EXPECT_EQ(s.code(), Status::Code::kMismatch);
+  EXPECT_NE(s.message().find(path_), std::string::npos);
+  WriterOptions bs = Opts(8);
+  bs.block_size = 8192;
+  EXPECT_EQ(RingWriter::Open(&env_, path_, bs, &w).code(), Status::Code::kMismatch);
+  EXPECT_EQ(ReadBack().size(), 1u);  // still there
+
+  other.recreate_on_mismatch = true;
+  w = OpenWriter(other);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->layout().block_count, 16u);
+  EXPECT_EQ(env_.Data(path_).size(), other.file_size);
+  EXPECT_EQ(w->next_record_seq(), 0u);
+  EXPECT_EQ(ReadBack().size(), 0u);
+}
+
+TEST_F(RoundTrip, SummarizeEmptyAndFilled) {
+  auto w = OpenWriter(Opts(4));
+  {
+    std::unique_ptr<RingReader> r;
+    ASSERT_TRUE(RingReader::Open(&env_, path_, &rep_, &r).ok());
+    RingReader::Summary sum;
+    EXPECT_EQ(r->Summarize(&sum).code(), Status::Code::kNotFound);
+    EXPECT_EQ(sum.blocks_used, 0u);
+    Record rec;
+    EXPECT_EQ(r->Next(&rec).code(), Status::Code::kNotFound);
+    EXPECT_TRUE(r->Verify().ok());
+  }
+  uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
+  std::string args = Args().Str(std::string(1300, 'q')).str();
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(Add(w.get(), a_, id, "s", args, 1000 + i).ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  // 3 per block: blocks 0..6, record 18 and 19 in block 6; the ring keeps 3..6.
+  std::unique_ptr<RingReader> r;
+  ASSERT_TRUE(RingReader::Open(&env_, path_, &rep_, &r).ok());
+  RingReader::Summary sum;
+  ASSERT_TRUE(r->Summarize(&sum).ok());
+  EXPECT_EQ(sum.newest_block, 6u);
+  EXPECT_EQ(sum.oldest_block, 3u);
+  EXPECT_EQ(sum.oldest_seq, 9u);
+  EXPECT_EQ(sum.newest_seq, 19u);
+  EXPECT_EQ(sum.oldest_ts_ns, 1009u);
+  EXPECT_EQ(sum.newest_ts_ns, 1019u);
+  EXPECT_EQ(sum.blocks_used, 4u);
+  EXPECT_EQ(sum.wraps, 1u);
+  EXPECT_EQ(sum.strings, 1u);
+  EXPECT_EQ(sum.strtab_bytes, 20u + 2 + 3);
+  EXPECT_GT(sum.bytes_used, 3 * 3 * 1300u);
+}
+
+}  // namespace
+}  // namespace logsink::storage::test

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# units_test.sh: the systemd units pass `systemd-analyze verify`, and the
+# service's `systemd-analyze security --offline=true` exposure is at most 2.0.
+# Usage: units_test.sh <configured logsinkd.service> <logsinkd.socket> <logsinkd binary>
+set -euo pipefail
+service=$1 socket=$2 bin=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# verify checks that ExecStart's binary exists: point it at the one just built.
+sed -E "s|^ExecStart=[^ ]+|ExecStart=$bin|" "$service" > "$tmp/logsinkd.service"
+cp "$socket" "$tmp/logsinkd.socket"
+cd "$tmp"
+out=$(systemd-analyze verify --man=no ./logsinkd.socket ./logsinkd.service 2>&1) || {
+  echo "systemd-analyze verify failed:"; echo "$out"; exit 1; }
+if [ -n "$out" ]; then echo "systemd-analyze verify complained:"; echo "$out"; exit 1; fi
+echo "systemd-analyze verify: both units clean"
+sec=$(systemd-analyze security --offline=true --no-pager ./logsinkd.service 2>&1)
+score=$(printf '%s\n' "$sec" | sed -nE 's/.*Overall exposure level for logsinkd.service: ([0-9.]+).*/\1/p')
+[ -n "$score" ] || { echo "no exposure score in:"; echo "$sec"; exit 1; }
+echo "systemd-analyze security exposure: $score (limit 2.0)"
+awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || { echo "exposure $score > 2.0"; exit 1; }
