@@ -71,6 +71,7 @@ class RingReader::Impl {
   uint64_t expect_ = 0;
   bool gap_ok_ = false;        // a corrupt block was skipped: a jump in records is not "lost"
   uint64_t reported_ = ~0ull;  // block sequence number last reported (report once)
+  uint64_t reread_ = ~0ull;    // block re-read once after FindNewest (see Next)
 };
 
 Status RingReader::Impl::Open(Env *env, const std::string &path, Reporter *reporter,
@@ -398,6 +399,13 @@ Status RingReader::Impl::Next(Record *rec) {
         reported_ = b_;
       }
       return Status::NotFound("no new records");
+    }
+    // Block b_ looked missing, but a newer block exists now. The writer
+    // writes block b_ before it starts b_ + 1, so the first read may simply
+    // have raced that write: read b_ once more before calling it missing.
+    if (reread_ != b_) {
+      reread_ = b_;
+      continue;
     }
     // A block older than the newest is missing or corrupt: skip it.
     if (reported_ != b_) {
