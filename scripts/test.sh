@@ -1,21 +1,43 @@
 #!/usr/bin/env bash
-# test.sh: install what is missing, build, and run every test: the release
-# build's ctest suite, then the whole suite again under ASan+UBSan.
-# Set LOGSINK_SKIP_ASAN=1 to run only the release build (not for CI).
+# test.sh: install what is missing, build, and run every test:
+#   1. the release build's ctest suite (-Wall -Wextra -Werror),
+#   2. the whole suite again under ASan+UBSan,
+#   3. the client library's threading tests under TSan,
+#   4. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 60) seconds,
+#   5. the benchmarks' smoke runs (tiny sizes, so they cannot rot).
+# LOGSINK_QUICK=1 runs stage 1 only (for a quick local check; CI runs all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 jobs=$(nproc)
+start=$SECONDS
+stage() { echo; echo "== $* ($((SECONDS - start)) s so far)"; }
 
-echo "== release build (preset: default)"
+stage "1/5 release build + ctest (preset default)"
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
+[ "${LOGSINK_QUICK:-0}" = 1 ] && exit 0
 
-if [ "${LOGSINK_SKIP_ASAN:-0}" != 1 ]; then
-  echo "== ASan+UBSan build (preset: asan)"
-  cmake --preset asan >/dev/null
-  cmake --build --preset asan -j "$jobs"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --preset asan -j "$jobs"
-fi
+stage "2/5 ASan+UBSan build + ctest (preset asan)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"  # sanitizer options: CMakePresets.json
+
+stage "3/5 TSan: client threading tests (preset tsan)"
+# The preset leaves out the install test (builds with the system compiler) and
+# the fork test: TSan does not support a threaded process that forks and
+# starts threads in the child ("starting new threads after multi-threaded
+# fork is not supported"); the fork test runs in the release and ASan builds.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs"
+ctest --preset tsan -j "$jobs"
+
+stage "4/5 fuzzing (libFuzzer, ${LOGSINK_FUZZ_SECONDS:-60} s per target)"
+bash tests/fuzz/run_fuzz.sh "${LOGSINK_FUZZ_SECONDS:-60}"
+
+stage "5/5 benchmark smoke runs"
+bash bench/run.sh --smoke
+bash bench/compare/run.sh --smoke
+
+stage "all stages passed"

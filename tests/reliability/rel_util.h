@@ -1,0 +1,153 @@
+// rel_util.h: helpers shared by the reliability tests: the ASan scale factor,
+// `[figures]` output, a process's peak RSS, argument decoding of read-back
+// records, polling with a hang limit and running the real logctl.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "logsink/proto/codec.h"
+#include "logsink/proto/printf.h"
+
+namespace lsrel {
+
+// True in an AddressSanitizer build (gcc defines __SANITIZE_ADDRESS__, clang
+// has __has_feature) or when LOGSINK_RELIABILITY_SMALL is set: loop counts
+// are then scaled down (each test states both counts).
+inline bool Small() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  return std::getenv("LOGSINK_RELIABILITY_SMALL") != nullptr;
+}
+inline int64_t Scaled(int64_t full, int64_t small) { return Small() ? small : full; }
+
+// Prints one `[figures] ...` line to stdout (for the README).
+inline void Figures(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+inline void Figures(const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  printf("[figures] %s\n", buf);
+  fflush(stdout);
+}
+
+// A field of /proc/<pid>/status in KiB (VmHWM = peak RSS, VmRSS), 0 if absent.
+inline uint64_t StatusKiB(pid_t pid, const std::string &field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::strtoull(line.c_str() + field.size() + 1, nullptr, 10);
+  }
+  return 0;
+}
+
+// Polls cond every 2 ms until it holds or the hang limit passes.
+inline bool PollUntil(const std::function<bool()> &cond,
+                      std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return cond();
+}
+
+// One decoded argument value (strings are not used by these tests).
+struct Val {
+  char type;
+  uint64_t u;
+  int64_t i;
+  std::string s;
+};
+
+// Decodes args by the signature of fmt. False when they do not parse exactly
+// (a record that is not intact).
+inline bool DecodeArgs(const std::string &fmt, const std::string &args, std::vector<Val> *out) {
+  char sig[LS_FMT_MAX_ARGS + 1];
+  int n = ls_fmt_signature(fmt.data(), fmt.size(), sig, sizeof sig);
+  if (n < 0) return false;
+  const auto *p = reinterpret_cast<const uint8_t *>(args.data());
+  const uint8_t *end = p + args.size();
+  out->clear();
+  for (int k = 0; k < n; k++) {
+    Val v{sig[k], 0, 0, {}};
+    if (sig[k] == 'f') {
+      if (end - p < 8) return false;
+      p += 8;
+    } else {
+      uint64_t x;
+      size_t m = ls_get_varint(p, end, &x);
+      if (!m) return false;
+      p += m;
+      if (sig[k] == 'i') v.i = ls_unzigzag(x);
+      v.u = x;
+      if (sig[k] == 's') {
+        if (uint64_t(end - p) < x) return false;
+        v.s.assign(reinterpret_cast<const char *>(p), size_t(x));
+        p += x;
+      }
+    }
+    out->push_back(std::move(v));
+  }
+  return p == end;
+}
+
+struct Run {
+  int status = -1;  // exit code, or 128 + signal, -1 on hang
+  std::string out;
+};
+
+// Runs bin/<name> args (stdout+stderr captured) with a hang limit; setup runs
+// in the child before exec (e.g. dropping privileges).
+inline Run RunBin(const std::string &name, const std::vector<std::string> &args,
+                  const std::function<void()> &setup = {}) {
+  char tmpl[] = "/tmp/logsink-rel-out-XXXXXX";
+  int fd = mkstemp(tmpl);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (setup) setup();
+    std::string bin = std::string(LOGSINK_BIN_DIR) + "/" + name;
+    std::vector<char *> argv{const_cast<char *>(bin.c_str())};
+    for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  Run r;
+  int st = 0;
+  bool done = PollUntil([&] { return waitpid(pid, &st, WNOHANG) == pid; }, std::chrono::seconds(60));
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  } else {
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  close(fd);
+  std::ifstream in(tmpl);
+  r.out.assign(std::istreambuf_iterator<char>(in), {});
+  unlink(tmpl);
+  return r;
+}
+
+}  // namespace lsrel
