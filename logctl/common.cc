@@ -32,7 +32,7 @@ std::string DefaultRingPath() {
 
 std::string DefaultSocketPath(const std::string &explicit_path) {
   char buf[4096];
-  if (ls_resolve_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf) <
+  if (ls_client_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf) <
       0)
     return explicit_path.empty() ? LS_SYSTEM_SOCKET : explicit_path;
   return buf;

@@ -37,7 +37,8 @@ stage "4/5 fuzzing (libFuzzer, ${LOGSINK_FUZZ_SECONDS:-60} s per target)"
 bash tests/fuzz/run_fuzz.sh "${LOGSINK_FUZZ_SECONDS:-60}"
 
 stage "5/5 benchmark smoke runs"
-bash bench/run.sh --smoke
-bash bench/compare/run.sh --smoke
+# One Release build serves both (bench/run.sh configures it without tests).
+BUILD_DIR=build/bench-release bash bench/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/compare/run.sh --smoke
 
 stage "all stages passed"

@@ -200,7 +200,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   ls_client *c = aligned_alloc(LS__CACHELINE, (sizeof *c + LS__CACHELINE - 1) & ~(size_t)63);
   if (!c) return NULL;
   memset(c, 0, sizeof *c);
-  if (ls_resolve_socket(socket_path, c->path, sizeof c->path) < 0) {
+  if (ls_client_socket(socket_path, c->path, sizeof c->path) < 0) {
     free(c);
     errno = ENAMETOOLONG;
     return NULL;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -31,6 +32,7 @@ namespace {
 constexpr size_t kReadChunk = 256u << 10;  // one read() at most
 constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up on a client
 constexpr int kAcceptPerWakeup = 256;
+constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
 constexpr int kLogKindAccept = int(Err::kCount);  // shares the write-error slot: rare
 
 std::string ReadComm(uint32_t pid) {
@@ -85,11 +87,12 @@ int Server::Run() {
   uv_poll_init(&loop_, &listen_poll_, listener_->fd);
   listen_poll_.data = this;
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
-  for (uv_timer_t *t : {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_}) {
+  for (uv_timer_t *t :
+       {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_}) {
     uv_timer_init(&loop_, t);
     t->data = this;
   }
-  uv_timer_start(&flush_timer_, OnFlushTimer, cfg_.flush_interval_ms, cfg_.flush_interval_ms);
+  // flush_timer_ is one-shot, armed by AfterWrites() when records wait.
   if (cfg_.fsync == config::FsyncPolicy::kInterval)
     uv_timer_start(&fsync_timer_, OnFsyncTimer, cfg_.fsync_interval_ms, cfg_.fsync_interval_ms);
   uint64_t stall_period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
@@ -119,7 +122,10 @@ int Server::Run() {
     uint64_t period = wd_usec / 2000;
     uv_timer_start(&watchdog_, OnWatchdog, period, period);
   }
-  sd_notify(0, "READY=1");
+  // STATUS= (shown by `systemctl status`): a line of counters, refreshed
+  // every 2 s when it changed. Without NOTIFY_SOCKET these calls do nothing.
+  NotifyStatus("READY=1\n");
+  uv_timer_start(&status_timer_, OnStatusTimer, kStatusPeriodMs, kStatusPeriodMs);
   uv_run(&loop_, UV_RUN_DEFAULT);
   rc = uv_loop_close(&loop_);
   if (rc < 0) spdlog::warn("uv_loop_close: {}", uv_strerror(rc));
@@ -143,6 +149,18 @@ void Server::OnAcceptRetry(uv_timer_t *t) {
 }
 
 void Server::OnWatchdog(uv_timer_t *) { sd_notify(0, "WATCHDOG=1"); }
+
+void Server::OnStatusTimer(uv_timer_t *t) { static_cast<Server *>(t->data)->NotifyStatus(""); }
+
+void Server::NotifyStatus(const char *prefix) {
+  std::string status = fmt::format(
+      "STATUS={} records, {} connections, {} dropped by clients, {} protocol errors",
+      writer_->stats().records, counters_.connections_current, counters_.dropped_reported,
+      counters_.errors());
+  if (!*prefix && status == last_status_) return;
+  last_status_ = status;
+  sd_notify(0, (prefix + status).c_str());
+}
 
 void Server::AcceptAll() {
   for (int i = 0; i < kAcceptPerWakeup; i++) {
@@ -296,6 +314,17 @@ void Server::CloseConn(Conn *c) {
 // ---- timers, fsync -----------------------------------------------------------
 
 void Server::AfterWrites() {
+  // Records become visible to readers within flush_interval, and at once
+  // after a quiet spell: the partial block is written right away when the
+  // last write is at least flush_interval old, else a one-shot timer writes
+  // it when that interval is up. Under load that is one pwrite per interval.
+  if (writer_->dirty()) {
+    uint64_t since = uv_now(&loop_) - last_flush_ms_;
+    if (since >= cfg_.flush_interval_ms)
+      FlushNow();
+    else if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))
+      uv_timer_start(&flush_timer_, OnFlushTimer, cfg_.flush_interval_ms - since, 0);
+  }
   if (cfg_.fsync != config::FsyncPolicy::kBlock) return;
   uint64_t blocks = writer_->stats().blocks_written;
   if (blocks != synced_blocks_) {
@@ -306,12 +335,17 @@ void Server::AfterWrites() {
 
 void Server::OnFlushTimer(uv_timer_t *t) {
   auto *s = static_cast<Server *>(t->data);
-  if (!s->writer_->dirty()) return;
-  storage::Status st = s->writer_->Flush();
+  if (s->writer_->dirty()) s->FlushNow();
+}
+
+void Server::FlushNow() {
+  last_flush_ms_ = uv_now(&loop_);
+  uv_timer_stop(&flush_timer_);
+  storage::Status st = writer_->Flush();
   if (!st.ok()) {
-    s->counters_.write_errors++;
+    counters_.write_errors++;
     uint64_t suppressed = 0;
-    if (s->ctx_.log_limit.Allow(int(Err::kCount), &suppressed))
+    if (ctx_.log_limit.Allow(int(Err::kCount), &suppressed))
       spdlog::error("flush failed: {}", st.ToString());
   }
 }
@@ -398,8 +432,9 @@ void Server::ApplyLive(const config::Config &n) {
   fixed(n.block_size != cfg_.block_size, "ring.block_size");
 
   spdlog::set_level(spdlog::level::from_str(n.log_level));
-  if (n.flush_interval_ms != cfg_.flush_interval_ms)
-    uv_timer_start(&flush_timer_, OnFlushTimer, n.flush_interval_ms, n.flush_interval_ms);
+  if (n.flush_interval_ms != cfg_.flush_interval_ms &&
+      uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))
+    uv_timer_start(&flush_timer_, OnFlushTimer, n.flush_interval_ms, 0);
   uv_timer_stop(&fsync_timer_);
   if (n.fsync == config::FsyncPolicy::kInterval)
     uv_timer_start(&fsync_timer_, OnFsyncTimer, n.fsync_interval_ms, n.fsync_interval_ms);
@@ -471,7 +506,8 @@ void Server::Shutdown(int signum) {
     counters_.write_errors++;
     spdlog::error("flush failed: {}", st.ToString());
   }
-  for (uv_timer_t *t : {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_})
+  for (uv_timer_t *t :
+       {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);
   for (uv_signal_t *s : {&sig_term_, &sig_int_, &sig_hup_})
     uv_close(reinterpret_cast<uv_handle_t *>(s), nullptr);

@@ -47,6 +47,8 @@ class Server {
   static void OnStallTimer(uv_timer_t *t);
   static void OnAcceptRetry(uv_timer_t *t);
   static void OnWatchdog(uv_timer_t *t);
+  static void OnStatusTimer(uv_timer_t *t);
+  void NotifyStatus(const char *prefix);
   static void OnSignal(uv_signal_t *s, int signum);
   static void OnSyncDone(uv_fs_t *req);
 
@@ -55,6 +57,7 @@ class Server {
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
   void AfterWrites();
+  void FlushNow();  // writes the partial block (one pwrite) and notes when
   void RequestSync();
   void ApplyLive(const config::Config &cfg);
   void Shutdown(int signum);
@@ -67,7 +70,9 @@ class Server {
 
   uv_loop_t loop_;
   uv_poll_t listen_poll_;
-  uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_;
+  uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
+  uint64_t last_flush_ms_ = 0;  // uv_now() of the last partial-block write
+  std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t sig_term_, sig_int_, sig_hup_;
   uv_fs_t sync_req_;
   int sync_fd_ = -1;

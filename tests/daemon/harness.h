@@ -199,7 +199,7 @@ class Client {
     if (!Send(StatsReq())) return m;
     auto f = ReadFrame();
     if (!f || f->first != LS_F_STATS) return m;
-    ls_stats it;
+    ls_stats_iter it;
     const auto *p = reinterpret_cast<const uint8_t *>(f->second.data());
     if (ls_stats_begin(p, f->second.size(), &it) < 0) return m;
     const char *name;

@@ -53,7 +53,7 @@ void DecodeAny(const uint8_t *p, size_t len) {
     FUZZ_CHECK(Inside(rf.reason, rf.reason_len, p, end));
     g_sink = Touch(rf.reason, rf.reason_len);
   }
-  ls_stats st;
+  ls_stats_iter st;
   if (ls_stats_begin(p, len, &st) == 0) {
     const char *name;
     size_t name_len;

@@ -231,7 +231,7 @@ TEST(Refuse, Decodes) {
 
 TEST(Stats, IteratesAndChecksTheCount) {
   std::string p = Payload(lstest::Stats({{"records", 5}, {"err_bad_length", 300}}));
-  ls_stats it{};
+  ls_stats_iter it{};
   const char *name = nullptr;
   size_t len = 0;
   uint64_t v = 0;

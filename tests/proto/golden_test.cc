@@ -153,7 +153,7 @@ TEST_F(Golden, Refuse) {
 
 TEST_F(Golden, Stats) {
   ls_frame f = Get("stats", LS_F_STATS);
-  ls_stats it{};
+  ls_stats_iter it{};
   const char *name = nullptr;
   size_t len = 0;
   uint64_t v = 0;

@@ -24,8 +24,8 @@ using lsrel::Figures;
 
 constexpr char kFmt[] = LSREL_CRASH_FMT;
 constexpr int kClients = 4;
-constexpr int kBurst = 100;        // records per burst
-constexpr int kPauseUs = 5000;     // between bursts: at most ~20,000 records/s per client
+constexpr int kBurst = 100;            // records per burst
+constexpr int kPauseUs = 5000;         // between bursts: at most ~20,000 records/s per client
 constexpr double kLossWindowS = 0.25;  // per kill: daemon flush interval (100 ms) + 150 ms backlog
 
 TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
@@ -35,12 +35,12 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   ASSERT_TRUE(d.Start()) << d.Stderr();
 
   int stop[2];
-  ASSERT_EQ(pipe(stop), 0);
+  ASSERT_EQ(pipe2(stop, O_CLOEXEC), 0);  // logsinkd (exec) must not hold it
   std::vector<pid_t> pids;
   std::vector<int> res;
   for (int id = 0; id < kClients; id++) {
     int rp[2];
-    ASSERT_EQ(pipe(rp), 0);
+    ASSERT_EQ(pipe2(rp, O_CLOEXEC), 0);
     pid_t pid = fork();
     if (pid == 0) {
       close(stop[1]);
@@ -55,7 +55,8 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
 
   std::mt19937 rng(std::random_device{}());
   auto wait_ms = [&](int lo, int hi) {  // a random moment, not a synchronization
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)));
   };
   auto t0 = Clock::now();
   for (int k = 0; k < kills; k++) {
@@ -69,7 +70,8 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   std::vector<lsrel::ClientCounts> got(kClients);
   for (int id = 0; id < kClients; id++) {
     ASSERT_EQ(WaitExit(pids[id], std::chrono::seconds(30)), 0) << "client " << id;
-    ASSERT_EQ(read(res[id], &got[id], sizeof(lsrel::ClientCounts)), ssize_t(sizeof(lsrel::ClientCounts)));
+    ASSERT_EQ(read(res[id], &got[id], sizeof(lsrel::ClientCounts)),
+              ssize_t(sizeof(lsrel::ClientCounts)));
     close(res[id]);
   }
   double wall = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -82,7 +84,9 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   // Nothing rotated: every record ever written is still in the file.
   {
     std::unique_ptr<logsink::storage::RingReader> r;
-    ASSERT_TRUE(logsink::storage::RingReader::Open(logsink::storage::Env::Default(), d.ring, nullptr, &r).ok());
+    ASSERT_TRUE(
+        logsink::storage::RingReader::Open(logsink::storage::Env::Default(), d.ring, nullptr, &r)
+            .ok());
     logsink::storage::RingReader::Summary s;
     ASSERT_TRUE(r->Summarize(&s).ok());
     ASSERT_EQ(s.oldest_seq, 0u) << "the ring rotated: make it bigger";
@@ -132,13 +136,14 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
     uint64_t per_kill = uint64_t(std::ceil(double(r.calls) / r.seconds * kLossWindowS));
     uint64_t b = per_kill * uint64_t(kills);
     EXPECT_LE(lost, b) << "client " << id << ": records sent but neither written nor counted";
-    Figures("crash_restart client=%d calls=%llu in_file=%llu dropped_counted=%llu "
-            "(reported_in_DROPPED_frames=%llu, DROPPED entries in file=%llu) unwritten_at_kill=%llu "
-            "bound=%llu (%llu/kill) connects=%llu",
-            id, (unsigned long long)r.calls, (unsigned long long)in_file[id],
-            (unsigned long long)r.dropped, (unsigned long long)r.dropped_reported,
-            (unsigned long long)dropped_entries[id], (unsigned long long)lost,
-            (unsigned long long)b, (unsigned long long)per_kill, (unsigned long long)r.connects);
+    Figures(
+        "crash_restart client=%d calls=%llu in_file=%llu dropped_counted=%llu "
+        "(reported_in_DROPPED_frames=%llu, DROPPED entries in file=%llu) unwritten_at_kill=%llu "
+        "bound=%llu (%llu/kill) connects=%llu",
+        id, (unsigned long long)r.calls, (unsigned long long)in_file[id],
+        (unsigned long long)r.dropped, (unsigned long long)r.dropped_reported,
+        (unsigned long long)dropped_entries[id], (unsigned long long)lost, (unsigned long long)b,
+        (unsigned long long)per_kill, (unsigned long long)r.connects);
     calls += r.calls;
     sent += r.sent;
     dropped += r.dropped;
@@ -149,12 +154,13 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   }
   uint64_t unexplained = calls - files - dropped - unwritten;
   EXPECT_EQ(unexplained, 0u);
-  Figures("crash_restart kills=%d clients=%d wall=%.1fs records: logged=%llu landed=%llu "
-          "lost_by_rotation=0 dropped_counted_by_clients=%llu unwritten_at_kill=%llu "
-          "(bound %llu = kills x clients' rate x %.0f ms) unexplained=%llu; logctl verify exit=%d",
-          kills, kClients, wall, (unsigned long long)calls, (unsigned long long)files,
-          (unsigned long long)dropped, (unsigned long long)unwritten, (unsigned long long)bound,
-          kLossWindowS * 1000, (unsigned long long)unexplained, v.status);
+  Figures(
+      "crash_restart kills=%d clients=%d wall=%.1fs records: logged=%llu landed=%llu "
+      "lost_by_rotation=0 dropped_counted_by_clients=%llu unwritten_at_kill=%llu "
+      "(bound %llu = kills x clients' rate x %.0f ms) unexplained=%llu; logctl verify exit=%d",
+      kills, kClients, wall, (unsigned long long)calls, (unsigned long long)files,
+      (unsigned long long)dropped, (unsigned long long)unwritten, (unsigned long long)bound,
+      kLossWindowS * 1000, (unsigned long long)unexplained, v.status);
 }
 
 }  // namespace

@@ -23,7 +23,9 @@ const std::string kPath = "/ring";
 constexpr uint32_t kBlocks = 64, kBs = 4096;
 
 enum class Policy { kNever, kBlock, kInterval };
-const char *Name(Policy p) { return p == Policy::kNever ? "never" : p == Policy::kBlock ? "block" : "interval"; }
+const char *Name(Policy p) {
+  return p == Policy::kNever ? "never" : p == Policy::kBlock ? "block" : "interval";
+}
 const char *Promise(Policy p) {
   switch (p) {
     case Policy::kNever:
@@ -53,9 +55,11 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
   const Site site{6, 7, "pl %d %s", "power.c"};
   uint32_t sid = wr->Intern(site);
   ASSERT_NE(sid, 0u);
-  ASSERT_TRUE(wr->Sync().ok());  // the daemon's start: the interned site reaches the disk with the first sync
+  ASSERT_TRUE(
+      wr->Sync()
+          .ok());  // the daemon's start: the interned site reaches the disk with the first sync
 
-  const int n = rnd(1, 900);          // appends before the power goes (no lap: ~1200 fit)
+  const int n = rnd(1, 900);           // appends before the power goes (no lap: ~1200 fit)
   const int flush_every = rnd(1, 60);  // flush timer proxy
   const int sync_every = rnd(5, 120);  // interval policy proxy
   if (rnd(0, 1)) {                     // the process dies inside a later write
@@ -63,13 +67,14 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
     env.cut_after = size_t(rnd(0, int(kBs)));
     w->cuts++;
   }
-  std::vector<std::string> model;  // args of each appended record, by seq
+  std::vector<std::string> model;     // args of each appended record, by seq
   std::vector<uint64_t> model_block;  // the block each record went into
-  uint64_t written = 0;            // records whose bytes reached the file (page cache)
-  uint64_t durable = 0;            // records the policy promises to keep
+  uint64_t written = 0;               // records whose bytes reached the file (page cache)
+  uint64_t durable = 0;               // records the policy promises to keep
   uint64_t block = wr->current_block_seq();
   for (int i = 0; i < n; i++) {
-    std::string args = Args().Int(i).Str(std::string(size_t(rnd(0, 300)), char('a' + i % 26))).str();
+    std::string args =
+        Args().Int(i).Str(std::string(size_t(rnd(0, 300)), char('a' + i % 26))).str();
     RecordIn in;
     in.source = &src;
     in.tid = 1;
@@ -127,7 +132,9 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
   EXPECT_GE(got.size(), durable) << Name(pol) << ": lost records the policy promised to keep";
   uint64_t loss = model.size() - got.size();
   uint64_t lost_blocks = 0;
-  if (loss) lost_blocks = model_block.back() - model_block[got.size()] + 1;  // blocks the lost records were in
+  if (loss)
+    lost_blocks =
+        model_block.back() - model_block[got.size()] + 1;  // blocks the lost records were in
   if (pol == Policy::kBlock) {
     EXPECT_LE(lost_blocks, 2u) << "block policy lost more than 2 blocks";
   }
@@ -156,13 +163,14 @@ TEST_P(PowerLoss, LossStaysWithinThePolicysPromise) {
     Trial(pol, rng, &w);
     if (HasFatalFailure() || HasFailure()) return;
   }
-  lsrel::Figures("power_loss policy=%s trials=%llu (write cut mid-way in %llu) promise: %s; "
-                 "appended=%llu recovered=%llu worst loss=%llu records in %llu block(s) "
-                 "(worst allowed by the promise in a trial: %llu records)",
-                 Name(pol), (unsigned long long)w.trials, (unsigned long long)w.cuts, Promise(pol),
-                 (unsigned long long)w.appended, (unsigned long long)w.recovered,
-                 (unsigned long long)w.max_loss, (unsigned long long)w.max_loss_blocks,
-                 (unsigned long long)w.max_unsynced);
+  lsrel::Figures(
+      "power_loss policy=%s trials=%llu (write cut mid-way in %llu) promise: %s; "
+      "appended=%llu recovered=%llu worst loss=%llu records in %llu block(s) "
+      "(worst allowed by the promise in a trial: %llu records)",
+      Name(pol), (unsigned long long)w.trials, (unsigned long long)w.cuts, Promise(pol),
+      (unsigned long long)w.appended, (unsigned long long)w.recovered,
+      (unsigned long long)w.max_loss, (unsigned long long)w.max_loss_blocks,
+      (unsigned long long)w.max_unsynced);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PowerLoss,

@@ -25,7 +25,8 @@ using Clock = std::chrono::steady_clock;
   st.size = sizeof st;
   ls_get_stats(c, &st);
   ls_close(c);
-  ClientCounts r{calls, st.logged, st.sent, st.dropped, st.dropped_reported, st.errors, st.connects, secs};
+  ClientCounts r{calls,     st.logged,   st.sent, st.dropped, st.dropped_reported,
+                 st.errors, st.connects, secs};
   if (write(res_fd, &r, sizeof r) != sizeof r) _exit(4);
   _exit(0);
 }
@@ -51,8 +52,8 @@ void CrashClientMain(int id, const char *socket, int burst, int pause_us, int st
   Report(c, n, t0, res_fd);
 }
 
-void LoadClientMain(int id, const char *socket, int threads, uint64_t cap, int run_ms, int go_fd,
-                    int res_fd) {
+void LoadClientMain(int id, const char *socket, int threads, uint64_t cap, int run_ms, int pause_us,
+                    int go_fd, int res_fd) {
   std::string app = "load-" + std::to_string(id);
   ls_client *c = ls_open(socket, app.c_str(), nullptr);
   if (!c) _exit(3);
@@ -67,6 +68,7 @@ void LoadClientMain(int id, const char *socket, int threads, uint64_t cap, int r
       unsigned long long n = 0;
       while (n < cap && Clock::now() < deadline) {
         for (int k = 0; k < 64 && n < cap; k++, n++) LS_LOG(c, LS_INFO, LSREL_LOAD_FMT, id, t, n);
+        usleep(unsigned(pause_us));
       }
       calls += n;
     });

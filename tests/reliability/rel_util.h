@@ -55,7 +55,8 @@ inline uint64_t StatusKiB(pid_t pid, const std::string &field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::strtoull(line.c_str() + field.size() + 1, nullptr, 10);
+    if (line.rfind(field + ":", 0) == 0)
+      return std::strtoull(line.c_str() + field.size() + 1, nullptr, 10);
   }
   return 0;
 }
@@ -136,7 +137,8 @@ inline Run RunBin(const std::string &name, const std::vector<std::string> &args,
   }
   Run r;
   int st = 0;
-  bool done = PollUntil([&] { return waitpid(pid, &st, WNOHANG) == pid; }, std::chrono::seconds(60));
+  bool done =
+      PollUntil([&] { return waitpid(pid, &st, WNOHANG) == pid; }, std::chrono::seconds(60));
   if (!done) {
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);

@@ -4,8 +4,8 @@
 // client claims, and an unprivileged user outside the ring's group cannot
 // read the ring (open() and the real logctl), while one in the group can.
 // The privilege checks need root; without it the modes are still asserted.
-#include <gtest/gtest.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include "daemon/harness.h"
@@ -63,8 +63,10 @@ TEST(Security, SocketModeIsTheConfiguredOne) {
     });
     EXPECT_EQ(rc, EACCES) << "uid 65534 could connect to a 0600 socket owned by root";
   }
-  Figures("security socket mode=%04o (configured 0600) ring mode=%04o; %s", Mode(d.socket), Mode(d.ring),
-          root ? "uid 65534 connect -> EACCES checked" : "not root: privilege checks not run, modes asserted");
+  Figures("security socket mode=%04o (configured 0600) ring mode=%04o; %s", Mode(d.socket),
+          Mode(d.ring),
+          root ? "uid 65534 connect -> EACCES checked"
+               : "not root: privilege checks not run, modes asserted");
 }
 
 TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
@@ -122,13 +124,17 @@ TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
       close(fd);
       return 0;
     };
-    EXPECT_EQ(AsUser(kNobody, kNobody, try_open), EACCES) << "uid 65534 outside the group read the ring";
-    EXPECT_EQ(AsUser(kNobody, st.st_gid, try_open), 0) << "uid 65534 in the ring's group could not read it";
-    lsrel::Run out = lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [] { BecomeUser(kNobody, kNobody); });
+    EXPECT_EQ(AsUser(kNobody, kNobody, try_open), EACCES)
+        << "uid 65534 outside the group read the ring";
+    EXPECT_EQ(AsUser(kNobody, st.st_gid, try_open), 0)
+        << "uid 65534 in the ring's group could not read it";
+    lsrel::Run out =
+        lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [] { BecomeUser(kNobody, kNobody); });
     EXPECT_EQ(out.status, 1) << out.out;
     EXPECT_NE(out.out.find("Permission denied"), std::string::npos) << out.out;
     gid_t g = st.st_gid;
-    lsrel::Run in = lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [g] { BecomeUser(kNobody, g); });
+    lsrel::Run in =
+        lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [g] { BecomeUser(kNobody, g); });
     EXPECT_EQ(in.status, 0) << in.out;
     EXPECT_NE(in.out.find("i am root uid=0 pid=1"), std::string::npos) << in.out;
     figures = "uid 65534: open ring -> EACCES, logctl cat exit " + std::to_string(out.status) +
@@ -136,8 +142,8 @@ TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
               std::to_string(in.status) + "; liar pid " + std::to_string(liar) +
               " stored with uid/gid 65534/65534";
   }
-  Figures("security ring mode=%04o socket mode=%04o (configured 0666); %s", Mode(d.ring), socket_mode,
-          figures.c_str());
+  Figures("security ring mode=%04o socket mode=%04o (configured 0666); %s", Mode(d.ring),
+          socket_mode, figures.c_str());
 }
 
 }  // namespace

@@ -254,12 +254,12 @@ static inline int ls_refuse_decode(const uint8_t *p, size_t len, ls_refuse *r) {
 }
 
 /* ---- STATS: varint n | n * (str name | varint value) --------------------- */
-typedef struct ls_stats {
+typedef struct ls_stats_iter {
   const uint8_t *p, *end;
   uint64_t left; /* entries not read yet */
-} ls_stats;
+} ls_stats_iter;
 
-static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats *it) {
+static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats_iter *it) {
   it->p = p;
   it->end = p + len;
   it->left = 0;
@@ -270,7 +270,7 @@ static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats *it) {
 
 /* Returns 1 with the next counter, 0 after the last one (when nothing is left
  * over), or -EBADMSG. */
-static inline int ls_stats_next(ls_stats *it, const char **name, size_t *name_len,
+static inline int ls_stats_next(ls_stats_iter *it, const char **name, size_t *name_len,
                                 uint64_t *value) {
   if (it->left == 0) return it->p == it->end ? 0 : -EBADMSG;
   if (ls__get_str(&it->p, it->end, 255, name, name_len) < 0) return -EBADMSG;

@@ -4,6 +4,9 @@
  *   otherwise: $XDG_RUNTIME_DIR/logsink/ if XDG_RUNTIME_DIR is set (absolute),
  *              else /tmp/logsink-<uid>/, for both files.
  * $LOGSINK_SOCKET overrides the socket path (clients and the daemon).
+ * Clients of a non-root user fall back to the system socket when their
+ * per-user one does not exist (ls_client_socket); logctl does the same for
+ * the ring file.
  * Header-only C11, usable from C++. */
 #ifndef LOGSINK_PROTO_PATHS_H
 #define LOGSINK_PROTO_PATHS_H
@@ -59,6 +62,21 @@ static inline int ls_resolve_socket(const char *explicit_path, char *buf, size_t
   else
     return ls_default_socket(buf, cap);
   return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : n;
+}
+
+/* Socket path a client (liblogsink, logctl) uses: like ls_resolve_socket(),
+ * except that a non-root user whose per-user socket does not exist while the
+ * system socket does gets the system one, so applications of ordinary users
+ * reach the system service without configuration. */
+static inline int ls_client_socket(const char *explicit_path, char *buf, size_t cap) {
+  int n = ls_resolve_socket(explicit_path, buf, cap);
+  const char *env = getenv("LOGSINK_SOCKET");
+  if (n < 0 || (explicit_path && explicit_path[0]) || (env && env[0]) || geteuid() == 0) return n;
+  if (access(buf, F_OK) != 0 && access(LS_SYSTEM_SOCKET, F_OK) == 0) {
+    n = snprintf(buf, cap, "%s", LS_SYSTEM_SOCKET);
+    if (n < 0 || (size_t)n >= cap) return -ENAMETOOLONG;
+  }
+  return n;
 }
 
 /* Default ring file path. Returns length or -ENAMETOOLONG. */
