@@ -444,27 +444,25 @@ Status RingReader::Impl::Summarize(Summary *out) {
   uint64_t newest = 0;
   for (const Info &b : blocks) newest = std::max(newest, b.seq);
   const uint64_t lowest = Lowest(newest);
-  const Info *last = nullptr;
-  std::vector<const Info *> lap;  // the blocks a reader would show
+  const Info *oldest = nullptr, *last = nullptr;
+  uint64_t min_rec = ~0ull, end_rec = 0;  // record range [min_rec, end_rec)
   for (const Info &b : blocks) {
     if (b.seq < lowest) continue;  // a stale block of an earlier lap
     out->blocks_used++;
     out->bytes_used += b.used;
-    lap.push_back(&b);
+    if (!oldest || b.seq < oldest->seq) oldest = &b;
     if (b.seq == newest) last = &b;
-  }
-  // The oldest block is the oldest one whose records come before its newer
-  // neighbours' (a damaged or crafted block claiming later records than the
-  // newest is not taken as the start: oldest_seq never exceeds newest_seq).
-  std::sort(lap.begin(), lap.end(), [](const Info *a, const Info *b) { return a->seq > b->seq; });
-  const Info *oldest = last;
-  for (const Info *b : lap) {
-    if (b->first_rec + b->count <= oldest->first_rec) oldest = b;
+    min_rec = std::min(min_rec, b.first_rec);
+    if (b.count) end_rec = std::max(end_rec, b.first_rec + b.count);
   }
   out->oldest_block = oldest->seq;
   out->newest_block = newest;
-  out->oldest_seq = oldest->first_rec;
-  out->newest_seq = last->first_rec + last->count - (last->count ? 1 : 0);
+  // In a sound ring these are the oldest block's first record and the newest
+  // block's last one. Taking the minimum and maximum over the blocks keeps
+  // oldest_seq <= newest_seq and oldest_seq <= the first record a reader
+  // returns even when a damaged or crafted block claims other numbers.
+  out->oldest_seq = min_rec;
+  out->newest_seq = end_rec > min_rec ? end_rec - 1 : min_rec;
   out->oldest_ts_ns = oldest->base_ts;
   out->newest_ts_ns = last->max_ts;
   out->wraps = newest / layout_.block_count;
