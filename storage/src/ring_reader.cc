@@ -143,16 +143,29 @@ Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, Bloc
 // Block sequence numbers increase with the slot index up to the newest block
 // and then drop (FORMAT.md, "Reading"): binary search for the last slot that
 // continues the sequence of the anchor slot (0, or 1 when 0 is unreadable).
+// Slots tried, from slot 0 on, as the anchor of the newest-block search.
+constexpr uint64_t kAnchorSlots = 8;
+
 Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
   *found = false;
   const uint64_t count = layout_.block_count;
   BlockHeader h;
   bool ok = false;
   uint64_t anchor = 0;
-  for (; anchor < 2; anchor++) {
-    Status s = ReadHeader(anchor, &h, &ok);
+  // The anchor must be a whole valid block (CRC checked), not just a
+  // plausible header: a damaged slot 0 claiming some far-off sequence number
+  // would otherwise send the search astray.
+  const uint64_t anchors = std::min<uint64_t>(count, kAnchorSlots);
+  for (; anchor < anchors; anchor++) {
+    size_t got = 0;
+    Status s = file_->PRead(layout_.blocks_off + anchor * layout_.block_size, tmp_.data(),
+                            layout_.block_size, &got);
     if (!s.ok()) return s;
-    if (ok) break;
+    if (got < layout_.block_size) std::memset(tmp_.data() + got, 0, layout_.block_size - got);
+    if (internal::CheckBlock(tmp_.data(), layout_, anchor, &h) == BlockState::kValid) {
+      ok = true;
+      break;
+    }
   }
   if (!ok) return Status::OK();  // empty ring
   const uint64_t base = h.seq;
@@ -166,8 +179,17 @@ Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
     else
       hi = mid - 1;
   }
-  // The candidate's header is plausible; walk back past torn or corrupt blocks.
   uint64_t cand = base + (lo - anchor);
+  // In a sound ring the search lands on the newest block; a damaged header
+  // can stop it short, so go on while the next slot holds the next block
+  // (one extra header read in the sound case).
+  for (uint64_t fwd = 0; fwd < count; fwd++) {
+    Status s = ReadHeader((cand + 1) % count, &h, &ok);
+    if (!s.ok()) return s;
+    if (!ok || h.seq != cand + 1) break;
+    cand++;
+  }
+  // The candidate's header is plausible; walk back past torn or corrupt blocks.
   for (uint64_t back = 0; back < count; back++) {
     Got got;
     BlockState st;
@@ -252,6 +274,10 @@ Status RingReader::Impl::SeekLast(uint64_t n) {
     s = ReadBlock(b - 1, &tmp_, &prev, &got, &st);
     if (!s.ok()) return s;
     if (got != Got::kValid) break;  // overwritten or corrupt: start after it
+    // Only a block whose records end where the next one's begin is taken (in
+    // a sound ring every one does): a damaged header claiming other numbers
+    // must not make "the last n" more than n.
+    if (prev.first_rec + prev.count != first) break;
     b--;
     first = prev.first_rec;
   }
@@ -441,13 +467,20 @@ Status RingReader::Impl::Summarize(Summary *out) {
   });
   if (!s.ok()) return s;
   if (blocks.empty()) return Status::NotFound("the ring holds no records");
-  uint64_t newest = 0;
-  for (const Info &b : blocks) newest = std::max(newest, b.seq);
+  // The newest block is the one a reader finds (FindNewest), so the summary
+  // describes exactly the blocks a reader shows, even in a damaged ring
+  // whose headers disagree with one another.
+  bool found = false;
+  BlockHeader nh;
+  s = FindNewest(&found, &nh);
+  if (!s.ok()) return s;
+  if (!found) return Status::NotFound("the ring holds no records");
+  const uint64_t newest = nh.seq;
   const uint64_t lowest = Lowest(newest);
   const Info *oldest = nullptr, *last = nullptr;
   uint64_t min_rec = ~0ull, end_rec = 0;  // record range [min_rec, end_rec)
   for (const Info &b : blocks) {
-    if (b.seq < lowest) continue;  // a stale block of an earlier lap
+    if (b.seq < lowest || b.seq > newest) continue;  // stale, or not what a reader shows
     out->blocks_used++;
     out->bytes_used += b.used;
     if (!oldest || b.seq < oldest->seq) oldest = &b;
@@ -455,6 +488,7 @@ Status RingReader::Impl::Summarize(Summary *out) {
     min_rec = std::min(min_rec, b.first_rec);
     if (b.count) end_rec = std::max(end_rec, b.first_rec + b.count);
   }
+  if (!oldest || !last) return Status::NotFound("the ring holds no records");
   out->oldest_block = oldest->seq;
   out->newest_block = newest;
   // In a sound ring these are the oldest block's first record and the newest
