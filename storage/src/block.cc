@@ -146,6 +146,7 @@ void BlockCursor::Reset(const uint8_t *p, const BlockHeader &h) {
   used_ = h.used;
   pos_ = LS_BLK_HDR;
   index_ = 0;
+  count_ = h.count;
   has_source_ = false;
   source_ = 0;
   tid_ = 0;
@@ -269,6 +270,10 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
     r.has_source = has_source_;
     r.source_id = source_;
     r.source = has_source_ ? FindSource(source_) : nullptr;
+    // More records than the header counts: the header and the entries
+    // disagree (a damaged block); sequence numbers past `count` belong to
+    // the next block.
+    if (index_ >= count_) return kMalformed;
     pos_ += static_cast<uint32_t>(n + len);
     index_++;
     *out = r;

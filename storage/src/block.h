@@ -117,7 +117,7 @@ class BlockCursor {
 
  private:
   const uint8_t *p_ = nullptr;
-  uint32_t used_ = 0, pos_ = 0, index_ = 0;
+  uint32_t used_ = 0, pos_ = 0, index_ = 0, count_ = 0;  // count_: records the header claims
   bool has_source_ = false;
   uint64_t source_ = 0, tid_ = 0, ts_ = 0, max_ts_ = 0;
   std::vector<SourceInfo> sources_;
