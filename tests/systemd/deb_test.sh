@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# deb_test.sh: `cpack -G DEB` on a built /usr tree gives the two packages with
-# the right files, modes, control data and maintainer scripts, and logsink
-# installs, configures and purges with dpkg inside a scratch root.
-# Usage: deb_test.sh <source dir> <build dir> <version>
+# deb_test.sh: `cpack -G DEB` on a built /usr tree gives the three packages
+# (liblogsink0, logsink, logsink-dev) with the right files, modes, control
+# data and maintainer scripts, and they install, configure and purge with dpkg
+# inside a scratch root. Lintian's verdict is CI's packaging stage.
+# Usage: deb_test.sh <source dir> <build dir> <Debian version>
 # A build dir for another prefix is not touched: the packages then come from
 # <build>/deb-usr, a product-only /usr tree configured and built here (once).
 set -euo pipefail
@@ -30,10 +31,11 @@ fi
 (cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/out") > "$tmp/cpack.log" 2>&1 || {
   cat "$tmp/cpack.log"; exit 1; }
 arch=$(dpkg --print-architecture)
+lib=$tmp/out/liblogsink0_${version}_${arch}.deb
 deb=$tmp/out/logsink_${version}_${arch}.deb
 dev=$tmp/out/logsink-dev_${version}_${arch}.deb
 ls -l "$tmp/out"/*.deb
-[ -f "$deb" ] && [ -f "$dev" ] || { echo "expected $deb and $dev"; ls "$tmp/out"; exit 1; }
+[ -f "$lib" ] && [ -f "$deb" ] && [ -f "$dev" ] || { echo "expected $lib, $deb and $dev"; ls "$tmp/out"; exit 1; }
 
 # ---- file lists and modes ----
 mode() { stat -c %a "$1"; }
@@ -41,32 +43,44 @@ check() {  # check <root> <path> <mode>
   if [ ! -e "$1/$2" ]; then bad "missing /$2"; return; fi
   [ "$(mode "$1/$2")" = "$3" ] || bad "/$2 has mode $(mode "$1/$2"), want $3"
 }
+dpkg-deb -x "$lib" "$tmp/l"
 dpkg-deb -x "$deb" "$tmp/d"
 dpkg-deb -x "$dev" "$tmp/v"
 check "$tmp/d" usr/bin/logsinkd 755
 check "$tmp/d" usr/bin/logctl 755
+check "$tmp/d" usr/bin/logsink_hello 755
 check "$tmp/d" lib/systemd/system/logsinkd.service 644
 check "$tmp/d" lib/systemd/system/logsinkd.socket 644
 check "$tmp/d" usr/lib/sysusers.d/logsink.conf 644
 check "$tmp/d" usr/lib/tmpfiles.d/logsink.conf 644
 check "$tmp/d" etc/logsink/logsinkd.toml 644
-check "$tmp/d" usr/share/man/man1/logctl.1 644
-check "$tmp/d" usr/share/man/man8/logsinkd.8 644
-ls "$tmp"/d/usr/lib/*/liblogsink.so.* >/dev/null 2>&1 || bad "no liblogsink.so.* in logsink"
+check "$tmp/d" usr/share/man/man1/logctl.1.gz 644
+check "$tmp/d" usr/share/man/man1/logsink_hello.1.gz 644
+check "$tmp/d" usr/share/man/man8/logsinkd.8.gz 644
+ls "$tmp"/l/usr/lib/*/liblogsink.so.* >/dev/null 2>&1 || bad "no liblogsink.so.* in liblogsink0"
 check "$tmp/v" usr/include/logsink/logsink.h 644
-check "$tmp/v" usr/share/man/man3/liblogsink.3 644
+check "$tmp/v" usr/share/man/man3/liblogsink.3.gz 644
+for pair in l:liblogsink0 d:logsink v:logsink-dev; do
+  r=${pair%%:*} p=${pair#*:}
+  check "$tmp/$r" "usr/share/doc/$p/copyright" 644
+  check "$tmp/$r" "usr/share/doc/$p/changelog.Debian.gz" 644
+done
+# Every man page names the project's version on its .TH line.
+for m in "$tmp"/d/usr/share/man/*/*.gz "$tmp"/v/usr/share/man/*/*.gz; do
+  zcat "$m" | grep -q "^\.TH .*\"logsink ${version%-*}\"" || bad "$m: .TH does not name logsink ${version%-*}"
+done
 ls "$tmp"/v/usr/lib/*/liblogsink.a >/dev/null 2>&1 || bad "no liblogsink.a in logsink-dev"
 ls "$tmp"/v/usr/lib/*/liblogsink.so >/dev/null 2>&1 || bad "no liblogsink.so link in logsink-dev"
 ls "$tmp"/v/usr/lib/*/pkgconfig/logsink.pc >/dev/null 2>&1 || bad "no logsink.pc"
 ls "$tmp"/v/usr/lib/*/cmake/logsink/logsinkConfig.cmake >/dev/null 2>&1 || bad "no logsinkConfig.cmake"
 # Nothing may land under the build machine's prefix or outside the FHS roots.
-for r in d v; do
+for r in l d v; do
   stray=$(cd "$tmp/$r" && find . -type f | grep -Ev '^\./(usr/|lib/systemd/system/|etc/logsink/)' || true)
   [ -z "$stray" ] || bad "unexpected files in the $r package: $stray"
   [ ! -e "$tmp/$r/usr/local" ] || bad "/usr/local in the $r package"
 done
 # The packages must not overlap (dpkg would refuse the second one).
-overlap=$(comm -12 <(cd "$tmp/d" && find . -type f | sort) <(cd "$tmp/v" && find . -type f | sort))
+overlap=$( (for r in l d v; do (cd "$tmp/$r" && find . -type f); done) | sort | uniq -d)
 [ -z "$overlap" ] || bad "files in both packages: $overlap"
 grep -q '^prefix=/usr$' "$tmp"/v/usr/lib/*/pkgconfig/logsink.pc || bad "logsink.pc prefix is not /usr"
 grep -q '^ExecStart=/usr/bin/logsinkd --config /etc/logsink/logsinkd.toml ' \
@@ -82,7 +96,13 @@ dpkg-deb -e "$deb" "$tmp/ctl"
 grep -qx /etc/logsink/logsinkd.toml "$tmp/ctl/conffiles" || bad "logsinkd.toml is not a conffile"
 for s in postinst prerm postrm; do [ "$(mode "$tmp/ctl/$s")" = 755 ] || bad "$s mode $(mode "$tmp/ctl/$s")"; done
 echo "$info" | grep -q '^ Depends:.*libuv1' || bad "logsink does not depend on libuv1 (shlibdeps)"
-dpkg-deb -f "$dev" Depends | grep -qx "logsink (= $version)" || bad "logsink-dev Depends: $(dpkg-deb -f "$dev" Depends)"
+dpkg-deb -f "$dev" Depends | grep -qx "liblogsink0 (= $version)" || bad "logsink-dev Depends: $(dpkg-deb -f "$dev" Depends)"
+dpkg-deb -f "$deb" Depends | grep -q "liblogsink0 (= $version)" || bad "logsink Depends: $(dpkg-deb -f "$deb" Depends)"
+dpkg-deb -e "$lib" "$tmp/libctl"
+grep -qx 'activate-noawait ldconfig' "$tmp/libctl/triggers" || bad "liblogsink0 has no ldconfig trigger"
+grep -Eq '^liblogsink 0 liblogsink0 \(>= ' "$tmp/libctl/shlibs" || bad "liblogsink0 shlibs: $(cat "$tmp/libctl/shlibs")"
+! grep -hv '^ *#' "$tmp/libctl/postinst" "$tmp/libctl/postrm" | grep -qw ldconfig ||
+  bad "liblogsink0 scripts call ldconfig (the trigger does)"
 
 # ---- install, configure, purge in a scratch root ----
 # --force-script-chrootless runs the maintainer scripts on this system with
@@ -96,7 +116,7 @@ touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
 dpkgr() { dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root \
   --log=/dev/null "$@"; }
 real_passwd=$(sha256sum /etc/passwd /etc/group)
-dpkgr -i "$deb" "$dev" > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -i failed"; }
+dpkgr -i "$lib" "$deb" "$dev" > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -i failed"; }
 [ "$(dpkg-query --admindir="$root/var/lib/dpkg" -W -f '${Status}' logsink)" = "install ok installed" ] ||
   bad "logsink not installed in the scratch root"
 grep -q '^logsink:' "$root/etc/passwd" || bad "postinst did not create the logsink user in the root"
@@ -106,7 +126,7 @@ grep -q '^logsink:' "$root/etc/group" || bad "postinst did not create the logsin
 [ -x "$root/usr/bin/logsinkd" ] || bad "logsinkd not installed"
 [ "$real_passwd" = "$(sha256sum /etc/passwd /etc/group)" ] || bad "the real /etc/passwd or /etc/group changed"
 echo 'log_level = "debug"' >> "$root/etc/logsink/logsinkd.toml"
-dpkgr -r logsink-dev logsink >> "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r failed"; }
+dpkgr -r logsink-dev logsink liblogsink0 >> "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r failed"; }
 [ ! -e "$root/usr/bin/logsinkd" ] || bad "logsinkd left after remove"
 [ -f "$root/etc/logsink/logsinkd.toml" ] || bad "remove deleted the edited conffile"
 dpkgr -P logsink >> "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -P failed"; }
