@@ -4,7 +4,10 @@
 #   2. the whole suite again under ASan+UBSan,
 #   3. the client library's threading tests under TSan,
 #   4. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 60) seconds,
-#   5. the benchmarks' smoke runs (tiny sizes, so they cannot rot).
+#   5. the benchmarks' smoke runs (tiny sizes, so they cannot rot),
+#   6. a user's and a packager's build: a clone of HEAD in a private (0700)
+#      directory whose path has a space, the plain Release build, ctest,
+#      `cpack -G DEB` and lintian (failing on errors): scripts/check_checkout.sh.
 # LOGSINK_QUICK=1 runs stage 1 only (for a quick local check; CI runs all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,18 +16,18 @@ jobs=$(nproc)
 start=$SECONDS
 stage() { echo; echo "== $* ($((SECONDS - start)) s so far)"; }
 
-stage "1/5 release build + ctest (preset default)"
+stage "1/6 release build + ctest (preset default)"
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$jobs"
 ctest --preset default -j "$jobs"
 [ "${LOGSINK_QUICK:-0}" = 1 ] && exit 0
 
-stage "2/5 ASan+UBSan build + ctest (preset asan)"
+stage "2/6 ASan+UBSan build + ctest (preset asan)"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"  # sanitizer options: CMakePresets.json
 
-stage "3/5 TSan: client threading tests (preset tsan)"
+stage "3/6 TSan: client threading tests (preset tsan)"
 # The preset leaves out the install test (builds with the system compiler) and
 # the fork test: TSan does not support a threaded process that forks and
 # starts threads in the child ("starting new threads after multi-threaded
@@ -33,7 +36,7 @@ cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs"
 ctest --preset tsan -j "$jobs"
 
-stage "4/5 fuzzing (libFuzzer, ${LOGSINK_FUZZ_SECONDS:-60} s per target)"
+stage "4/6 fuzzing (libFuzzer, ${LOGSINK_FUZZ_SECONDS:-60} s per target)"
 # Every input ever found is replayed by ctest in stages 1 and 2 (fuzz_*_replay):
 # those gate. A new finding of this time-boxed campaign is printed with its
 # reproducer but does not fail the run unless LOGSINK_FUZZ_STRICT=1: a random
@@ -44,9 +47,12 @@ if ! bash tests/fuzz/run_fuzz.sh "${LOGSINK_FUZZ_SECONDS:-60}"; then
   [ "${LOGSINK_FUZZ_STRICT:-0}" = 1 ] && exit 1
 fi
 
-stage "5/5 benchmark smoke runs"
+stage "5/6 benchmark smoke runs"
 # One Release build serves both (bench/run.sh configures it without tests).
 BUILD_DIR=build/bench-release bash bench/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/compare/run.sh --smoke
+
+stage "6/6 private checkout: plain Release build, ctest, .deb packages, lintian"
+JOBS=$jobs bash scripts/check_checkout.sh
 
 stage "all stages passed"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# check_checkout.sh: build, test and package logsink the way a user and a
+# Debian packager do, from a checkout that is not CI's own:
+#   - a clone of HEAD in a private (0700) directory whose path has a space,
+#     as a checkout under /root is (uncommitted changes are not in it);
+#   - the plain Release build README's users type (no preset, so no -Werror:
+#     a compiler's new warning must not break it), tests and benchmarks
+#     included, configured for /usr as a packager does;
+#   - the whole ctest suite in that tree;
+#   - `cpack -G DEB` from that same tree, then lintian on every package:
+#     any lintian error fails, warnings are printed (each one is fixed or
+#     overridden with its reason in systemd/deb/lintian/).
+# Usage: scripts/check_checkout.sh   (JOBS=N: the build's parallelism;
+#   LOGSINK_CHECK_KEEP=1: keep the checkout and print where it is)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${JOBS:-$(nproc)}
+top=$(mktemp -d) # mode 0700
+if [ "${LOGSINK_CHECK_KEEP:-0}" = 1 ]; then
+  trap 'echo "check_checkout: kept $top"' EXIT
+else
+  trap 'rm -rf "$top"' EXIT
+fi
+dir="$top/check dir"
+git clone -q --no-hardlinks "$src" "$dir"
+chmod 0700 "$dir"
+echo "check_checkout: $(git -C "$dir" log -1 --format='%h %s') in '$dir'"
+cd "$dir"
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build -j "$jobs" --output-on-failure
+
+(cd build && cpack -G DEB -B "$dir/build/packages" >/dev/null)
+debs=("$dir"/build/packages/*.deb)
+ls -l "${debs[@]}"
+# Errors fail the run; warnings and info are shown so that they stay visible.
+lintian --fail-on error --display-info --tag-display-limit 0 "${debs[@]}"
+echo "check_checkout: build, ctest, packages and lintian OK"
