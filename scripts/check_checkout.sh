@@ -22,7 +22,7 @@ else
   trap 'rm -rf "$top"' EXIT
 fi
 dir="$top/check dir"
-git clone -q --no-hardlinks "$src" "$dir"
+git -c advice.detachedHead=false clone -q --no-hardlinks "$src" "$dir" # CI: HEAD may be detached
 chmod 0700 "$dir"
 echo "check_checkout: $(git -C "$dir" log -1 --format='%h %s') in '$dir'"
 cd "$dir"
