@@ -4,8 +4,8 @@
 // (RunDaemon).
 #pragma once
 
-#include <linux/sockios.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
