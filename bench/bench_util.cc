@@ -26,6 +26,16 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+bool InitBench(const char *driver, int *argc, char **argv, const ScratchDir &dir) {
+  benchmark::Initialize(argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(*argc, argv)) return false;
+  if (!dir.ok()) {
+    fprintf(stderr, "%s: cannot create a scratch directory under $TMPDIR or /tmp\n", driver);
+    return false;
+  }
+  return true;
+}
+
 void CollectingReporter::ReportRuns(const std::vector<Run> &reports) {
   ConsoleReporter::ReportRuns(reports);
   for (const Run &r : reports) {

@@ -48,6 +48,10 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, bool> failed_;
 };
 
+// Google Benchmark's flags (what the driver's own flags left in argv) and the
+// scratch directory: false, after saying why on stderr, when either fails.
+bool InitBench(const char *driver, int *argc, char **argv, const ScratchDir &dir);
+
 double MedianOf(std::vector<double> v);
 // "12.3 M", "456 k", "789" (3 significant digits); "-" for NaN.
 std::string Si(double v);

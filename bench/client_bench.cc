@@ -42,17 +42,12 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "daemon_proc.h"
+#include "common/daemon_process.h"
 #include "logsink/storage/ring.h"
 
 namespace {
 
-using logsink::bench::CollectingReporter;
-using logsink::bench::DaemonProc;
-using logsink::bench::NowNs;
-using logsink::bench::Ratio;
-using logsink::bench::ScratchDir;
-using logsink::bench::Si;
+using namespace logsink::bench;
 namespace st = logsink::storage;
 
 constexpr uint64_t kMiB = 1 << 20;
@@ -67,6 +62,16 @@ struct Config {
   std::string bin_dir;
 };
 Config g_cfg;
+
+// logsinkd from --bin-dir on sock and ring (tests/common's launcher: ready on
+// its READY=1, stopped with SIGTERM and a deadline).
+bool StartDaemon(logsink::test::DaemonProcess *d, const std::string &sock, const std::string &ring,
+                 uint64_t size_bytes, std::string *err) {
+  logsink::test::DaemonOptions o;
+  o.bin = g_cfg.bin_dir + "/logsinkd";
+  o.args = {"--socket", sock, "--file", ring, "--size", std::to_string(size_bytes)};
+  return d->Start(o, err);
+}
 ScratchDir *g_dir = nullptr;
 
 // ---- TSC ------------------------------------------------------------------
@@ -280,9 +285,9 @@ void BM_E2eLogsink(benchmark::State &state) {
   for (auto _ : state) {
     std::string sock = g_dir->File("e2e.sock"), ring = g_dir->File("e2e.ring");
     unlink(ring.c_str());
-    DaemonProc d;
+    logsink::test::DaemonProcess d;
     std::string err;
-    if (!d.Start(g_cfg.bin_dir + "/logsinkd", sock, ring, g_cfg.e2e_ring_size, {}, &err)) {
+    if (!StartDaemon(&d, sock, ring, g_cfg.e2e_ring_size, &err)) {
       state.SkipWithError(err.c_str());
       break;
     }
@@ -528,21 +533,15 @@ void ParseOwnFlags(int *argc, char **argv) {
 
 int main(int argc, char **argv) {
   ParseOwnFlags(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   ScratchDir dir;
-  if (!dir.ok()) {
-    fprintf(stderr, "client_bench: cannot create a scratch directory\n");
-    return 1;
-  }
+  if (!InitBench("client_bench", &argc, argv, dir)) return 1;
   g_dir = &dir;
   CalibrateTsc();
 
   // The daemon for the per-call measurements, and the two loggers.
-  DaemonProc daemon;
+  logsink::test::DaemonProcess daemon;
   std::string err, sock = dir.File("calls.sock");
-  if (!daemon.Start(g_cfg.bin_dir + "/logsinkd", sock, dir.File("calls.ring"), 256 * kMiB, {},
-                    &err)) {
+  if (!StartDaemon(&daemon, sock, dir.File("calls.ring"), 256 * kMiB, &err)) {
     fprintf(stderr, "client_bench: %s\n", err.c_str());
     return 1;
   }

@@ -32,13 +32,7 @@
 
 namespace {
 
-using logsink::bench::CollectingReporter;
-using logsink::bench::Logger4;
-using logsink::bench::NowNs;
-using logsink::bench::Ratio;
-using logsink::bench::ScratchDir;
-using logsink::bench::Si;
-using logsink::bench::ThreadCpuNs;
+using namespace logsink::bench;
 namespace st = logsink::storage;
 
 constexpr uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB;
@@ -92,17 +86,9 @@ class RingSink {
     o.file_size = size;
     st::Status s = st::RingWriter::Open(st::Env::Default(), path, o, &w_);
     if (!s.ok()) return s;
-    src_.id = w_->next_source_id();
-    src_.pid = uint32_t(getpid());
-    src_.uid = getuid();
-    src_.gid = getgid();
-    src_.app = "ring_bench";
-    src_.comm = "ring_bench";
-    st::Site site;
-    site.level = 6;
-    site.line = 42;
-    site.fmt = str ? "%s" : "user %d logged in.";
-    site.file = "bench/ring_bench.cc";
+    src_ = st::Source{w_->next_source_id(), uint32_t(getpid()), getuid(), getgid(),
+                      "ring_bench",         "ring_bench"};
+    st::Site site{6, 42, str ? "%s" : "user %d logged in.", "bench/ring_bench.cc"};
     site_id_ = w_->Intern(site);
     if (site_id_ == 0) return st::Status::IOError("Intern returned 0 (string table full)");
     return st::Status::OK();
@@ -473,13 +459,8 @@ void ParseOwnFlags(int *argc, char **argv) {
 
 int main(int argc, char **argv) {
   ParseOwnFlags(&argc, argv);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   ScratchDir dir;
-  if (!dir.ok()) {
-    fprintf(stderr, "ring_bench: cannot create a scratch directory under $TMPDIR or /tmp\n");
-    return 1;
-  }
+  if (!InitBench("ring_bench", &argc, argv, dir)) return 1;
   g_dir = &dir;
   printf("scratch dir: %s\n", dir.path().c_str());
   Register();

@@ -33,18 +33,9 @@ int FillRing(const std::string &path, uint64_t size) {
     fprintf(stderr, "ring_fill: %s: %s\n", path.c_str(), s.ToString().c_str());
     return 1;
   }
-  st::Source src;
-  src.id = w->next_source_id();
-  src.pid = uint32_t(getpid());
-  src.uid = getuid();
-  src.gid = getgid();
-  src.app = "ring_fill";
-  src.comm = "ring_fill";
-  st::Site site;
-  site.level = 6;
-  site.line = 1;
-  site.fmt = "user %d logged in.";
-  site.file = "bench/ring_fill.cc";
+  st::Source src{w->next_source_id(), uint32_t(getpid()), getuid(), getgid(),
+                 "ring_fill",         "ring_fill"};
+  st::Site site{6, 1, "user %d logged in.", "bench/ring_fill.cc"};
   uint32_t id = w->Intern(site);
   if (id == 0) {
     fprintf(stderr, "ring_fill: Intern failed\n");

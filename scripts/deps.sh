@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
   g++ cmake ninja-build pkg-config
   libuv1-dev libspdlog-dev libfmt-dev libtoml11-dev libsystemd-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   python3 systemd dpkg-dev lintian git
   clang libclang-rt-14-dev libffi-dev
 )

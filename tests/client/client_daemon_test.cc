@@ -20,7 +20,7 @@
 #include "formats.h"
 #include "render_ref.h"
 
-namespace lsclient {
+namespace logsink::test {
 namespace {
 
 uint64_t RealtimeNs() {
@@ -30,7 +30,7 @@ uint64_t RealtimeNs() {
 }
 
 // Decoded arguments of a record (empty when they do not parse).
-std::vector<ls_arg> Args(const Rec &r) {
+std::vector<ls_arg> Args(const OwnedRecord &r) {
   auto a = DecodeArgs(r.fmt, r.args);
   return a ? *a : std::vector<ls_arg>{};
 }
@@ -59,10 +59,10 @@ void LogPhase(ls_client *c, const char *phase, int seq) {
 }
 constexpr const char *kPhaseFmt = "phase %s seq %d";
 
-std::vector<int> PhaseSeqs(const std::vector<Rec> &v, const std::string &phase) {
+std::vector<int> PhaseSeqs(const std::vector<OwnedRecord> &v, const std::string &phase) {
   std::vector<int> out;
   for (const auto &r : v) {
-    if (r.dropped || r.fmt != kPhaseFmt) continue;
+    if (r.dropped() || r.fmt != kPhaseFmt) continue;
     auto a = Args(r);
     if (a.size() == 2 && Str(a[0]) == phase) out.push_back(int(int64_t(a[1].u)));
   }
@@ -87,7 +87,7 @@ class ClientDaemonTest : public ::testing::Test {
     return c;
   }
   TempDir dir_;
-  Daemon daemon_{dir_};
+  ClientDaemon daemon_{dir_};
 };
 
 TEST_F(ClientDaemonTest, EveryFormatRoundTripsThroughTheDaemon) {
@@ -102,8 +102,8 @@ TEST_F(ClientDaemonTest, EveryFormatRoundTripsThroughTheDaemon) {
   LS_TEST_FORMATS(ROW)
 #undef ROW
   ASSERT_EQ(ls_flush(c), 0);
-  auto v =
-      WaitRing(daemon_.ring, [&](const std::vector<Rec> &r) { return r.size() >= want.size(); });
+  auto v = WaitRing(daemon_.ring,
+                    [&](const std::vector<OwnedRecord> &r) { return r.size() >= want.size(); });
   ASSERT_EQ(v.size(), want.size());
   for (const auto &r : v) {
     SCOPED_TRACE(r.fmt);
@@ -141,7 +141,8 @@ TEST_F(ClientDaemonTest, CallSitesAreInternedOncePerConnection) {
   EXPECT_EQ(s.interned, 3u);
   EXPECT_EQ(s.sent, 1100u);
   EXPECT_LT(s.bytes_sent, 1100u * 8) << "records should carry ids, not strings";
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 1100; });
+  auto v =
+      WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1100; });
   EXPECT_EQ(CountFmt(v, "site a %d"), 600u);
   EXPECT_EQ(CountFmt(v, "site b %u"), 500u);
   for (const auto &r : v) EXPECT_EQ(r.level, r.fmt == "site a %d" ? LS_DEBUG : LS_NOTICE);
@@ -170,8 +171,9 @@ TEST_F(ClientDaemonTest, EightThreadsLoseAndReorderNothing) {
   EXPECT_EQ(s.logged, uint64_t(kThreads * kPer));
   EXPECT_EQ(s.dropped, 0u);
   EXPECT_EQ(s.sent, uint64_t(kThreads * kPer));
-  auto v = WaitRing(daemon_.ring,
-                    [](const std::vector<Rec> &r) { return r.size() >= size_t(kThreads * kPer); });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+    return r.size() >= size_t(kThreads * kPer);
+  });
   std::map<int, std::vector<int>> seqs;
   std::map<int, std::set<uint64_t>> tids;
   for (const auto &r : v) {
@@ -205,7 +207,7 @@ TEST_F(ClientDaemonTest, DaemonAbsentAtOpenThenStarted) {
   EXPECT_EQ(s.dropped_reported, 50u);
   EXPECT_EQ(s.sent, 70u);
   EXPECT_EQ(s.connected, 1);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) {
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "after").size() >= 70 && DroppedReported(r) >= 50;
   });
   EXPECT_EQ(PhaseSeqs(v, "after"), Iota(0, 70));
@@ -218,8 +220,9 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
   ls_client *c = Open("restart");
   for (int i = 0; i < 200; i++) LogPhase(c, "one", i);
   ASSERT_EQ(ls_flush(c), 0);
-  auto v = WaitRing(daemon_.ring,
-                    [](const std::vector<Rec> &r) { return PhaseSeqs(r, "one").size() >= 200; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+    return PhaseSeqs(r, "one").size() >= 200;
+  });
   ASSERT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
 
   daemon_.Stop(SIGKILL);  // gone: its end of the connection is closed
@@ -240,7 +243,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
   EXPECT_EQ(s.interned, 2u) << "the site once per connection";
   ls_close(c);
 
-  v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) {
+  v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "three").size() >= 250 && DroppedReported(r) >= 300;
   });
   EXPECT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
@@ -276,7 +279,7 @@ TEST_F(ClientDaemonTest, StalledDaemonNeverBlocksAndLossIsCountedExactly) {
   EXPECT_EQ(s.sent + s.dropped, uint64_t(kN) + 1);
   EXPECT_EQ(s.dropped_reported, s.dropped);
   ls_close(c);
-  auto v = WaitRing(daemon_.ring, [&](const std::vector<Rec> &r) {
+  auto v = WaitRing(daemon_.ring, [&](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "stalled").size() + 1 >= s.sent && DroppedReported(r) >= s.dropped;
   });
   auto got = PhaseSeqs(v, "stalled");
@@ -359,7 +362,7 @@ TEST_F(ClientDaemonTest, ForkedChildUsesItsOwnConnection) {
   LogPhase(c, "parent-after", 0);
   ASSERT_EQ(ls_flush(c), 0);
   ls_close(c);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) {
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "parent-after").size() >= 1 && PhaseSeqs(r, "child").size() >= 1 &&
            PhaseSeqs(r, "parent-before").size() >= 1;
   });
@@ -369,7 +372,7 @@ TEST_F(ClientDaemonTest, ForkedChildUsesItsOwnConnection) {
   ASSERT_EQ(PhaseSeqs(v, "child").size(), 1u);
   EXPECT_EQ(PhaseSeqs(v, "child")[0], int(child));
   for (const auto &r : v) {
-    if (r.dropped) continue;
+    if (r.dropped()) continue;
     bool is_child = Str(Args(r)[0]) == "child";
     EXPECT_EQ(r.pid, uint32_t(is_child ? child : getpid()));
   }
@@ -385,7 +388,8 @@ TEST_F(ClientDaemonTest, CloseSendsWhatIsBuffered) {
   ls_client *c = Open("close", &o);
   for (int i = 0; i < 1000; i++) LS_LOG(c, LS_ERR, "closing %d", i);
   ls_close(c);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 1000; });
+  auto v =
+      WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1000; });
   EXPECT_EQ(CountFmt(v, "closing %d"), 1000u);
 }
 
@@ -396,7 +400,7 @@ TEST_F(ClientDaemonTest, FlushLevelAndIntervalSendWithoutAFlushCall) {
   ls_client *urgent = Open("urgent", &o);
   LS_LOG(urgent, LS_INFO, "info first %d", 1);
   LS_LOG(urgent, LS_WARNING, "warning %d", 2);  // LS_WARNING is the default flush level
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 2; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 2; });
   EXPECT_EQ(CountFmt(v, "info first %d"), 1u);
   EXPECT_EQ(CountFmt(v, "warning %d"), 1u);
 
@@ -405,7 +409,7 @@ TEST_F(ClientDaemonTest, FlushLevelAndIntervalSendWithoutAFlushCall) {
   o.flush_level = -1;
   ls_client *timed = Open("timed", &o);
   LS_LOG(timed, LS_EMERG, "timer %d", 3);
-  v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 3; });
+  v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 3; });
   EXPECT_EQ(CountFmt(v, "timer %d"), 1u);
   ls_close(urgent);
   ls_close(timed);
@@ -422,7 +426,7 @@ TEST_F(ClientDaemonTest, TimestampsAreTakenAtTheCallInRealtime) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_EQ(ls_flush(c), 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 20; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 20; });
   ASSERT_EQ(v.size(), 20u);
   constexpr uint64_t kSlack = 2000000;  // TSC-to-realtime conversion error allowance (2 ms)
   for (const auto &r : v) {
@@ -446,7 +450,7 @@ TEST_F(ClientDaemonTest, RefusedFormatIsCountedAndNotSent) {
   EXPECT_EQ(s.errors, 1u);
   EXPECT_EQ(s.sent, 1u);
   EXPECT_EQ(n, 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 1; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1; });
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].fmt, "fine %d");
   ls_close(c);
@@ -461,7 +465,7 @@ TEST_F(ClientDaemonTest, LongStringsAreCutAndMarked) {
   LS_LOG(c, LS_INFO, "big %s end %d", big.c_str(), 7);
   ASSERT_EQ(ls_flush(c), 0);
   EXPECT_EQ(Stats(c).truncated, 1u);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 1; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1; });
   ASSERT_EQ(v.size(), 1u);
   auto a = Args(v[0]);
   ASSERT_EQ(a.size(), 2u);
@@ -477,7 +481,7 @@ TEST_F(ClientDaemonTest, DynamicTextIsSentVerbatim) {
   ASSERT_EQ(ls_log_text(c, LS_NOTICE, msg.data(), msg.size()), 0);
   EXPECT_EQ(ls_log_text(c, 8, "x", 1), -EINVAL);
   ASSERT_EQ(ls_flush(c), 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 1; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1; });
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].fmt, "%s");
   EXPECT_EQ(v[0].level, LS_NOTICE);
@@ -503,7 +507,7 @@ TEST_F(ClientDaemonTest, DefaultClientOpensLazilyAndFlushesAtExit) {
   ASSERT_EQ(waitpid(child, &st, 0), child);
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 4; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 4; });
   ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(v[0].fmt, "default info %d");
   EXPECT_EQ(v[0].level, LS_INFO);
@@ -536,4 +540,4 @@ TEST_F(ClientDaemonTest, OptionsAreValidated) {
 }
 
 }  // namespace
-}  // namespace lsclient
+}  // namespace logsink::test

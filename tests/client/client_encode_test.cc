@@ -13,7 +13,7 @@
 #include "render_ref.h"
 #include "testing.h"
 
-namespace lsclient {
+namespace logsink::test {
 namespace {
 
 struct Encoded {
@@ -133,4 +133,4 @@ TEST_F(EncodeTest, RefusedFormatsAreErrors) {
 }
 
 }  // namespace
-}  // namespace lsclient
+}  // namespace logsink::test

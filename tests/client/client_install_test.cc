@@ -11,7 +11,7 @@
 
 #include "client_harness.h"
 
-namespace lsclient {
+namespace logsink::test {
 namespace {
 
 // Runs a shell command; returns its exit status and output (stdout + stderr).
@@ -49,7 +49,7 @@ class ClientInstallTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  Daemon daemon_{dir_};
+  ClientDaemon daemon_{dir_};
   std::string prefix_ = dir_ / "prefix";
   std::string pcdir_, libdir_;
 };
@@ -74,7 +74,7 @@ TEST_F(ClientInstallTest, ExampleBuildsWithPkgConfigAndRuns) {
   ASSERT_EQ(Sh("LD_LIBRARY_PATH=" + Q(libdir_) + " " + Q(bin) + " " + Q(daemon_.socket), &out), 0)
       << out;
   EXPECT_NE(out.find("flush ok, 5 sent, 0 dropped"), std::string::npos) << out;
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 5; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 5; });
   ASSERT_EQ(v.size(), 5u);
   EXPECT_EQ(v[0].fmt, "hello %d from %s");
   EXPECT_EQ(v[0].app, "hello");
@@ -111,9 +111,9 @@ TEST_F(ClientInstallTest, ExampleBuildsWithFindPackage) {
   EXPECT_NE(out.find("flush ok, 5 sent"), std::string::npos) << out;
   ASSERT_EQ(Sh(Q(proj + "/b/hello_static") + " " + Q(daemon_.socket), &out), 0) << out;
   EXPECT_NE(out.find("flush ok, 5 sent"), std::string::npos) << out;
-  auto v = WaitRing(daemon_.ring, [](const std::vector<Rec> &r) { return r.size() >= 10; });
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 10; });
   EXPECT_EQ(v.size(), 10u);
 }
 
 }  // namespace
-}  // namespace lsclient
+}  // namespace logsink::test

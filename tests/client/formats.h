@@ -15,10 +15,10 @@
 #include <cwchar>
 #include <string>
 
-namespace lsclient {
+namespace logsink::test {
 inline const char *volatile kNullStr = nullptr;  // hidden from -Wformat-overflow
 inline const std::string kLong(3000, 'L');
-}  // namespace lsclient
+}  // namespace logsink::test
 
 #define LS_TEST_FORMATS(X)                                                                         \
   X("ints %d %i %d %d", 0, -1, INT_MAX, INT_MIN)                                                   \
@@ -39,7 +39,7 @@ inline const std::string kLong(3000, 'L');
   X("long double %Lf %Le %Lg %.3LG", 1.5L, 2.5e10L, 0.1L, 1e-3L)                                   \
   X("chars [%c%c%c] [%3c] [%-3c] %lc", 'a', 'B', '0', 'x', 'y', (wint_t)L'\u00e9')                 \
   X("strings %s|%10s|%-10s|%.2s|%5.1s|%.0s|", "abc", "right", "left", "truncate", "xyz", "hidden") \
-  X("null %s and %5s", lsclient::kNullStr, "after")                                                \
+  X("null %s and %5s", logsink::test::kNullStr, "after")                                           \
   X("stars %*d|%-*d|%.*f|%*.*s|%.*s|%*d", 6, 42, 6, 42, 2, 3.14159, 8, 3, "abcdef", -1,            \
     "neg-prec", -6, 7)                                                                             \
   X("pointers %p %p %10p", (void *)0x1234, (void *)0, (void *)0xff)                                \
@@ -48,6 +48,6 @@ inline const std::string kLong(3000, 'L');
   X("wide %ls|%6ls|%.3ls|%ls", L"wide", L"\u00f1", L"h\u00e9llo", L"\U0001F600")                   \
   X("percent 100%% %d%%", 50)                                                                      \
   X("utf8 %s %.4s", "h\u00e9llo w\u00f6rld", "\u00e9\u00e9\u00e9")                                 \
-  X("long %.20s... %zu", lsclient::kLong.c_str(), lsclient::kLong.size())                          \
-  X("mixed %s=%d (%5.1f%%) at %p [%c] %lu", "key", -3, 99.5, (void *)&lsclient::kLong, 'z',        \
+  X("long %.20s... %zu", logsink::test::kLong.c_str(), logsink::test::kLong.size())                \
+  X("mixed %s=%d (%5.1f%%) at %p [%c] %lu", "key", -3, 99.5, (void *)&logsink::test::kLong, 'z',   \
     123456789UL)

@@ -14,7 +14,7 @@
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
 
-namespace lsclient {
+namespace logsink::test {
 
 // Decodes all arguments of fmt from bytes; nullopt when they do not parse exactly.
 inline std::optional<std::vector<ls_arg>> DecodeArgs(const std::string &fmt,
@@ -113,4 +113,4 @@ std::string Snprintf(const char *fmt, A... a) {
   return std::string(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
 }
 
-}  // namespace lsclient
+}  // namespace logsink::test

@@ -6,6 +6,7 @@
 
 #include <string>
 
+namespace logsink::test {
 namespace {
 
 using namespace logsink::config;
@@ -191,3 +192,4 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -6,9 +6,8 @@
 #include "daemon/harness.h"
 #include "logsink/config/config.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
 
 struct ConfigCase {
   const char *toml;
@@ -33,7 +32,7 @@ TEST(DaemonCli, ConfigErrorsExit2NamingFileLineKeyAndTouchNothing) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find(cfg + ":" + std::to_string(cc.line)), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(cc.key), std::string::npos) << r.err;
-    EXPECT_EQ(ReadAll(ring), "not a ring file; must stay as it is");
+    EXPECT_EQ(ReadFile(ring), "not a ring file; must stay as it is");
     EXPECT_NE(access(sock.c_str(), F_OK), 0) << "no socket may be created";
   }
 }
@@ -130,12 +129,12 @@ TEST(DaemonCli, OtherGeometryNeedsRecreate) {
     ASSERT_FALSE(c.Stats().empty());
     ASSERT_EQ(d.Stop(), 0);
   }
-  std::string before = ReadAll(dir / "logsink.ring");
+  std::string before = ReadFile(dir / "logsink.ring");
   auto r = RunDaemon(
       dir, {"--socket", dir / "logsink.sock", "--file", dir / "logsink.ring", "--size", "2MiB"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--recreate"), std::string::npos) << r.err;
-  EXPECT_EQ(ReadAll(dir / "logsink.ring"), before);
+  EXPECT_EQ(ReadFile(dir / "logsink.ring"), before);
   EXPECT_EQ(ReadRing(dir / "logsink.ring").size(), 1u);
 
   Daemon again(dir, {"--size", "2MiB", "--recreate"});
@@ -148,3 +147,4 @@ TEST(DaemonCli, OtherGeometryNeedsRecreate) {
 }
 
 }  // namespace
+}  // namespace logsink::test

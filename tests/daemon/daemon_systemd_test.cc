@@ -1,60 +1,25 @@
 // daemon_systemd_test.cc: logsinkd's systemd seams, run as a real process:
 // sd_notify (READY=1, WATCHDOG=1 pings, STOPPING=1) and socket activation
 // (a listening socket passed as fd 3 with LISTEN_FDS/LISTEN_PID).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include "daemon/harness.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
-
-int BindUnix(const std::string &path, int type) {
-  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
-  if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Receives notify datagrams until one contains `want` (or the hang limit).
-bool WaitNotify(int fd, const std::string &want, std::string *all) {
-  auto deadline = Clock::now() + kHang;
-  while (Clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) continue;
-    std::string msg(buf, size_t(n));
-    *all += msg + "|";
-    if (msg.find(want) != std::string::npos) return true;
-  }
-  return false;
-}
 
 TEST(DaemonSystemd, NotifiesReadyWatchdogAndStopping) {
   TempDir dir;
-  std::string notify = dir / "notify";
-  int nfd = BindUnix(notify, SOCK_DGRAM);
-  ASSERT_GE(nfd, 0);
-  Daemon d(dir);
-  d.child_setup = [notify] {
-    setenv("NOTIFY_SOCKET", notify.c_str(), 1);
-    setenv("WATCHDOG_USEC", "100000", 1);  // ping every 50 ms
-  };
+  Daemon d(dir);  // its NOTIFY_SOCKET is the harness's listener (d.notify())
+  d.child_setup = [] { setenv("WATCHDOG_USEC", "100000", 1); };  // ping every 50 ms
   ASSERT_TRUE(d.Start()) << d.Stderr();
-  std::string seen;
-  EXPECT_TRUE(WaitNotify(nfd, "READY=1", &seen)) << seen;
-  EXPECT_TRUE(WaitNotify(nfd, "WATCHDOG=1", &seen)) << seen;
+  NotifyListener &n = d.notify();
+  EXPECT_NE(n.Joined().find("READY=1"), std::string::npos) << n.Joined();
+  EXPECT_TRUE(n.WaitFor("WATCHDOG=1")) << n.Joined();
   kill(d.pid(), SIGTERM);
-  EXPECT_TRUE(WaitNotify(nfd, "STOPPING=1", &seen)) << seen;
+  EXPECT_TRUE(n.WaitFor("STOPPING=1")) << n.Joined();
   EXPECT_EQ(d.Stop(), 0);
-  close(nfd);
 }
 
 TEST(DaemonSystemd, UsesTheSocketPassedBySystemd) {
@@ -72,7 +37,6 @@ TEST(DaemonSystemd, UsesTheSocketPassedBySystemd) {
     setenv("LISTEN_FDS", "1", 1);
     setenv("LISTEN_PID", std::to_string(getpid()).c_str(), 1);
   };
-  d.socket = activated;  // Start() waits on this one
   ASSERT_TRUE(d.Start()) << d.Stderr();
   close(lfd);
   Client c(activated);
@@ -88,3 +52,4 @@ TEST(DaemonSystemd, UsesTheSocketPassedBySystemd) {
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -9,14 +9,13 @@
 
 #include "daemon/harness.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
 
 constexpr uint64_t kT0 = 1700000000000000000ull;
 
 std::string SelfComm() {
-  std::string c = ReadAll("/proc/self/comm");
+  std::string c = ReadFile("/proc/self/comm");
   while (!c.empty() && c.back() == '\n') c.pop_back();
   return c;
 }
@@ -64,11 +63,12 @@ std::string EveryTypeStream(const std::string &app) {
          Dropped(17, kT0, kT0 + 1000000000);
 }
 
-void ExpectEveryTypeRecords(const std::vector<Got> &got, size_t at, const std::string &app) {
+void ExpectEveryTypeRecords(const std::vector<OwnedRecord> &got, size_t at,
+                            const std::string &app) {
   ASSERT_GE(got.size(), at + 4);
   const auto &recs = EveryTypeRecords();
   for (size_t i = 0; i < 3; i++) {
-    const Got &g = got[at + i];
+    const OwnedRecord &g = got[at + i];
     SCOPED_TRACE("record " + std::to_string(i));
     EXPECT_EQ(g.kind, logsink::storage::Record::Kind::kRecord);
     EXPECT_EQ(g.app, app);
@@ -88,7 +88,7 @@ void ExpectEveryTypeRecords(const std::vector<Got> &got, size_t at, const std::s
       EXPECT_EQ(g.level, 7u);
     }
   }
-  const Got &d = got[at + 3];
+  const OwnedRecord &d = got[at + 3];
   EXPECT_EQ(d.kind, logsink::storage::Record::Kind::kDropped);
   EXPECT_EQ(d.dropped_count, 17u);
   EXPECT_EQ(d.dropped_since_ns, kT0);
@@ -105,7 +105,7 @@ TEST(Daemon, RoundTripEveryArgumentType) {
   EXPECT_EQ(st["next_record_seq"], 4u);
   EXPECT_EQ(st["dropped_reported"], 17u);
   EXPECT_EQ(st["connections_current"], 1u);
-  EXPECT_EQ(st["connections_total"], 2u);  // Start() probed the socket once
+  EXPECT_EQ(st["connections_total"], 1u);  // Start() waits for READY=1, never probes
   EXPECT_EQ(st["stats_requests"], 1u);
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
   EXPECT_NE(d.Stderr().find("exiting:"), std::string::npos) << d.Stderr();
@@ -113,7 +113,7 @@ TEST(Daemon, RoundTripEveryArgumentType) {
   auto got = ReadRing(d.ring);
   ASSERT_EQ(got.size(), 4u);
   ExpectEveryTypeRecords(got, 0, "roundtrip");
-  for (const Got &g : got) {
+  for (const OwnedRecord &g : got) {
     EXPECT_EQ(g.pid, uint32_t(getpid()));
     EXPECT_EQ(g.uid, uint32_t(getuid()));
     EXPECT_EQ(g.gid, uint32_t(getgid()));
@@ -158,7 +158,7 @@ TEST(Daemon, ManyConcurrentClients) {
   ASSERT_EQ(got.size(), size_t(kClients * kFrames * kPerFrame));
   std::vector<int> next(kClients, 0);
   std::set<uint64_t> sources;
-  for (const Got &g : got) {
+  for (const OwnedRecord &g : got) {
     auto v = Ints(g.args);
     ASSERT_EQ(v.size(), 2u);
     ASSERT_GE(v[0], 0);
@@ -182,8 +182,8 @@ TEST(Daemon, FramesSplitAtEveryByteOffset) {
     Client c(d.socket);
     ASSERT_TRUE(c.ok());
     ASSERT_TRUE(c.Send(stream.substr(0, k)));
-    // Give the daemon the chance to read the first part on its own.
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    // The daemon reads the first part on its own before the rest is sent.
+    ASSERT_TRUE(c.WaitRead());
     ASSERT_TRUE(c.Send(stream.substr(k)));
   }
   {  // and one byte per send
@@ -204,7 +204,7 @@ TEST(Daemon, FramesSplitAtEveryByteOffset) {
   // Records of one connection are contiguous here: each was sent whole
   // before the next connection started, except that sessions may interleave
   // if the daemon read two connections in one loop turn; group by source.
-  std::map<uint64_t, std::vector<Got>> by_source;
+  std::map<uint64_t, std::vector<OwnedRecord>> by_source;
   for (auto &g : got) by_source[g.source_id].push_back(g);
   ASSERT_EQ(by_source.size(), sessions);
   for (auto &[src, recs] : by_source) ExpectEveryTypeRecords(recs, 0, "split");
@@ -305,7 +305,7 @@ TEST(Daemon, BadInputsCloseOnlyThatConnection) {
 
   auto got = ReadRing(d.ring);
   int good_seen = 0, early_seen = 0;
-  for (const Got &g : got) {
+  for (const OwnedRecord &g : got) {
     if (g.app == "good") {
       auto v = Ints(g.args);
       ASSERT_EQ(v.size(), 1u);
@@ -386,7 +386,7 @@ TEST(Daemon, TooManyConnectionsAreClosedAtOnce) {
   TempDir dir;
   Daemon d(dir, {}, "[limits]\nmax_connections = 3\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
-  // Start() probed once; wait until that probe is gone.
+  // Wait until the daemon counts this connection (and only it).
   auto deadline = Clock::now() + kHang;
   auto good = std::make_unique<Client>(d.socket);
   while (good->Stats()["connections_current"] != 1 && Clock::now() < deadline)
@@ -511,3 +511,4 @@ TEST(Daemon, SighupAppliesNewLimitsToNewConnections) {
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -10,18 +10,14 @@
 #include <random>
 #include <set>
 
+#include "common/seed.h"
 #include "daemon/harness.h"
 #include "logsink/proto/args.h"
 
+namespace logsink::test {
 namespace {
 
-using namespace lstest;
-using logsink::daemon::Context;
-using logsink::daemon::Counters;
-using logsink::daemon::Limits;
-using logsink::daemon::Peer;
-using logsink::daemon::Session;
-namespace storage = logsink::storage;
+using namespace logsink::daemon;  // Session and what it takes
 
 const uint8_t *U(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
 
@@ -46,7 +42,7 @@ class SessionTest : public ::testing::Test {
     ctx_.writer = w_.get();
     ctx_.counters = &counters_;
   }
-  std::vector<Got> Flushed() {
+  std::vector<OwnedRecord> Flushed() {
     EXPECT_TRUE(w_->Flush().ok());
     return ReadRing(dir_ / "r");
   }
@@ -86,7 +82,7 @@ TEST_F(SessionTest, EverySplitGivesTheSameRecords) {
 
 TEST_F(SessionTest, MutatedStreamsNeverWriteInvalidRecords) {
   const std::string base = Stream();
-  std::mt19937_64 rng(20261123);
+  std::mt19937_64 rng(TestSeed(20261123));
   int rejected = 0;
   for (int iter = 0; iter < 4000; iter++) {
     std::string s = base;
@@ -123,7 +119,7 @@ TEST_F(SessionTest, MutatedStreamsNeverWriteInvalidRecords) {
   // ...and whatever got through is well-formed by its own format.
   auto got = Flushed();
   EXPECT_GT(got.size(), 0u);
-  for (const Got &g : got) {
+  for (const OwnedRecord &g : got) {
     if (g.kind != storage::Record::Kind::kRecord) continue;
     char sig[LS_FMT_MAX_ARGS + 1];
     ASSERT_GE(ls_fmt_signature(g.fmt.data(), g.fmt.size(), sig, sizeof sig), 0) << g.fmt;
@@ -132,3 +128,4 @@ TEST_F(SessionTest, MutatedStreamsNeverWriteInvalidRecords) {
 }
 
 }  // namespace
+}  // namespace logsink::test

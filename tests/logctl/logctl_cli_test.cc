@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "cli_util.h"
-#include "json_lite.h"
+#include "common/unix_socket.h"
 #include "logsink/proto/wire.h"
 
-namespace logctl_test {
+namespace logsink::test {
 namespace {
 
 constexpr uint64_t kMs = 1000000;
@@ -118,13 +118,7 @@ TEST_F(LogctlTest, LevelFilterShowsThatLevelAndMoreSevere) {
 
 TEST_F(LogctlTest, PidUidAndAppFilters) {
   TestRing ring(dir_.File("r.ring"));
-  Source other;
-  other.id = 2;
-  other.pid = 777;
-  other.uid = 0;
-  other.gid = 0;
-  other.app = "";
-  other.comm = "otherproc";
+  Source other{2, 777, 0, 0, "", "otherproc"};
   uint32_t site = ring.Intern(6, "from %s");
   for (int i = 0; i < 6; i++) {
     bool mine = i % 2 == 0;
@@ -235,33 +229,33 @@ TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 2u);
-  jsonlite::Value v;
-  ASSERT_TRUE(jsonlite::Parse(lines[0], &v)) << lines[0];
-  EXPECT_EQ(v["seq"].u(), 0u);
-  EXPECT_EQ(v["ts_ns"].u(), kT0 + 123456789);
-  EXPECT_EQ(v["ts"].str, "2025-11-23T10:00:00.123456789Z");
-  EXPECT_EQ(v["level"].str, "warning");
-  EXPECT_EQ(v["priority"].i(), 4);
-  EXPECT_EQ(v["pid"].i(), 4242);
-  EXPECT_EQ(v["uid"].i(), 1000);
-  EXPECT_EQ(v["gid"].i(), 100);
-  EXPECT_EQ(v["app"].str, "testapp");
-  EXPECT_EQ(v["comm"].str, "testcomm");
-  EXPECT_EQ(v["tid"].i(), 99);
-  EXPECT_EQ(v["msg"].str, "user b\"o\\b\n\x01 port -22 ratio 1.50");
-  EXPECT_EQ(v["fmt"].str, "user %s port %d ratio %.2f");
-  EXPECT_EQ(v["file"].str, "test.c");
-  EXPECT_EQ(v["line"].i(), 42);
-  ASSERT_EQ(v["args"].arr.size(), 3u);
-  EXPECT_EQ(v["args"].arr[0].str, "b\"o\\b\n\x01");
-  EXPECT_EQ(v["args"].arr[1].i(), -22);
-  EXPECT_EQ(v["args"].arr[2].num, "1.5");
-  EXPECT_FALSE(v.has("truncated"));
-  jsonlite::Value d;
-  ASSERT_TRUE(jsonlite::Parse(lines[1], &d)) << lines[1];
-  EXPECT_EQ(d["dropped"].u(), 17u);
-  EXPECT_EQ(d["seq"].u(), 1u);
-  EXPECT_EQ(d["msg"].str,
+  json v = ParseJson(lines[0]);
+  ASSERT_FALSE(v.is_discarded()) << lines[0];
+  EXPECT_EQ(v["seq"].get<uint64_t>(), 0u);
+  EXPECT_EQ(v["ts_ns"].get<uint64_t>(), kT0 + 123456789);
+  EXPECT_EQ(v["ts"].get<std::string>(), "2025-11-23T10:00:00.123456789Z");
+  EXPECT_EQ(v["level"].get<std::string>(), "warning");
+  EXPECT_EQ(v["priority"].get<int64_t>(), 4);
+  EXPECT_EQ(v["pid"].get<int64_t>(), 4242);
+  EXPECT_EQ(v["uid"].get<int64_t>(), 1000);
+  EXPECT_EQ(v["gid"].get<int64_t>(), 100);
+  EXPECT_EQ(v["app"].get<std::string>(), "testapp");
+  EXPECT_EQ(v["comm"].get<std::string>(), "testcomm");
+  EXPECT_EQ(v["tid"].get<int64_t>(), 99);
+  EXPECT_EQ(v["msg"].get<std::string>(), "user b\"o\\b\n\x01 port -22 ratio 1.50");
+  EXPECT_EQ(v["fmt"].get<std::string>(), "user %s port %d ratio %.2f");
+  EXPECT_EQ(v["file"].get<std::string>(), "test.c");
+  EXPECT_EQ(v["line"].get<int64_t>(), 42);
+  ASSERT_EQ(v["args"].size(), 3u);
+  EXPECT_EQ(v["args"][0].get<std::string>(), "b\"o\\b\n\x01");
+  EXPECT_EQ(v["args"][1].get<int64_t>(), -22);
+  EXPECT_EQ(v["args"][2].dump(), "1.5");
+  EXPECT_FALSE(v.contains("truncated"));
+  json d = ParseJson(lines[1]);
+  ASSERT_FALSE(d.is_discarded()) << lines[1];
+  EXPECT_EQ(d["dropped"].get<uint64_t>(), 17u);
+  EXPECT_EQ(d["seq"].get<uint64_t>(), 1u);
+  EXPECT_EQ(d["msg"].get<std::string>(),
             "-- 17 records dropped by the client since 2025-11-23 09:59:59.000 +0000 --");
   // --output json is the same as --json.
   Result r2 = RunLogctl({"cat", "-o", "json", "--file", dir_.File("r.ring")});
@@ -290,9 +284,9 @@ TEST_F(LogctlTest, FormatArgumentMismatchShowsTheRawParts) {
                         "testapp[4242]: <info> [logsink: format/argument mismatch] "
                         "fmt=\"a %d and %s\" args=[i:5]\n"));
   r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
-  jsonlite::Value v;
-  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
-  EXPECT_TRUE(v["mismatch"].b);
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  EXPECT_TRUE(v["mismatch"].get<bool>());
 }
 
 TEST_F(LogctlTest, ControlCharactersAreEscaped) {
@@ -309,13 +303,14 @@ TEST_F(LogctlTest, ControlCharactersAreEscaped) {
         << r.out;
   }
   Result r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
-  jsonlite::Value v;
-  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
-  EXPECT_EQ(v["msg"].str, "evil \x1b[2J\x1b]0;owned\x07 \xef\xbf\xbd\xc2\x9b end");
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  EXPECT_EQ(v["msg"].get<std::string>(), "evil \x1b[2J\x1b]0;owned\x07 \xef\xbf\xbd\xc2\x9b end");
 }
 
 // Runs logctl on a pseudo-terminal and returns what it printed there.
 std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env) {
+  const std::string logctl = LogctlPath();
   int master;
   pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
@@ -325,15 +320,15 @@ std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_en
     } else {
       unsetenv("NO_COLOR");
     }
-    std::vector<char *> argv{const_cast<char *>(LogctlPath())};
+    std::vector<char *> argv{const_cast<char *>(logctl.c_str())};
     for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
     _exit(127);
   }
   std::string out;
-  int64_t deadline = MonoMs() + 10000;
-  while (MonoMs() < deadline) {
+  auto deadline = Clock::now() + kHang;
+  while (Clock::now() < deadline) {
     struct pollfd p = {master, POLLIN, 0};
     if (poll(&p, 1, 100) <= 0) continue;
     char b[4096];
@@ -382,9 +377,9 @@ TEST_F(LogctlTest, TruncatedRecordIsMarked) {
   size_t xs = std::count(r.out.begin(), r.out.end(), 'x');
   EXPECT_EQ(xs + cut, 10000u);
   r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
-  jsonlite::Value v;
-  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v));
-  EXPECT_EQ(v["truncated"].u(), cut);
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded());
+  EXPECT_EQ(v["truncated"].get<uint64_t>(), cut);
 }
 
 // Flips one byte inside block slot `slot` (FORMAT.md: slots follow the
@@ -565,12 +560,12 @@ TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   std::string line;
   uint64_t prev = 0, n = 0;
   while (std::getline(inj, line)) {
-    jsonlite::Value v;
-    ASSERT_TRUE(jsonlite::Parse(line, &v)) << line;
+    json v = ParseJson(line);
+    ASSERT_FALSE(v.is_discarded()) << line;
     if (n++) {
-      EXPECT_EQ(v["seq"].u(), prev + 1);
+      EXPECT_EQ(v["seq"].get<uint64_t>(), prev + 1);
     }
-    prev = v["seq"].u();
+    prev = v["seq"].get<uint64_t>();
   }
   EXPECT_EQ(n, Lines(cat.out).size());
   r = RunLogctl({"export", "--output", f, "--file", f});
@@ -598,12 +593,12 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_NE(r.out.find("span:          0.041s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("daemon: not running (socket " + sock + ")"), std::string::npos);
   r = RunLogctl({"stats", "--json", "--file", f, "--socket", sock});
-  jsonlite::Value v;
-  ASSERT_TRUE(jsonlite::Parse(Lines(r.out)[0], &v)) << r.out;
-  EXPECT_EQ(v["records"].u(), 32u);
-  EXPECT_EQ(v["dropped"].u(), 12u);
-  EXPECT_EQ(v["block_count"].u(), 8u);
-  EXPECT_FALSE(v["daemon"]["running"].b);
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  EXPECT_EQ(v["records"].get<uint64_t>(), 32u);
+  EXPECT_EQ(v["dropped"].get<uint64_t>(), 12u);
+  EXPECT_EQ(v["block_count"].get<uint64_t>(), 8u);
+  EXPECT_FALSE(v["daemon"]["running"].get<bool>());
 }
 
 // A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
@@ -614,12 +609,8 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
     ring.Close();
   }
   std::string sock = dir_.File("d.sock");
-  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-  struct sockaddr_un a = {};
-  a.sun_family = AF_UNIX;
-  strcpy(a.sun_path, sock.c_str());
-  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(lfd, 4), 0);
+  int lfd = ListenUnix(sock, 4);
+  ASSERT_GE(lfd, 0);
   std::string got;
   std::thread server([&] {
     int c = accept(lfd, nullptr, nullptr);
@@ -666,12 +657,8 @@ TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
     ring.Close();
   }
   std::string sock = dir_.File("d.sock");
-  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-  struct sockaddr_un a = {};
-  a.sun_family = AF_UNIX;
-  strcpy(a.sun_path, sock.c_str());
-  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(lfd, 4), 0);  // accepted by the kernel, never answered
+  int lfd = ListenUnix(sock, 4);
+  ASSERT_GE(lfd, 0);  // accepted by the kernel, never answered
   Proc p({"stats", "--file", f, "--socket", sock});
   Result r = p.Finish(10000);
   close(lfd);
@@ -682,4 +669,4 @@ TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
 }
 
 }  // namespace
-}  // namespace logctl_test
+}  // namespace logsink::test

@@ -6,7 +6,7 @@
 
 #include "cli_util.h"
 
-namespace logctl_test {
+namespace logsink::test {
 namespace {
 
 using logsink::storage::RingReader;
@@ -141,4 +141,4 @@ TEST_F(FollowTest, FollowWithFilter) {
 }
 
 }  // namespace
-}  // namespace logctl_test
+}  // namespace logsink::test

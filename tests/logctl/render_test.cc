@@ -15,17 +15,15 @@
 #include <string>
 #include <type_traits>
 
+#include "common/seed.h"
 #include "escape.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/codec.h"
 
+namespace logsink::test {
 namespace {
 
-using logsink::render::AppendJsonEscaped;
-using logsink::render::AppendTerminalSafe;
-using logsink::render::Compile;
-using logsink::render::Format;
-using logsink::render::RenderMessage;
+using namespace logsink::render;
 
 void PutVarint(std::string *b, uint64_t v) {
   uint8_t tmp[LS_VARINT_MAX];
@@ -258,7 +256,7 @@ TEST(RenderTest, FormatCacheCompilesOncePerId) {
 }
 
 TEST(RenderTest, RandomInputNeverCrashesAndStaysBounded) {
-  std::mt19937 rng(1234);
+  std::mt19937 rng(TestSeed(1234));
   const char *formats[] = {"%d",      "%s %s", "%*.*f",   "%c%p%x", "%.*s",
                            "%99999s", "plain", "%hhd %s", "%a"};
   for (int i = 0; i < 20000; i++) {
@@ -294,3 +292,4 @@ TEST(EscapeTest, JsonIsAlwaysValid) {
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+namespace logsink::test {
 namespace {
 
 using logsink::logctl::ParseDuration;
@@ -68,3 +69,4 @@ TEST_F(TimeParseTest, Rejects) {
 }
 
 }  // namespace
+}  // namespace logsink::test

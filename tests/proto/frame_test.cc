@@ -10,16 +10,17 @@
 #include "logsink/proto/args.h"
 #include "proto/wire_encoder.h"
 
+namespace logsink::test {
 namespace {
 
-using lstest::Arg;
-using lstest::Rec;
+using logsink::test::Arg;
+using logsink::test::Rec;
 
 const uint8_t *U(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
 std::string Payload(const std::string &frame) { return frame.substr(LS_FRAME_HDR); }
 
 TEST(FrameParse, NeedsFourBytesThenTheWholeFrame) {
-  std::string f = lstest::Hello(1, "app");
+  std::string f = logsink::test::Hello(1, "app");
   ls_frame fr;
   for (size_t n = 0; n < f.size(); n++)
     EXPECT_EQ(ls_frame_parse(U(f), n, 1024, &fr), 0) << "prefix " << n;
@@ -36,35 +37,35 @@ TEST(FrameParse, LengthIsJudgedFromItsFourBytes) {
   ls_frame fr;
   EXPECT_EQ(ls_frame_parse(U(zero), 4, 1024, &fr), -EBADMSG);
   std::string big;
-  lstest::PutU32(&big, 1025);
+  logsink::test::PutU32(&big, 1025);
   EXPECT_EQ(ls_frame_parse(U(big), 4, 1024, &fr), -E2BIG);
   EXPECT_EQ(ls_frame_parse(U(big), 4, 1025, &fr), 0);  // allowed, incomplete
   std::string huge;
-  lstest::PutU32(&huge, LS_FRAME_MAX + 1);
+  logsink::test::PutU32(&huge, LS_FRAME_MAX + 1);
   EXPECT_EQ(ls_frame_parse(U(huge), 4, UINT32_MAX, &fr), -E2BIG);
   std::string one;
-  lstest::PutU32(&one, 1);
+  logsink::test::PutU32(&one, 1);
   one.push_back(char(LS_F_STATS_REQ));
   ASSERT_EQ(ls_frame_parse(U(one), 5, 1024, &fr), 5);
   EXPECT_EQ(fr.len, 0u);
 }
 
 TEST(Hello, DecodesAndRefusesOtherVersions) {
-  std::string p = Payload(lstest::Hello(1, "myapp"));
+  std::string p = Payload(logsink::test::Hello(1, "myapp"));
   ls_hello h;
   ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
-  p = Payload(lstest::Hello(2, "x"));
+  p = Payload(logsink::test::Hello(2, "x"));
   EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EPROTONOSUPPORT);
   EXPECT_EQ(h.version, 2u);
   EXPECT_EQ(ls_hello_decode(U(p), 4, &h), -EPROTONOSUPPORT);  // only the version is needed
-  p = Payload(lstest::Hello(1, "x", 4));
+  p = Payload(logsink::test::Hello(1, "x", 4));
   EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);  // unknown flags
 }
 
 TEST(Hello, EveryPrefixAndTrailingByteIsMalformed) {
-  std::string p = Payload(lstest::Hello(1, "myapp"));
+  std::string p = Payload(logsink::test::Hello(1, "myapp"));
   ls_hello h;
   for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_hello_decode(U(p), n, &h), -EBADMSG) << n;
   std::string longer = p + "x";
@@ -72,7 +73,7 @@ TEST(Hello, EveryPrefixAndTrailingByteIsMalformed) {
 }
 
 TEST(Intern, DecodesFields) {
-  std::string p = Payload(lstest::Intern(7, 3, 4242, "user %s port %d", "main.c"));
+  std::string p = Payload(logsink::test::Intern(7, 3, 4242, "user %s port %d", "main.c"));
   ls_intern in;
   ASSERT_EQ(ls_intern_decode(U(p), p.size(), &in), 0);
   EXPECT_EQ(in.site, 7u);
@@ -89,15 +90,17 @@ TEST(Intern, RefusesOutOfRangeFields) {
     std::string p = Payload(frame);
     return ls_intern_decode(U(p), p.size(), &in);
   };
-  EXPECT_EQ(bad(lstest::Intern(0, 6, 1, "x", "f")), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(LS_SITE_MAX + 1, 6, 1, "x", "f")), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(LS_SITE_MAX, 6, 1, "x", "f")), 0);
-  EXPECT_EQ(bad(lstest::Intern(1, 8, 1, "x", "f")), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(1, 6, uint64_t(UINT32_MAX) + 1, "x", "f")), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT + 1, 'a'), "f")), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT, 'a'), "f")), 0);
-  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, "x", std::string(LS_INTERN_MAX_FILE + 1, 'f'))), -EBADMSG);
-  EXPECT_EQ(bad(lstest::Intern(1, 6, 1, "x", "f") + "z"), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(0, 6, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(LS_SITE_MAX + 1, 6, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(LS_SITE_MAX, 6, 1, "x", "f")), 0);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 8, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, uint64_t(UINT32_MAX) + 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT + 1, 'a'), "f")),
+            -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT, 'a'), "f")), 0);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, "x", std::string(LS_INTERN_MAX_FILE + 1, 'f'))),
+            -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, "x", "f") + "z"), -EBADMSG);
 }
 
 TEST(Records, IteratesEveryArgumentType) {
@@ -112,7 +115,7 @@ TEST(Records, IteratesEveryArgumentType) {
        {Arg::I(7), Arg::U(0), Arg::F(-0.0), Arg::C('x'), Arg::S(""), Arg::P(0)},
        true,
        12}};
-  std::string p = lstest::RecordsPayload(77, recs);
+  std::string p = logsink::test::RecordsPayload(77, recs);
   const char *sig1 = "iufcsp";
   ls_records it;
   ls_record r;
@@ -124,7 +127,7 @@ TEST(Records, IteratesEveryArgumentType) {
   EXPECT_EQ(r.truncated, 0u);
   ASSERT_EQ(ls_records_args(&it, sig1, &r), 0);
   EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.args), r.args_len),
-            lstest::EncodeArgs(recs[0].args));
+            logsink::test::EncodeArgs(recs[0].args));
   EXPECT_EQ(ls_args_check(sig1, r.args, r.args_len), 0);
   ASSERT_EQ(ls_records_next(&it, &r), 1);
   EXPECT_EQ(r.site, 2u);
@@ -140,7 +143,7 @@ TEST(Records, IteratesEveryArgumentType) {
 
 TEST(Records, TruncatedOrMismatchedArgumentsAreMalformed) {
   std::vector<Rec> recs = {{3, 1, {Arg::S("hello"), Arg::F(1.0), Arg::I(1 << 20)}}};
-  std::string p = lstest::RecordsPayload(1, recs);
+  std::string p = logsink::test::RecordsPayload(1, recs);
   // Only the tid (1 byte): no record at all.
   {
     ls_records it;
@@ -168,10 +171,10 @@ TEST(Records, TruncatedOrMismatchedArgumentsAreMalformed) {
 TEST(Records, SiteOutOfRangeIsMalformed) {
   ls_records it;
   ls_record r;
-  std::string p = lstest::RecordsPayload(1, {{0, 1, {}}});
+  std::string p = logsink::test::RecordsPayload(1, {{0, 1, {}}});
   ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
   EXPECT_EQ(ls_records_next(&it, &r), -EBADMSG);
-  p = lstest::RecordsPayload(1, {{LS_SITE_MAX + 1, 1, {}}});
+  p = logsink::test::RecordsPayload(1, {{LS_SITE_MAX + 1, 1, {}}});
   ASSERT_EQ(ls_records_begin(U(p), p.size(), &it), 0);
   EXPECT_EQ(ls_records_next(&it, &r), -EBADMSG);
   EXPECT_EQ(ls_records_begin(U(p), 0, &it), -EBADMSG);  // no tid
@@ -191,7 +194,7 @@ TEST(ArgsSpan, RefusesOverlongVarintsAndStrings) {
   b = U(max);
   EXPECT_EQ(ls_args_span("u", b, b + max.size()), 10);
   std::string s;
-  lstest::PutVarint(&s, 100);
+  logsink::test::PutVarint(&s, 100);
   s += "short";
   b = U(s);
   EXPECT_EQ(ls_args_span("s", b, b + s.size()), -EBADMSG);
@@ -203,7 +206,7 @@ TEST(ArgsSpan, RefusesOverlongVarintsAndStrings) {
 }
 
 TEST(Dropped, DecodesExactly) {
-  std::string p = Payload(lstest::Dropped(17, 1000, 2000));
+  std::string p = Payload(logsink::test::Dropped(17, 1000, 2000));
   ls_dropped d;
   ASSERT_EQ(ls_dropped_decode(U(p), p.size(), &d), 0);
   EXPECT_EQ(d.count, 17u);
@@ -221,7 +224,7 @@ TEST(StatsReq, MustBeEmpty) {
 }
 
 TEST(Refuse, Decodes) {
-  std::string p = Payload(lstest::Refuse(1, "too new"));
+  std::string p = Payload(logsink::test::Refuse(1, "too new"));
   ls_refuse r;
   ASSERT_EQ(ls_refuse_decode(U(p), p.size(), &r), 0);
   EXPECT_EQ(r.version, 1u);
@@ -230,7 +233,7 @@ TEST(Refuse, Decodes) {
 }
 
 TEST(Stats, IteratesAndChecksTheCount) {
-  std::string p = Payload(lstest::Stats({{"records", 5}, {"err_bad_length", 300}}));
+  std::string p = Payload(logsink::test::Stats({{"records", 5}, {"err_bad_length", 300}}));
   ls_stats_iter it{};
   const char *name = nullptr;
   size_t len = 0;
@@ -244,7 +247,7 @@ TEST(Stats, IteratesAndChecksTheCount) {
   EXPECT_EQ(v, 300u);
   EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
   std::string lying;
-  lstest::PutVarint(&lying, 1000000);  // more entries than bytes
+  logsink::test::PutVarint(&lying, 1000000);  // more entries than bytes
   EXPECT_EQ(ls_stats_begin(U(lying), lying.size(), &it), -EBADMSG);
   ASSERT_EQ(ls_stats_begin(U(p), p.size() - 1, &it), 0);
   ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
@@ -252,3 +255,4 @@ TEST(Stats, IteratesAndChecksTheCount) {
 }
 
 }  // namespace
+}  // namespace logsink::test

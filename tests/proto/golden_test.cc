@@ -12,9 +12,10 @@
 #include "logsink/proto/frame.h"
 #include "proto/wire_encoder.h"
 
+namespace logsink::test {
 namespace {
 
-using lstest::Arg;
+using logsink::test::Arg;
 
 constexpr uint64_t kT0 = 1700000000000000000ull;  // 2023-11-14T22:13:20Z
 
@@ -66,7 +67,8 @@ TEST_F(Golden, Hello) {
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(h.flags, 0u);
   EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
-  EXPECT_EQ(lstest::ToHex(lstest::Hello(1, "myapp")), lstest::ToHex(Bytes("hello")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Hello(1, "myapp")),
+            logsink::test::ToHex(Bytes("hello")));
 }
 
 TEST_F(Golden, Intern) {
@@ -81,8 +83,8 @@ TEST_F(Golden, Intern) {
   char sig[8];
   EXPECT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 2);
   EXPECT_STREQ(sig, "si");
-  EXPECT_EQ(lstest::ToHex(lstest::Intern(1, 6, 42, "user %s port %d", "main.c")),
-            lstest::ToHex(Bytes("intern")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Intern(1, 6, 42, "user %s port %d", "main.c")),
+            logsink::test::ToHex(Bytes("intern")));
 }
 
 TEST_F(Golden, InternEveryType) {
@@ -95,18 +97,18 @@ TEST_F(Golden, InternEveryType) {
   char sig[16];
   ASSERT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 7);
   EXPECT_STREQ(sig, "iuifcsp");
-  EXPECT_EQ(lstest::ToHex(lstest::Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c")),
-            lstest::ToHex(Bytes("intern_all_types")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c")),
+            logsink::test::ToHex(Bytes("intern_all_types")));
 }
 
 TEST_F(Golden, RecordsWithEveryArgumentType) {
   ls_frame f = Get("records", LS_F_RECORDS);
-  std::vector<lstest::Rec> recs = {{2,
-                                    kT0,
-                                    {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5), Arg::C(0xe9),
-                                     Arg::S("bob"), Arg::P(0x7ffd1000)}},
-                                   {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
-                                   {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
+  std::vector<logsink::test::Rec> recs = {{2,
+                                           kT0,
+                                           {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5),
+                                            Arg::C(0xe9), Arg::S("bob"), Arg::P(0x7ffd1000)}},
+                                          {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
+                                          {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
   ls_records it;
   ls_record r;
   ASSERT_EQ(ls_records_begin(f.payload, f.len, &it), 0);
@@ -118,10 +120,11 @@ TEST_F(Golden, RecordsWithEveryArgumentType) {
     EXPECT_EQ(r.truncated, want.truncated);
     ASSERT_EQ(ls_records_args(&it, want.site == 2 ? "iuifcsp" : "si", &r), 0);
     EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.args), r.args_len),
-              lstest::EncodeArgs(want.args));
+              logsink::test::EncodeArgs(want.args));
   }
   EXPECT_EQ(ls_records_next(&it, &r), 0);
-  EXPECT_EQ(lstest::ToHex(lstest::Records(4242, recs)), lstest::ToHex(Bytes("records")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Records(4242, recs)),
+            logsink::test::ToHex(Bytes("records")));
 }
 
 TEST_F(Golden, Dropped) {
@@ -131,14 +134,15 @@ TEST_F(Golden, Dropped) {
   EXPECT_EQ(d.count, 17u);
   EXPECT_EQ(d.since_ns, kT0);
   EXPECT_EQ(d.now_ns, kT0 + 1000000000);
-  EXPECT_EQ(lstest::ToHex(lstest::Dropped(17, kT0, kT0 + 1000000000)),
-            lstest::ToHex(Bytes("dropped")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Dropped(17, kT0, kT0 + 1000000000)),
+            logsink::test::ToHex(Bytes("dropped")));
 }
 
 TEST_F(Golden, StatsReq) {
   ls_frame f = Get("stats_req", LS_F_STATS_REQ);
   EXPECT_EQ(ls_stats_req_decode(f.payload, f.len), 0);
-  EXPECT_EQ(lstest::ToHex(lstest::StatsReq()), lstest::ToHex(Bytes("stats_req")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::StatsReq()),
+            logsink::test::ToHex(Bytes("stats_req")));
 }
 
 TEST_F(Golden, Refuse) {
@@ -147,8 +151,8 @@ TEST_F(Golden, Refuse) {
   ASSERT_EQ(ls_refuse_decode(f.payload, f.len, &r), 0);
   EXPECT_EQ(r.version, 1u);
   EXPECT_EQ(std::string(r.reason, r.reason_len), "version 2 not supported");
-  EXPECT_EQ(lstest::ToHex(lstest::Refuse(1, "version 2 not supported")),
-            lstest::ToHex(Bytes("refuse")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Refuse(1, "version 2 not supported")),
+            logsink::test::ToHex(Bytes("refuse")));
 }
 
 TEST_F(Golden, Stats) {
@@ -165,8 +169,9 @@ TEST_F(Golden, Stats) {
   EXPECT_EQ(std::string(name, len), "err_bad_length");
   EXPECT_EQ(v, 200u);
   EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
-  EXPECT_EQ(lstest::ToHex(lstest::Stats({{"records", 3}, {"err_bad_length", 200}})),
-            lstest::ToHex(Bytes("stats")));
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::Stats({{"records", 3}, {"err_bad_length", 200}})),
+            logsink::test::ToHex(Bytes("stats")));
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -12,7 +12,7 @@
 #include "logsink/proto/codec.h"
 #include "logsink/proto/wire.h"
 
-namespace lstest {
+namespace logsink::test {
 
 inline void PutVarint(std::string *out, uint64_t v) {
   uint8_t b[LS_VARINT_MAX];
@@ -165,4 +165,4 @@ inline std::string ToHex(std::string_view b) {
   return h;
 }
 
-}  // namespace lstest
+}  // namespace logsink::test

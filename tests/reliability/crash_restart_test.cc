@@ -17,10 +17,8 @@
 #include "reliability/rel_client.h"
 #include "reliability/rel_util.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
-using lsrel::Figures;
 
 constexpr char kFmt[] = LSREL_CRASH_FMT;
 constexpr int kClients = 4;
@@ -29,7 +27,7 @@ constexpr int kPauseUs = 5000;         // between bursts: at most ~20,000 record
 constexpr double kLossWindowS = 0.25;  // per kill: daemon flush interval (100 ms) + 150 ms backlog
 
 TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
-  const int kills = int(lsrel::Scaled(50, 10));
+  const int kills = int(Scaled(50, 10));
   TempDir dir;
   Daemon d(dir, {"--size", "64MiB"}, "[writer]\nflush_interval = \"100ms\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
@@ -45,7 +43,7 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
     if (pid == 0) {
       close(stop[1]);
       close(rp[0]);
-      lsrel::CrashClientMain(id, d.socket.c_str(), kBurst, kPauseUs, stop[0], rp[1]);
+      CrashClientMain(id, d.socket.c_str(), kBurst, kPauseUs, stop[0], rp[1]);
     }
     close(rp[1]);
     pids.push_back(pid);
@@ -53,7 +51,7 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   }
   close(stop[0]);
 
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(TestSeed());
   auto wait_ms = [&](int lo, int hi) {  // a random moment, not a synchronization
     std::this_thread::sleep_for(
         std::chrono::milliseconds(std::uniform_int_distribution<int>(lo, hi)(rng)));
@@ -67,18 +65,17 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   }
   wait_ms(300, 300);  // a last stretch with the daemon up, so clients reconnect and send
   close(stop[1]);     // clients stop, flush to the live daemon and report
-  std::vector<lsrel::ClientCounts> got(kClients);
+  std::vector<ClientCounts> got(kClients);
   for (int id = 0; id < kClients; id++) {
     ASSERT_EQ(WaitExit(pids[id], std::chrono::seconds(30)), 0) << "client " << id;
-    ASSERT_EQ(read(res[id], &got[id], sizeof(lsrel::ClientCounts)),
-              ssize_t(sizeof(lsrel::ClientCounts)));
+    ASSERT_EQ(read(res[id], &got[id], sizeof(ClientCounts)), ssize_t(sizeof(ClientCounts)));
     close(res[id]);
   }
   double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
 
   // logctl verify (the real binary) passes on the file.
-  lsrel::Run v = lsrel::RunBin("logctl", {"verify", "--file", d.ring});
+  ProcResult v = RunBin("logctl", {"verify", "--file", d.ring});
   EXPECT_EQ(v.status, 0) << v.out;
 
   // Nothing rotated: every record ever written is still in the file.
@@ -93,23 +90,23 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
     ASSERT_EQ(s.oldest_block, 0u);
   }
 
-  CountingReporter rep;
-  std::vector<Got> recs = ReadRing(d.ring, &rep);
-  EXPECT_EQ(rep.corruptions, 0) << rep.last;
+  RecordingReporter rep;
+  std::vector<OwnedRecord> recs = ReadRing(d.ring, &rep);
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
   EXPECT_EQ(rep.lost, 0u);
   std::vector<uint64_t> in_file(kClients, 0), dropped_entries(kClients, 0);
   std::vector<int64_t> last(kClients, -1);
   std::map<uint32_t, int> pid_to_id;
   for (int id = 0; id < kClients; id++) pid_to_id[uint32_t(pids[id])] = id;
   uint64_t bad = 0, order = 0, foreign = 0;
-  for (const Got &g : recs) {
+  for (const OwnedRecord &g : recs) {
     if (g.kind == logsink::storage::Record::Kind::kDropped) {
       auto it = pid_to_id.find(g.pid);
       if (it != pid_to_id.end()) dropped_entries[it->second] += g.dropped_count;
       continue;
     }
-    std::vector<lsrel::Val> a;
-    if (g.fmt != kFmt || !lsrel::DecodeArgs(g.fmt, g.args, &a) || a.size() != 2 || a[0].i < 0 ||
+    std::vector<Val> a;
+    if (g.fmt != kFmt || !DecodeArgs(g.fmt, g.args, &a) || a.size() != 2 || a[0].i < 0 ||
         a[0].i >= kClients) {
       bad++;
       continue;
@@ -126,7 +123,7 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
 
   uint64_t calls = 0, sent = 0, dropped = 0, files = 0, unwritten = 0, bound = 0, reported = 0;
   for (int id = 0; id < kClients; id++) {
-    const lsrel::ClientCounts &r = got[id];
+    const ClientCounts &r = got[id];
     EXPECT_EQ(r.errors, 0u);
     EXPECT_EQ(r.sent + r.dropped, r.calls) << "client " << id << ": sent + dropped != calls";
     EXPECT_LE(in_file[id], r.sent) << "client " << id << ": more records in the file than sent";
@@ -164,3 +161,4 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
 }
 
 }  // namespace
+}  // namespace logsink::test

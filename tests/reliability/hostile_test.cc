@@ -13,10 +13,8 @@
 #include "daemon/harness.h"
 #include "reliability/rel_util.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
-using lsrel::Figures;
 
 constexpr uint64_t kT0 = 1700000000000000000ull;
 constexpr int kEach = 20;  // connections of each hostile kind
@@ -29,13 +27,13 @@ constexpr uint64_t kRssBoundKiB = 128 * 1024;
 constexpr uint64_t kRssBoundKiB = 64 * 1024;
 #endif
 
-std::string HelloFrame() { return lstest::Hello(1, "hostile"); }
+std::string HelloFrame() { return logsink::test::Hello(1, "hostile"); }
 
 // The hostile kinds, one connection each; each returns whether the daemon
 // closed that connection (where it must).
 struct Hostile {
   std::string socket;
-  std::mt19937 rng{std::random_device{}()};
+  std::mt19937 rng;  // seeded by the test (TestSeed)
 
   void RandomBytes() {
     Client c(socket);
@@ -68,7 +66,7 @@ struct Hostile {
   bool UnknownType() { return Bad(HelloFrame() + Frame(0x7e, "xyz")); }
   bool NoHello() { return Bad(Records(1, {})); }
   bool BadIntern() { return Bad(HelloFrame() + Intern(1, 6, 1, "evil %n", "h.c")); }
-  bool BadVersion() { return Bad(lstest::Hello(99, "future")); }
+  bool BadVersion() { return Bad(logsink::test::Hello(99, "future")); }
   int connects = 0;  // successful connect() calls of ConnectDisconnect
   void ConnectDisconnect() {
     int fd = ConnectUnix(socket);
@@ -92,15 +90,16 @@ struct Hostile {
 };
 
 TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
-  const uint64_t kGood = uint64_t(lsrel::Scaled(1000000, 200000));
+  const uint64_t kGood = uint64_t(Scaled(1000000, 200000));
   TempDir dir;
   Daemon d(dir, {"--size", "128MiB"}, "[limits]\nstall_timeout = \"300ms\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
 
   std::atomic<int> not_closed{0}, stall_closed{0}, rounds{0}, bare_connects{0};
   std::atomic<bool> good_done{false};
+  const uint64_t seed = TestSeed();
   std::thread bad([&] {
-    Hostile h{d.socket};
+    Hostile h{d.socket, std::mt19937(seed)};
     // At least kEach rounds, more while the good client is still sending (at most 10 x kEach).
     for (int i = 0; i < kEach || (!good_done && i < 10 * kEach); i++, rounds++) {
       h.RandomBytes();
@@ -122,7 +121,7 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
   // The good client: numbered records, 1000 per frame, over a blocking socket.
   Client good(d.socket);
   ASSERT_TRUE(good.ok());
-  ASSERT_TRUE(good.Send(lstest::Hello(1, "good") + Intern(1, 6, 1, "good %llu", "good.c")));
+  ASSERT_TRUE(good.Send(logsink::test::Hello(1, "good") + Intern(1, 6, 1, "good %llu", "good.c")));
   auto t0 = Clock::now();
   uint64_t peak_during = 0;
   for (uint64_t i = 0; i < kGood;) {
@@ -130,7 +129,7 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
     for (int k = 0; k < 1000 && i < kGood; k++, i++)
       recs.emplace_back(1, kT0 + i, std::vector<Arg>{Arg::U(i)});
     ASSERT_TRUE(good.Send(Records(7, recs))) << "the good connection broke at record " << i;
-    if (i % 100000 == 0) peak_during = std::max(peak_during, lsrel::StatusKiB(d.pid(), "VmHWM"));
+    if (i % 100000 == 0) peak_during = std::max(peak_during, StatusKiB(d.pid(), "VmHWM"));
   }
   good_done = true;
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -141,29 +140,31 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
 
   // Still up and answering; every kind of rejection counted.
   std::map<std::string, uint64_t> st;
-  ASSERT_TRUE(lsrel::PollUntil([&] {
-    st = good.Stats();
-    return st["records"] >= kGood;
-  })) << "the daemon did not write the good records (records="
-      << st["records"] << ")";
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        st = good.Stats();
+        return st["records"] >= kGood;
+      },
+      Ms(20000)))
+      << "the daemon did not write the good records (records=" << st["records"] << ")";
   for (const char *k : {"err_bad_length", "err_unknown_site", "err_bad_record", "err_unknown_type",
                         "err_no_hello", "err_bad_intern", "err_bad_version", "err_stalled"}) {
     EXPECT_GE(st[k], uint64_t(k == std::string("err_bad_record") ? 2 * kEach : kEach)) << k;
   }
   // Every connection the daemon had to close was accepted and counted.
   EXPECT_GE(st["connections_total"], uint64_t(8 * rounds + kEach));
-  uint64_t hwm = lsrel::StatusKiB(d.pid(), "VmHWM");
+  uint64_t hwm = StatusKiB(d.pid(), "VmHWM");
   EXPECT_LT(hwm, kRssBoundKiB) << "logsinkd peak RSS";
   EXPECT_GT(hwm, 0u);
   ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
 
-  CountingReporter rep;
-  std::vector<Got> recs = ReadRing(d.ring, &rep);
-  EXPECT_EQ(rep.corruptions, 0) << rep.last;
+  RecordingReporter rep;
+  std::vector<OwnedRecord> recs = ReadRing(d.ring, &rep);
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
   uint64_t next = 0, foreign = 0;
-  for (const Got &g : recs) {
-    std::vector<lsrel::Val> a;
-    if (g.app != "good" || g.fmt != "good %llu" || !lsrel::DecodeArgs(g.fmt, g.args, &a) ||
+  for (const OwnedRecord &g : recs) {
+    std::vector<Val> a;
+    if (g.app != "good" || g.fmt != "good %llu" || !DecodeArgs(g.fmt, g.args, &a) ||
         a.size() != 1) {
       foreign++;
       continue;
@@ -189,3 +190,4 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
 }
 
 }  // namespace
+}  // namespace logsink::test

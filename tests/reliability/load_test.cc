@@ -12,10 +12,8 @@
 #include "reliability/rel_client.h"
 #include "reliability/rel_util.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
-using lsrel::Figures;
 
 constexpr int kThreads = 4;
 constexpr uint64_t kCapPerThread = 25000;  // keeps the ring from lapping
@@ -23,7 +21,7 @@ constexpr int kPauseUs = 8000;  // 64 records per burst: ~8,000 records/s per th
 constexpr int kRunMs = 3000;
 
 TEST(Load, ManyClientsLoseOnlyWhatTheyCount) {
-  const int procs = int(lsrel::Scaled(50, 10));
+  const int procs = int(Scaled(50, 10));
   TempDir dir;
   Daemon d(dir, {"--size", "128MiB"});
   ASSERT_TRUE(d.Start()) << d.Stderr();
@@ -38,8 +36,7 @@ TEST(Load, ManyClientsLoseOnlyWhatTheyCount) {
     if (pid == 0) {
       close(go[1]);
       close(rp[0]);
-      lsrel::LoadClientMain(id, d.socket.c_str(), kThreads, kCapPerThread, kRunMs, kPauseUs, go[0],
-                            rp[1]);
+      LoadClientMain(id, d.socket.c_str(), kThreads, kCapPerThread, kRunMs, kPauseUs, go[0], rp[1]);
     }
     close(rp[1]);
     pids.push_back(pid);
@@ -47,26 +44,27 @@ TEST(Load, ManyClientsLoseOnlyWhatTheyCount) {
   }
   close(go[0]);
   // Every client connected before the start.
-  ASSERT_TRUE(lsrel::PollUntil([&] {
-    Client c(d.socket);
-    return c.ok() && c.Stats()["connections_current"] >= uint64_t(procs) + 1;
-  }));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        Client c(d.socket);
+        return c.ok() && c.Stats()["connections_current"] >= uint64_t(procs) + 1;
+      },
+      Ms(20000)));
   auto t0 = Clock::now();
   close(go[1]);
-  std::vector<lsrel::ClientCounts> got(procs);
+  std::vector<ClientCounts> got(procs);
   for (int id = 0; id < procs; id++) {
     ASSERT_EQ(WaitExit(pids[id], std::chrono::seconds(60)), 0) << "client " << id;
-    ASSERT_EQ(read(res[id], &got[id], sizeof(lsrel::ClientCounts)),
-              ssize_t(sizeof(lsrel::ClientCounts)));
+    ASSERT_EQ(read(res[id], &got[id], sizeof(ClientCounts)), ssize_t(sizeof(ClientCounts)));
     close(res[id]);
   }
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  uint64_t hwm = lsrel::StatusKiB(d.pid(), "VmHWM");
+  uint64_t hwm = StatusKiB(d.pid(), "VmHWM");
   ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
 
-  CountingReporter rep;
-  std::vector<Got> recs = ReadRing(d.ring, &rep);
-  EXPECT_EQ(rep.corruptions, 0) << rep.last;
+  RecordingReporter rep;
+  std::vector<OwnedRecord> recs = ReadRing(d.ring, &rep);
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
   EXPECT_EQ(rep.lost, 0u);
   ASSERT_FALSE(recs.empty());
   ASSERT_EQ(recs.front().seq, 0u) << "the ring lapped: make it bigger";
@@ -75,14 +73,14 @@ TEST(Load, ManyClientsLoseOnlyWhatTheyCount) {
   std::vector<uint64_t> in_file(procs, 0);
   std::map<std::pair<int, int>, int64_t> last;
   uint64_t bad = 0, order = 0, dropped_entries = 0;
-  for (const Got &g : recs) {
+  for (const OwnedRecord &g : recs) {
     if (g.kind == logsink::storage::Record::Kind::kDropped) {
       dropped_entries += g.dropped_count;
       continue;
     }
-    std::vector<lsrel::Val> a;
+    std::vector<Val> a;
     auto it = pid_to_id.find(g.pid);
-    if (it == pid_to_id.end() || !lsrel::DecodeArgs(g.fmt, g.args, &a) || a.size() != 3 ||
+    if (it == pid_to_id.end() || !DecodeArgs(g.fmt, g.args, &a) || a.size() != 3 ||
         a[0].i != it->second) {
       bad++;
       continue;
@@ -119,3 +117,4 @@ TEST(Load, ManyClientsLoseOnlyWhatTheyCount) {
 }
 
 }  // namespace
+}  // namespace logsink::test

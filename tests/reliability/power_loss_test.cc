@@ -16,8 +16,10 @@
 #include "storage/fault_env.h"
 #include "storage/ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 const std::string kPath = "/ring";
 constexpr uint32_t kBlocks = 64, kBs = 4096;
@@ -109,7 +111,7 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
   env.cut_write = -1;
 
   // The ring opens and verifies.
-  Collector rep;
+  RecordingReporter rep;
   std::unique_ptr<RingReader> r;
   ReaderOptions ro;
   ro.crc_retries = 0;
@@ -118,7 +120,7 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
   s = r->Verify();
   ASSERT_TRUE(s.ok()) << Name(pol) << ": " << s.ToString() << "\n" << rep.Dump();
   ASSERT_TRUE(r->SeekOldest().ok());
-  std::vector<Got> got = ReadAll(r.get());
+  std::vector<OwnedRecord> got = ReadAll(r.get());
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
 
   // No garbage: exactly a prefix of what was appended, in order.
@@ -156,14 +158,14 @@ class PowerLoss : public ::testing::TestWithParam<Policy> {};
 
 TEST_P(PowerLoss, LossStaysWithinThePolicysPromise) {
   const Policy pol = GetParam();
-  const int trials = int(lsrel::Scaled(400, 100));
-  std::mt19937 rng(std::random_device{}());
+  const int trials = int(Scaled(400, 100));
+  std::mt19937 rng(TestSeed());
   Worst w;
   for (int t = 0; t < trials; t++) {
     Trial(pol, rng, &w);
     if (HasFatalFailure() || HasFailure()) return;
   }
-  lsrel::Figures(
+  Figures(
       "power_loss policy=%s trials=%llu (write cut mid-way in %llu) promise: %s; "
       "appended=%llu recovered=%llu worst loss=%llu records in %llu block(s) "
       "(worst allowed by the promise in a trial: %llu records)",
@@ -178,4 +180,4 @@ INSTANTIATE_TEST_SUITE_P(Policies, PowerLoss,
                          [](const auto &info) { return std::string(Name(info.param)); });
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

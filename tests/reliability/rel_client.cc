@@ -13,7 +13,7 @@
 
 #include "logsink/logsink.h"
 
-namespace lsrel {
+namespace logsink::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -77,4 +77,4 @@ void LoadClientMain(int id, const char *socket, int threads, uint64_t cap, int r
   Report(c, calls.load(), t0, res_fd);
 }
 
-}  // namespace lsrel
+}  // namespace logsink::test

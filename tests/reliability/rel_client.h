@@ -8,7 +8,7 @@
 #define LSREL_CRASH_FMT "crash client %d seq %llu"
 #define LSREL_LOAD_FMT "load client %d thread %d seq %llu"
 
-namespace lsrel {
+namespace logsink::test {
 
 // What a client process reports back through its result pipe.
 struct ClientCounts {
@@ -31,4 +31,4 @@ struct ClientCounts {
 [[noreturn]] void LoadClientMain(int id, const char *socket, int threads, uint64_t cap, int run_ms,
                                  int pause_us, int go_fd, int res_fd);
 
-}  // namespace lsrel
+}  // namespace logsink::test

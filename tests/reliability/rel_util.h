@@ -1,6 +1,6 @@
 // rel_util.h: helpers shared by the reliability tests: the ASan scale factor,
 // `[figures]` output, a process's peak RSS, argument decoding of read-back
-// records, polling with a hang limit and running the real logctl.
+// records and running the real logctl (tests/common's subprocess).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,10 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/process.h"
+#include "common/seed.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
 
-namespace lsrel {
+namespace logsink::test {
 
 // True in an AddressSanitizer build (gcc defines __SANITIZE_ADDRESS__, clang
 // has __has_feature) or when LOGSINK_RELIABILITY_SMALL is set: loop counts
@@ -59,17 +61,6 @@ inline uint64_t StatusKiB(pid_t pid, const std::string &field) {
       return std::strtoull(line.c_str() + field.size() + 1, nullptr, 10);
   }
   return 0;
-}
-
-// Polls cond every 2 ms until it holds or the hang limit passes.
-inline bool PollUntil(const std::function<bool()> &cond,
-                      std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return cond();
 }
 
 // One decoded argument value (strings are not used by these tests).
@@ -112,44 +103,14 @@ inline bool DecodeArgs(const std::string &fmt, const std::string &args, std::vec
   return p == end;
 }
 
-struct Run {
-  int status = -1;  // exit code, or 128 + signal, -1 on hang
-  std::string out;
-};
-
-// Runs bin/<name> args (stdout+stderr captured) with a hang limit; setup runs
-// in the child before exec (e.g. dropping privileges).
-inline Run RunBin(const std::string &name, const std::vector<std::string> &args,
-                  const std::function<void()> &setup = {}) {
-  char tmpl[] = "/tmp/logsink-rel-out-XXXXXX";
-  int fd = mkstemp(tmpl);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    if (setup) setup();
-    std::string bin = std::string(LOGSINK_BIN_DIR) + "/" + name;
-    std::vector<char *> argv{const_cast<char *>(bin.c_str())};
-    for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  Run r;
-  int st = 0;
-  bool done =
-      PollUntil([&] { return waitpid(pid, &st, WNOHANG) == pid; }, std::chrono::seconds(60));
-  if (!done) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-  } else {
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  }
-  close(fd);
-  std::ifstream in(tmpl);
-  r.out.assign(std::istreambuf_iterator<char>(in), {});
-  unlink(tmpl);
-  return r;
+// Runs bin/<name> args with stdout and stderr captured together, a 60 s
+// hang limit; setup runs in the child before exec.
+inline ProcResult RunBin(const std::string &name, const std::vector<std::string> &args,
+                         const std::function<void()> &setup = {}) {
+  SubprocessOptions o;
+  o.merge_stderr = true;
+  o.child_setup = setup;
+  return RunProcess(BinPath(name), args, o, Ms(60000));
 }
 
-}  // namespace lsrel
+}  // namespace logsink::test

@@ -8,13 +8,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "common/staged_binary.h"
 #include "daemon/harness.h"
 #include "reliability/rel_util.h"
 
+namespace logsink::test {
 namespace {
-
-using namespace lstest;
-using lsrel::Figures;
 
 constexpr uint32_t kNobody = 65534;
 constexpr uint64_t kT0 = 1700000000000000000ull;
@@ -94,9 +93,9 @@ TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
   }
   ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();  // drains what both sent
 
-  std::vector<Got> recs = ReadRing(d.ring);
+  std::vector<OwnedRecord> recs = ReadRing(d.ring);
   int self = 0, other = 0;
-  for (const Got &g : recs) {
+  for (const OwnedRecord &g : recs) {
     if (g.fmt != "i am %s") continue;
     if (g.app == "nobody uid=65534") {
       self++;
@@ -128,13 +127,23 @@ TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
         << "uid 65534 outside the group read the ring";
     EXPECT_EQ(AsUser(kNobody, st.st_gid, try_open), 0)
         << "uid 65534 in the ring's group could not read it";
-    lsrel::Run out =
-        lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [] { BecomeUser(kNobody, kNobody); });
+    // logctl as uid 65534: a copy it can reach whatever the checkout's modes.
+    StagedBinary logctl(BinPath("logctl"));
+    ASSERT_TRUE(logctl.ok()) << logctl.error();
+    auto run_as = [&](gid_t gid) {
+      SubprocessOptions o;
+      o.merge_stderr = true;
+      o.child_setup = [&logctl, gid] {
+        logctl.SetLibraryPath();
+        BecomeUser(kNobody, gid);
+      };
+      return RunProcess(logctl.path(), {"cat", "--file", d.ring}, o, Ms(60000));
+    };
+    ProcResult out = run_as(kNobody);
     EXPECT_EQ(out.status, 1) << out.out;
     EXPECT_NE(out.out.find("Permission denied"), std::string::npos) << out.out;
     gid_t g = st.st_gid;
-    lsrel::Run in =
-        lsrel::RunBin("logctl", {"cat", "--file", d.ring}, [g] { BecomeUser(kNobody, g); });
+    ProcResult in = run_as(g);
     EXPECT_EQ(in.status, 0) << in.out;
     EXPECT_NE(in.out.find("i am root uid=0 pid=1"), std::string::npos) << in.out;
     figures = "uid 65534: open ring -> EACCES, logctl cat exit " + std::to_string(out.status) +
@@ -147,3 +156,4 @@ TEST(Security, IdentityIsTheKernelsAndTheRingIsGroupReadable) {
 }
 
 }  // namespace
+}  // namespace logsink::test

@@ -13,8 +13,10 @@
 
 #include "logsink/storage/ring.h"
 
-namespace logsink::storage {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 class EnvTest : public ::testing::Test {
  protected:
@@ -137,4 +139,4 @@ TEST_F(EnvTest, RingOnTheRealFileSystem) {
 }
 
 }  // namespace
-}  // namespace logsink::storage
+}  // namespace logsink::test

@@ -13,7 +13,9 @@
 
 #include "logsink/storage/env.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
+
+using namespace ::logsink::storage;
 
 struct MemData {
   std::vector<uint8_t> data;    // what reads see
@@ -108,4 +110,4 @@ class FaultEnv : public Env {
   std::map<std::string, std::shared_ptr<MemData>> files_;
 };
 
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

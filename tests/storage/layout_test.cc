@@ -3,8 +3,10 @@
 
 #include "logsink/storage/ring.h"
 
-namespace logsink::storage {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 TEST(Layout, DefaultGeometry64MiB) {
   Layout l;
@@ -83,4 +85,4 @@ TEST(Layout, StrtabSizeMustBeMultipleOf4096) {
 }
 
 }  // namespace
-}  // namespace logsink::storage
+}  // namespace logsink::test

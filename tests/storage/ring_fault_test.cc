@@ -12,8 +12,10 @@
 #include "logsink/proto/format.h"
 #include "ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 const std::string kPath = "/ring";
 constexpr uint32_t kBlocks = 4, kBs = 4096;
@@ -61,7 +63,7 @@ std::vector<Model> InBlocks(const std::vector<Model> &all, uint64_t lo, uint64_t
   return out;
 }
 
-void ExpectRecords(const std::vector<Got> &got, const std::vector<Model> &want) {
+void ExpectRecords(const std::vector<OwnedRecord> &got, const std::vector<Model> &want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); i++) {
     EXPECT_EQ(got[i].seq, want[i].seq) << i;
@@ -69,13 +71,13 @@ void ExpectRecords(const std::vector<Got> &got, const std::vector<Model> &want) 
   }
 }
 
-std::vector<Got> Read(FaultEnv *env, Collector *rep) {
+std::vector<OwnedRecord> Read(FaultEnv *env, RecordingReporter *rep) {
   std::unique_ptr<RingReader> r;
   ReaderOptions ro;
   ro.crc_retries = 0;  // nothing races in these tests
   Status s = RingReader::Open(env, kPath, rep, ro, &r);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  return s.ok() ? ReadAll(r.get()) : std::vector<Got>();
+  return s.ok() ? ReadAll(r.get()) : std::vector<OwnedRecord>();
 }
 
 std::vector<uint8_t> Slot(FaultEnv *env, uint64_t block) {
@@ -125,7 +127,7 @@ TEST(Fault, SealWriteCutAtEveryByte) {
       want = InBlocks(ref.model, 2, 4);
       torn++;
     }
-    Collector rep;
+    RecordingReporter rep;
     ExpectRecords(Read(&env, &rep), want);
     EXPECT_EQ(rep.lost, 0u);
     for (const auto &b : rep.bad) EXPECT_EQ(b.off, 8192u + 4096 + 1 * kBs) << b.why;
@@ -144,7 +146,7 @@ TEST(Fault, SealWriteCutAtEveryByte) {
       ASSERT_TRUE(d2.Add(i).ok());
     }
     ASSERT_TRUE(d2.w->Flush().ok());
-    Collector rep2;
+    RecordingReporter rep2;
     auto got = Read(&env, &rep2);
     ASSERT_GE(got.size(), 4u);
     for (size_t i = 1; i < got.size(); i++) {
@@ -204,7 +206,7 @@ TEST(Fault, PartialFlushCutAtEveryByte) {
       want = InBlocks(ref.model, 3, 5);
       torn++;
     }
-    Collector rep;
+    RecordingReporter rep;
     ExpectRecords(Read(&env, &rep), want);
     EXPECT_EQ(rep.lost, 0u);
     EXPECT_LE(rep.bad.size(), 1u) << rep.Dump();
@@ -225,7 +227,7 @@ TEST(Fault, FlippedBitInMiddleBlockSkippedAndReported) {
   ASSERT_TRUE(d.w->Flush().ok());  // blocks 3..6 in the ring; block 4 is slot 0
   const uint64_t off = 8192 + 4096 + 0 * kBs;
   env.Data(kPath)[off + 700] ^= 0x10;
-  Collector rep;
+  RecordingReporter rep;
   auto got = Read(&env, &rep);
   std::vector<Model> want = InBlocks(d.model, 3, 3), rest = InBlocks(d.model, 5, 6);
   want.insert(want.end(), rest.begin(), rest.end());
@@ -251,7 +253,7 @@ TEST(Fault, StaleBlockOfEarlierLapNeverShown) {
   ASSERT_TRUE(d.w->Flush().ok());  // blocks 3..6; block 5 is in slot 1
   // As if the write of block 5 never reached the disk.
   std::copy(stale.begin(), stale.end(), env.Data(kPath).begin() + 8192 + 4096 + 1 * kBs);
-  Collector rep;
+  RecordingReporter rep;
   auto got = Read(&env, &rep);
   std::vector<Model> want = InBlocks(d.model, 3, 4), rest = InBlocks(d.model, 6, 6);
   want.insert(want.end(), rest.begin(), rest.end());
@@ -275,7 +277,7 @@ TEST(Fault, BadSuperblockCopyUsesTheOther) {
     FaultEnv e2;
     e2.Put(kPath, env.Data(kPath));
     e2.Data(kPath)[copy * LS_SB_SLOT + 30] ^= 1;  // inside the CRC-covered bytes
-    Collector rep;
+    RecordingReporter rep;
     ExpectRecords(Read(&e2, &rep), d.model);
     std::unique_ptr<RingReader> r;
     ASSERT_TRUE(RingReader::Open(&e2, kPath, &rep, &r).ok());
@@ -330,7 +332,7 @@ TEST(Fault, FailedWritesLoseNothingOnceTheyWorkAgain) {
   env.fail_writes = false;
   ASSERT_TRUE(d.Add(3).ok());
   ASSERT_TRUE(d.w->Flush().ok());
-  Collector rep;
+  RecordingReporter rep;
   ExpectRecords(Read(&env, &rep), d.model);
   EXPECT_EQ(d.model.size(), 4u);
   EXPECT_TRUE(rep.bad.empty());
@@ -352,7 +354,7 @@ TEST(Fault, PowerLossKeepsWhatWasSynced) {
   ASSERT_TRUE(d.w->Flush().ok());
   d.w.reset();
   env.PowerLoss();
-  Collector rep;
+  RecordingReporter rep;
   ExpectRecords(Read(&env, &rep), synced);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
   Driver d2(&env);
@@ -386,7 +388,7 @@ TEST(Fault, CrcFailureOnNewestBlockIsRetried) {
   for (int retries : {0, 3}) {
     SCOPED_TRACE(retries);
     std::unique_ptr<RingReader> r;
-    Collector rep;
+    RecordingReporter rep;
     ReaderOptions ro;
     ro.crc_retries = retries;
     ro.crc_retry_sleep_us = 0;
@@ -429,23 +431,13 @@ TEST(Fault, CrcFailureOnNewestBlockIsRetried) {
 // SeekLast reads O(log blocks + n) blocks, not the ring.
 TEST(Fault, SeekLastDoesNotScanTheRing) {
   FaultEnv env;
-  WriterOptions o;
-  o.file_size = RingSize(256);
-  o.block_size = kBs;
-  std::unique_ptr<RingWriter> w;
-  ASSERT_TRUE(RingWriter::Open(&env, kPath, o, &w).ok());
+  std::unique_ptr<RingWriter> w = OpenRing(&env, kPath, 256, kBs);
+  ASSERT_TRUE(w);
   uint32_t site = w->Intern(Site{6, 1, "%s", "f.c"});
   Source src{1, 1, 1, 1, "a", "b"};
   std::string args = Args().Str(std::string(1000, 'z')).str();
-  for (int i = 0; i < 256 * 3 + 100; i++) {  // wraps once: the newest block is in the middle
-    RecordIn in;
-    in.source = &src;
-    in.site_id = site;
-    in.signature = "s";
-    in.args = reinterpret_cast<const uint8_t *>(args.data());
-    in.args_len = args.size();
-    ASSERT_TRUE(w->Append(in).ok());
-  }
+  for (int i = 0; i < 256 * 3 + 100; i++)  // wraps once: the newest block is in the middle
+    ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", args, 0, 0).ok());
   ASSERT_TRUE(w->Flush().ok());
   std::unique_ptr<RingReader> r;
   ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
@@ -462,4 +454,4 @@ TEST(Fault, SeekLastDoesNotScanTheRing) {
 }
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

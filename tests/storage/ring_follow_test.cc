@@ -11,11 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "common/seed.h"
 #include "fault_env.h"
 #include "ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 const std::string kPath = "/ring";
 
@@ -95,10 +98,10 @@ class Tracked {
 class Follow : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(Follow, DrainEachStepLostIsExact) {
-  std::mt19937_64 rng(GetParam());
+  std::mt19937_64 rng(TestSeed(GetParam()));
   FaultEnv env;
   Tracked t(&env, 4);
-  Collector rep;
+  RecordingReporter rep;
   std::unique_ptr<RingReader> r;
   ReaderOptions ro;
   ro.crc_retries = 0;
@@ -143,10 +146,10 @@ TEST_P(Follow, DrainEachStepLostIsExact) {
 }
 
 TEST_P(Follow, RecordAtATimeGapsEqualLost) {
-  std::mt19937_64 rng(GetParam() * 7919);
+  std::mt19937_64 rng(TestSeed(GetParam() * 7919));
   FaultEnv env;
   Tracked t(&env, 3);
-  Collector rep;
+  RecordingReporter rep;
   std::unique_ptr<RingReader> r;
   ReaderOptions ro;
   ro.crc_retries = 0;
@@ -192,9 +195,9 @@ TEST_P(Follow, RecordAtATimeGapsEqualLost) {
 TEST(FollowBasic, PartialBlockGrowthReturnsOnlyNewRecords) {
   FaultEnv env;
   Tracked t(&env, 4);
-  std::mt19937_64 rng(1);
+  std::mt19937_64 rng(TestSeed(1));
   std::unique_ptr<RingReader> r;
-  Collector rep;
+  RecordingReporter rep;
   ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, &r).ok());
   Record rec;
   EXPECT_EQ(r->Next(&rec).code(), Status::Code::kNotFound);  // empty ring
@@ -226,4 +229,4 @@ TEST(FollowBasic, PartialBlockGrowthReturnsOnlyNewRecords) {
 INSTANTIATE_TEST_SUITE_P(Seeds, Follow, ::testing::Values(1u, 2u, 3u, 4u));
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

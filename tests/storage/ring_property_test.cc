@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "common/seed.h"
 #include "fault_env.h"
 #include "ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 struct Case {
   uint32_t seed, blocks, block_size;
@@ -36,13 +39,14 @@ std::vector<Model> Expected(const std::vector<Model> &all, uint32_t block_count)
   return out;
 }
 
-void Compare(const std::vector<Got> &got, const std::vector<Model> &want, const char *what) {
+void Compare(const std::vector<OwnedRecord> &got, const std::vector<Model> &want,
+             const char *what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); i++) {
     SCOPED_TRACE(testing::Message() << what << " record " << i);
     ASSERT_EQ(got[i].seq, want[i].seq);
     EXPECT_EQ(got[i].block_seq, want[i].block);
-    EXPECT_EQ(got[i].ts, want[i].ts);
+    EXPECT_EQ(got[i].ts_ns, want[i].ts);
     EXPECT_EQ(got[i].tid, want[i].tid);
     EXPECT_EQ(got[i].source_id, want[i].source);
     EXPECT_EQ(got[i].args, want[i].args);
@@ -56,7 +60,7 @@ void Compare(const std::vector<Got> &got, const std::vector<Model> &want, const 
 
 TEST_P(Property, WrapManyTimes) {
   const Case c = GetParam();
-  std::mt19937_64 rng(c.seed);
+  std::mt19937_64 rng(TestSeed(c.seed));
   FaultEnv env;
   const std::string path = "/ring";
   WriterOptions o;
@@ -104,7 +108,7 @@ TEST_P(Property, WrapManyTimes) {
     }
     if (i % 500 == 499 || i == n - 1) {
       ASSERT_TRUE(w->Flush().ok());
-      Collector rep;
+      RecordingReporter rep;
       std::unique_ptr<RingReader> r;
       ASSERT_TRUE(RingReader::Open(&env, path, &rep, &r).ok());
       auto want = Expected(model, count);
@@ -150,4 +154,4 @@ INSTANTIATE_TEST_SUITE_P(Seeds, Property,
                                            Case{4, 16, 4096}, Case{5, 5, 8192}, Case{6, 7, 4096}));
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

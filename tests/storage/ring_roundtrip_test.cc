@@ -12,8 +12,10 @@
 #include "logsink/proto/format.h"
 #include "ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 class RoundTrip : public ::testing::Test {
  protected:
@@ -30,7 +32,7 @@ class RoundTrip : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.ToString();
     return w;
   }
-  std::vector<Got> ReadBack() {
+  std::vector<OwnedRecord> ReadBack() {
     std::unique_ptr<RingReader> r;
     Status s = RingReader::Open(&env_, path_, &rep_, &r);
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -39,20 +41,12 @@ class RoundTrip : public ::testing::Test {
   }
   Status Add(RingWriter *w, const Source &src, uint32_t site, const std::string &sig,
              const std::string &args, uint64_t ts, uint64_t tid = 1) {
-    RecordIn in;
-    in.source = &src;
-    in.tid = tid;
-    in.site_id = site;
-    in.signature = sig;
-    in.ts_ns = ts;
-    in.args = reinterpret_cast<const uint8_t *>(args.data());
-    in.args_len = args.size();
-    return w->Append(in);
+    return AppendRecord(w, src, site, sig, args, ts, tid);
   }
 
   FaultEnv env_;
   std::string path_ = "/ring";
-  Collector rep_;
+  RecordingReporter rep_;
   Source a_{7, 100, 1000, 1000, "app-a", "comm-a"};
   Source b_{9, 200, 0, 0, "app-b", "comm-b"};
 };
@@ -90,11 +84,11 @@ TEST_F(RoundTrip, EveryArgumentTypeAndField) {
   auto got = ReadBack();
   ASSERT_EQ(got.size(), 4u);
   EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
-  const Got &r0 = got[0];
+  const OwnedRecord &r0 = got[0];
   EXPECT_EQ(r0.kind, Record::Kind::kRecord);
   EXPECT_EQ(r0.seq, 0u);
   EXPECT_EQ(r0.block_seq, 0u);
-  EXPECT_EQ(r0.ts, 1000000u);
+  EXPECT_EQ(r0.ts_ns, 1000000u);
   EXPECT_EQ(r0.tid, 11u);
   EXPECT_EQ(r0.source_id, 7u);
   EXPECT_EQ(r0.pid, 100u);
@@ -128,18 +122,18 @@ TEST_F(RoundTrip, EveryArgumentTypeAndField) {
   EXPECT_EQ(got[1].source_id, 9u);
   EXPECT_EQ(got[1].pid, 200u);
   EXPECT_EQ(got[1].app, "app-b");
-  EXPECT_EQ(got[1].ts, 999999u);
+  EXPECT_EQ(got[1].ts_ns, 999999u);
   EXPECT_EQ(got[1].tid, 22u);
   EXPECT_EQ(got[2].kind, Record::Kind::kDropped);
   EXPECT_EQ(got[2].seq, 2u);
   EXPECT_EQ(got[2].source_id, 7u);
   EXPECT_EQ(got[2].app, "app-a");
-  EXPECT_EQ(got[2].ts, 1000500u);
+  EXPECT_EQ(got[2].ts_ns, 1000500u);
   EXPECT_EQ(got[2].dropped_count, 17u);
-  EXPECT_EQ(got[2].dropped_since, 900000u);
+  EXPECT_EQ(got[2].dropped_since_ns, 900000u);
   EXPECT_EQ(got[3].seq, 3u);
   EXPECT_EQ(got[3].tid, 22u);
-  EXPECT_EQ(got[3].ts, 1000600u);
+  EXPECT_EQ(got[3].ts_ns, 1000600u);
   EXPECT_EQ(got[3].source_id, 7u);
 }
 
@@ -157,7 +151,7 @@ TEST_F(RoundTrip, SourcesAreRedeclaredInEveryBlock) {
     EXPECT_EQ(got[i].seq, uint64_t(i));
     EXPECT_EQ(got[i].block_seq, uint64_t(i / 3));
     EXPECT_EQ(got[i].app, i % 2 ? "app-a" : "app-b") << i;
-    EXPECT_EQ(got[i].ts, uint64_t(100 + i));
+    EXPECT_EQ(got[i].ts_ns, uint64_t(100 + i));
   }
   EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
 }
@@ -258,7 +252,7 @@ TEST_F(RoundTrip, OversizedRecordIsTruncatedLongestFirst) {
   EXPECT_EQ(w->stats().truncated_records, 1u);
   auto got = ReadBack();
   ASSERT_EQ(got.size(), 2u);
-  const Got &r = got[1];
+  const OwnedRecord &r = got[1];
   EXPECT_EQ(r.block_seq, 1u);  // it got an empty block of its own
   ASSERT_GT(r.truncated, 0u);
   // Decode: the short string is intact, the two long ones are cut to a common cap.
@@ -341,8 +335,8 @@ TEST_F(RoundTrip, ReopenContinuesPartialBlockAndSequence) {
     EXPECT_EQ(got[i].args, Args().Int(i).str());
     EXPECT_EQ(got[i].app, i < 5 ? "app-a" : "app-c");
   }
-  EXPECT_EQ(got[4].ts, 4u);
-  EXPECT_EQ(got[5].ts, 5u);
+  EXPECT_EQ(got[4].ts_ns, 4u);
+  EXPECT_EQ(got[5].ts_ns, 5u);
 }
 
 TEST_F(RoundTrip, ReopenAfterSealedBlockStartsTheNext) {
@@ -463,4 +457,4 @@ TEST_F(RoundTrip, SummarizeEmptyAndFilled) {
 }
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

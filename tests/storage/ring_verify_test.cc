@@ -11,8 +11,10 @@
 #include "logsink/proto/format.h"
 #include "ring_test_util.h"
 
-namespace logsink::storage::test {
+namespace logsink::test {
 namespace {
+
+using namespace ::logsink::storage;
 
 const std::string kPath = "/ring";
 constexpr uint64_t kStrtab = 8192, kBlocks0 = 8192 + 4096, kBs = 4096;
@@ -20,11 +22,8 @@ constexpr uint64_t kStrtab = 8192, kBlocks0 = 8192 + 4096, kBs = 4096;
 class VerifyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    WriterOptions o;
-    o.file_size = RingSize(6);
-    o.block_size = kBs;
-    std::unique_ptr<RingWriter> w;
-    ASSERT_TRUE(RingWriter::Open(&env_, kPath, o, &w).ok());
+    std::unique_ptr<RingWriter> w = OpenRing(&env_, kPath, 6, kBs);
+    ASSERT_TRUE(w);
     uint32_t s1 = w->Intern(Site{6, 10, "n=%d", "v.c"});
     uint32_t s2 = w->Intern(Site{4, 20, "name=%s", "v.c"});
     ASSERT_EQ(s2, 2u);
@@ -32,14 +31,8 @@ class VerifyTest : public ::testing::Test {
     for (int i = 0; i < 60; i++) {  // 30 * 405 + 30 * 6 bytes: blocks 0..3
       bool two = i % 2;
       std::string args = two ? Args().Str(std::string(400, 'x')).str() : Args().Int(i).str();
-      RecordIn in;
-      in.source = &src;
-      in.site_id = two ? s2 : s1;
-      in.signature = two ? "s" : "i";
-      in.ts_ns = 100 + i;
-      in.args = reinterpret_cast<const uint8_t *>(args.data());
-      in.args_len = args.size();
-      ASSERT_TRUE(w->Append(in).ok());
+      ASSERT_TRUE(
+          AppendRecord(w.get(), src, two ? s2 : s1, two ? "s" : "i", args, 100 + i, 0).ok());
     }
     ASSERT_TRUE(w->Flush().ok());
     ASSERT_EQ(w->current_block_seq(), 3u);
@@ -48,7 +41,7 @@ class VerifyTest : public ::testing::Test {
   }
 
   Status RunVerify() {
-    rep_ = Collector();
+    rep_ = RecordingReporter();
     std::unique_ptr<RingReader> r;
     Status s = RingReader::Open(&env_, kPath, &rep_, &r);
     if (!s.ok()) return s;
@@ -80,7 +73,7 @@ class VerifyTest : public ::testing::Test {
   }
 
   FaultEnv env_;
-  Collector rep_;
+  RecordingReporter rep_;
 };
 
 TEST_F(VerifyTest, BadSuperblockCopy) {
@@ -192,11 +185,11 @@ TEST_F(VerifyTest, ReaderSkipsCorruptBlockButReadsTheRest) {
   auto got = ReadAll(r.get());
   ASSERT_FALSE(got.empty());
   EXPECT_EQ(got.back().seq, 59u);
-  for (const Got &g : got) {
+  for (const OwnedRecord &g : got) {
     EXPECT_NE(g.block_seq, 1u);
   }
   ExpectOne(kBlocks0 + kBs, "CRC");
 }
 
 }  // namespace
-}  // namespace logsink::storage::test
+}  // namespace logsink::test

@@ -1,0 +1,53 @@
+// unix_socket.cc: Unix-domain socket helpers (see unix_socket.h).
+#include "common/unix_socket.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace logsink::test {
+
+namespace {
+bool Address(const std::string &path, sockaddr_un *a) {
+  *a = sockaddr_un{};
+  a->sun_family = AF_UNIX;
+  if (path.size() >= sizeof a->sun_path) return false;
+  std::memcpy(a->sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+}  // namespace
+
+int ConnectUnix(const std::string &path) {
+  sockaddr_un a;
+  if (!Address(path, &a)) return -1;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int BindUnix(const std::string &path, int type) {
+  sockaddr_un a;
+  if (!Address(path, &a)) return -1;
+  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int ListenUnix(const std::string &path, int backlog) {
+  int fd = BindUnix(path, SOCK_STREAM);
+  if (fd >= 0 && listen(fd, backlog) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace logsink::test
