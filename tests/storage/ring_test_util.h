@@ -118,7 +118,7 @@ inline std::vector<Got> ReadAll(RingReader *r) {
   Record rec;
   for (;;) {
     Status s = r->Next(&rec);
-    if (s.code() == Status::Code::kNotFound) break;
+    if (s.IsNotFound()) break;
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (!s.ok()) break;
     out.push_back(Copy(rec));
