@@ -86,7 +86,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
         cli->size = n;
         break;
       case kBlockSize:
-        if (!config::ParseSize(arg, &n) || n < 4096 || n > (1u << 20) || (n & (n - 1))) {
+        if (!config::ParseSize(arg, &n) || !config::ValidBlockSize(n)) {
           *error = "--block-size: '" + arg + "' is not a power of two in 4KiB..1MiB";
           return false;
         }

@@ -74,5 +74,8 @@ std::string FormatDuration(uint64_t ms);  // "5s" when exact, else "100ms"
 bool ParseFsync(std::string_view s, FsyncPolicy *policy, uint64_t *interval_ms);
 std::string FormatFsync(FsyncPolicy policy, uint64_t interval_ms);
 bool ValidLogLevel(std::string_view s);
+// A ring block size the format allows: a power of two within
+// LS_BLOCK_SIZE_MIN..LS_BLOCK_SIZE_MAX (proto/format.h).
+bool ValidBlockSize(uint64_t n);
 
 }  // namespace logsink::config
