@@ -34,6 +34,12 @@ class LogctlTest : public ::testing::Test {
     for (int i = start; i < start + n; i++)
       ring->Add(site, "i", Args().i(i).bytes(), kT0 + i * kMs);
   }
+  // A ring with no records at r.ring; returns its path.
+  std::string EmptyRing() {
+    std::string f = dir_.File("r.ring");
+    TestRing(f).Close();
+    return f;
+  }
   TempDir dir_;
 };
 
@@ -606,19 +612,22 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_FALSE(v["daemon"]["running"].b);
 }
 
-// A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
-TEST_F(LogctlTest, StatsAsksTheDaemon) {
-  std::string f = dir_.File("r.ring");
-  {
-    TestRing ring(f);
-    ring.Close();
-  }
-  std::string sock = dir_.File("d.sock");
-  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+// A Unix socket bound at path (not listening yet), or -1.
+int BoundSocket(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un a = {};
   a.sun_family = AF_UNIX;
-  strcpy(a.sun_path, sock.c_str());
-  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  strcpy(a.sun_path, path.c_str());
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
+TEST_F(LogctlTest, StatsAsksTheDaemon) {
+  std::string f = EmptyRing(), sock = dir_.File("d.sock");
+  int lfd = BoundSocket(sock);
+  ASSERT_GE(lfd, 0) << strerror(errno);
   ASSERT_EQ(listen(lfd, 4), 0);
   std::string got;
   std::thread server([&] {
@@ -660,17 +669,9 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
 }
 
 TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
-  std::string f = dir_.File("r.ring");
-  {
-    TestRing ring(f);
-    ring.Close();
-  }
-  std::string sock = dir_.File("d.sock");
-  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-  struct sockaddr_un a = {};
-  a.sun_family = AF_UNIX;
-  strcpy(a.sun_path, sock.c_str());
-  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  std::string f = EmptyRing(), sock = dir_.File("d.sock");
+  int lfd = BoundSocket(sock);
+  ASSERT_GE(lfd, 0) << strerror(errno);
   ASSERT_EQ(listen(lfd, 4), 0);  // accepted by the kernel, never answered
   Proc p({"stats", "--file", f, "--socket", sock});
   Result r = p.Finish(10000);

@@ -64,8 +64,9 @@ bool Validate(const Config &cfg, std::string *error);
 std::string ToToml(const Config &cfg);
 
 // Units. Sizes: plain integers (bytes) or a number with B, KiB, MiB, GiB, TiB
-// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: a number with ms, s,
-// min or h. Return false on malformed input or overflow.
+// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: duration.h's grammar
+// ("100ms", "1.5s", "1h 30min") with a unit on every term, in whole
+// milliseconds. Return false on malformed input or overflow.
 bool ParseSize(std::string_view s, uint64_t *bytes);
 bool ParseDuration(std::string_view s, uint64_t *ms);
 std::string FormatSize(uint64_t bytes);   // "64MiB" when exact, else plain bytes
