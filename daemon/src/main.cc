@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
   wo.file_size = cfg.ring_size;
   wo.block_size = cfg.block_size;
   wo.recreate_on_mismatch = cfg.recreate;
+  wo.allow_other_owner = cfg.allow_other_owner;
   std::unique_ptr<storage::RingWriter> writer;
   storage::Status s =
       storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);

@@ -2,6 +2,7 @@
 // existing one and recovers the writer's state from it (the newest valid
 // block, the next record and source numbers, a partial block to continue).
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -33,8 +34,13 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   if (!s.ok()) return s;
   if (!env->FileExists(path)) return Create(env, path, want, opts.mode);
 
-  s = env->OpenFile(path, true, &file_);
+  s = env->OpenFile(path, true, &file_);  // never through a symlink
   if (!s.ok()) return s;
+  uint32_t owner;
+  if (!opts.allow_other_owner && file_->OwnerUid(&owner) && owner != geteuid()) {
+    return Status::InvalidArgument(path + " is owned by uid " + std::to_string(owner) + ", not " +
+                                   std::to_string(geteuid()) + ": refusing to write into it");
+  }
   s = file_->LockExclusive();
   if (!s.ok()) return s;
   s = internal::ReadSuperblock(file_.get(), path, &sb_);

@@ -26,6 +26,7 @@ struct Config {
   uint64_t ring_size = 64ull << 20;  // size
   uint32_t block_size = 8192;        // block_size
   bool recreate = false;             // command line only (--recreate), never in TOML
+  bool allow_other_owner = false;    // command line only (--allow-other-owner), never in TOML
 
   // [writer]
   uint64_t flush_interval_ms = 100;         // flush_interval
