@@ -275,9 +275,15 @@ int RunExport(Options &o) {
     Error(o.export_path, "is the ring file itself");
     return kExitError;
   }
-  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file only (O_EXCL, which also never follows a symlink at the
+  // path), with the ring's permission bits (less the umask): the copy holds
+  // the same records, so no more people may read it than can read the ring.
+  mode_t mode = 0600;
+  if (stat(path.c_str(), &a) == 0) mode = a.st_mode & 0666;
+  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
-    Error(o.export_path, std::strerror(errno));
+    Error(o.export_path, errno == EEXIST ? std::string("exists; refusing to overwrite it")
+                                         : std::string(std::strerror(errno)));
     return kExitError;
   }
   int rc;
