@@ -45,10 +45,11 @@ class ReadReporter : public storage::Reporter {
   std::string path_;
 };
 
-// Reads, filters and prints records into an Out.
-class Session {
+// Reads, filters and prints records into an Out: one cat/tail/export run
+// (named apart from the daemon's per-client daemon::Session).
+class ReadPipeline {
  public:
-  Session(Options &o, RingReader *r, Out *out, Printer *pr, const std::string &path)
+  ReadPipeline(Options &o, RingReader *r, Out *out, Printer *pr, const std::string &path)
       : o_(o), r_(r), out_(out), pr_(pr), path_(path) {}
 
   // Renders rec into *line if it passes the filter. Returns false if filtered out.
@@ -66,7 +67,7 @@ class Session {
     Record rec;
     for (;;) {
       Status s = r_->Next(&rec);
-      if (s.code() == Status::Code::kNotFound) return true;
+      if (s.IsNotFound()) return true;
       if (!s.ok()) return ReadError(s);
       Render(rec, out_->buf());
       out_->MaybeFlush();
@@ -84,12 +85,12 @@ class Session {
     Record rec;
     for (;;) {
       Status s = r_->SeekLast(k);
-      if (!s.ok() && s.code() != Status::Code::kNotFound) return ReadError(s);
+      if (!s.ok() && !s.IsNotFound()) return ReadError(s);
       uint64_t count = 0, first = UINT64_MAX, last = 0;
       bool any = false;
       for (;;) {
         s = r_->Next(&rec);
-        if (s.code() == Status::Code::kNotFound) break;
+        if (s.IsNotFound()) break;
         if (!s.ok()) return ReadError(s);
         count++;
         any = true;
@@ -119,12 +120,12 @@ class Session {
   // tail with --since: stream from SeekTime keeping the last n matches.
   bool TailSince(uint64_t n) {
     Status s = r_->SeekTime(*o_.filter.since_ns);
-    if (!s.ok() && s.code() != Status::Code::kNotFound) return ReadError(s);
+    if (!s.ok() && !s.IsNotFound()) return ReadError(s);
     std::deque<std::string> keep;
     Record rec;
     for (;;) {
       s = r_->Next(&rec);
-      if (s.code() == Status::Code::kNotFound) break;
+      if (s.IsNotFound()) break;
       if (!s.ok()) return ReadError(s);
       std::string line;
       if (n && Render(rec, &line)) {
@@ -157,17 +158,17 @@ class Session {
 };
 
 struct Follow {
-  Session *session;
+  ReadPipeline *pipeline;
   Out *out;
   uv_loop_t *loop;
   bool stop_ok = true;
 };
 
 void FollowStep(Follow *f) {
-  bool ok = f->session->Drain();
+  bool ok = f->pipeline->Drain();
   f->out->Flush();
   if (!ok || f->out->failed()) {
-    f->stop_ok = !f->session->failed();
+    f->stop_ok = !f->pipeline->failed();
     uv_stop(f->loop);
   }
 }
@@ -180,13 +181,13 @@ void OnSignal(uv_signal_t *h, int) { uv_stop(static_cast<Follow *>(h->data)->loo
 
 // Runs until SIGINT/SIGTERM, the output closes, or a read error. Returns
 // false on a read error.
-bool FollowLoop(Session *session, Out *out, const std::string &path) {
+bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path) {
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) {
     Error("follow", "cannot create the event loop");
     return false;
   }
-  Follow f{session, out, &loop};
+  Follow f{pipeline, out, &loop};
   uv_fs_event_t fsev;
   uv_timer_t timer;
   uv_signal_t sig_int, sig_term;
@@ -236,29 +237,29 @@ int RunTail(Options &o) {
   Printer pr(o.mode, UseColor(o), o.utc);
   Out out(STDOUT_FILENO);
   rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
-  Session session(o, r.get(), &out, &pr, path);
+  ReadPipeline pipeline(o, r.get(), &out, &pr, path);
   bool ok = true;
   Status s;
   if (o.cmd == Command::kCat) {
     s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
-    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
-    ok = session.Drain();
+    if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
+    ok = pipeline.Drain();
   } else if (o.lines == 0) {
     s = r->SeekEnd();
-    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
+    if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
   } else if (o.filter.since_ns) {
-    ok = session.TailSince(o.lines);
+    ok = pipeline.TailSince(o.lines);
   } else if (o.filter.any()) {
-    ok = session.TailFiltered(o.lines);
+    ok = pipeline.TailFiltered(o.lines);
   } else {
     s = r->SeekLast(o.lines);
-    if (!s.ok() && s.code() != Status::Code::kNotFound) return session.ReadError(s), kExitError;
-    ok = session.Drain();
+    if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
+    ok = pipeline.Drain();
   }
-  if (session.failed()) return kExitError;
+  if (pipeline.failed()) return kExitError;
   if (ok && o.follow) {
     out.Flush();
-    if (!out.failed() && !FollowLoop(&session, &out, path)) return kExitError;
+    if (!out.failed() && !FollowLoop(&pipeline, &out, path)) return kExitError;
   }
   return FinishOutput(&out, "stdout");
 }
@@ -274,9 +275,15 @@ int RunExport(Options &o) {
     Error(o.export_path, "is the ring file itself");
     return kExitError;
   }
-  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file only (O_EXCL, which also never follows a symlink at the
+  // path), with the ring's permission bits (less the umask): the copy holds
+  // the same records, so no more people may read it than can read the ring.
+  mode_t mode = 0600;
+  if (stat(path.c_str(), &a) == 0) mode = a.st_mode & 0666;
+  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
-    Error(o.export_path, std::strerror(errno));
+    Error(o.export_path, errno == EEXIST ? std::string("exists; refusing to overwrite it")
+                                         : std::string(std::strerror(errno)));
     return kExitError;
   }
   int rc;
@@ -285,16 +292,16 @@ int RunExport(Options &o) {
     Printer pr(o.mode, false, o.utc);
     Out out(fd);
     rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
-    Session session(o, r.get(), &out, &pr, path);
+    ReadPipeline pipeline(o, r.get(), &out, &pr, path);
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
-    if (!s.ok() && s.code() != Status::Code::kNotFound) {
-      session.ReadError(s);
+    if (!s.ok() && !s.IsNotFound()) {
+      pipeline.ReadError(s);
       close(fd);
       return kExitError;
     }
-    bool ok = session.Drain();
+    bool ok = pipeline.Drain();
     rc = FinishOutput(&out, o.export_path);
-    if (!ok && session.failed()) rc = kExitError;
+    if (!ok && pipeline.failed()) rc = kExitError;
   }
   if (close(fd) != 0 && rc == kExitOk) {
     Error(o.export_path, std::strerror(errno));

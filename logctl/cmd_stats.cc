@@ -59,7 +59,7 @@ int RunStats(Options &o) {
   if (int rc = OpenRing(path, &rep, &r)) return rc;
   RingReader::Summary sum;
   Status s = r->Summarize(&sum);
-  bool empty = s.code() == Status::Code::kNotFound;
+  bool empty = s.IsNotFound();
   if (!s.ok() && !empty) {
     Error(path, s.ToString());
     return kExitError;
@@ -72,7 +72,7 @@ int RunStats(Options &o) {
     while (s.ok() && (s = r->Next(&rec)).ok()) {
       if (rec.kind == Record::Kind::kDropped) dropped += rec.dropped_count, dropped_entries++;
     }
-    if (!s.ok() && s.code() != Status::Code::kNotFound) {
+    if (!s.ok() && !s.IsNotFound()) {
       Error(path, s.ToString());
       return kExitError;
     }

@@ -41,7 +41,10 @@ std::string DefaultSocketPath(const std::string &explicit_path) {
 int OpenRing(const std::string &path, storage::Reporter *reporter,
              std::unique_ptr<storage::RingReader> *out) {
   // Check with open(2) first so the reason is errno's, not a guess.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO planted at the ring path must not wait for a
+  // writer (it is refused below as not a regular file); it changes nothing
+  // for a regular file.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     Error(path, std::strerror(errno));
     return kExitError;

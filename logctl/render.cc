@@ -19,31 +19,18 @@ constexpr char kUpperHex[] = "0123456789ABCDEF";
 
 int Clamp(int v) { return v > kMaxWidth ? kMaxWidth : v; }
 
-// Narrows a signed value the way printf's length modifier would.
-int64_t NarrowSigned(int length, uint64_t bits) {
-  switch (length) {
-    case LS_LEN_HH:
-      return static_cast<int8_t>(bits);
-    case LS_LEN_H:
-      return static_cast<int16_t>(bits);
-    case LS_LEN_NONE:
-      return static_cast<int32_t>(bits);
-    default:
-      return static_cast<int64_t>(bits);
-  }
-}
-
-uint64_t NarrowUnsigned(int length, uint64_t v) {
-  switch (length) {
-    case LS_LEN_HH:
-      return static_cast<uint8_t>(v);
-    case LS_LEN_H:
-      return static_cast<uint16_t>(v);
-    case LS_LEN_NONE:
-      return static_cast<uint32_t>(v);
-    default:
-      return v;
-  }
+// Narrows a value to the width printf's length modifier gives it; signed
+// values come back sign-extended, as the bits of an int64_t.
+uint64_t Narrow(int length, uint64_t v, bool is_signed) {
+  const int bits = length == LS_LEN_HH     ? 8
+                   : length == LS_LEN_H    ? 16
+                   : length == LS_LEN_NONE ? 32
+                                           : 64;
+  if (bits == 64) return v;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  v &= mask;
+  if (is_signed && (v >> (bits - 1)) != 0) v |= ~mask;
+  return v;
 }
 
 void Pad(std::string *out, size_t n, char c) { out->append(n, c); }
@@ -214,44 +201,34 @@ void FormatOne(const ls_fmt_spec &spec, unsigned flags, int width, int precision
                double d, std::string_view s, std::string *out) {
   width = Clamp(width);
   precision = Clamp(precision);
-  switch (spec.conv) {
-    case 'd':
-    case 'i': {
-      int64_t v = NarrowSigned(spec.length, u);
+  // proto's ls_fmt_next already mapped the conversion to its argument type;
+  // switching on the type keeps one list of conversions (in proto).
+  switch (spec.type) {
+    case LS_ARG_INT: {
+      int64_t v = static_cast<int64_t>(Narrow(spec.length, u, true));
       uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
       FormatInteger(out, spec.conv, flags, width, precision, v < 0, mag);
       break;
     }
-    case 'u':
-    case 'o':
-    case 'x':
-    case 'X':
-      FormatInteger(out, spec.conv, flags, width, precision, false, NarrowUnsigned(spec.length, u));
+    case LS_ARG_UINT:
+      FormatInteger(out, spec.conv, flags, width, precision, false, Narrow(spec.length, u, false));
       break;
-    case 'f':
-    case 'F':
-    case 'e':
-    case 'E':
-    case 'g':
-    case 'G':
-    case 'a':
-    case 'A':
+    case LS_ARG_DOUBLE:
       FormatDouble(out, spec.conv, flags, width, precision, d);
       break;
-    case 'c': {
+    case LS_ARG_CHAR: {
       std::string tmp;
       if (u > 0x10ffff) u = 0xfffd;
       AppendUtf8(&tmp, static_cast<char32_t>(u));
       AppendPadded(out, tmp, flags, width);
       break;
     }
-    case 's':
-    case 'm': {
+    case LS_ARG_STR: {
       if (precision >= 0 && s.size() > static_cast<size_t>(precision)) s = s.substr(0, precision);
       AppendPadded(out, s, flags, width);
       break;
     }
-    case 'p': {
+    case LS_ARG_PTR: {
       if (u == 0) {
         AppendPadded(out, "(nil)", flags, width);
       } else {
@@ -330,22 +307,45 @@ void AppendHex(std::string_view bytes, std::string *out, size_t max_bytes) {
   if (n < bytes.size()) out->append("\xe2\x80\xa6");
 }
 
-void AppendRawArgs(const Format *f, std::string_view args, std::string *out) {
+namespace {
+
+// Decodes args against f (as far as they match: none when f is unusable),
+// writes "[" and calls each(arg) for every decoded argument with sep between
+// them. Returns the bytes consumed; *count is the number of arguments.
+template <typename Each>
+size_t AppendArgList(const Format *f, std::string_view args, const char *sep, std::string *out,
+                     size_t *count, Each each) {
   ls_arg vals[LS_FMT_MAX_ARGS];
-  size_t count = 0, consumed = 0;
-  if (f && f->ok) Decode(*f, args, vals, &count, &consumed);
+  size_t consumed = 0;
+  *count = 0;
+  if (f && f->ok) Decode(*f, args, vals, count, &consumed);
   out->push_back('[');
-  for (size_t i = 0; i < count; i++) {
-    if (i) out->append(", ");
-    const ls_arg &a = vals[i];
+  for (size_t i = 0; i < *count; i++) {
+    if (i) out->append(sep);
+    each(vals[i]);
+  }
+  return consumed;
+}
+
+// An integer argument in decimal, signed or not as its type says.
+void AppendInteger(const ls_arg &a, std::string *out) {
+  if (a.type == LS_ARG_INT)
+    fmt::format_to(std::back_inserter(*out), "{}", static_cast<int64_t>(a.u));
+  else
+    fmt::format_to(std::back_inserter(*out), "{}", a.u);
+}
+
+}  // namespace
+
+void AppendRawArgs(const Format *f, std::string_view args, std::string *out) {
+  size_t count;
+  size_t consumed = AppendArgList(f, args, ", ", out, &count, [out](const ls_arg &a) {
     out->push_back(a.type);
     out->push_back(':');
     switch (a.type) {
       case LS_ARG_INT:
-        fmt::format_to(std::back_inserter(*out), "{}", static_cast<int64_t>(a.u));
-        break;
       case LS_ARG_UINT:
-        fmt::format_to(std::back_inserter(*out), "{}", a.u);
+        AppendInteger(a, out);
         break;
       case LS_ARG_DOUBLE:
         AppendDoubleShortest(a.f, out);
@@ -359,10 +359,8 @@ void AppendRawArgs(const Format *f, std::string_view args, std::string *out) {
       case LS_ARG_PTR:
         fmt::format_to(std::back_inserter(*out), "{:#x}", a.u);
         break;
-      default:
-        break;
     }
-  }
+  });
   if (consumed < args.size()) {
     if (count) out->append(", ");
     out->append("hex:");
@@ -372,45 +370,26 @@ void AppendRawArgs(const Format *f, std::string_view args, std::string *out) {
 }
 
 size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out) {
-  ls_arg vals[LS_FMT_MAX_ARGS];
-  size_t count = 0, consumed = 0;
-  if (f && f->ok) Decode(*f, args, vals, &count, &consumed);
-  out->push_back('[');
-  for (size_t i = 0; i < count; i++) {
-    if (i) out->push_back(',');
-    const ls_arg &a = vals[i];
-    switch (a.type) {
-      case LS_ARG_INT:
-        fmt::format_to(std::back_inserter(*out), "{}", static_cast<int64_t>(a.u));
-        break;
-      case LS_ARG_UINT:
-        fmt::format_to(std::back_inserter(*out), "{}", a.u);
-        break;
-      case LS_ARG_DOUBLE:
-        if (std::isfinite(a.f)) {
-          AppendDoubleShortest(a.f, out);
-        } else {
-          out->push_back('"');
-          AppendDoubleShortest(a.f, out);
-          out->push_back('"');
-        }
-        break;
-      case LS_ARG_CHAR: {
-        std::string tmp;
-        AppendUtf8(&tmp, a.u > 0x10ffff ? 0xfffd : static_cast<char32_t>(a.u));
-        AppendJsonString(out, tmp);
-        break;
-      }
-      case LS_ARG_STR:
-        AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(a.s), a.len));
-        break;
-      case LS_ARG_PTR:
-        fmt::format_to(std::back_inserter(*out), "\"{:#x}\"", a.u);
-        break;
-      default:
-        break;
+  size_t count;
+  size_t consumed = AppendArgList(f, args, ",", out, &count, [out](const ls_arg &a) {
+    // Numbers stay JSON numbers; anything JSON has no number for (a
+    // non-finite double, a pointer) and text become JSON strings.
+    if (a.type == LS_ARG_INT || a.type == LS_ARG_UINT) return AppendInteger(a, out);
+    if (a.type == LS_ARG_DOUBLE && std::isfinite(a.f)) return AppendDoubleShortest(a.f, out);
+    if (a.type == LS_ARG_STR)
+      return AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(a.s), a.len));
+    std::string text;
+    if (a.type == LS_ARG_DOUBLE) {
+      AppendDoubleShortest(a.f, &text);
+    } else if (a.type == LS_ARG_PTR) {
+      fmt::format_to(std::back_inserter(text), "{:#x}", a.u);
+    } else if (a.type == LS_ARG_CHAR) {
+      AppendUtf8(&text, a.u > 0x10ffff ? 0xfffd : static_cast<char32_t>(a.u));
+    } else {
+      return;
     }
-  }
+    AppendJsonString(out, text);
+  });
   out->push_back(']');
   return consumed;
 }

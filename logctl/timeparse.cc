@@ -5,6 +5,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "logsink/config/duration.h"
+
 namespace logsink::logctl {
 namespace {
 
@@ -43,45 +45,6 @@ bool Fraction(std::string_view s, size_t *i, uint64_t *ns) {
     (*i)++;
   }
   return *i > start;
-}
-
-uint64_t UnitNs(std::string_view u, bool *ok) {
-  *ok = true;
-  static const struct {
-    const char *name;
-    uint64_t ns;
-  } kUnits[] = {
-      {"ns", 1},
-      {"nsec", 1},
-      {"us", 1000},
-      {"usec", 1000},
-      {"ms", 1000000},
-      {"msec", 1000000},
-      {"s", kNs},
-      {"sec", kNs},
-      {"secs", kNs},
-      {"second", kNs},
-      {"seconds", kNs},
-      {"m", 60 * kNs},
-      {"min", 60 * kNs},
-      {"mins", 60 * kNs},
-      {"minute", 60 * kNs},
-      {"minutes", 60 * kNs},
-      {"h", 3600 * kNs},
-      {"hr", 3600 * kNs},
-      {"hour", 3600 * kNs},
-      {"hours", 3600 * kNs},
-      {"d", 86400 * kNs},
-      {"day", 86400 * kNs},
-      {"days", 86400 * kNs},
-      {"w", 604800 * kNs},
-      {"week", 604800 * kNs},
-      {"weeks", 604800 * kNs},
-  };
-  for (const auto &e : kUnits)
-    if (u == e.name) return e.ns;
-  *ok = false;
-  return 0;
 }
 
 // Local midnight of the day containing now (+ day_offset days).
@@ -168,37 +131,6 @@ bool ParseAbsolute(std::string_view s, uint64_t now_ns, uint64_t *out) {
 
 }  // namespace
 
-bool ParseDuration(std::string_view s, uint64_t *out_ns) {
-  s = Trim(s);
-  if (s.empty()) return false;
-  uint64_t total = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && s[i] == ' ') i++;
-    if (i >= s.size()) break;
-    size_t start = i;
-    uint64_t whole = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      if (whole > 1000000000000ull) return false;
-      whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
-      i++;
-    }
-    if (i == start) return false;
-    uint64_t frac = 0;  // ns-scaled fraction of one unit, in billionths
-    if (i < s.size() && s[i] == '.' && !Fraction(s, &i, &frac)) return false;
-    while (i < s.size() && s[i] == ' ') i++;
-    size_t ustart = i;
-    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) i++;
-    bool ok;
-    uint64_t unit = i == ustart ? kNs : UnitNs(s.substr(ustart, i - ustart), &ok);
-    if (i != ustart && !ok) return false;
-    if (unit && whole > UINT64_MAX / unit / 2) return false;
-    total += whole * unit + static_cast<uint64_t>(static_cast<long double>(frac) * unit / kNs);
-  }
-  *out_ns = total;
-  return true;
-}
-
 bool ParseTime(std::string_view s, uint64_t now_ns, uint64_t *out_ns, std::string *why) {
   s = Trim(s);
   *why =
@@ -219,12 +151,12 @@ bool ParseTime(std::string_view s, uint64_t now_ns, uint64_t *out_ns, std::strin
   }
   uint64_t d;
   if (s.size() > 4 && s.substr(s.size() - 4) == " ago") {
-    if (!ParseDuration(s.substr(0, s.size() - 4), &d)) return false;
+    if (!config::ParseDurationNs(s.substr(0, s.size() - 4), &d)) return false;
     *out_ns = d > now_ns ? 0 : now_ns - d;
     return true;
   }
   if (s[0] == '-' || s[0] == '+') {
-    if (!ParseDuration(s.substr(1), &d)) return false;
+    if (!config::ParseDurationNs(s.substr(1), &d)) return false;
     *out_ns = s[0] == '-' ? (d > now_ns ? 0 : now_ns - d) : now_ns + d;
     return true;
   }

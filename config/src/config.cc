@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "logsink/proto/format.h"
 #include "logsink/proto/paths.h"
 
 namespace logsink::config {
@@ -27,13 +28,16 @@ bool ResolvePaths(Config *cfg, std::string *error) {
   return true;
 }
 
+bool ValidBlockSize(uint64_t n) {
+  return n >= LS_BLOCK_SIZE_MIN && n <= LS_BLOCK_SIZE_MAX && (n & (n - 1)) == 0;
+}
+
 bool Validate(const Config &cfg, std::string *error) {
   if (cfg.socket_path.size() >= 108) {
     *error = "socket path " + cfg.socket_path + " is too long for a Unix socket (max 107 bytes)";
     return false;
   }
-  if (cfg.block_size < 4096 || cfg.block_size > (1u << 20) ||
-      (cfg.block_size & (cfg.block_size - 1))) {
+  if (!ValidBlockSize(cfg.block_size)) {
     *error =
         "block size " + FormatSize(cfg.block_size) + " is not a power of two between 4KiB and 1MiB";
     return false;

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "logsink/config/config.h"
+#include "logsink/config/duration.h"
 
 namespace logsink::config {
 namespace {
@@ -56,22 +57,15 @@ bool ParseSize(std::string_view s, uint64_t *bytes) {
   return MulOk(n, mul, bytes);
 }
 
+// The shared grammar (duration.h) in whole milliseconds, with a unit on every
+// term: in a file a bare "100" could mean ms or s, so it is refused.
 bool ParseDuration(std::string_view s, uint64_t *ms) {
-  uint64_t n;
-  std::string_view u;
-  if (!SplitNumber(s, &n, &u)) return false;
-  uint64_t mul;
-  if (u == "ms")
-    mul = 1;
-  else if (u == "s")
-    mul = 1000;
-  else if (u == "min")
-    mul = 60000;
-  else if (u == "h")
-    mul = 3600000;
-  else
-    return false;
-  return MulOk(n, mul, ms);
+  constexpr uint64_t kNsPerMs = 1000000;
+  uint64_t ns;
+  bool unitless;
+  if (!ParseDurationNs(s, &ns, &unitless) || unitless || ns % kNsPerMs != 0) return false;
+  *ms = ns / kNsPerMs;
+  return true;
 }
 
 std::string FormatSize(uint64_t bytes) {

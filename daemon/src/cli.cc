@@ -9,7 +9,8 @@ namespace logsink::daemon {
 
 const char *Usage() {
   return "usage: logsinkd [--config FILE] [--socket PATH] [--file PATH] [--size SIZE]\n"
-         "                [--block-size SIZE] [--recreate] [--log-level LEVEL]\n"
+         "                [--block-size SIZE] [--recreate] [--allow-other-owner]\n"
+         "                [--log-level LEVEL]\n"
          "                [--print-config] [--version] [--help]\n"
          "\n"
          "  --config FILE      read settings from this TOML file (default: none, embedded\n"
@@ -22,6 +23,8 @@ const char *Usage() {
          "  --block-size SIZE  block size, a power of two in 4KiB..1MiB (default 8KiB)\n"
          "  --recreate         replace an existing ring file of another size or block size\n"
          "                     (its records are lost)\n"
+         "  --allow-other-owner  write into a ring file owned by another user (refused\n"
+         "                     by default: its owner can read every record)\n"
          "  --log-level LEVEL  trace, debug, info, warn, error, critical or off\n"
          "  --print-config     print the effective configuration as TOML and exit\n"
          "  --version          print the version and exit\n"
@@ -38,6 +41,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
     kSize,
     kBlockSize,
     kRecreate,
+    kAllowOtherOwner,
     kLogLevel,
     kPrint,
     kVersion,
@@ -49,6 +53,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
                                  {"size", required_argument, nullptr, kSize},
                                  {"block-size", required_argument, nullptr, kBlockSize},
                                  {"recreate", no_argument, nullptr, kRecreate},
+                                 {"allow-other-owner", no_argument, nullptr, kAllowOtherOwner},
                                  {"log-level", required_argument, nullptr, kLogLevel},
                                  {"print-config", no_argument, nullptr, kPrint},
                                  {"version", no_argument, nullptr, kVersion},
@@ -86,7 +91,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
         cli->size = n;
         break;
       case kBlockSize:
-        if (!config::ParseSize(arg, &n) || n < 4096 || n > (1u << 20) || (n & (n - 1))) {
+        if (!config::ParseSize(arg, &n) || !config::ValidBlockSize(n)) {
           *error = "--block-size: '" + arg + "' is not a power of two in 4KiB..1MiB";
           return false;
         }
@@ -94,6 +99,9 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
         break;
       case kRecreate:
         cli->recreate = true;
+        break;
+      case kAllowOtherOwner:
+        cli->allow_other_owner = true;
         break;
       case kLogLevel:
         if (!config::ValidLogLevel(arg)) {
@@ -135,6 +143,7 @@ void ApplyCli(const Cli &cli, config::Config *cfg) {
   if (cli.block_size) cfg->block_size = uint32_t(*cli.block_size);
   if (cli.log_level) cfg->log_level = *cli.log_level;
   cfg->recreate = cli.recreate;
+  cfg->allow_other_owner = cli.allow_other_owner;
 }
 
 }  // namespace logsink::daemon

@@ -15,6 +15,7 @@ struct Cli {
   std::optional<std::string> socket, file, log_level;
   std::optional<uint64_t> size, block_size;
   bool recreate = false;
+  bool allow_other_owner = false;
   bool print_config = false;
   bool version = false;
   bool help = false;

@@ -32,6 +32,12 @@ inline const char *ErrName(Err e) {
   return kNames[int(e)];
 }
 
+// The counter name without its "err_" prefix, for log lines ("bad_length").
+inline const char *ErrShortName(Err e) {
+  constexpr size_t kPrefixLen = sizeof "err_" - 1;
+  return ErrName(e) + kPrefixLen;
+}
+
 struct Counters {
   uint64_t err[int(Err::kCount)] = {};
   uint64_t connections_current = 0;

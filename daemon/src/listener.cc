@@ -41,6 +41,28 @@ int Probe(const std::string &path) {
   return -e;
 }
 
+// Gives the socket file just bound at path to group gid without following
+// a link: fchownat(AT_SYMLINK_NOFOLLOW) in the socket's directory changes the
+// directory entry itself, and the entry must still be a socket (whoever
+// swapped it for anything else is refused). Returns 0 or an errno value.
+int ChownBoundSocket(const std::string &path, gid_t gid) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  int dfd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errno;
+  struct stat st;
+  int e = 0;
+  if (fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    e = errno;
+  else if (!S_ISSOCK(st.st_mode))
+    e = ESTALE;  // replaced by something else since bind
+  else if (fchownat(dfd, name.c_str(), uid_t(-1), gid, AT_SYMLINK_NOFOLLOW) != 0)
+    e = errno;
+  close(dfd);
+  return e;
+}
+
 }  // namespace
 
 int MakeParentDirs(const std::string &path) {
@@ -109,11 +131,18 @@ ListenError OpenListener(const std::string &path, unsigned mode, const std::stri
     *error = "socket: " + Errno(errno);
     return ListenError::kOther;
   }
-  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) < 0) {
-    int e = errno;
+  // The socket file gets its mode as bind creates it (0777 & ~umask): a
+  // chmod by path afterwards would follow whatever someone with write access
+  // to the directory swapped in meanwhile (a symlink to /etc/shadow, say).
+  // umask is per process; nothing else runs yet while the listener opens.
+  mode_t old_umask = umask(~mode & 0777);
+  int bound = bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
+  int bind_errno = errno;
+  umask(old_umask);
+  if (bound < 0) {
     close(fd);
-    *error = "cannot bind " + path + ": " + Errno(e);
-    return e == EADDRINUSE ? ListenError::kInUse : ListenError::kOther;
+    *error = "cannot bind " + path + ": " + Errno(bind_errno);
+    return bind_errno == EADDRINUSE ? ListenError::kInUse : ListenError::kOther;
   }
   auto fail = [&](std::string msg) {
     unlink(path.c_str());
@@ -121,14 +150,13 @@ ListenError OpenListener(const std::string &path, unsigned mode, const std::stri
     *error = std::move(msg);
     return ListenError::kOther;
   };
-  if (chmod(path.c_str(), mode) < 0) return fail("cannot chmod " + path + ": " + Errno(errno));
   if (!group.empty()) {
     std::vector<char> buf(16384);
     struct group gr, *res = nullptr;
     int rc = getgrnam_r(group.c_str(), &gr, buf.data(), buf.size(), &res);
     if (rc != 0 || !res) return fail("socket group '" + group + "' does not exist");
-    if (chown(path.c_str(), uid_t(-1), res->gr_gid) < 0)
-      return fail("cannot give " + path + " to group " + group + ": " + Errno(errno));
+    if (int e = ChownBoundSocket(path, res->gr_gid); e != 0)
+      return fail("cannot give " + path + " to group " + group + ": " + Errno(e));
   }
   if (listen(fd, SOMAXCONN) < 0) return fail("listen: " + Errno(errno));
   if (lstat(path.c_str(), &st) == 0) out->inode = st.st_ino;

@@ -94,18 +94,19 @@ int main(int argc, char **argv) {
   wo.file_size = cfg.ring_size;
   wo.block_size = cfg.block_size;
   wo.recreate_on_mismatch = cfg.recreate;
+  wo.allow_other_owner = cfg.allow_other_owner;
   std::unique_ptr<storage::RingWriter> writer;
   storage::Status s =
       storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);
   if (!s.ok()) {
-    if (s.code() == storage::Status::Code::kMismatch)
+    if (s.IsMismatch())
       spdlog::critical(
           "{}: {}; it was created with another size or block size than the configured {} / {}. "
           "Start logsinkd with --recreate to replace it (its records are lost), or configure "
           "the file's geometry",
           cfg.ring_file, s.message(), config::FormatSize(cfg.ring_size),
           config::FormatSize(cfg.block_size));
-    else if (s.code() == storage::Status::Code::kBusy)
+    else if (s.IsBusy())
       spdlog::critical("{} is in use by another writer (another logsinkd?): {}", cfg.ring_file,
                        s.message());
     else

@@ -1,10 +1,13 @@
 // ratelimit.h: at most one log line per kind per interval, counting what it
-// suppressed, for diagnostics that a client can trigger at will.
+// suppressed, for diagnostics that a client or a failing disk can repeat at will.
 #pragma once
 
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace logsink::daemon {
 
@@ -25,6 +28,19 @@ class RateLimit {
     *suppressed = s.suppressed;
     s.suppressed = 0;
     return true;
+  }
+
+  // The daemon's one rate-limited reporter: writes the line unless one of the
+  // same kind was written within the interval, and then says how many of its
+  // kind were suppressed meanwhile.
+  template <typename... Args>
+  void Log(int kind, spdlog::level::level_enum level, fmt::format_string<Args...> f,
+           Args &&...args) {
+    uint64_t suppressed = 0;
+    if (!Allow(kind, &suppressed)) return;
+    std::string line = fmt::format(f, std::forward<Args>(args)...);
+    if (suppressed) line += fmt::format(" ({} similar lines suppressed)", suppressed);
+    spdlog::log(level, "{}", line);
   }
 
  private:

@@ -16,6 +16,7 @@
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
 #include "session.h"
+#include "sync_policy.h"
 
 namespace logsink::daemon {
 
@@ -72,14 +73,12 @@ class Server {
   uv_poll_t listen_poll_;
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
   uint64_t last_flush_ms_ = 0;  // uv_now() of the last partial-block write
-  std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
+  std::string last_status_;     // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t sig_term_, sig_int_, sig_hup_;
   uv_fs_t sync_req_;
   int sync_fd_ = -1;
   bool sync_in_flight_ = false, sync_again_ = false;
-  // What the last sync request covered: blocks_written (policy "block"), or
-  // blocks_written + flushes (an interval policy).
-  uint64_t synced_blocks_ = 0;
+  SyncPolicy sync_policy_;  // which writes the last fdatasync request covered
 
   Counters counters_;
   Context ctx_;

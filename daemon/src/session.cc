@@ -24,11 +24,14 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
 
 void Session::Fail(Err e, std::string_view detail) {
   ctx_->counters->Count(e);
-  uint64_t suppressed = 0;
-  if (!ctx_->log_limit.Allow(int(e), &suppressed)) return;
-  spdlog::warn("client pid {} uid {} comm '{}': {}: {}; connection closed{}", peer_.pid, peer_.uid,
-               peer_.comm, ErrName(e) + 4, detail,
-               suppressed ? fmt::format(" ({} similar lines suppressed)", suppressed) : "");
+  ctx_->log_limit.Log(int(e), spdlog::level::warn,
+                      "client pid {} uid {} comm '{}': {}: {}; connection closed", peer_.pid,
+                      peer_.uid, peer_.comm, ErrShortName(e), detail);
+}
+
+void Session::WriteFailed(const storage::Status &s) {
+  ctx_->counters->write_errors++;
+  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.ToString());
 }
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
@@ -238,13 +241,7 @@ bool Session::OnRecords(const uint8_t *p, size_t n) {
     in.args_len = pr.args_len;
     in.truncated = pr.truncated;
     storage::Status s = ctx_->writer->Append(in);
-    if (!s.ok()) {
-      ctx_->counters->write_errors++;
-      uint64_t suppressed = 0;
-      if (ctx_->log_limit.Allow(int(Err::kCount), &suppressed))
-        spdlog::error("ring write failed: {} ({} similar lines suppressed)", s.ToString(),
-                      suppressed);
-    }
+    if (!s.ok()) WriteFailed(s);
   }
   return true;
 }
@@ -257,13 +254,7 @@ bool Session::OnDropped(const uint8_t *p, size_t n) {
   }
   ctx_->counters->dropped_reported += d.count;
   storage::Status s = ctx_->writer->AppendDropped(source_, d.now_ns, d.count, d.since_ns);
-  if (!s.ok()) {
-    ctx_->counters->write_errors++;
-    uint64_t suppressed = 0;
-    if (ctx_->log_limit.Allow(int(Err::kCount), &suppressed))
-      spdlog::error("ring write failed: {} ({} similar lines suppressed)", s.ToString(),
-                    suppressed);
-  }
+  if (!s.ok()) WriteFailed(s);
   return true;
 }
 

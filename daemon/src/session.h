@@ -38,6 +38,10 @@ struct ParsedRecord {
   uint64_t truncated;
 };
 
+// The rate limiter's kind for storage and accept errors (one past the Err kinds):
+// they are rare and come from the disk or the kernel, not from one client.
+constexpr int kLogKindWrite = int(Err::kCount);
+
 // What sessions share: the daemon's writer, counters and error log.
 struct Context {
   storage::RingWriter *writer = nullptr;
@@ -86,6 +90,8 @@ class Session {
   bool OnIntern(const uint8_t *p, size_t n);
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
+  // Counts and reports (rate-limited) a failed append to the ring.
+  void WriteFailed(const storage::Status &s);
   const SiteEntry *Lookup(uint32_t site) const {
     if (site >= index_.size() || index_[site] == 0) return nullptr;
     return &entries_[index_[site] - 1];

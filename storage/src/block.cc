@@ -6,31 +6,42 @@
 
 namespace logsink::storage::internal {
 
+// The header's reserved bytes [52, 56) follow the flags field (FORMAT.md).
+// The block CRC covers [8, used): everything after the magic and the CRC itself.
+constexpr size_t kBlkCrcFrom = LS_BLK_OFF_SEQ;
+constexpr size_t kBlkOffReserved = LS_BLK_OFF_FLAGS + 4;
+static_assert(kBlkOffReserved + 4 == LS_BLK_HDR, "the reserved word ends the header");
+
+// The header's fields past magic and CRC, as one table that ParseBlockHeader
+// and FinishBlock both walk, so the two cannot disagree on an offset.
+template <typename T>
+struct Field {
+  size_t off;
+  T BlockHeader::*member;
+};
+constexpr Field<uint64_t> kWide[] = {{LS_BLK_OFF_SEQ, &BlockHeader::seq},
+                                     {LS_BLK_OFF_FIRST_REC, &BlockHeader::first_rec},
+                                     {LS_BLK_OFF_BASE_TS, &BlockHeader::base_ts},
+                                     {LS_BLK_OFF_MAX_TS, &BlockHeader::max_ts}};
+constexpr Field<uint32_t> kNarrow[] = {{LS_BLK_OFF_USED, &BlockHeader::used},
+                                       {LS_BLK_OFF_COUNT, &BlockHeader::count},
+                                       {LS_BLK_OFF_FLAGS, &BlockHeader::flags}};
+
 BlockHeader ParseBlockHeader(const uint8_t *p) {
   BlockHeader h;
   h.magic = ls_get_u32(p + LS_BLK_OFF_MAGIC);
   h.crc = ls_get_u32(p + LS_BLK_OFF_CRC);
-  h.seq = ls_get_u64(p + LS_BLK_OFF_SEQ);
-  h.first_rec = ls_get_u64(p + LS_BLK_OFF_FIRST_REC);
-  h.base_ts = ls_get_u64(p + LS_BLK_OFF_BASE_TS);
-  h.max_ts = ls_get_u64(p + LS_BLK_OFF_MAX_TS);
-  h.used = ls_get_u32(p + LS_BLK_OFF_USED);
-  h.count = ls_get_u32(p + LS_BLK_OFF_COUNT);
-  h.flags = ls_get_u32(p + LS_BLK_OFF_FLAGS);
+  for (const auto &f : kWide) h.*f.member = ls_get_u64(p + f.off);
+  for (const auto &f : kNarrow) h.*f.member = ls_get_u32(p + f.off);
   return h;
 }
 
 void FinishBlock(uint8_t *p, const BlockHeader &h) {
   ls_put_u32(p + LS_BLK_OFF_MAGIC, LS_BLK_MAGIC);
-  ls_put_u64(p + LS_BLK_OFF_SEQ, h.seq);
-  ls_put_u64(p + LS_BLK_OFF_FIRST_REC, h.first_rec);
-  ls_put_u64(p + LS_BLK_OFF_BASE_TS, h.base_ts);
-  ls_put_u64(p + LS_BLK_OFF_MAX_TS, h.max_ts);
-  ls_put_u32(p + LS_BLK_OFF_USED, h.used);
-  ls_put_u32(p + LS_BLK_OFF_COUNT, h.count);
-  ls_put_u32(p + LS_BLK_OFF_FLAGS, h.flags);
-  ls_put_u32(p + 52, 0);
-  ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + 8, h.used - 8));
+  for (const auto &f : kWide) ls_put_u64(p + f.off, h.*f.member);
+  for (const auto &f : kNarrow) ls_put_u32(p + f.off, h.*f.member);
+  ls_put_u32(p + kBlkOffReserved, 0);
+  ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + kBlkCrcFrom, h.used - kBlkCrcFrom));
 }
 
 const char *BlockStateName(BlockState s) {
@@ -62,7 +73,7 @@ BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHea
   *h = ParseBlockHeader(p);
   BlockState s = CheckBlockHeader(*h, l, slot);
   if (s != BlockState::kValid) return s;
-  if (Crc32c(p + 8, h->used - 8) != h->crc) return BlockState::kBadCrc;
+  if (Crc32c(p + kBlkCrcFrom, h->used - kBlkCrcFrom) != h->crc) return BlockState::kBadCrc;
   return BlockState::kValid;
 }
 

@@ -38,6 +38,11 @@ const char *BlockStateName(BlockState s);
 BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot);
 // Full check of a whole block image (block_size bytes) read from slot.
 BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHeader *h);
+// The oldest block sequence that can still be in the ring when newest is the
+// newest: one lap back (0 before the first wrap).
+inline uint64_t OldestLive(const Layout &l, uint64_t newest) {
+  return newest + 1 >= l.block_count ? newest + 1 - l.block_count : 0;
+}
 
 // ---- encoding -------------------------------------------------------------
 

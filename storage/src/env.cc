@@ -70,6 +70,13 @@ class PosixFile final : public File {
     return Status::OK();
   }
 
+  bool OwnerUid(uint32_t *uid) override {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return false;
+    *uid = st.st_uid;
+    return true;
+  }
+
   Status LockExclusive() override {
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
@@ -89,7 +96,7 @@ class PosixEnv final : public Env {
   Status OpenFile(const std::string &path, bool writable, std::unique_ptr<File> *out) override {
     int fd;
     do {
-      fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+      fd = ::open(path.c_str(), (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return Errno("open", path, errno);
     out->reset(new PosixFile(fd, path));

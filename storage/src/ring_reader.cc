@@ -10,6 +10,7 @@
 #include "block.h"
 #include "scan.h"
 #include "strtab.h"
+#include "summary.h"
 #include "superblock.h"
 #include "verify.h"
 
@@ -45,9 +46,14 @@ class RingReader::Impl {
   Status ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible);
   // The newest valid block now (binary search over headers, then CRC).
   Status FindNewest(bool *found, BlockHeader *h);
-  uint64_t Lowest(uint64_t newest) const {
-    return newest + 1 >= layout_.block_count ? newest + 1 - layout_.block_count : 0;
+  // FindNewest for the Seek* calls: an empty ring positions at its start
+  // (record 0, following), so the caller only handles *found.
+  Status FindNewestOrRewind(bool *found, BlockHeader *h) {
+    Status s = FindNewest(found, h);
+    if (s.ok() && !*found) Position(0, true, 0);
+    return s;
   }
+  uint64_t Lowest(uint64_t newest) const { return internal::OldestLive(layout_, newest); }
   void Position(uint64_t block, bool have_expect, uint64_t expect);
   Status PositionAt(uint64_t block);
   void Report(uint64_t off, const std::string &why) {
@@ -217,12 +223,8 @@ void RingReader::Impl::Position(uint64_t block, bool have_expect, uint64_t expec
 Status RingReader::Impl::SeekOldest() {
   bool found;
   BlockHeader h;
-  Status s = FindNewest(&found, &h);
-  if (!s.ok()) return s;
-  if (!found) {  // empty: every record from 0 on is expected
-    Position(0, true, 0);
-    return Status::OK();
-  }
+  Status s = FindNewestOrRewind(&found, &h);  // empty: every record from 0 on is expected
+  if (!s.ok() || !found) return s;
   return PositionAt(Lowest(h.seq));
 }
 
@@ -244,24 +246,16 @@ Status RingReader::Impl::PositionAt(uint64_t b) {
 Status RingReader::Impl::SeekEnd() {
   bool found;
   BlockHeader h;
-  Status s = FindNewest(&found, &h);
-  if (!s.ok()) return s;
-  if (found)
-    Position(h.seq, true, h.first_rec + h.count);
-  else
-    Position(0, true, 0);
-  return Status::OK();
+  Status s = FindNewestOrRewind(&found, &h);
+  if (s.ok() && found) Position(h.seq, true, h.first_rec + h.count);
+  return s;
 }
 
 Status RingReader::Impl::SeekLast(uint64_t n) {
   bool found;
   BlockHeader h;
-  Status s = FindNewest(&found, &h);
-  if (!s.ok()) return s;
-  if (!found) {
-    Position(0, true, 0);
-    return Status::OK();
-  }
+  Status s = FindNewestOrRewind(&found, &h);
+  if (!s.ok() || !found) return s;
   const uint64_t end = h.first_rec + h.count;
   const uint64_t target = end > n ? end - n : 0;
   const uint64_t lowest = Lowest(h.seq);
@@ -288,12 +282,8 @@ Status RingReader::Impl::SeekLast(uint64_t n) {
 Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
   bool found;
   BlockHeader h;
-  Status s = FindNewest(&found, &h);
-  if (!s.ok()) return s;
-  if (!found) {
-    Position(0, true, 0);
-    return Status::OK();
-  }
+  Status s = FindNewestOrRewind(&found, &h);
+  if (!s.ok() || !found) return s;
   if (h.max_ts < ts_ns) {  // nothing that late yet: follow from the end
     Position(h.seq, true, h.first_rec + h.count);
     return Status::OK();
@@ -348,6 +338,23 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
   rec->truncated = d.truncated;
 }
 
+// Next is a loop over one question: "what is in block b_ now?". Each pass
+// does exactly one of these, and every `continue` has moved the position:
+//   1. loaded_ (block b_ is decoded in cursor_): return its next record with
+//      sequence >= expect_; at the end of a sealed block, or at a malformed
+//      entry (reported once), go to b_ + 1; a partial block falls to 2.
+//   2. read block b_. Valid: load it (a partial block that did not grow is
+//      "no new records"), first counting a jump in sequence numbers as lost
+//      unless gap_ok_ says a damaged block was skipped just before.
+//   3. not valid: ask FindNewest. Lapped by the writer -> jump to the oldest
+//      block present; b_ is newest now -> read again; b_ is past the newest
+//      -> caught up ("no new records"; a torn newest block is reported once);
+//      else b_ is missing between valid blocks -> read it once more (reread_:
+//      the writer may have been mid-write), then report it and skip it.
+// The state: b_ (block), expect_/have_expect_ (next record wanted; unset after
+// a seek), gap_ok_ (skipped damage: a jump is not loss), reported_ (report a
+// block once), reread_ (re-read a block once). The guard only turns a damaged
+// ring that would loop forever into Corruption; a sound ring never nears it.
 Status RingReader::Impl::Next(Record *rec) {
   const uint64_t count = layout_.block_count;
   for (int guard = 0; guard < 4 * int(std::min<uint64_t>(count, 1 << 20)) + 16; guard++) {
@@ -451,56 +458,11 @@ Status RingReader::Impl::Next(Record *rec) {
 }
 
 Status RingReader::Impl::Summarize(Summary *out) {
-  *out = Summary();
-  Status s = st_.Load(file_.get());
-  if (!s.ok()) return s;
-  out->strings = st_.size();
-  out->strtab_bytes = st_.used_bytes();
-  struct Info {
-    uint64_t seq, first_rec, count, base_ts, max_ts, used;
-  };
-  std::vector<Info> blocks;
-  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
-    BlockHeader h;
-    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
-    blocks.push_back(Info{h.seq, h.first_rec, h.count, h.base_ts, h.max_ts, h.used});
-  });
-  if (!s.ok()) return s;
-  if (blocks.empty()) return Status::NotFound("the ring holds no records");
   // The newest block is the one a reader finds (FindNewest), so the summary
-  // describes exactly the blocks a reader shows, even in a damaged ring
-  // whose headers disagree with one another.
-  bool found = false;
-  BlockHeader nh;
-  s = FindNewest(&found, &nh);
-  if (!s.ok()) return s;
-  if (!found) return Status::NotFound("the ring holds no records");
-  const uint64_t newest = nh.seq;
-  const uint64_t lowest = Lowest(newest);
-  const Info *oldest = nullptr, *last = nullptr;
-  uint64_t min_rec = ~0ull, end_rec = 0;  // record range [min_rec, end_rec)
-  for (const Info &b : blocks) {
-    if (b.seq < lowest || b.seq > newest) continue;  // stale, or not what a reader shows
-    out->blocks_used++;
-    out->bytes_used += b.used;
-    if (!oldest || b.seq < oldest->seq) oldest = &b;
-    if (b.seq == newest) last = &b;
-    min_rec = std::min(min_rec, b.first_rec);
-    if (b.count) end_rec = std::max(end_rec, b.first_rec + b.count);
-  }
-  if (!oldest || !last) return Status::NotFound("the ring holds no records");
-  out->oldest_block = oldest->seq;
-  out->newest_block = newest;
-  // In a sound ring these are the oldest block's first record and the newest
-  // block's last one. Taking the minimum and maximum over the blocks keeps
-  // oldest_seq <= newest_seq and oldest_seq <= the first record a reader
-  // returns even when a damaged or crafted block claims other numbers.
-  out->oldest_seq = min_rec;
-  out->newest_seq = end_rec > min_rec ? end_rec - 1 : min_rec;
-  out->oldest_ts_ns = oldest->base_ts;
-  out->newest_ts_ns = last->max_ts;
-  out->wraps = newest / layout_.block_count;
-  return Status::OK();
+  // describes exactly the blocks a reader shows.
+  return internal::SummarizeRing(
+      file_.get(), layout_, &st_,
+      [this](bool *found, BlockHeader *h) { return FindNewest(found, h); }, out);
 }
 
 // ---- RingReader -------------------------------------------------------------

@@ -1,215 +1,17 @@
-// ring_writer.cc: RingWriter: creates or reopens a ring file, interns call
-// sites, appends records to the current block in memory, seals full blocks
-// with one pwrite each and overwrites the oldest slot when the ring is full.
+// ring_writer.cc: RingWriter: interns call sites, appends records to the
+// current block in memory, seals full blocks with one pwrite each and
+// overwrites the oldest slot when the ring is full (opening and recovery are
+// in ring_recover.cc).
 #include <time.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "block.h"
 #include "logsink/proto/args.h"
-#include "scan.h"
-#include "strtab.h"
-#include "superblock.h"
+#include "ring_writer_impl.h"
 
 namespace logsink::storage {
-
-using internal::BlockCursor;
-using internal::BlockHeader;
-using internal::BlockState;
-using internal::RecordFields;
-
-class RingWriter::Impl {
- public:
-  Status Open(Env *env, const std::string &path, const WriterOptions &opts);
-  uint32_t Intern(const Site &site);
-  bool LookupSite(uint32_t id, Site *out) const { return st_.Get(id, out); }
-  Status Append(const RecordIn &rec);
-  Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
-  Status Flush();
-  Status Sync() { return file_->Sync(); }
-
-  Layout layout_;
-  WriterStats stats_;
-  BlockHeader cur_;  // the current block's header fields (crc unused)
-  bool dirty_ = false;
-  uint64_t next_source_id_ = 1;
-
- private:
-  Status Create(Env *env, const std::string &path, const Layout &want, uint32_t mode);
-  Status Recover();
-  void StartBlock(uint64_t seq, uint64_t first_rec);
-  Status Seal();
-  bool Declared(uint64_t id) const;
-  // Sizes one RECORD (and the SOURCE entry it needs) against the current block.
-  size_t Plan(const RecordIn &rec, size_t args_len, uint64_t truncated, RecordFields *f,
-              size_t *fixed, bool *declare) const;
-  void Emit(const RecordIn &rec, const RecordFields &f, size_t fixed, bool declare,
-            const uint8_t *args, size_t args_len);
-  // Append's general case: any record (plans it, seals a full block, cuts
-  // arguments that cannot fit an empty block).
-  Status AppendSlow(const RecordIn &rec);
-  Status AppendTruncated(const RecordIn &rec);
-
-  std::string path_;
-  std::unique_ptr<File> file_;
-  internal::Superblock sb_;
-  internal::StringTable st_;
-  std::vector<uint8_t> buf_;      // the current block; zero past cur_.used
-  std::vector<uint8_t> scratch_;  // truncated arguments
-  // Per-block entry state (FORMAT.md, "Entries").
-  bool has_src_ = false;
-  uint64_t src_ = 0, tid_ = 0, ts_ = 0;
-  std::vector<uint64_t> declared_;  // sources declared in the current block
-  // st_.size() as last seen: the table only grows, so an id <= sites_ is known
-  // without asking the table (refreshed when an id is larger).
-  uint32_t sites_ = 0;
-};
-
-namespace {
-
-uint64_t WallNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
-std::string Geometry(const Layout &l) {
-  return "file size " + std::to_string(l.file_size) + ", block size " +
-         std::to_string(l.block_size) + ", string table " + std::to_string(l.strtab_size);
-}
-
-}  // namespace
-
-Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOptions &opts) {
-  path_ = path;
-  Layout want;
-  Status s = Layout::Compute(opts.file_size, opts.block_size, opts.strtab_size, &want);
-  if (!s.ok()) return s;
-  if (!env->FileExists(path)) return Create(env, path, want, opts.mode);
-
-  s = env->OpenFile(path, true, &file_);
-  if (!s.ok()) return s;
-  s = file_->LockExclusive();
-  if (!s.ok()) return s;
-  s = internal::ReadSuperblock(file_.get(), path, &sb_);
-  if (!s.ok()) return s;  // NotOurs: never touched
-  const Layout &have = sb_.layout;
-  if (have.file_size != want.file_size || have.block_size != want.block_size ||
-      have.strtab_size != want.strtab_size) {
-    if (!opts.recreate_on_mismatch) {
-      return Status::Mismatch(path + " has " + Geometry(have) + "; requested " + Geometry(want));
-    }
-    file_.reset();
-    s = env->RemoveFile(path);
-    if (!s.ok()) return s;
-    return Create(env, path, want, opts.mode);
-  }
-  uint64_t size = 0;
-  s = file_->Size(&size);
-  if (!s.ok()) return s;
-  if (size != have.file_size) {
-    return Status::Corruption(path + " is " + std::to_string(size) +
-                              " bytes but its superblock says " + std::to_string(have.file_size));
-  }
-  layout_ = have;
-  return Recover();
-}
-
-Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout &want,
-                                uint32_t mode) {
-  layout_ = want;
-  layout_.created_ns = WallNs();
-  CreateFileOptions co;
-  co.mode = mode;
-  Status s = env->CreateFile(path, layout_.file_size, co, &file_);
-  if (!s.ok()) return s;
-  s = file_->LockExclusive();
-  if (!s.ok()) return s;
-  // Both copies valid from the start; the next update replaces generation 0.
-  for (uint64_t gen = 0; gen < 2; gen++) {
-    sb_.layout = layout_;
-    sb_.generation = gen;
-    sb_.tail_hint = 0;
-    s = internal::WriteSuperblock(file_.get(), sb_);
-    if (!s.ok()) return s;
-  }
-  // Kept on purpose although it dominates creating a small ring (0.4-4 ms
-  // here): it orders the superblocks before any block pwrite. Without it a
-  // crash could leave blocks on disk under zero superblocks, a file that
-  // Open and every reader then refuse as NotOurs (never overwritten), so the
-  // records in it would be unreadable and the daemon could not reopen it.
-  s = file_->Sync();
-  if (!s.ok()) return s;
-  st_.Init(layout_.strtab_off, layout_.strtab_size);
-  buf_.assign(layout_.block_size, 0);
-  scratch_.resize(layout_.block_size);
-  cur_.used = LS_BLK_HDR;
-  StartBlock(0, 0);
-  return Status::OK();
-}
-
-// Loads the string table and finds the newest valid block: every header is
-// scanned (the tail hint is only a hint; FORMAT.md, "Writing").
-Status RingWriter::Impl::Recover() {
-  st_.Init(layout_.strtab_off, layout_.strtab_size);
-  Status s = st_.Load(file_.get());
-  if (!s.ok()) return s;
-  buf_.assign(layout_.block_size, 0);
-  scratch_.resize(layout_.block_size);
-
-  bool found = false;
-  uint64_t newest = 0, max_source = 0;
-  BlockCursor cursor;
-  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
-    BlockHeader h;
-    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
-    if (!found || h.seq > newest) {
-      newest = h.seq;
-      found = true;
-      std::memcpy(buf_.data(), img, layout_.block_size);
-    }
-    cursor.Reset(img, h);
-    internal::DecodedRecord r;
-    while (cursor.Next(&r) == BlockCursor::kRecord) {
-    }
-    for (const auto &src : cursor.sources()) max_source = std::max(max_source, src.id);
-  });
-  if (!s.ok()) return s;
-  next_source_id_ = max_source + 1;
-  cur_.used = layout_.block_size;  // StartBlock clears the whole buffer
-  if (!found) {
-    StartBlock(0, 0);
-    return Status::OK();
-  }
-  BlockHeader h = internal::ParseBlockHeader(buf_.data());
-  if (h.sealed()) {
-    StartBlock(h.seq + 1, h.first_rec + h.count);
-    return Status::OK();
-  }
-  // Continue the partial block after its last entry.
-  cursor.Reset(buf_.data(), h);
-  internal::DecodedRecord r;
-  BlockCursor::Result res;
-  while ((res = cursor.Next(&r)) == BlockCursor::kRecord) {
-  }
-  cur_ = h;
-  cur_.flags = 0;
-  if (res == BlockCursor::kMalformed) {  // keep what decodes (cannot happen with a valid CRC)
-    cur_.used = cursor.pos();
-    cur_.count = cursor.records();
-  }
-  std::memset(buf_.data() + cur_.used, 0, layout_.block_size - cur_.used);
-  has_src_ = cursor.has_source();
-  src_ = cursor.source();
-  tid_ = cursor.tid();
-  ts_ = cursor.ts();
-  declared_.clear();
-  for (const auto &src : cursor.sources()) declared_.push_back(src.id);
-  dirty_ = false;
-  return Status::OK();
-}
 
 void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   std::memset(buf_.data(), 0, cur_.used);
@@ -287,17 +89,8 @@ void RingWriter::Impl::Emit(const RecordIn &rec, const RecordFields &f, size_t f
     declared_.push_back(rec.source->id);
   }
   p = internal::PutRecordEntry(p, f, fixed, args, args_len);
-  if (cur_.count == 0) cur_.base_ts = cur_.max_ts = rec.ts_ns;
-  cur_.max_ts = std::max(cur_.max_ts, rec.ts_ns);
-  cur_.used += static_cast<uint32_t>(p - start);
-  cur_.count++;
-  has_src_ = true;
-  src_ = rec.source->id;
   tid_ = rec.tid;
-  ts_ = rec.ts_ns;
-  dirty_ = true;
-  stats_.records++;
-  stats_.bytes += static_cast<uint64_t>(p - start);
+  Commit(static_cast<size_t>(p - start), rec.source->id, rec.ts_ns);
 }
 
 namespace {
@@ -380,16 +173,8 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
         p += ls_put_varint(p, zz);
         CopyArgs(p, rec.args, rec.args_len);
       }
-      if (rec.ts_ns > cur_.max_ts) cur_.max_ts = rec.ts_ns;
-      cur_.used += static_cast<uint32_t>(need);
-      cur_.count++;
-      has_src_ = true;
-      src_ = id;
       tid_ = rec.tid;
-      ts_ = rec.ts_ns;
-      dirty_ = true;
-      stats_.records++;
-      stats_.bytes += need;
+      Commit(need, id, rec.ts_ns);
       return Status::OK();
     }
   }
@@ -518,16 +303,7 @@ Status RingWriter::Impl::AppendDropped(const Source &src, uint64_t ts_ns, uint64
         declared_.push_back(src.id);
       }
       p = internal::PutDroppedEntry(p, with_source, src.id, ts_zz, count, since_ns, body);
-      if (cur_.count == 0) cur_.base_ts = cur_.max_ts = ts_ns;
-      cur_.max_ts = std::max(cur_.max_ts, ts_ns);
-      cur_.used += static_cast<uint32_t>(p - start);
-      cur_.count++;
-      has_src_ = true;
-      src_ = src.id;
-      ts_ = ts_ns;
-      dirty_ = true;
-      stats_.records++;
-      stats_.bytes += static_cast<uint64_t>(p - start);
+      Commit(static_cast<size_t>(p - start), src.id, ts_ns);  // a DROPPED entry keeps the tid
       return Status::OK();
     }
     if (cur_.count == 0) return Status::InvalidArgument("source does not fit a block");

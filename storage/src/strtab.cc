@@ -10,6 +10,9 @@
 
 namespace logsink::storage::internal {
 
+// An entry's CRC covers everything after itself, from the id on.
+constexpr size_t kStCrcFrom = LS_ST_OFF_ID;
+
 void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out) {
   std::memset(out, 0, LS_ST_HDR);
   ls_put_u32(out + LS_ST_OFF_ID, id);
@@ -20,7 +23,7 @@ void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out) {
   std::memcpy(out + LS_ST_HDR, site.fmt.data(), site.fmt.size());
   std::memcpy(out + LS_ST_HDR + site.fmt.size(), site.file.data(), site.file.size());
   size_t n = StrtabEntrySize(site);
-  ls_put_u32(out + LS_ST_OFF_CRC, Crc32c(out + 4, n - 4));
+  ls_put_u32(out + LS_ST_OFF_CRC, Crc32c(out + kStCrcFrom, n - kStCrcFrom));
 }
 
 StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, Site *site,
@@ -39,7 +42,7 @@ StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, S
     *size = n;
     return StParse::kNeedMore;
   }
-  if (ls_get_u32(p + LS_ST_OFF_CRC) != Crc32c(p + 4, n - 4)) return StParse::kEnd;
+  if (ls_get_u32(p + LS_ST_OFF_CRC) != Crc32c(p + kStCrcFrom, n - kStCrcFrom)) return StParse::kEnd;
   site->level = p[LS_ST_OFF_LEVEL];
   site->line = ls_get_u32(p + LS_ST_OFF_LINE);
   site->fmt = std::string_view(reinterpret_cast<const char *>(p + LS_ST_HDR), fmt_len);

@@ -8,13 +8,14 @@
 #include <string>
 #include <unordered_map>
 
+#include "logsink/proto/format.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
 
 namespace logsink::storage::internal {
 
 // Bytes an entry for site takes.
-inline size_t StrtabEntrySize(const Site &s) { return 20 + s.fmt.size() + s.file.size(); }
+inline size_t StrtabEntrySize(const Site &s) { return LS_ST_HDR + s.fmt.size() + s.file.size(); }
 // Writes the entry for (id, site) at out (StrtabEntrySize bytes).
 void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out);
 

@@ -9,6 +9,10 @@
 
 namespace logsink::storage::internal {
 
+// A copy's CRC covers [16, LS_SB_SIZE): from the generation on, so magic and
+// version are checked on their own (FORMAT.md, "Superblock").
+constexpr size_t kSbCrcFrom = LS_SB_OFF_GENERATION;
+
 void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   std::memset(p, 0, LS_SB_SIZE);
   std::memcpy(p + LS_SB_OFF_MAGIC, LS_SB_MAGIC, 8);
@@ -22,7 +26,7 @@ void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   ls_put_u64(p + LS_SB_OFF_BLOCKS_OFF, sb.layout.blocks_off);
   ls_put_u64(p + LS_SB_OFF_CREATED_NS, sb.layout.created_ns);
   ls_put_u64(p + LS_SB_OFF_TAIL_HINT, sb.tail_hint);
-  ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + 16, LS_SB_SIZE - 16));
+  ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom));
 }
 
 SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
@@ -35,7 +39,7 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
     *why = "unsupported format version " + std::to_string(version);
     return SbCopy::kBad;
   }
-  if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + 16, LS_SB_SIZE - 16)) {
+  if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom)) {
     *why = "superblock CRC mismatch";
     return SbCopy::kBad;
   }

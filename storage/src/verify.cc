@@ -50,7 +50,7 @@ Status Verifier::Run() {
   std::string why[2];
   Status s = ReadSuperblock(f_, path_, &sb, ok, why);
   if (!s.ok()) {
-    if (s.code() == Status::Code::kCorruption) {
+    if (s.IsCorruption()) {
       for (int i = 0; i < 2; i++)
         Report(uint64_t(i) * LS_SB_SLOT, "bad superblock copy: " + why[i]);
     }
@@ -115,7 +115,8 @@ Status Verifier::Run() {
         // and continue at the next lap's slot 0.
         if (!reported_past_end) {
           Report(l_.SlotOffset(slot), "slots " + std::to_string(slot) + ".." +
-                                          std::to_string(count - 1) + " are past the end of the file");
+                                          std::to_string(count - 1) +
+                                          " are past the end of the file");
           reported_past_end = true;
         }
         b += count - slot - 1;

@@ -43,7 +43,13 @@ TEST(Units, Durations) {
   ASSERT_TRUE(ParseDuration("2min", &ms));
   EXPECT_EQ(ms, 120000u);
   EXPECT_FALSE(ParseDuration("100", &ms));  // a unit is required
-  EXPECT_FALSE(ParseDuration("1.5s", &ms));
+  ASSERT_TRUE(ParseDuration("1.5s", &ms));  // the grammar logctl reads too
+  EXPECT_EQ(ms, 1500u);
+  ASSERT_TRUE(ParseDuration("1h 30min", &ms));
+  EXPECT_EQ(ms, 5400000u);
+  EXPECT_FALSE(ParseDuration("250us", &ms));  // not whole milliseconds
+  EXPECT_FALSE(ParseDuration("1s 5", &ms));   // every term needs a unit
+  EXPECT_FALSE(ParseDuration("", &ms));
   EXPECT_FALSE(ParseDuration("s", &ms));
   EXPECT_EQ(FormatDuration(100), "100ms");
   EXPECT_EQ(FormatDuration(5000), "5s");

@@ -34,6 +34,12 @@ class LogctlTest : public ::testing::Test {
     for (int i = start; i < start + n; i++)
       ring->Add(site, "i", Args().i(i).bytes(), kT0 + i * kMs);
   }
+  // A ring with no records at r.ring; returns its path.
+  std::string EmptyRing() {
+    std::string f = dir_.File("r.ring");
+    TestRing(f).Close();
+    return f;
+  }
   TempDir dir_;
 };
 
@@ -603,12 +609,7 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
 
 // A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
 TEST_F(LogctlTest, StatsAsksTheDaemon) {
-  std::string f = dir_.File("r.ring");
-  {
-    TestRing ring(f);
-    ring.Close();
-  }
-  std::string sock = dir_.File("d.sock");
+  std::string f = EmptyRing(), sock = dir_.File("d.sock");
   int lfd = ListenUnix(sock, 4);
   ASSERT_GE(lfd, 0);
   std::string got;
@@ -651,12 +652,7 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
 }
 
 TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
-  std::string f = dir_.File("r.ring");
-  {
-    TestRing ring(f);
-    ring.Close();
-  }
-  std::string sock = dir_.File("d.sock");
+  std::string f = EmptyRing(), sock = dir_.File("d.sock");
   int lfd = ListenUnix(sock, 4);
   ASSERT_GE(lfd, 0);  // accepted by the kernel, never answered
   Proc p({"stats", "--file", f, "--socket", sock});

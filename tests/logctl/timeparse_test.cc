@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "logsink/config/duration.h"
+
 namespace logsink::test {
 namespace {
 
-using logsink::logctl::ParseDuration;
 using logsink::logctl::ParseTime;
 
 constexpr uint64_t kS = 1000000000ull;
@@ -58,7 +59,7 @@ TEST_F(TimeParseTest, RelativeAndWords) {
   EXPECT_EQ(P("yesterday"), 1763856000ull * kS - 86400 * kS);
   EXPECT_EQ(P("tomorrow"), 1763856000ull * kS + 86400 * kS);
   uint64_t d;
-  EXPECT_TRUE(ParseDuration("250ms", &d));
+  EXPECT_TRUE(logsink::config::ParseDurationNs("250ms", &d));
   EXPECT_EQ(d, 250000000u);
 }
 

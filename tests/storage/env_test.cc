@@ -76,9 +76,9 @@ TEST_F(EnvTest, WriteReadBackAndShortReadAtEnd) {
 TEST_F(EnvTest, MissingFileIsNotFound) {
   std::unique_ptr<File> f;
   Status s = Env::Default()->OpenFile(dir_ + "/nope", false, &f);
-  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_TRUE(s.IsNotFound());
   EXPECT_FALSE(Env::Default()->FileExists(dir_ + "/nope"));
-  EXPECT_EQ(Env::Default()->RemoveFile(dir_ + "/nope").code(), Status::Code::kNotFound);
+  EXPECT_TRUE(Env::Default()->RemoveFile(dir_ + "/nope").IsNotFound());
 }
 
 TEST_F(EnvTest, SecondExclusiveLockIsBusy) {

@@ -426,10 +426,10 @@ TEST_F(RoundTrip, SummarizeEmptyAndFilled) {
     std::unique_ptr<RingReader> r;
     ASSERT_TRUE(RingReader::Open(&env_, path_, &rep_, &r).ok());
     RingReader::Summary sum;
-    EXPECT_EQ(r->Summarize(&sum).code(), Status::Code::kNotFound);
+    EXPECT_TRUE(r->Summarize(&sum).IsNotFound());
     EXPECT_EQ(sum.blocks_used, 0u);
     Record rec;
-    EXPECT_EQ(r->Next(&rec).code(), Status::Code::kNotFound);
+    EXPECT_TRUE(r->Next(&rec).IsNotFound());
     EXPECT_TRUE(r->Verify().ok());
   }
   uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});

@@ -26,6 +26,7 @@ struct Config {
   uint64_t ring_size = 64ull << 20;  // size
   uint32_t block_size = 8192;        // block_size
   bool recreate = false;             // command line only (--recreate), never in TOML
+  bool allow_other_owner = false;    // command line only (--allow-other-owner), never in TOML
 
   // [writer]
   uint64_t flush_interval_ms = 100;         // flush_interval
@@ -64,8 +65,9 @@ bool Validate(const Config &cfg, std::string *error);
 std::string ToToml(const Config &cfg);
 
 // Units. Sizes: plain integers (bytes) or a number with B, KiB, MiB, GiB, TiB
-// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: a number with ms, s,
-// min or h. Return false on malformed input or overflow.
+// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: duration.h's grammar
+// ("100ms", "1.5s", "1h 30min") with a unit on every term, in whole
+// milliseconds. Return false on malformed input or overflow.
 bool ParseSize(std::string_view s, uint64_t *bytes);
 bool ParseDuration(std::string_view s, uint64_t *ms);
 std::string FormatSize(uint64_t bytes);   // "64MiB" when exact, else plain bytes
@@ -74,5 +76,8 @@ std::string FormatDuration(uint64_t ms);  // "5s" when exact, else "100ms"
 bool ParseFsync(std::string_view s, FsyncPolicy *policy, uint64_t *interval_ms);
 std::string FormatFsync(FsyncPolicy policy, uint64_t interval_ms);
 bool ValidLogLevel(std::string_view s);
+// A ring block size the format allows: a power of two within
+// LS_BLOCK_SIZE_MIN..LS_BLOCK_SIZE_MAX (proto/format.h).
+bool ValidBlockSize(uint64_t n);
 
 }  // namespace logsink::config

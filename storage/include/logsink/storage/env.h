@@ -26,6 +26,11 @@ class File {
   // writer per ring file). Status::Busy if someone else holds it. The default
   // (for test Envs) always succeeds.
   virtual Status LockExclusive() { return Status::OK(); }
+  // The file's owner (fstat). False when unknown: the default, for test Envs.
+  virtual bool OwnerUid(uint32_t *uid) {
+    (void)uid;
+    return false;
+  }
 };
 
 struct CreateFileOptions {
@@ -35,7 +40,9 @@ struct CreateFileOptions {
 class Env {
  public:
   virtual ~Env() = default;
-  // Opens an existing file. Status::NotFound if it does not exist.
+  // Opens an existing file. Status::NotFound if it does not exist. A
+  // writable open never follows a symlink at path (the default Env fails
+  // with ELOOP): a writer must not be led into a file someone else chose.
   virtual Status OpenFile(const std::string &path, bool writable, std::unique_ptr<File> *out) = 0;
   // Creates a new file of exactly `size` bytes, preallocated (posix_fallocate)
   // and zero-filled. Fails if the file exists.

@@ -33,7 +33,9 @@ struct Layout {
   // multiple of 4096, or the file cannot hold the superblock, the string table
   // and at least 2 blocks.
   static Status Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_size, Layout *out);
-  uint64_t SlotOffset(uint64_t block_seq) const { return blocks_off + (block_seq % block_count) * block_size; }
+  uint64_t SlotOffset(uint64_t block_seq) const {
+    return blocks_off + (block_seq % block_count) * block_size;
+  }
   uint64_t capacity() const { return uint64_t(block_count) * block_size; }
 };
 
@@ -57,13 +59,13 @@ struct Source {
 struct RecordIn {
   const Source *source = nullptr;  // required
   uint64_t tid = 0;
-  uint32_t site_id = 0;                // from Intern(); 0 = use inline_site
-  const Site *inline_site = nullptr;   // required when site_id == 0
-  std::string_view signature;          // the site's argument signature (proto/printf.h)
+  uint32_t site_id = 0;               // from Intern(); 0 = use inline_site
+  const Site *inline_site = nullptr;  // required when site_id == 0
+  std::string_view signature;         // the site's argument signature (proto/printf.h)
   uint64_t ts_ns = 0;
-  const uint8_t *args = nullptr;       // argument bytes, already valid for signature
+  const uint8_t *args = nullptr;  // argument bytes, already valid for signature
   size_t args_len = 0;
-  uint64_t truncated = 0;              // bytes the client already cut from strings
+  uint64_t truncated = 0;  // bytes the client already cut from strings
 };
 
 struct WriterOptions {
@@ -74,16 +76,20 @@ struct WriterOptions {
   // When the existing file has another geometry: false -> Status::Mismatch,
   // true -> remove it and create a new one.
   bool recreate_on_mismatch = false;
+  // An existing ring owned by another uid than the effective one is refused
+  // (InvalidArgument) unless this is set: whoever owns the file can read
+  // every record written into it.
+  bool allow_other_owner = false;
 };
 
 struct WriterStats {
-  uint64_t records = 0;          // records appended since open
-  uint64_t bytes = 0;            // entry bytes appended since open
-  uint64_t blocks_written = 0;   // sealed (full) blocks written
-  uint64_t flushes = 0;          // partial-block writes
-  uint64_t wraps = 0;            // times slot 0 was reused since open
+  uint64_t records = 0;         // records appended since open
+  uint64_t bytes = 0;           // entry bytes appended since open
+  uint64_t blocks_written = 0;  // sealed (full) blocks written
+  uint64_t flushes = 0;         // partial-block writes
+  uint64_t wraps = 0;           // times slot 0 was reused since open
   uint64_t truncated_records = 0;
-  uint64_t strtab_full = 0;      // Intern() calls that returned 0
+  uint64_t strtab_full = 0;  // Intern() calls that returned 0
 };
 
 class RingWriter {
@@ -120,10 +126,11 @@ class RingWriter {
   const WriterStats &stats() const;
   uint64_t next_record_seq() const;  // sequence number the next record gets
   uint64_t current_block_seq() const;
-  uint64_t next_source_id() const;   // one past the largest source id seen in the file
-  bool dirty() const;                // records appended since the last write
+  uint64_t next_source_id() const;  // one past the largest source id seen in the file
+  bool dirty() const;               // records appended since the last write
 
   class Impl;
+
  private:
   explicit RingWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -134,7 +141,7 @@ class RingWriter {
 struct Record {
   enum class Kind { kRecord, kDropped };
   Kind kind = Kind::kRecord;
-  uint64_t seq = 0;        // record sequence number
+  uint64_t seq = 0;  // record sequence number
   uint64_t block_seq = 0;
   uint64_t ts_ns = 0;
   uint64_t tid = 0;
@@ -144,8 +151,8 @@ struct Record {
   uint32_t site_id = 0;     // 0 for an inline site
   bool site_known = false;  // false: site_id not in the string table
   Site site;
-  std::string_view args;    // raw argument bytes (decode with the signature of site.fmt)
-  uint64_t truncated = 0;   // bytes cut from string arguments
+  std::string_view args;   // raw argument bytes (decode with the signature of site.fmt)
+  uint64_t truncated = 0;  // bytes cut from string arguments
   uint64_t dropped_count = 0, dropped_since_ns = 0;  // kDropped only
 };
 
@@ -201,10 +208,10 @@ class RingReader {
     uint64_t oldest_seq = 0, newest_seq = 0;  // newest is inclusive
     uint64_t oldest_block = 0, newest_block = 0;
     uint64_t oldest_ts_ns = 0, newest_ts_ns = 0;
-    uint64_t blocks_used = 0;   // valid blocks in the ring
-    uint64_t bytes_used = 0;    // sum of their used lengths
-    uint64_t wraps = 0;         // newest_block / block_count
-    uint64_t strings = 0;       // string-table entries
+    uint64_t blocks_used = 0;  // valid blocks in the ring
+    uint64_t bytes_used = 0;   // sum of their used lengths
+    uint64_t wraps = 0;        // newest_block / block_count
+    uint64_t strings = 0;      // string-table entries
     uint64_t strtab_bytes = 0;
   };
   Status Summarize(Summary *out);
@@ -215,6 +222,7 @@ class RingReader {
   Status Verify();
 
   class Impl;
+
  private:
   explicit RingReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

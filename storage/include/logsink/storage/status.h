@@ -8,14 +8,25 @@ namespace logsink::storage {
 
 class Status {
  public:
-  enum class Code { kOk, kNotFound, kCorruption, kIOError, kInvalidArgument, kNotOurs, kMismatch, kBusy };
+  enum class Code {
+    kOk,
+    kNotFound,
+    kCorruption,
+    kIOError,
+    kInvalidArgument,
+    kNotOurs,
+    kMismatch,
+    kBusy
+  };
 
   Status() = default;
   static Status OK() { return Status(); }
   static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
   static Status Corruption(std::string m) { return Status(Code::kCorruption, std::move(m)); }
   static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
-  static Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+  static Status InvalidArgument(std::string m) {
+    return Status(Code::kInvalidArgument, std::move(m));
+  }
   // The file exists but is not a logsink ring file.
   static Status NotOurs(std::string m) { return Status(Code::kNotOurs, std::move(m)); }
   // The ring exists with a different geometry than requested.
@@ -25,6 +36,14 @@ class Status {
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  // One predicate per code a caller branches on (instead of comparing code()).
+  bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsCorruption() const { return code_ == Code::kCorruption; }
+  bool IsIOError() const { return code_ == Code::kIOError; }
+  bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
+  bool IsNotOurs() const { return code_ == Code::kNotOurs; }
+  bool IsMismatch() const { return code_ == Code::kMismatch; }
+  bool IsBusy() const { return code_ == Code::kBusy; }
   const std::string &message() const { return msg_; }
   std::string ToString() const;
 
