@@ -90,13 +90,13 @@ TEST_F(ClientInstallTest, ExampleBuildsWithFindPackage) {
       << "cmake_minimum_required(VERSION 3.25)\n"
          "project(uses_logsink C)\n"
          "find_package(logsink 0.1 REQUIRED)\n"
-         "add_executable(hello "
+         "add_executable(hello \""  // quoted: the checkout's path may hold spaces
       << Example()
-      << ")\n"
+      << "\")\n"
          "target_link_libraries(hello PRIVATE logsink::logsink)\n"
-         "add_executable(hello_static "
+         "add_executable(hello_static \""
       << Example()
-      << ")\n"
+      << "\")\n"
          "target_link_libraries(hello_static PRIVATE logsink::logsink_static)\n";
   ASSERT_EQ(Sh(std::string(LOGSINK_CMAKE) + " -S " + Q(proj) + " -B " + Q(proj + "/b") + " -G " +
                    Q(LOGSINK_GENERATOR) + " -DCMAKE_C_COMPILER=" + Q(LOGSINK_CC) +

@@ -6,8 +6,11 @@ set -euo pipefail
 service=$1 socket=$2 bin=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# verify checks that ExecStart's binary exists: point it at the one just built.
-sed -E "s|^ExecStart=[^ ]+|ExecStart=$bin|" "$service" > "$tmp/logsinkd.service"
+# verify checks that ExecStart's binary exists: point it at the one just built,
+# through a link in $tmp (the build's path may hold spaces, which ExecStart=
+# would split).
+ln -s "$bin" "$tmp/logsinkd"
+sed -E "s|^ExecStart=[^ ]+|ExecStart=$tmp/logsinkd|" "$service" > "$tmp/logsinkd.service"
 cp "$socket" "$tmp/logsinkd.socket"
 cd "$tmp"
 out=$(systemd-analyze verify --man=no ./logsinkd.socket ./logsinkd.service 2>&1) || {
