@@ -14,8 +14,10 @@
 #include <string>
 #include <thread>
 
+#include "common/temp_dir.h"
 #include "listener.h"
 
+namespace logsink::test {
 namespace {
 
 using logsink::daemon::CloseListener;
@@ -26,12 +28,9 @@ using logsink::daemon::OpenListener;
 class ListenerRaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/listener-race-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  TempDir tmp_{"listener-race"};
+  const std::string dir_ = tmp_.path();
 };
 
 // An attacker thread renames a ready-made symlink to a private file over the
@@ -104,3 +103,4 @@ TEST_F(ListenerRaceTest, ModeAndGroupAreApplied) {
 }
 
 }  // namespace
+}  // namespace logsink::test

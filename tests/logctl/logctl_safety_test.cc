@@ -10,7 +10,7 @@
 
 #include "cli_util.h"
 
-namespace logctl_test {
+namespace logsink::test {
 namespace {
 
 mode_t CurrentUmask() {
@@ -90,4 +90,4 @@ TEST_F(LogctlSafetyTest, ExportRefusesAnExistingFileAndTakesTheRingsMode) {
 }
 
 }  // namespace
-}  // namespace logctl_test
+}  // namespace logsink::test

@@ -9,9 +9,11 @@
 #include <memory>
 #include <string>
 
+#include "common/temp_dir.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
 
+namespace logsink::test {
 namespace {
 
 using namespace logsink::storage;
@@ -19,21 +21,18 @@ using namespace logsink::storage;
 class RingOwnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ring-owner-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     opts_.file_size = 12288 + 4 * 4096;
     opts_.block_size = 4096;
     opts_.strtab_size = 4096;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   // Creates a ring at path and closes it.
   void Create(const std::string &path) {
     std::unique_ptr<RingWriter> w;
     Status s = RingWriter::Open(Env::Default(), path, opts_, &w);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
-  std::string dir_;
+  TempDir tmp_{"ring-owner"};
+  const std::string dir_ = tmp_.path();
   WriterOptions opts_;
 };
 
@@ -79,3 +78,4 @@ TEST_F(RingOwnerTest, OwnRingOpens) {
 }
 
 }  // namespace
+}  // namespace logsink::test
