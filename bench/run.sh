@@ -17,7 +17,7 @@ out=bench/results/latest.txt
 [ ${#smoke[@]} -gt 0 ] && out=bench/results/smoke.txt
 mkdir -p bench/results
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_WERROR=ON -DLOGSINK_BUILD_TESTS=OFF >/dev/null
 # ring_bench needs only storage; client_bench needs the client library, the
 # daemon and spdlog; logctl_bench needs logctl. A part that does not build is
 # reported and skipped, the others still run.

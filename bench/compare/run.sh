@@ -100,7 +100,7 @@ if [ -x "$sng_bin" ] && ! LD_LIBRARY_PATH=$sng_lib ldd "$sng_bin" | grep -q "not
 fi
 
 # ---- build --------------------------------------------------------------------
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DLOGSINK_WERROR=ON \
   -DLOGSINK_BUILD_TESTS=OFF >/dev/null
 ninja -C "$build" -j "${JOBS:-2}" logsinkd logctl compare_run compare_latency >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log" >&2; exit 1; }

@@ -99,7 +99,9 @@ TEST_F(ClientDaemonTest, EveryFormatRoundTripsThroughTheDaemon) {
   LS_LOG(c, LS_INFO, fmt, __VA_ARGS__); \
   errno = ENOENT;                       \
   want[fmt] = Snprintf(fmt, __VA_ARGS__);
+  LS_TEST_FORMATS_BEGIN
   LS_TEST_FORMATS(ROW)
+  LS_TEST_FORMATS_END
 #undef ROW
   ASSERT_EQ(ls_flush(c), 0);
   auto v = WaitRing(daemon_.ring,

@@ -58,7 +58,9 @@ TEST_F(EncodeTest, EveryFormatRendersLikeSnprintf) {
     EXPECT_EQ(*got, Snprintf(fmt, __VA_ARGS__));                    \
     rows++;                                                         \
   } while (0);
+  LS_TEST_FORMATS_BEGIN
   LS_TEST_FORMATS(ROW)
+  LS_TEST_FORMATS_END
 #undef ROW
   EXPECT_GE(rows, 25);
 }

@@ -152,12 +152,15 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
   uint64_t unexplained = calls - files - dropped - unwritten;
   EXPECT_EQ(unexplained, 0u);
   Figures(
-      "crash_restart kills=%d clients=%d wall=%.1fs records: logged=%llu landed=%llu "
+      "crash_restart kills=%d clients=%d wall=%.1fs records: logged=%llu sent=%llu landed=%llu "
       "lost_by_rotation=0 dropped_counted_by_clients=%llu unwritten_at_kill=%llu "
-      "(bound %llu = kills x clients' rate x %.0f ms) unexplained=%llu; logctl verify exit=%d",
-      kills, kClients, wall, (unsigned long long)calls, (unsigned long long)files,
+      "(bound %llu = kills x clients' rate x %.0f ms) DROPPED_entries_in_file=%llu "
+      "unexplained=%llu; logctl verify exit=%d",
+      kills, kClients, wall, (unsigned long long)calls, (unsigned long long)sent,
+      (unsigned long long)files,
       (unsigned long long)dropped, (unsigned long long)unwritten, (unsigned long long)bound,
-      kLossWindowS * 1000, (unsigned long long)unexplained, v.status);
+      kLossWindowS * 1000, (unsigned long long)reported, (unsigned long long)unexplained,
+      v.status);
 }
 
 }  // namespace
