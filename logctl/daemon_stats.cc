@@ -1,6 +1,9 @@
-// daemon_stats.cc: the STATS_REQ client used by `logctl stats`.
+// daemon_stats.cc: the STATS_REQ client used by `logctl stats`. Frames are
+// encoded and decoded with proto's codec; every step, connect included, is
+// bounded by the one timeout.
 #include "daemon_stats.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -10,8 +13,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "logsink/proto/codec.h"
-#include "logsink/proto/wire.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/frame_encode.h"
 
 namespace logsink::logctl {
 namespace {
@@ -24,18 +27,49 @@ int64_t NowMs() {
   return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+// Waits for `events` on fd before the deadline. 0, -ETIMEDOUT or -errno.
+int WaitFor(int fd, short events, int64_t deadline) {
+  for (;;) {
+    int64_t left = deadline - NowMs();
+    if (left <= 0) return -ETIMEDOUT;
+    struct pollfd pfd = {fd, events, 0};
+    int r = poll(&pfd, 1, static_cast<int>(left));
+    if (r > 0) return 0;
+    if (r == 0) return -ETIMEDOUT;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+// Connects the non-blocking fd before the deadline: a blocking connect()
+// to a listener whose backlog is full waits without limit.
+int ConnectBy(int fd, const struct sockaddr_un &addr, int64_t deadline) {
+  if (connect(fd, reinterpret_cast<const struct sockaddr *>(&addr), sizeof addr) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EAGAIN && errno != EINTR) return -errno;
+  // An AF_UNIX connect() that cannot complete now fails with EAGAIN instead
+  // of EINPROGRESS; retry it whenever the socket may have room.
+  for (;;) {
+    int rc = WaitFor(fd, POLLOUT, deadline);
+    if (rc < 0) return rc;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return -errno;
+    if (err != 0) return -err;
+    if (connect(fd, reinterpret_cast<const struct sockaddr *>(&addr), sizeof addr) == 0 ||
+        errno == EISCONN)
+      return 0;
+    if (errno != EAGAIN && errno != EALREADY && errno != EINPROGRESS && errno != EINTR)
+      return -errno;
+    // Nothing to wait on for a full backlog: poll reports POLLOUT at once.
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 // Reads exactly n bytes before the deadline.
 int ReadFull(int fd, uint8_t *p, size_t n, int64_t deadline) {
   while (n) {
-    int64_t left = deadline - NowMs();
-    if (left <= 0) return -ETIMEDOUT;
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int r = poll(&pfd, 1, static_cast<int>(left));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (r == 0) return -ETIMEDOUT;
+    int rc = WaitFor(fd, POLLIN, deadline);
+    if (rc < 0) return rc;
     ssize_t got = read(fd, p, n);
     if (got < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
@@ -48,21 +82,78 @@ int ReadFull(int fd, uint8_t *p, size_t n, int64_t deadline) {
   return 0;
 }
 
-void PutFrame(std::string *buf, uint8_t type, const std::string &payload) {
-  uint8_t hdr[LS_FRAME_HDR];
-  ls_put_u32(hdr, static_cast<uint32_t>(1 + payload.size()));
-  hdr[4] = type;
-  buf->append(reinterpret_cast<char *>(hdr), sizeof hdr);
-  buf->append(payload);
+// Sends all of [p, p + n) before the deadline.
+int SendAll(int fd, const uint8_t *p, size_t n, int64_t deadline) {
+  while (n) {
+    ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) return -errno;
+      int rc = WaitFor(fd, POLLOUT, deadline);
+      if (rc < 0) return rc;
+      continue;
+    }
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return 0;
 }
 
-bool GetStr(const uint8_t *&p, const uint8_t *end, std::string *s) {
-  uint64_t len;
-  size_t n = ls_get_varint(p, end, &len);
-  if (!n || len > static_cast<uint64_t>(end - p) - n) return false;
-  s->assign(reinterpret_cast<const char *>(p + n), len);
-  p += n + len;
-  return true;
+std::string Reason(int rc) {
+  return rc == -ETIMEDOUT ? "no answer within the timeout" : std::strerror(-rc);
+}
+
+// Reads frames until the STATS answer (or a REFUSE) and decodes it.
+int ReadAnswer(int fd, int64_t deadline, Counters *out, std::string *why) {
+  for (;;) {
+    uint8_t hdr[LS_FRAME_HDR];
+    int rc = ReadFull(fd, hdr, sizeof hdr, deadline);
+    if (rc < 0) {
+      *why = Reason(rc);
+      return rc;
+    }
+    uint32_t len = ls_get_u32(hdr);
+    if (len == 0 || len > kMaxStatsFrame) {
+      *why = "bad frame length " + std::to_string(len);
+      return -EPROTO;
+    }
+    std::string frame(reinterpret_cast<const char *>(hdr), sizeof hdr);
+    frame.resize(4 + size_t(len));
+    auto *p = reinterpret_cast<uint8_t *>(frame.data());
+    rc = ReadFull(fd, p + sizeof hdr, len - 1, deadline);
+    if (rc < 0) {
+      *why = Reason(rc);
+      return rc;
+    }
+    ls_frame f;
+    if (ls_frame_parse(p, frame.size(), kMaxStatsFrame, &f) != ptrdiff_t(frame.size())) {
+      *why = "malformed frame";
+      return -EPROTO;
+    }
+    if (f.type == LS_F_REFUSE) {
+      ls_refuse r;
+      std::string reason =
+          ls_refuse_decode(f.payload, f.len, &r) == 0 ? std::string(r.reason, r.reason_len) : "";
+      *why = "the daemon refused: " + reason;
+      return -EPROTO;
+    }
+    if (f.type != LS_F_STATS) continue;  // nothing else is sent unasked; skip
+    ls_statsframe_iter it;
+    const char *name;
+    size_t name_len;
+    uint64_t value;
+    out->clear();
+    rc = ls_statsframe_begin(f.payload, f.len, &it);
+    while (rc == 0 && (rc = ls_statsframe_next(&it, &name, &name_len, &value)) == 1) {
+      out->emplace_back(std::string(name, name_len), value);
+      rc = 0;
+    }
+    if (rc < 0) {
+      *why = "malformed STATS frame";
+      return -EPROTO;
+    }
+    return 0;
+  }
 }
 
 }  // namespace
@@ -76,82 +167,25 @@ int QueryDaemonStats(const std::string &socket_path, int timeout_ms, Counters *o
     return -ENAMETOOLONG;
   }
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     *why = std::strerror(errno);
     return -errno;
   }
   int64_t deadline = NowMs() + timeout_ms;
-  int rc = 0;
-  do {
-    if (connect(fd, reinterpret_cast<struct sockaddr *>(&addr), sizeof addr) != 0) {
-      rc = -errno;
-      *why = std::strerror(errno);
-      break;
-    }
+  int rc = ConnectBy(fd, addr, deadline);
+  if (rc < 0) {
+    *why = rc == -ETIMEDOUT ? "connect: no answer within the timeout" : std::strerror(-rc);
+  } else {
     // STATS_REQ needs no HELLO (PROTOCOL.md): a query is not a logging client.
-    std::string req;
-    PutFrame(&req, LS_F_STATS_REQ, "");
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-      rc = -errno;
-      *why = std::string("send: ") + std::strerror(errno);
-      break;
-    }
-    for (;;) {
-      uint8_t hdr[LS_FRAME_HDR];
-      rc = ReadFull(fd, hdr, sizeof hdr, deadline);
-      if (rc < 0) {
-        *why = rc == -ETIMEDOUT ? "no answer within the timeout" : std::strerror(-rc);
-        break;
-      }
-      uint32_t len = ls_get_u32(hdr);
-      if (len == 0 || len > kMaxStatsFrame) {
-        rc = -EPROTO;
-        *why = "bad frame length " + std::to_string(len);
-        break;
-      }
-      std::string payload(len - 1, '\0');
-      rc = ReadFull(fd, reinterpret_cast<uint8_t *>(payload.data()), payload.size(), deadline);
-      if (rc < 0) {
-        *why = rc == -ETIMEDOUT ? "no answer within the timeout" : std::strerror(-rc);
-        break;
-      }
-      const auto *p = reinterpret_cast<const uint8_t *>(payload.data());
-      const auto *end = p + payload.size();
-      if (hdr[4] == LS_F_REFUSE) {
-        std::string reason;
-        if (payload.size() >= 4) {
-          p += 4;
-          GetStr(p, end, &reason);
-        }
-        rc = -EPROTO;
-        *why = "the daemon refused: " + reason;
-        break;
-      }
-      if (hdr[4] != LS_F_STATS) continue;  // nothing else is sent unasked; skip
-      uint64_t n;
-      size_t k = ls_get_varint(p, end, &n);
-      if (!k) {
-        rc = -EPROTO;
-        *why = "malformed STATS frame";
-        break;
-      }
-      p += k;
-      out->clear();
-      for (uint64_t i = 0; i < n; i++) {
-        std::string name;
-        uint64_t value;
-        if (!GetStr(p, end, &name) || !(k = ls_get_varint(p, end, &value))) {
-          rc = -EPROTO;
-          *why = "malformed STATS frame";
-          break;
-        }
-        p += k;
-        out->emplace_back(std::move(name), value);
-      }
-      break;
-    }
-  } while (false);
+    uint8_t req[LS_FRAME_HDR];
+    ptrdiff_t n = ls_stats_req_encode(req, sizeof req);
+    rc = n < 0 ? int(n) : SendAll(fd, req, size_t(n), deadline);
+    if (rc < 0)
+      *why = std::string("send: ") + Reason(rc);
+    else
+      rc = ReadAnswer(fd, deadline, out, why);
+  }
   close(fd);
   return rc;
 }

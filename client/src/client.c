@@ -1,16 +1,21 @@
 /* client.c: the client's life cycle: options, ls_open, ls_flush, ls_close,
- * statistics, call-site registration, the process-wide default client, and
- * the fork and exit handlers. */
+ * statistics, what the hot path asks of a client (registering a call site,
+ * a ring for a new thread), the process-wide default client, and the fork
+ * and exit handlers. The top of the library: it uses every other file, and
+ * only log.c calls into it. */
 #define _GNU_SOURCE
+#include "client.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "logsink/proto/paths.h"
 #include "logsink/proto/wire.h"
+#include "sender.h"
+#include "site.h"
 
 /* Every client, for the fork and exit handlers. Lock order:
  * ls__def_mu -> site mutex -> ls__all_mu -> client mu. */
@@ -69,31 +74,38 @@ static int ls__options(const ls_options *in, ls_options *o) {
   return 0;
 }
 
-int ls__register_site(ls_client *c, ls_site *s) {
-  const ls__prog *p = s->ls__prog;
-  uint32_t id = p->id, page = id >> 12, bit = id & 4095;
-  int rc = 0;
+/* Starts the sender of a fork child that needs it again. Caller holds c->mu.
+ * 0 or -errno. */
+static int ls__revive_sender_locked(ls_client *c) {
+  return c->sender_needed ? ls__sender_start(c) : 0;
+}
+
+int ls__client_add_site(ls_client *c, ls_site *s) {
   pthread_mutex_lock(&c->mu);
-  if (!c->reg_bits[page]) c->reg_bits[page] = calloc(4096 / 64, sizeof(uint64_t));
-  if (!c->reg_bits[page]) {
-    rc = -ENOMEM;
-  } else if (!(c->reg_bits[page][bit / 64] & (1ull << (bit % 64)))) {
-    if (c->reg_len == c->reg_cap) {
-      size_t cap = c->reg_cap ? 2 * c->reg_cap : 64;
-      ls_site **n = realloc(c->reg, cap * sizeof *n);
-      if (!n)
-        rc = -ENOMEM;
-      else
-        c->reg = n, c->reg_cap = cap;
-    }
-    if (!rc) {
-      c->reg[c->reg_len++] = s;
-      c->reg_bits[page][bit / 64] |= 1ull << (bit % 64);
-    }
-  }
+  int rc = ls__registry_add(&c->reg, s);
   pthread_mutex_unlock(&c->mu);
   if (!rc) __atomic_store_n(&s->ls__reg, c->uid, __ATOMIC_RELEASE);
   return rc;
+}
+
+ls__ring *ls__client_add_ring(ls_client *c) {
+  ls__ring *r = ls__ring_new(c, c->uid, c->ring_bytes);
+  if (!r) return NULL;
+  pthread_mutex_lock(&c->mu);
+  if (c->ring_total + c->ring_bytes > c->opts.max_buffered_bytes || c->uid != r->owner_uid) {
+    pthread_mutex_unlock(&c->mu);
+    ls__ring_free(r);
+    return NULL;
+  }
+  /* A fork child's first record on a new thread ring: the records need a
+   * sender (ls_flush does the same for a child that only flushes). */
+  (void)ls__revive_sender_locked(c);
+  c->ring_total += c->ring_bytes;
+  r->next = c->rings;
+  c->rings = r;
+  pthread_mutex_unlock(&c->mu);
+  ls__ring_adopt(r);
+  return r;
 }
 
 /* ---- fork and exit ---- */
@@ -112,49 +124,36 @@ static void ls__atfork_parent(void) {
   pthread_mutex_unlock(&ls__def_mu);
 }
 
-/* The child has only the forking thread: no sender, and the parent's
- * connection and buffered records are the parent's. Start over. */
+/* A fork child's copy of c: the parent's rings (their threads do not exist
+ * here), connection and counts are the parent's. Start over. */
+static void ls__client_reset_child(ls_client *c) {
+  c->uid = atomic_fetch_add(&ls__next_uid, 1);
+  for (ls__ring *r = c->rings, *next; r; r = next) {
+    next = r->next;
+    atomic_store(&r->owner_dead, 1);
+    if (r->tmark)
+      ls__ring_release(r); /* this thread drops it on its next call */
+    else
+      ls__ring_free(r); /* its thread does not exist here */
+  }
+  c->rings = NULL;
+  c->ring_total = 0;
+  ls__conn_reset(&c->conn);
+  atomic_store(&c->errors, 0);
+  atomic_store(&c->dropped_noring, 0);
+  atomic_store(&c->flush_done, atomic_load(&c->flush_req));
+  c->sender_needed = c->sender_running;
+  c->sender_running = 0;
+}
+
+/* The child has only the forking thread: no sender. */
 static void ls__atfork_child(void) {
-  ls__tl_mark(1);
+  ls__ring_mark_mine(1);
   for (ls_client *c = ls__all; c; c = c->gnext) {
-    c->uid = atomic_fetch_add(&ls__next_uid, 1);
-    for (ls__ring *r = c->rings, *next; r; r = next) {
-      next = r->next;
-      atomic_store(&r->owner_dead, 1);
-      if (r->tmark)
-        ls__ring_release(r); /* this thread drops it on its next call */
-      else
-        free(r->buf), free(r); /* its thread does not exist here */
-    }
-    c->rings = NULL;
-    c->ring_total = 0;
-    if (c->fd >= 0) close(c->fd);
-    c->fd = -1;
-    c->interned_n = 0;
-    c->out_len = c->out_records = c->out_frames = c->out_interns = c->out_dropped_report = 0;
-    c->marks_len = 0;
-    c->dropped_sender = c->dropped_gone = c->logged_gone = c->truncated_gone = 0;
-    c->drop_since_ns = 0;
-    c->ever_connected = 0;
-    c->next_connect_ns = 0;
-    c->backoff_ms = c->opts.reconnect_min_ms;
-    atomic_store(&c->errors, 0);
-    atomic_store(&c->dropped_noring, 0);
-    atomic_store(&c->flush_done, atomic_load(&c->flush_req));
-    atomic_store(&c->st_sent, 0);
-    atomic_store(&c->st_dropped_reported, 0);
-    atomic_store(&c->st_bytes, 0);
-    atomic_store(&c->st_frames, 0);
-    atomic_store(&c->st_interned, 0);
-    atomic_store(&c->st_connects, 0);
-    atomic_store(&c->st_reconnects, 0);
-    atomic_store(&c->st_disconnects, 0);
-    atomic_store(&c->st_connected, 0);
-    c->sender_needed = c->sender_running;
-    c->sender_running = 0;
+    ls__client_reset_child(c);
     pthread_mutex_unlock(&c->mu);
   }
-  ls__tl_mark(0);
+  ls__ring_mark_mine(0);
   pthread_mutex_unlock(&ls__all_mu);
   ls__site_lock(0);
   pthread_mutex_unlock(&ls__def_mu);
@@ -200,7 +199,9 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   ls_client *c = aligned_alloc(LS__CACHELINE, (sizeof *c + LS__CACHELINE - 1) & ~(size_t)63);
   if (!c) return NULL;
   memset(c, 0, sizeof *c);
-  if (ls_client_socket(socket_path, c->path, sizeof c->path) < 0) {
+  ls__conn_cfg cfg;
+  memset(&cfg, 0, sizeof cfg);
+  if (ls_client_socket(socket_path, cfg.path, sizeof cfg.path) < 0) {
     free(c);
     errno = ENAMETOOLONG;
     return NULL;
@@ -208,7 +209,10 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   const char *app = app_name ? app_name : program_invocation_short_name;
   size_t alen = strlen(app);
   if (alen > LS_APP_MAX) alen = LS_APP_MAX;
-  memcpy(c->app, app, alen);
+  memcpy(cfg.app, app, alen);
+  cfg.send_timeout_ms = o.send_timeout_ms;
+  cfg.reconnect_min_ms = o.reconnect_min_ms;
+  cfg.reconnect_max_ms = o.reconnect_max_ms;
   c->opts = o;
   c->flush_level = o.flush_level;
   c->blocking = o.blocking;
@@ -216,11 +220,8 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   c->batch_bytes = o.batch_bytes;
   c->max_record_bytes = o.max_record_bytes;
   c->ring_bytes = o.thread_buffer_bytes;
-  c->fd = -1;
-  c->backoff_ms = o.reconnect_min_ms;
-  c->out_cap = 256u << 10;
-  c->out = malloc(c->out_cap);
-  if (!c->out) {
+  if (ls__conn_init(&c->conn, &cfg, 256u << 10) < 0) {
+    ls__conn_free(&c->conn);
     free(c);
     errno = ENOMEM;
     return NULL;
@@ -238,7 +239,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   pthread_mutex_unlock(&ls__all_mu);
   if (rc) {
     pthread_mutex_destroy(&c->mu);
-    free(c->out);
+    ls__conn_free(&c->conn);
     free(c);
     errno = -rc;
     return NULL;
@@ -251,7 +252,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
 static int ls__ensure_sender(ls_client *c) {
   int rc = 0;
   pthread_mutex_lock(&c->mu);
-  if (c->sender_needed) rc = c->rings ? ls__sender_start(c) : 1;
+  if (c->sender_needed) rc = c->rings ? ls__revive_sender_locked(c) : 1;
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -295,9 +296,7 @@ static void ls__stop_sender(ls_client *c) {
   ls__wake(c);
   pthread_join(c->sender, NULL);
   c->sender_running = 0;
-  if (c->fd >= 0) close(c->fd);
-  c->fd = -1;
-  atomic_store(&c->st_connected, 0);
+  ls__conn_close(&c->conn);
 }
 
 void ls_close(ls_client *c) {
@@ -316,11 +315,9 @@ void ls_close(ls_client *c) {
     atomic_store_explicit(&r->owner_dead, 1, memory_order_release);
     ls__ring_release(r);
   }
-  for (size_t i = 0; i < sizeof c->reg_bits / sizeof c->reg_bits[0]; i++) free(c->reg_bits[i]);
-  free(c->reg);
+  ls__registry_free(&c->reg);
   free(c->snap);
-  free(c->marks);
-  free(c->out);
+  ls__conn_free(&c->conn);
   pthread_mutex_destroy(&c->mu);
   free(c);
   errno = e;
@@ -331,10 +328,11 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   ls_stats s;
   memset(&s, 0, sizeof s);
   s.size = out->size < sizeof s ? out->size : sizeof s;
+  const ls__conn *k = &c->conn;
   pthread_mutex_lock(&c->mu);
-  s.logged = c->logged_gone;
-  s.truncated = c->truncated_gone;
-  s.dropped = c->dropped_sender + c->dropped_gone + atomic_load(&c->dropped_noring);
+  s.logged = k->logged_gone;
+  s.truncated = k->truncated_gone;
+  s.dropped = k->dropped_sender + k->dropped_gone + atomic_load(&c->dropped_noring);
   for (ls__ring *r = c->rings; r; r = r->next) {
     s.logged += atomic_load_explicit(&r->logged, memory_order_relaxed);
     s.truncated += atomic_load_explicit(&r->truncated, memory_order_relaxed);
@@ -344,15 +342,15 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   }
   pthread_mutex_unlock(&c->mu);
   s.errors = atomic_load(&c->errors);
-  s.sent = atomic_load(&c->st_sent);
-  s.dropped_reported = atomic_load(&c->st_dropped_reported);
-  s.bytes_sent = atomic_load(&c->st_bytes);
-  s.frames_sent = atomic_load(&c->st_frames);
-  s.interned = atomic_load(&c->st_interned);
-  s.connects = atomic_load(&c->st_connects);
-  s.reconnects = atomic_load(&c->st_reconnects);
-  s.disconnects = atomic_load(&c->st_disconnects);
-  s.connected = atomic_load(&c->st_connected);
+  s.sent = atomic_load(&k->st_sent);
+  s.dropped_reported = atomic_load(&k->st_dropped_reported);
+  s.bytes_sent = atomic_load(&k->st_bytes);
+  s.frames_sent = atomic_load(&k->st_frames);
+  s.interned = atomic_load(&k->st_interned);
+  s.connects = atomic_load(&k->st_connects);
+  s.reconnects = atomic_load(&k->st_reconnects);
+  s.disconnects = atomic_load(&k->st_disconnects);
+  s.connected = atomic_load(&k->st_connected);
   memcpy(out, &s, s.size);
   return 0;
 }

@@ -17,6 +17,8 @@
  * Fallback: other architectures, other clocksources, or LOGSINK_CLOCK=realtime
  * in the environment: every call reads clock_gettime(CLOCK_REALTIME). */
 #define _GNU_SOURCE
+#include "clock.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,17 +26,19 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
-
 int ls__tsc_mode = 0;
 static double ls__init_ns_per_tick = 1.0;
 static pthread_once_t ls__clock_once = PTHREAD_ONCE_INIT;
 
-uint64_t ls__realtime_ns(void) {
+static uint64_t ls__clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+uint64_t ls__realtime_ns(void) { return ls__clock_ns(CLOCK_REALTIME); }
+
+uint64_t ls__now_mono_ns(void) { return ls__clock_ns(CLOCK_MONOTONIC); }
 
 #if defined(__x86_64__) || defined(__i386__)
 /* A (TSC, CLOCK_REALTIME) pair. Retries when the thread was interrupted

@@ -10,8 +10,8 @@
 #include <sys/types.h>
 #include <wchar.h>
 
-#include "internal.h"
 #include "logsink/proto/codec.h"
+#include "site.h"
 
 /* Appends one UTF-8 encoded code point; returns its length (0 if it does not
  * fit in room). Invalid code points become U+FFFD. */

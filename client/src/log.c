@@ -1,7 +1,9 @@
-/* log.c: the hot path (LS_LOG, ls_log_text) and the per-thread staging rings
- * it writes into. A call touches only its call site, the client's read-only
- * line and its own thread's ring: no lock, no syscall, no cache line written
- * by another thread, except a futex wake-up once per batch. */
+/* log.c: the hot path (LS_LOG, ls_log_text): stages one record in the
+ * calling thread's ring (ring.h) of the client. A call touches only its call
+ * site, the client's read-only line and its own thread's ring: no lock, no
+ * syscall, no cache line written by another thread, except a futex wake-up
+ * once per batch. A thread's first call to a client (and a site's first
+ * call) takes a slow path into client.c; nothing here starts threads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -9,104 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "encode.h"
-#include "internal.h"
 #include "logsink/proto/codec.h"
+#include "site.h"
 
-/* The ring of the client this thread used last, and all rings of this thread. */
-static __thread ls__ring *ls__tl_ring __attribute__((tls_model("initial-exec")));
-static __thread ls__ring *ls__tl_list __attribute__((tls_model("initial-exec")));
-
-static pthread_key_t ls__tl_key;
-static pthread_once_t ls__tl_once = PTHREAD_ONCE_INIT;
-
-void ls__ring_release(ls__ring *r) {
-  if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
-    free(r->buf);
-    free(r);
-  }
-}
-
-/* Thread exit: hand every ring of this thread to its client's sender, which
- * drains and frees it. */
-static void ls__tl_exit(void *unused) {
-  (void)unused;
-  ls__ring *r = ls__tl_list;
-  ls__tl_list = NULL;
-  ls__tl_ring = NULL;
-  while (r) {
-    ls__ring *next = r->tnext;
-    atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
-    ls__ring_release(r);
-    r = next;
-  }
-}
-
-static void ls__tl_key_init(void) { (void)pthread_key_create(&ls__tl_key, ls__tl_exit); }
-
-/* Marks the rings of the calling thread (used by the fork child handler). */
-void ls__tl_mark(int on) {
-  for (ls__ring *r = ls__tl_list; r; r = r->tnext) r->tmark = on;
-}
-
-static size_t ls__align8(size_t n) { return (n + 7) & ~(size_t)7; }
-
-ls__ring *ls__ring_get(ls_client *c) {
-  /* Drop rings of closed clients; reuse one that belongs to c. */
-  ls__ring **pp = &ls__tl_list, *r;
-  while ((r = *pp) != NULL) {
-    if (atomic_load_explicit(&r->owner_dead, memory_order_acquire)) {
-      *pp = r->tnext;
-      if (ls__tl_ring == r) ls__tl_ring = NULL;
-      atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
-      ls__ring_release(r);
-      continue;
-    }
-    if (r->owner == c && r->owner_uid == c->uid) {
-      ls__tl_ring = r;
-      return r;
-    }
-    pp = &r->tnext;
-  }
-  pthread_once(&ls__tl_once, ls__tl_key_init);
-  r = calloc(1, sizeof *r);
-  uint8_t *buf = aligned_alloc(LS__CACHELINE, c->ring_bytes);
-  if (!r || !buf) {
-    free(r);
-    free(buf);
-    return NULL;
-  }
-  r->buf = buf;
-  r->mask = (uint32_t)(c->ring_bytes - 1);
-  r->owner = c;
-  r->owner_uid = c->uid;
-  r->tid = (uint64_t)gettid();
-  atomic_init(&r->refs, 2);
-  pthread_mutex_lock(&c->mu);
-  if (c->ring_total + c->ring_bytes > c->opts.max_buffered_bytes || c->uid != r->owner_uid) {
-    pthread_mutex_unlock(&c->mu);
-    free(buf);
-    free(r);
-    return NULL;
-  }
-  if (c->sender_needed) (void)ls__sender_start(c);
-  c->ring_total += c->ring_bytes;
-  r->next = c->rings;
-  c->rings = r;
-  pthread_mutex_unlock(&c->mu);
-  (void)pthread_setspecific(ls__tl_key, (void *)1);
-  r->tnext = ls__tl_list;
-  ls__tl_list = r;
-  ls__tl_ring = r;
-  return r;
-}
-
-void ls__wake(ls_client *c) {
-  atomic_fetch_add_explicit(&c->wake_seq, 1, memory_order_release);
-  ls__futex_wake(&c->wake_seq);
-}
-
-static uint64_t ls__ring_free(ls__ring *r, uint64_t head) {
+static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
   return (uint64_t)r->mask + 1 - (head - r->cached_tail);
 }
 
@@ -115,11 +25,17 @@ static uint64_t ls__ring_free(ls__ring *r, uint64_t head) {
 static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need) {
   uint64_t deadline = ls__now_mono_ns() + (uint64_t)c->block_timeout_ms * 1000000u;
   int ok = 0;
+  /* Dekker pairing with the sender's ls__drain (sender.c): announce the
+   * waiter (seq_cst), then read space_seq, then re-read tail. The sender
+   * stores tail (seq_cst), then reads space_waiters: one of the two sees the
+   * other's store, so either this thread sees the space or the sender bumps
+   * space_seq, and the bump after our read of seq makes futex_wait return at
+   * once. Reading seq after tail would lose a wake-up in between. */
   atomic_fetch_add(&c->space_waiters, 1);
   for (;;) {
     uint32_t seq = atomic_load(&c->space_seq);
     r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (ls__ring_free(r, head) >= need) {
+    if (ls__ring_room(r, head) >= need) {
       ok = 1;
       break;
     }
@@ -145,9 +61,9 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
   size_t cap = (size_t)r->mask + 1;
   size_t off = (size_t)(head & r->mask);
   size_t pad = cap - off < need ? cap - off : 0;
-  if (LS__UNLIKELY(ls__ring_free(r, head) < pad + need)) {
+  if (LS__UNLIKELY(ls__ring_room(r, head) < pad + need)) {
     r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (ls__ring_free(r, head) < pad + need) {
+    if (ls__ring_room(r, head) < pad + need) {
       int e = errno;
       int ok = c->blocking && ls__ring_wait(c, r, head, pad + need);
       errno = e;
@@ -219,12 +135,15 @@ static int ls__slow(ls_client *c, ls_site *s, const ls__prog **pp, ls__ring **rp
     atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
     rc = -EINVAL;
   } else if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid) {
-    rc = ls__register_site(c, s);
+    rc = ls__client_add_site(c, s);
     if (rc) atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
   }
   if (!rc) {
     ls__ring *r = ls__tl_ring;
-    if (!r || r->owner != c || r->owner_uid != c->uid) r = ls__ring_get(c);
+    if (!r || r->owner != c || r->owner_uid != c->uid) {
+      r = ls__ring_find(c, c->uid);
+      if (!r) r = ls__client_add_ring(c);
+    }
     if (!r) {
       atomic_fetch_add_explicit(&c->dropped_noring, 1, memory_order_relaxed);
       rc = -EAGAIN;

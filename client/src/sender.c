@@ -1,223 +1,86 @@
 /* sender.c: the client's background thread. Each pass it (re)connects when
  * due, reports drops (DROPPED), interns call sites new to the connection
  * (INTERN), turns the staged records of every thread into RECORDS frames and
- * writes them with one send() per batch. It wakes on a producer's batch-full
- * or flush-level signal, on ls_flush/ls_close, and every flush interval. */
+ * writes them with one send() per batch (conn.c). It wakes on a producer's
+ * batch-full or flush-level signal, on ls_flush/ls_close, and every flush
+ * interval. */
 #define _GNU_SOURCE
+#include "sender.h"
+
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "internal.h"
-#include "logsink/proto/codec.h"
-#include "logsink/proto/wire.h"
+#include "client.h"
+#include "logsink/proto/frame_encode.h"
+#include "site.h"
 
 #define LS__FRAME_LIMIT (64u << 10) /* RECORDS frames stay below this (daemon max 256 KiB) */
 #define LS__OUT_FLUSH (192u << 10)  /* send once the buffer holds this much */
 /* Largest INTERN frame: fmt (4096) and file (1024) plus the varints. */
 #define LS__INTERN_MAX (LS_FRAME_HDR + 4096u + 1024u + 5u * LS_VARINT_MAX)
 
-uint64_t ls__now_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+static int ls__send(ls_client *c) {
+  return ls__conn_send(&c->conn, atomic_load(&c->close_deadline_ns));
 }
 
-void ls__futex_wait(_Atomic uint32_t *w, uint32_t val, uint64_t timeout_ns) {
-  struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
-  syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
-
-void ls__futex_wake(_Atomic uint32_t *w) {
-  syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-/* ---- frame building ---- */
-
-static size_t ls__frame_begin(ls_client *c, uint8_t type) {
-  size_t at = c->out_len;
-  c->out[at + 4] = type;
-  c->out_len += LS_FRAME_HDR;
-  return at;
-}
-
-static void ls__frame_end(ls_client *c, size_t at) {
-  ls_put_u32(c->out + at, (uint32_t)(c->out_len - at - 4));
-}
-
-/* Remembers where a RECORDS (records > 0) or DROPPED frame ends. */
-static void ls__mark(ls_client *c, uint64_t records, int dropped_frame) {
-  if (c->marks_len == c->marks_cap) {
-    size_t cap = c->marks_cap ? 2 * c->marks_cap : 64;
-    void *p = realloc(c->marks, cap * sizeof *c->marks);
-    if (!p) return; /* its records then count as lost if a send fails half-way */
-    c->marks = p;
-    c->marks_cap = cap;
-  }
-  c->marks[c->marks_len].end = c->out_len;
-  c->marks[c->marks_len].records = records;
-  c->marks[c->marks_len].dropped_frame = dropped_frame;
-  c->marks_len++;
-}
-
-static void ls__put_v(ls_client *c, uint64_t v) {
-  c->out_len += ls_put_varint(c->out + c->out_len, v);
-}
-
-static void ls__put_s(ls_client *c, const char *s, size_t n) {
-  ls__put_v(c, n);
-  memcpy(c->out + c->out_len, s, n);
-  c->out_len += n;
-}
-
-/* Writes all of out, waiting for a slow daemon until send_timeout (or the
- * close deadline). On failure the connection is given up, and the records
- * of the frames that did not reach the socket whole are counted as dropped. */
-static int ls__send_out(ls_client *c) {
-  if (!c->out_len) return 0;
-  int rc = 0;
-  size_t done = 0;
-  if (c->fd < 0) {
-    rc = -ENOTCONN;
-  } else {
-    uint64_t deadline = ls__now_mono_ns() + (uint64_t)c->opts.send_timeout_ms * 1000000u;
-    uint64_t close_by = atomic_load(&c->close_deadline_ns);
-    if (close_by && close_by < deadline) deadline = close_by;
-    while (done < c->out_len) {
-      ssize_t k = send(c->fd, c->out + done, c->out_len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (k > 0) {
-        done += (size_t)k;
-        continue;
-      }
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0 && errno == EAGAIN) {
-        uint64_t now = ls__now_mono_ns();
-        if (now >= deadline) {
-          rc = -ETIMEDOUT;
-          break;
-        }
-        struct pollfd pfd = {c->fd, POLLOUT, 0};
-        int ms = (int)((deadline - now + 999999) / 1000000);
-        (void)poll(&pfd, 1, ms);
-        continue;
-      }
-      rc = k < 0 ? -errno : -EPIPE;
-      break;
-    }
-  }
-  /* What reached the socket: everything, or the frames completed before the
-   * failure (the daemon discards a trailing partial frame). */
-  uint64_t delivered = 0, reported = 0;
-  if (rc == 0) {
-    delivered = c->out_records;
-    reported = c->out_dropped_report;
-    atomic_fetch_add_explicit(&c->st_frames, c->out_frames, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->st_interned, c->out_interns, memory_order_relaxed);
-  } else {
-    for (size_t i = 0; i < c->marks_len && c->marks[i].end <= done; i++) {
-      delivered += c->marks[i].records;
-      if (c->marks[i].dropped_frame) reported = c->out_dropped_report;
-    }
-    c->dropped_sender += c->out_records - delivered;
-    c->pass_lost = 1;
-    if (c->fd >= 0) {
-      close(c->fd);
-      c->fd = -1;
-      atomic_store_explicit(&c->st_connected, 0, memory_order_relaxed);
-      atomic_fetch_add_explicit(&c->st_disconnects, 1, memory_order_relaxed);
-      c->next_connect_ns = ls__now_mono_ns() + (uint64_t)c->backoff_ms * 1000000u;
-    }
-  }
-  atomic_fetch_add_explicit(&c->st_sent, delivered, memory_order_relaxed);
-  atomic_fetch_add_explicit(&c->st_bytes, done, memory_order_relaxed);
-  atomic_fetch_add_explicit(&c->st_dropped_reported, reported, memory_order_relaxed);
-  if (reported) c->drop_since_ns = 0;
-  c->out_len = 0;
-  c->out_records = c->out_frames = c->out_interns = c->out_dropped_report = 0;
-  c->marks_len = 0;
-  return rc;
-}
-
-static void ls__connect(ls_client *c) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd >= 0) {
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, c->path, strlen(c->path));
-    int r;
-    do r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-    while (r < 0 && errno == EINTR);
-    if (r < 0) {
-      close(fd);
-      fd = -1;
-    }
-  }
-  if (fd < 0) {
-    c->next_connect_ns = ls__now_mono_ns() + (uint64_t)c->backoff_ms * 1000000u;
-    c->backoff_ms =
-        c->backoff_ms * 2 > c->opts.reconnect_max_ms ? c->opts.reconnect_max_ms : c->backoff_ms * 2;
-    return;
-  }
-  c->fd = fd;
-  c->backoff_ms = c->opts.reconnect_min_ms;
-  c->interned_n = 0;
-  atomic_fetch_add_explicit(&c->st_connects, 1, memory_order_relaxed);
-  if (c->ever_connected) atomic_fetch_add_explicit(&c->st_reconnects, 1, memory_order_relaxed);
-  c->ever_connected = 1;
-  atomic_store_explicit(&c->st_connected, 1, memory_order_relaxed);
-  /* HELLO: u32 version | u32 flags | str app */
-  size_t at = ls__frame_begin(c, LS_F_HELLO);
-  ls_put_u32(c->out + c->out_len, LS_PROTO_VERSION);
-  ls_put_u32(c->out + c->out_len + 4, 0);
-  c->out_len += 8;
-  ls__put_s(c, c->app, strlen(c->app));
-  ls__frame_end(c, at);
-  c->out_frames++;
+/* Appends what an encoder wrote at the end of out. The callers reserve the
+ * worst case first, so a failure would only lose this frame. */
+static int ls__put(ls__conn *k, ptrdiff_t n) {
+  if (n < 0) return 0;
+  k->out_len += (size_t)n;
+  return 1;
 }
 
 /* Records dropped so far, from every source. Caller holds c->mu. */
 static uint64_t ls__dropped_total(ls_client *c) {
-  uint64_t n = c->dropped_sender + c->dropped_gone +
+  uint64_t n = c->conn.dropped_sender + c->conn.dropped_gone +
                atomic_load_explicit(&c->dropped_noring, memory_order_relaxed);
   for (ls__ring *r = c->rings; r; r = r->next)
     n += atomic_load_explicit(&r->dropped, memory_order_relaxed);
   return n;
 }
 
-static void ls__put_intern(ls_client *c, const ls_site *s) {
+static void ls__put_intern(ls__conn *k, const ls_site *s) {
   const ls__prog *p = s->ls__prog;
-  size_t flen = strlen(s->fmt);
   const char *file = s->file ? s->file : "";
   size_t file_len = strlen(file);
-  if (file_len > 1024) { /* keep the end of a long path */
-    file += file_len - 1024;
-    file_len = 1024;
+  if (file_len > LS_INTERN_MAX_FILE) { /* keep the end of a long path */
+    file += file_len - LS_INTERN_MAX_FILE;
+    file_len = LS_INTERN_MAX_FILE;
   }
-  size_t at = ls__frame_begin(c, LS_F_INTERN);
-  ls__put_v(c, p->id);
-  c->out[c->out_len++] = (uint8_t)s->level;
-  ls__put_v(c, s->line > 0 ? (uint64_t)s->line : 0);
-  ls__put_s(c, s->fmt, flen);
-  ls__put_s(c, file, file_len);
-  ls__frame_end(c, at);
-  c->out_frames++;
-  c->out_interns++;
+  ls_intern in = {p->id,   (uint8_t)s->level, s->line > 0 ? (uint32_t)s->line : 0,
+                  s->fmt,  strlen(s->fmt),    file,
+                  file_len};
+  if (ls__put(k, ls_intern_encode(k->out + k->out_len, k->out_cap - k->out_len, &in))) {
+    k->out_frames++;
+    k->out_interns++;
+  }
+}
+
+static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {
+  if (!k->drop_since_ns) k->drop_since_ns = now;
+  ls_dropped d = {count, k->drop_since_ns, now};
+  if (ls__put(k, ls_dropped_encode(k->out + k->out_len, k->out_cap - k->out_len, &d))) {
+    ls__conn_mark(k, 0, 1);
+    k->out_frames++;
+    k->out_dropped_report = count;
+  }
+}
+
+/* Closes the RECORDS frame opened at `frame` holding `records` records. */
+static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
+  (void)ls_frame_close(k->out + frame, k->out + k->out_len);
+  ls__conn_mark(k, records, 0);
 }
 
 /* Converts [tail, head) of r into RECORDS frames (or drops it when there is no
  * connection) and releases the space. */
 static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
+  ls__conn *k = &c->conn;
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
   size_t cap = (size_t)r->mask + 1;
   size_t frame = SIZE_MAX; /* offset of the open RECORDS frame */
@@ -231,77 +94,78 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
       continue;
     }
     uint32_t site = ls_get_u32(rec + 4);
-    uint64_t stamp = ls_get_u64(rec + 8);
     int cut = (site & LS__TRUNC_BIT) != 0;
-    site &= ~LS__TRUNC_BIT;
-    t += (LS__REC_HDR + alen + (cut ? 8u : 0u) + 7u) & ~(uint64_t)7;
-    if (c->fd < 0) {
-      c->dropped_sender++;
-      c->pass_lost = 1;
+    ls_record out = {site & ~LS__TRUNC_BIT, cut ? ls_get_u64(rec + LS__REC_HDR + alen) : 0,
+                     ls_get_u64(rec + 8), rec + LS__REC_HDR, alen};
+    t += ls__rec_size(alen, cut);
+    if (k->fd < 0) {
+      k->dropped_sender++;
+      k->pass_lost = 1;
       continue;
     }
-    size_t worst = 3 * LS_VARINT_MAX + alen;
-    if (frame != SIZE_MAX && c->out_len + worst - frame > LS__FRAME_LIMIT) {
-      ls__frame_end(c, frame);
-      ls__mark(c, in_frame, 0);
+    size_t worst = LS_RECORD_MAX(alen);
+    if (frame != SIZE_MAX && k->out_len + worst - frame > LS__FRAME_LIMIT) {
+      ls__records_close(k, frame, in_frame);
       frame = SIZE_MAX;
     }
-    if (c->out_len + worst + 2 * LS_VARINT_MAX + LS_FRAME_HDR > LS__OUT_FLUSH) {
-      if (frame != SIZE_MAX) {
-        ls__frame_end(c, frame);
-        ls__mark(c, in_frame, 0);
-      }
+    if (k->out_len + worst + 2 * LS_VARINT_MAX + LS_FRAME_HDR > LS__OUT_FLUSH) {
+      if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
       frame = SIZE_MAX;
-      if (ls__send_out(c) < 0) { /* connection lost: this record is dropped too */
-        c->dropped_sender++;
+      if (ls__send(c) < 0) { /* connection lost: this record is dropped too */
+        k->dropped_sender++;
         continue;
       }
     }
     if (frame == SIZE_MAX) {
-      frame = ls__frame_begin(c, LS_F_RECORDS);
-      ls__put_v(c, r->tid);
-      c->out_frames++;
+      frame = k->out_len;
+      if (!ls__put(k, ls_records_open(k->out + k->out_len, k->out_cap - k->out_len, r->tid))) {
+        k->dropped_sender++; /* cannot happen: LS__OUT_FLUSH leaves room */
+        frame = SIZE_MAX;
+        continue;
+      }
+      k->out_frames++;
       prev_ns = 0;
       in_frame = 0;
     }
-    uint64_t ns = ls__cal_ns(&c->cal, stamp);
-    ls__put_v(c, ((uint64_t)site << 1) | (uint64_t)cut);
-    if (cut) ls__put_v(c, ls_get_u64(rec + LS__REC_HDR + alen));
-    ls__put_v(c, ls_zigzag((int64_t)(ns - prev_ns)));
-    prev_ns = ns;
-    memcpy(c->out + c->out_len, rec + LS__REC_HDR, alen);
-    c->out_len += alen;
-    c->out_records++;
+    out.ts_ns = ls__cal_ns(&c->cal, out.ts_ns);
+    if (!ls__put(k,
+                 ls_record_encode(k->out + k->out_len, k->out_cap - k->out_len, &out, &prev_ns))) {
+      k->dropped_sender++; /* a corrupt site id; the reservation makes room */
+      k->pass_lost = 1;
+      continue;
+    }
+    k->out_records++;
     in_frame++;
   }
-  if (frame != SIZE_MAX) {
-    ls__frame_end(c, frame);
-    ls__mark(c, in_frame, 0);
-  }
+  if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
+  /* Dekker pairing with the producer's ls__ring_wait (log.c): this thread
+   * stores tail, then loads space_waiters; a blocked producer increments
+   * space_waiters, then loads tail. Both sides are seq_cst, so at least one
+   * sees the other's store: either the producer sees the freed space, or
+   * this thread sees the waiter and bumps space_seq. The producer read
+   * space_seq before it re-checked tail, so a bump between its check and its
+   * futex_wait makes the wait return at once: no lost wake-up. With weaker
+   * orders both loads could miss and the producer would sleep until its
+   * timeout with space available. */
   atomic_store_explicit(&r->tail, t, memory_order_seq_cst);
-  if (atomic_load(&c->space_waiters)) { /* blocking mode: a producer waits for this space */
+  if (atomic_load(&c->space_waiters)) {
     atomic_fetch_add(&c->space_seq, 1);
     ls__futex_wake(&c->space_seq);
   }
 }
 
-/* One pass over everything buffered now. */
-static void ls__pass(ls_client *c, int urgent) {
-  c->pass_lost = 0;
-  if (c->fd < 0 && (urgent || ls__now_mono_ns() >= c->next_connect_ns)) ls__connect(c);
-  ls__cal_update(&c->cal);
-
-  pthread_mutex_lock(&c->mu);
-  /* Snapshot the rings and their heads; free the drained rings of exited threads. */
+/* Takes a snapshot of c's rings and their heads, and frees the drained rings
+ * of exited threads. Caller holds c->mu. Returns the snapshot's length. */
+static size_t ls__snapshot(ls_client *c) {
   size_t n = 0;
   for (ls__ring **pp = &c->rings, *r; (r = *pp) != NULL;) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     if (atomic_load_explicit(&r->thread_gone, memory_order_acquire) &&
         atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
       *pp = r->next;
-      c->dropped_gone += atomic_load_explicit(&r->dropped, memory_order_relaxed);
-      c->logged_gone += atomic_load_explicit(&r->logged, memory_order_relaxed);
-      c->truncated_gone += atomic_load_explicit(&r->truncated, memory_order_relaxed);
+      c->conn.dropped_gone += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+      c->conn.logged_gone += atomic_load_explicit(&r->logged, memory_order_relaxed);
+      c->conn.truncated_gone += atomic_load_explicit(&r->truncated, memory_order_relaxed);
       c->ring_total -= (size_t)r->mask + 1;
       ls__ring_release(r);
       continue;
@@ -318,44 +182,45 @@ static void ls__pass(ls_client *c, int urgent) {
     n++;
     pp = &r->next;
   }
-  if (c->fd >= 0) {
+  return n;
+}
+
+/* One pass over everything buffered now. */
+static void ls__pass(ls_client *c, int urgent) {
+  ls__conn *k = &c->conn;
+  k->pass_lost = 0;
+  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
+  ls__cal_update(&c->cal);
+
+  pthread_mutex_lock(&c->mu);
+  size_t n = ls__snapshot(c);
+  if (k->fd >= 0) {
     /* Drops first, so the daemon sees them before later records. */
-    uint64_t unreported = ls__dropped_total(c) - atomic_load(&c->st_dropped_reported);
-    if (unreported) {
-      uint64_t now = ls__realtime_ns();
-      if (!c->drop_since_ns) c->drop_since_ns = now;
-      size_t at = ls__frame_begin(c, LS_F_DROPPED);
-      ls__put_v(c, unreported);
-      ls__put_v(c, c->drop_since_ns);
-      ls__put_v(c, now);
-      ls__frame_end(c, at);
-      ls__mark(c, 0, 1);
-      c->out_frames++;
-      c->out_dropped_report = unreported;
-    }
+    uint64_t unreported = ls__dropped_total(c) - atomic_load(&k->st_dropped_reported);
+    if (unreported) ls__put_dropped(k, unreported, ls__realtime_ns());
     /* Sites registered since the connection was made (all of them after a
      * reconnect). Registration happened before any record using it was
      * published, so every record of the snapshot has its INTERN before it. */
-    for (; c->interned_n < c->reg_len; c->interned_n++) {
-      if (c->out_len + LS__INTERN_MAX > c->out_cap) {
+    for (; k->interned_n < c->reg.len; k->interned_n++) {
+      if (k->out_len + LS__INTERN_MAX > k->out_cap) {
         pthread_mutex_unlock(&c->mu);
-        (void)ls__send_out(c);
+        (void)ls__send(c);
         pthread_mutex_lock(&c->mu);
-        if (c->fd < 0) break;
+        if (k->fd < 0) break;
       }
-      ls__put_intern(c, c->reg[c->interned_n]);
+      ls__put_intern(k, c->reg.v[k->interned_n]);
     }
-  } else if (ls__dropped_total(c) > atomic_load(&c->st_dropped_reported) && !c->drop_since_ns) {
-    c->drop_since_ns = ls__realtime_ns();
+  } else if (ls__dropped_total(c) > atomic_load(&k->st_dropped_reported) && !k->drop_since_ns) {
+    k->drop_since_ns = ls__realtime_ns();
   }
   pthread_mutex_unlock(&c->mu);
 
   /* Rings stay alive: only this thread unlinks them, and ls_close joins it. */
   for (size_t i = 0; i < n; i++) ls__drain(c, c->snap[i].ring, c->snap[i].head);
-  (void)ls__send_out(c);
+  (void)ls__send(c);
 }
 
-void *ls__sender_main(void *arg) {
+static void *ls__sender_main(void *arg) {
   ls_client *c = arg;
   uint32_t handled = atomic_load(&c->flush_done);
   for (;;) {
@@ -365,7 +230,7 @@ void *ls__sender_main(void *arg) {
     int urgent = req != handled || stop;
     ls__pass(c, urgent);
     if (urgent) {
-      atomic_store(&c->flush_rc, c->fd < 0 ? -ENOTCONN : c->pass_lost ? -EPIPE : 0);
+      atomic_store(&c->flush_rc, c->conn.fd < 0 ? -ENOTCONN : c->conn.pass_lost ? -EPIPE : 0);
       handled = req;
       atomic_store(&c->flush_done, req);
       ls__futex_wake(&c->flush_done);

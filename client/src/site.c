@@ -2,14 +2,16 @@
  * small argument program) and the argument encoder of PROTOCOL.md
  * "Arguments" that runs on every call. */
 #define _GNU_SOURCE
+#include "site.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
+#include "clock.h"
 #include "encode.h"
-#include "internal.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/wire.h"
 

@@ -1,31 +1,23 @@
-// reply.cc: encodes STATS and REFUSE frames (PROTOCOL.md) and enumerates the
-// counters.
+// reply.cc: encodes STATS and REFUSE frames (PROTOCOL.md) with proto's
+// encoders and enumerates the counters.
 #include "reply.h"
 
 #include <cstdint>
 #include <string>
 
-#include "logsink/proto/codec.h"
-#include "logsink/proto/wire.h"
+#include "logsink/proto/frame_encode.h"
 
 namespace logsink::daemon {
 namespace {
 
-void PutVarint(std::string *out, uint64_t v) {
-  uint8_t b[LS_VARINT_MAX];
-  out->append(reinterpret_cast<const char *>(b), ls_put_varint(b, v));
-}
-
-void PutStr(std::string *out, std::string_view s) {
-  PutVarint(out, s.size());
-  out->append(s);
-}
-
-// Writes the frame header for a payload built after `start`.
-void FinishFrame(std::string *out, size_t start) {
-  uint8_t len[4];
-  ls_put_u32(len, uint32_t(out->size() - start - 4));
-  out->replace(start, 4, reinterpret_cast<const char *>(len), 4);
+// Runs a proto encoder into `cap` bytes appended to *out and keeps what it
+// wrote. The capacities below are exact upper bounds, so a failure is a bug.
+template <typename F>
+void Append(std::string *out, size_t cap, F encode) {
+  size_t start = out->size();
+  out->resize(start + cap);
+  ptrdiff_t n = encode(reinterpret_cast<uint8_t *>(out->data() + start), cap);
+  out->resize(n > 0 ? start + size_t(n) : start);
 }
 
 }  // namespace
@@ -54,30 +46,26 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
 }
 
 void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out) {
-  size_t start = out->size();
-  out->append(4, '\0');
-  out->push_back(char(LS_F_STATS));
-  std::string body;
   uint64_t n = 0;
-  ForEachCounter(c, w, [&](std::string_view name, uint64_t v) {
-    PutStr(&body, name);
-    PutVarint(&body, v);
-    n++;
-  });
-  PutVarint(out, n);
-  out->append(body);
-  FinishFrame(out, start);
+  ForEachCounter(c, w, [&](std::string_view, uint64_t) { n++; });
+  Append(out, LS_FRAME_HDR + LS_VARINT_MAX + n * LS_STATSFRAME_ENTRY_MAX,
+         [&](uint8_t *buf, size_t cap) -> ptrdiff_t {
+           ptrdiff_t at = ls_statsframe_open(buf, cap, n);
+           ForEachCounter(c, w, [&](std::string_view name, uint64_t v) {
+             if (at >= 0) {
+               ptrdiff_t k =
+                   ls_statsframe_add(buf + at, cap - size_t(at), name.data(), name.size(), v);
+               at = k < 0 ? k : at + k;
+             }
+           });
+           return at < 0 ? at : ls_frame_close(buf, buf + at);
+         });
 }
 
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out) {
-  size_t start = out->size();
-  out->append(4, '\0');
-  out->push_back(char(LS_F_REFUSE));
-  uint8_t v[4];
-  ls_put_u32(v, version);
-  out->append(reinterpret_cast<const char *>(v), 4);
-  PutStr(out, reason);
-  FinishFrame(out, start);
+  ls_refuse r = {version, reason.data(), reason.size()};
+  Append(out, LS_FRAME_HDR + 4 + LS_VARINT_MAX + reason.size(),
+         [&](uint8_t *buf, size_t cap) { return ls_refuse_encode(buf, cap, &r); });
 }
 
 }  // namespace logsink::daemon

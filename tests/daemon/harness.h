@@ -110,13 +110,13 @@ class Client {
     if (!Send(StatsReq())) return m;
     auto f = ReadFrame();
     if (!f || f->first != LS_F_STATS) return m;
-    ls_stats_iter it;
+    ls_statsframe_iter it;
     const auto *p = reinterpret_cast<const uint8_t *>(f->second.data());
-    if (ls_stats_begin(p, f->second.size(), &it) < 0) return m;
+    if (ls_statsframe_begin(p, f->second.size(), &it) < 0) return m;
     const char *name;
     size_t len;
     uint64_t v;
-    while (ls_stats_next(&it, &name, &len, &v) == 1) m[std::string(name, len)] = v;
+    while (ls_statsframe_next(&it, &name, &len, &v) == 1) m[std::string(name, len)] = v;
     return m;
   }
 

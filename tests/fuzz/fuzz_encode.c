@@ -17,9 +17,9 @@
 #include <wchar.h>
 
 #include "fuzz_check.h"
-#include "internal.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
+#include "site.h"
 
 /* The variadic function libffi calls: what LS_LOG's hot path does. */
 static size_t EncodeVa(const ls__prog *p, int saved_errno, uint8_t *out, size_t cap,

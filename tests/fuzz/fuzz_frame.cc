@@ -53,13 +53,13 @@ void DecodeAny(const uint8_t *p, size_t len) {
     FUZZ_CHECK(Inside(rf.reason, rf.reason_len, p, end));
     g_sink = Touch(rf.reason, rf.reason_len);
   }
-  ls_stats_iter st;
-  if (ls_stats_begin(p, len, &st) == 0) {
+  ls_statsframe_iter st;
+  if (ls_statsframe_begin(p, len, &st) == 0) {
     const char *name;
     size_t name_len;
     uint64_t value;
     uint64_t n = st.left, got = 0;
-    while ((r = ls_stats_next(&st, &name, &name_len, &value)) == 1) {
+    while ((r = ls_statsframe_next(&st, &name, &name_len, &value)) == 1) {
       FUZZ_CHECK(Inside(name, name_len, p, end) && name_len <= 255);
       g_sink = Touch(name, name_len);
       got++;

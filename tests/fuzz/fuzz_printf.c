@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "fuzz_check.h"
-#include "internal.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
+#include "site.h"
 
 static char OpType(int op) {
   switch (op) {

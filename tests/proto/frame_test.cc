@@ -234,24 +234,24 @@ TEST(Refuse, Decodes) {
 
 TEST(Stats, IteratesAndChecksTheCount) {
   std::string p = Payload(logsink::test::Stats({{"records", 5}, {"err_bad_length", 300}}));
-  ls_stats_iter it{};
+  ls_statsframe_iter it{};
   const char *name = nullptr;
   size_t len = 0;
   uint64_t v = 0;
-  ASSERT_EQ(ls_stats_begin(U(p), p.size(), &it), 0);
-  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  ASSERT_EQ(ls_statsframe_begin(U(p), p.size(), &it), 0);
+  ASSERT_EQ(ls_statsframe_next(&it, &name, &len, &v), 1);
   EXPECT_EQ(std::string(name, len), "records");
   EXPECT_EQ(v, 5u);
-  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  ASSERT_EQ(ls_statsframe_next(&it, &name, &len, &v), 1);
   EXPECT_EQ(std::string(name, len), "err_bad_length");
   EXPECT_EQ(v, 300u);
-  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
+  EXPECT_EQ(ls_statsframe_next(&it, &name, &len, &v), 0);
   std::string lying;
   logsink::test::PutVarint(&lying, 1000000);  // more entries than bytes
-  EXPECT_EQ(ls_stats_begin(U(lying), lying.size(), &it), -EBADMSG);
-  ASSERT_EQ(ls_stats_begin(U(p), p.size() - 1, &it), 0);
-  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
-  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), -EBADMSG);
+  EXPECT_EQ(ls_statsframe_begin(U(lying), lying.size(), &it), -EBADMSG);
+  ASSERT_EQ(ls_statsframe_begin(U(p), p.size() - 1, &it), 0);
+  ASSERT_EQ(ls_statsframe_next(&it, &name, &len, &v), 1);
+  EXPECT_EQ(ls_statsframe_next(&it, &name, &len, &v), -EBADMSG);
 }
 
 }  // namespace

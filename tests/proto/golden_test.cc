@@ -10,6 +10,7 @@
 #include <string>
 
 #include "logsink/proto/frame.h"
+#include "proto/golden_vectors.h"
 #include "proto/wire_encoder.h"
 
 namespace logsink::test {
@@ -19,25 +20,7 @@ using logsink::test::Arg;
 
 constexpr uint64_t kT0 = 1700000000000000000ull;  // 2023-11-14T22:13:20Z
 
-std::map<std::string, std::string> LoadVectors() {
-  std::ifstream in(LOGSINK_SOURCE_DIR "/tests/golden/frames.hex");
-  EXPECT_TRUE(in.good()) << "cannot open tests/golden/frames.hex";
-  std::map<std::string, std::string> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string name, tok, bytes;
-    ls >> name;
-    while (ls >> tok) {
-      EXPECT_EQ(tok.size() % 2, 0u) << name;
-      for (size_t i = 0; i + 1 < tok.size(); i += 2)
-        bytes.push_back(char(std::stoi(tok.substr(i, 2), nullptr, 16)));
-    }
-    out[name] = bytes;
-  }
-  return out;
-}
+using logsink::test::LoadVectors;
 
 class Golden : public ::testing::Test {
  protected:
@@ -157,18 +140,18 @@ TEST_F(Golden, Refuse) {
 
 TEST_F(Golden, Stats) {
   ls_frame f = Get("stats", LS_F_STATS);
-  ls_stats_iter it{};
+  ls_statsframe_iter it{};
   const char *name = nullptr;
   size_t len = 0;
   uint64_t v = 0;
-  ASSERT_EQ(ls_stats_begin(f.payload, f.len, &it), 0);
-  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  ASSERT_EQ(ls_statsframe_begin(f.payload, f.len, &it), 0);
+  ASSERT_EQ(ls_statsframe_next(&it, &name, &len, &v), 1);
   EXPECT_EQ(std::string(name, len), "records");
   EXPECT_EQ(v, 3u);
-  ASSERT_EQ(ls_stats_next(&it, &name, &len, &v), 1);
+  ASSERT_EQ(ls_statsframe_next(&it, &name, &len, &v), 1);
   EXPECT_EQ(std::string(name, len), "err_bad_length");
   EXPECT_EQ(v, 200u);
-  EXPECT_EQ(ls_stats_next(&it, &name, &len, &v), 0);
+  EXPECT_EQ(ls_statsframe_next(&it, &name, &len, &v), 0);
   EXPECT_EQ(logsink::test::ToHex(logsink::test::Stats({{"records", 3}, {"err_bad_length", 200}})),
             logsink::test::ToHex(Bytes("stats")));
 }

@@ -187,18 +187,20 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
 
 /* LS_LOG(client, level, fmt, ...): logs a printf-style record. client NULL:
  * the default client. level must be a constant expression (0..7) and fmt a
- * string literal: both are part of the static call site. The arguments are
- * checked against fmt by GCC and Clang (-Wformat). %n and positional
+ * string literal: both are part of the static call site, which keeps the
+ * first format it sees, so anything but a literal fails to compile (the
+ * macro pastes "" before it; ls_log_text takes run-time text). The arguments
+ * are checked against fmt by GCC and Clang (-Wformat). %n and positional
  * arguments (%1$d) are refused: the record is not sent and counted in
  * ls_stats.errors. Conversions: flags -+ #0', width and precision (digits or
  * *), length modifiers hh h l ll j z t L q, d i u o x X f F e E g G a A c s p %%
  * and %m (strerror(errno) at the call). %s copies the string (NULL: "(null)"),
  * %ls converts to UTF-8, long double is sent as double. The statement has no
  * value; errors and drops are counted in ls_stats. */
-#define LS_LOG(client, level, ...)                                                             \
-  do {                                                                                         \
-    static ls_site ls__site_ = {LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
-    (void)ls__log((client), &ls__site_, __VA_ARGS__);                                          \
+#define LS_LOG(client, level, ...)                                                                \
+  do {                                                                                            \
+    static ls_site ls__site_ = {"" LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
+    (void)ls__log((client), &ls__site_, __VA_ARGS__);                                             \
   } while (0)
 
 /* Default-client shorthands (see "Level names" above). */

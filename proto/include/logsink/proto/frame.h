@@ -254,12 +254,16 @@ static inline int ls_refuse_decode(const uint8_t *p, size_t len, ls_refuse *r) {
 }
 
 /* ---- STATS: varint n | n * (str name | varint value) --------------------- */
-typedef struct ls_stats_iter {
+/* Named ls_statsframe_* so it does not read as part of the client's public
+ * ls_stats counters (logsink.h). */
+#define LS_STATS_NAME_MAX 255u /* longest counter name */
+
+typedef struct ls_statsframe_iter {
   const uint8_t *p, *end;
   uint64_t left; /* entries not read yet */
-} ls_stats_iter;
+} ls_statsframe_iter;
 
-static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats_iter *it) {
+static inline int ls_statsframe_begin(const uint8_t *p, size_t len, ls_statsframe_iter *it) {
   it->p = p;
   it->end = p + len;
   it->left = 0;
@@ -270,10 +274,10 @@ static inline int ls_stats_begin(const uint8_t *p, size_t len, ls_stats_iter *it
 
 /* Returns 1 with the next counter, 0 after the last one (when nothing is left
  * over), or -EBADMSG. */
-static inline int ls_stats_next(ls_stats_iter *it, const char **name, size_t *name_len,
-                                uint64_t *value) {
+static inline int ls_statsframe_next(ls_statsframe_iter *it, const char **name, size_t *name_len,
+                                     uint64_t *value) {
   if (it->left == 0) return it->p == it->end ? 0 : -EBADMSG;
-  if (ls__get_str(&it->p, it->end, 255, name, name_len) < 0) return -EBADMSG;
+  if (ls__get_str(&it->p, it->end, LS_STATS_NAME_MAX, name, name_len) < 0) return -EBADMSG;
   if (ls__get_var(&it->p, it->end, value) < 0) return -EBADMSG;
   it->left--;
   return 1;

@@ -1,0 +1,80 @@
+/* client.h: the client (struct ls_client) and what the hot path (log.c)
+ * asks of it: the default client, registering a call site, attaching a ring
+ * for the calling thread, and waking the sender. Implemented in client.c;
+ * the sender thread (sender.c) works on the same struct. */
+#ifndef LOGSINK_CLIENT_CLIENT_H
+#define LOGSINK_CLIENT_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "clock.h"
+#include "conn.h"
+#include "futex.h"
+#include "logsink/logsink.h"
+#include "registry.h"
+#include "ring.h"
+
+struct ls_client {
+  /* Read on every call by logging threads; written rarely (open, fork). */
+  _Alignas(LS__CACHELINE) uint32_t uid;
+  int flush_level;
+  int blocking;
+  unsigned block_timeout_ms;
+  size_t batch_bytes;
+  size_t max_record_bytes;
+  size_t ring_bytes;
+
+  /* Wake-up word of the sender (futex), bumped by producers once per batch. */
+  _Alignas(LS__CACHELINE) _Atomic uint32_t wake_seq;
+  _Atomic uint32_t flush_req;  /* ls_flush requests */
+  _Atomic uint32_t flush_done; /* last request fully handled (futex) */
+  _Atomic int flush_rc;
+  _Atomic int stop;
+  _Atomic uint32_t space_seq; /* bumped by the sender after freeing ring space (futex) */
+  _Atomic int space_waiters;  /* producers waiting for space (blocking mode) */
+  _Atomic uint64_t errors;    /* refused records (hot-path failures only) */
+  _Atomic uint64_t dropped_noring;
+
+  /* Everything below is under mu or owned by the sender thread. */
+  _Alignas(LS__CACHELINE) pthread_mutex_t mu;
+  ls__ring *rings;
+  size_t ring_total; /* bytes of all rings */
+  ls__registry reg;  /* sites registered with this client */
+  pthread_t sender;
+  int sender_running;
+  int sender_needed; /* fork child: start the sender on next use */
+  ls_client *gnext;  /* global list of clients */
+  int is_default;
+
+  /* Sender state. */
+  ls__conn conn;
+  ls__cal cal;
+  _Atomic uint64_t close_deadline_ns; /* set by ls_close / exit: sends give up by then */
+  struct ls__snap {
+    ls__ring *ring;
+    uint64_t head;
+  } * snap;
+  size_t snap_cap;
+
+  ls_options opts;
+};
+
+/* The default client, opened on first use. NULL (errno set) on failure. */
+LS__HIDDEN ls_client *ls__default_get(void);
+/* Registers the prepared site s with c (and marks it so in s). 0 or -ENOMEM. */
+LS__HIDDEN int ls__client_add_site(ls_client *c, ls_site *s);
+/* A new ring of c for the calling thread, on c's list and the thread's.
+ * NULL when c's buffer budget is spent or memory is short. */
+LS__HIDDEN ls__ring *ls__client_add_ring(ls_client *c);
+
+/* Wakes the sender (a producer's batch is full, a flush, a close). */
+static inline void ls__wake(ls_client *c) {
+  atomic_fetch_add_explicit(&c->wake_seq, 1, memory_order_release);
+  ls__futex_wake(&c->wake_seq);
+}
+
+#endif

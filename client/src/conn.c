@@ -1,0 +1,168 @@
+/* conn.c: the sender's connection to logsinkd (conn.h). */
+#define _GNU_SOURCE
+#include "conn.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "logsink/proto/frame_encode.h"
+
+int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap) {
+  memset(k, 0, sizeof *k);
+  k->cfg = *cfg;
+  k->out = malloc(out_cap);
+  if (!k->out) return -ENOMEM;
+  k->out_cap = out_cap;
+  k->fd = -1;
+  ls__conn_reset(k);
+  return 0;
+}
+
+void ls__conn_free(ls__conn *k) {
+  ls__conn_close(k);
+  free(k->out);
+  free(k->marks);
+}
+
+void ls__conn_reset(ls__conn *k) {
+  if (k->fd >= 0) close(k->fd);
+  /* Only the calling thread uses k here (ls_open, or the fork child, which
+   * has no other thread), so plain stores are enough, atomics included. */
+  size_t keep = offsetof(ls__conn, fd);
+  memset((char *)k + keep, 0, sizeof *k - keep);
+  k->fd = -1;
+  k->backoff_ms = k->cfg.reconnect_min_ms;
+}
+
+void ls__conn_close(ls__conn *k) {
+  if (k->fd >= 0) close(k->fd);
+  k->fd = -1;
+  atomic_store(&k->st_connected, 0);
+}
+
+void ls__conn_mark(ls__conn *k, uint64_t records, int dropped_frame) {
+  if (k->marks_len == k->marks_cap) {
+    size_t cap = k->marks_cap ? 2 * k->marks_cap : 64;
+    void *p = realloc(k->marks, cap * sizeof *k->marks);
+    if (!p) return; /* its records then count as lost if a send fails half-way */
+    k->marks = p;
+    k->marks_cap = cap;
+  }
+  k->marks[k->marks_len].end = k->out_len;
+  k->marks[k->marks_len].records = records;
+  k->marks[k->marks_len].dropped_frame = dropped_frame;
+  k->marks_len++;
+}
+
+/* Writes [out, out + out_len) before the deadline. Returns 0 or -errno and
+ * the bytes that reached the socket in *done. */
+static int ls__conn_write(ls__conn *k, uint64_t deadline, size_t *done) {
+  while (*done < k->out_len) {
+    ssize_t n = send(k->fd, k->out + *done, k->out_len - *done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      *done += (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      uint64_t now = ls__now_mono_ns();
+      if (now >= deadline) return -ETIMEDOUT;
+      struct pollfd pfd = {k->fd, POLLOUT, 0};
+      int ms = (int)((deadline - now + 999999) / 1000000);
+      (void)poll(&pfd, 1, ms);
+      continue;
+    }
+    return n < 0 ? -errno : -EPIPE;
+  }
+  return 0;
+}
+
+int ls__conn_send(ls__conn *k, uint64_t close_by) {
+  if (!k->out_len) return 0;
+  int rc = -ENOTCONN;
+  size_t done = 0;
+  if (k->fd >= 0) {
+    uint64_t deadline = ls__now_mono_ns() + (uint64_t)k->cfg.send_timeout_ms * 1000000u;
+    if (close_by && close_by < deadline) deadline = close_by;
+    rc = ls__conn_write(k, deadline, &done);
+  }
+  /* What reached the socket: everything, or the frames completed before the
+   * failure (the daemon discards a trailing partial frame). */
+  uint64_t delivered = 0, reported = 0;
+  if (rc == 0) {
+    delivered = k->out_records;
+    reported = k->out_dropped_report;
+    atomic_fetch_add_explicit(&k->st_frames, k->out_frames, memory_order_relaxed);
+    atomic_fetch_add_explicit(&k->st_interned, k->out_interns, memory_order_relaxed);
+  } else {
+    for (size_t i = 0; i < k->marks_len && k->marks[i].end <= done; i++) {
+      delivered += k->marks[i].records;
+      if (k->marks[i].dropped_frame) reported = k->out_dropped_report;
+    }
+    k->dropped_sender += k->out_records - delivered;
+    k->pass_lost = 1;
+    if (k->fd >= 0) {
+      close(k->fd);
+      k->fd = -1;
+      atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
+      atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
+      k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
+    }
+  }
+  atomic_fetch_add_explicit(&k->st_sent, delivered, memory_order_relaxed);
+  atomic_fetch_add_explicit(&k->st_bytes, done, memory_order_relaxed);
+  atomic_fetch_add_explicit(&k->st_dropped_reported, reported, memory_order_relaxed);
+  if (reported) k->drop_since_ns = 0;
+  k->out_len = 0;
+  k->out_records = k->out_frames = k->out_interns = k->out_dropped_report = 0;
+  k->marks_len = 0;
+  return rc;
+}
+
+static int ls__conn_socket(const char *path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_un sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sun_family = AF_UNIX;
+  memcpy(sa.sun_path, path, strlen(path));
+  int r;
+  do r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void ls__conn_connect(ls__conn *k) {
+  int fd = ls__conn_socket(k->cfg.path);
+  if (fd < 0) {
+    k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
+    k->backoff_ms =
+        k->backoff_ms * 2 > k->cfg.reconnect_max_ms ? k->cfg.reconnect_max_ms : k->backoff_ms * 2;
+    return;
+  }
+  k->fd = fd;
+  k->backoff_ms = k->cfg.reconnect_min_ms;
+  k->interned_n = 0;
+  atomic_fetch_add_explicit(&k->st_connects, 1, memory_order_relaxed);
+  if (k->ever_connected) atomic_fetch_add_explicit(&k->st_reconnects, 1, memory_order_relaxed);
+  k->ever_connected = 1;
+  atomic_store_explicit(&k->st_connected, 1, memory_order_relaxed);
+  /* A connection is made at the start of a pass, when out is empty: HELLO
+   * always fits. */
+  ls_hello h = {LS_PROTO_VERSION, 0, k->cfg.app, strlen(k->cfg.app)};
+  ptrdiff_t n = ls_hello_encode(k->out + k->out_len, k->out_cap - k->out_len, &h);
+  if (n > 0) {
+    k->out_len += (size_t)n;
+    k->out_frames++;
+  }
+}

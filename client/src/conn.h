@@ -1,0 +1,83 @@
+/* conn.h: the sender's connection to logsinkd and all the state tied to it:
+ * the socket and its reconnect backoff, the buffer of encoded frames waiting
+ * for one send(), the marks that tell which records a half-completed send
+ * delivered, the loss accounting, and the counters ls_get_stats reports.
+ * One struct, so a fork child forgets the parent's connection with one call
+ * (ls__conn_reset). Owned by the sender thread (the caller of these
+ * functions); the st_* counters are also read by ls_get_stats. Frames are
+ * encoded with proto's frame_encode.h. Depends on clock.h. */
+#ifndef LOGSINK_CLIENT_CONN_H
+#define LOGSINK_CLIENT_CONN_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "logsink/proto/wire.h"
+
+/* What a connection needs to know; set once by ls__conn_init. */
+typedef struct ls__conn_cfg {
+  char path[108];
+  char app[LS_APP_MAX + 1];
+  unsigned send_timeout_ms;
+  unsigned reconnect_min_ms, reconnect_max_ms;
+} ls__conn_cfg;
+
+/* Where a RECORDS or DROPPED frame ends in out, so a send that fails half-way
+ * counts exactly the records of the frames it did not complete. */
+typedef struct ls__mark {
+  size_t end;
+  uint64_t records;
+  int dropped_frame;
+} ls__mark;
+
+typedef struct ls__conn {
+  ls__conn_cfg cfg;
+  /* Buffers: allocated once, kept by ls__conn_reset. */
+  uint8_t *out;
+  size_t out_cap;
+  ls__mark *marks;
+  size_t marks_cap;
+
+  /* Everything below is zeroed by ls__conn_reset (fd -1, backoff minimal). */
+  int fd;
+  unsigned backoff_ms;
+  uint64_t next_connect_ns;
+  int ever_connected;
+  size_t interned_n; /* registered sites interned on this connection */
+  size_t out_len;
+  size_t marks_len;
+  uint64_t out_records, out_frames, out_interns;
+  uint64_t out_dropped_report; /* drops reported by a DROPPED frame in out */
+  int pass_lost;               /* the current pass dropped records */
+  uint64_t dropped_sender;     /* records dropped by the sender */
+  uint64_t dropped_gone;       /* producer drops of freed rings */
+  uint64_t logged_gone, truncated_gone;
+  uint64_t drop_since_ns; /* first unreported drop */
+  _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
+      st_reconnects, st_disconnects;
+  _Atomic int st_connected;
+} ls__conn;
+
+/* Sets up k with an out buffer of out_cap bytes. 0 or -ENOMEM. */
+LS__HIDDEN int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap);
+LS__HIDDEN void ls__conn_free(ls__conn *k);
+/* Closes the socket and forgets every frame, count and counter, keeping the
+ * configuration and the buffers: the state of a fresh client. */
+LS__HIDDEN void ls__conn_reset(ls__conn *k);
+/* Closes the socket, if open (ls_close). */
+LS__HIDDEN void ls__conn_close(ls__conn *k);
+
+/* Connects (non-blocking) and queues HELLO; on failure schedules the next
+ * attempt with exponential backoff. */
+LS__HIDDEN void ls__conn_connect(ls__conn *k);
+/* Sends all of out, waiting for a slow daemon until the send timeout or
+ * close_by (CLOCK_MONOTONIC ns, 0: none). On failure the connection is given
+ * up and the records of the frames that did not reach the socket whole are
+ * counted as dropped. 0 or -errno. */
+LS__HIDDEN int ls__conn_send(ls__conn *k, uint64_t close_by);
+/* Remembers that a RECORDS (records > 0) or DROPPED frame ends at out_len. */
+LS__HIDDEN void ls__conn_mark(ls__conn *k, uint64_t records, int dropped_frame);
+
+#endif

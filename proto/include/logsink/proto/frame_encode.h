@@ -1,0 +1,194 @@
+/* frame_encode.h: bounded encoders of the wire protocol's frames
+ * (proto/PROTOCOL.md), the mirror of frame.h's decoders and fed with the same
+ * structs. Every encoder takes (buf, cap) and returns the bytes it wrote
+ * (> 0), -ENOBUFS when they do not fit (nothing useful is left in buf then),
+ * or -EINVAL for a value its decoder would refuse, so whatever it writes
+ * decodes. Header-only C11, usable from C++; the client, logsinkd and logctl
+ * all encode through it (tests/proto/wire_encoder.h stays independent on
+ * purpose: it checks this codec against the spec). */
+#ifndef LOGSINK_PROTO_FRAME_ENCODE_H
+#define LOGSINK_PROTO_FRAME_ENCODE_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "logsink/proto/codec.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- building blocks ------------------------------------------------------ */
+
+/* Appends a varint. Returns its bytes or -ENOBUFS. */
+static inline ptrdiff_t ls_varint_encode(uint8_t *buf, size_t cap, uint64_t v) {
+  if (cap < ls_varint_len(v)) return -ENOBUFS;
+  return (ptrdiff_t)ls_put_varint(buf, v);
+}
+
+/* Appends `str := varint len | bytes`. Returns its bytes or -ENOBUFS. */
+static inline ptrdiff_t ls_str_encode(uint8_t *buf, size_t cap, const char *s, size_t n) {
+  size_t k = ls_varint_len(n);
+  if (cap < k || cap - k < n) return -ENOBUFS;
+  ls_put_varint(buf, n);
+  if (n) memcpy(buf + k, s, n);
+  return (ptrdiff_t)(k + n);
+}
+
+/* Starts a frame of `type` at buf: writes the header with its length left
+ * open for ls_frame_close. Returns LS_FRAME_HDR or -ENOBUFS. */
+static inline ptrdiff_t ls_frame_open(uint8_t *buf, size_t cap, uint8_t type) {
+  if (cap < LS_FRAME_HDR) return -ENOBUFS;
+  buf[4] = type;
+  return LS_FRAME_HDR;
+}
+
+/* Closes the frame opened at `frame` whose payload ends at `end` (the bytes
+ * in between were written by the encoders below). Returns the frame's total
+ * size, or -E2BIG when it exceeds the protocol's LS_FRAME_MAX. */
+static inline ptrdiff_t ls_frame_close(uint8_t *frame, const uint8_t *end) {
+  size_t total = (size_t)(end - frame);
+  if (total < LS_FRAME_HDR) return -EINVAL;
+  if (total - 4 > LS_FRAME_MAX) return -E2BIG;
+  ls_put_u32(frame, (uint32_t)(total - 4));
+  return (ptrdiff_t)total;
+}
+
+/* Appends the result of one encoder step to a frame under construction:
+ * `at` is the write offset, `rc` what the step returned. Returns 0 or rc. */
+static inline int ls__enc_step(size_t *at, ptrdiff_t rc) {
+  if (rc < 0) return (int)rc;
+  *at += (size_t)rc;
+  return 0;
+}
+
+/* Opens a frame of `type` whose payload starts with the varint v (RECORDS'
+ * tid, STATS' count). Returns the bytes written or -ENOBUFS. */
+static inline ptrdiff_t ls__frame_open_varint(uint8_t *buf, size_t cap, uint8_t type, uint64_t v) {
+  size_t at = 0;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, type)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, v)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
+/* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
+static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello *h) {
+  size_t at = 0;
+  if (h->flags != 0 || h->app_len > LS_APP_MAX) return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_HELLO)) < 0 || cap - at < 8) return -ENOBUFS;
+  ls_put_u32(buf + at, h->version);
+  ls_put_u32(buf + at + 4, h->flags);
+  at += 8;
+  if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, h->app, h->app_len)) < 0) return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- INTERN: varint site | u8 level | varint line | str fmt | str file ---- */
+static inline ptrdiff_t ls_intern_encode(uint8_t *buf, size_t cap, const ls_intern *in) {
+  size_t at = 0;
+  if (in->site == 0 || in->site > LS_SITE_MAX || in->level > LS_LEVEL_MAX ||
+      in->fmt_len > LS_INTERN_MAX_FMT || in->file_len > LS_INTERN_MAX_FILE)
+    return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_INTERN)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, in->site)) < 0 || at == cap)
+    return -ENOBUFS;
+  buf[at++] = in->level;
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, in->line)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, in->fmt, in->fmt_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, in->file, in->file_len)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- RECORDS: varint tid | record* --------------------------------------- */
+
+/* Opens a RECORDS frame for thread tid; append records with ls_record_encode
+ * and finish with ls_frame_close. Returns the bytes written or -ENOBUFS. */
+static inline ptrdiff_t ls_records_open(uint8_t *buf, size_t cap, uint64_t tid) {
+  return ls__frame_open_varint(buf, cap, LS_F_RECORDS, tid);
+}
+
+/* Worst-case bytes of a record with args_len bytes of arguments. */
+#define LS_RECORD_MAX(args_len) (3u * LS_VARINT_MAX + (args_len))
+
+/* Appends one record: r->site, r->truncated (0: not cut), r->ts_ns and the
+ * already-encoded arguments [r->args, r->args + r->args_len). *prev_ts is the
+ * previous record's timestamp in this frame (0 for the first) and is
+ * advanced. Returns the bytes written, -ENOBUFS or -EINVAL (site range). */
+static inline ptrdiff_t ls_record_encode(uint8_t *buf, size_t cap, const ls_record *r,
+                                         uint64_t *prev_ts) {
+  size_t at = 0;
+  if (r->site == 0 || r->site > LS_SITE_MAX) return -EINVAL;
+  uint64_t head = ((uint64_t)r->site << 1) | (r->truncated ? 1u : 0u);
+  if (ls__enc_step(&at, ls_varint_encode(buf, cap, head)) < 0) return -ENOBUFS;
+  if (r->truncated && ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, r->truncated)) < 0)
+    return -ENOBUFS;
+  /* the delta wraps like the decoder's running sum */
+  uint64_t delta = ls_zigzag((int64_t)(r->ts_ns - *prev_ts));
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, delta)) < 0 || cap - at < r->args_len)
+    return -ENOBUFS;
+  if (r->args_len) memcpy(buf + at, r->args, r->args_len);
+  *prev_ts = r->ts_ns;
+  return (ptrdiff_t)(at + r->args_len);
+}
+
+/* ---- DROPPED: varint count | varint since_ns | varint now_ns -------------- */
+static inline ptrdiff_t ls_dropped_encode(uint8_t *buf, size_t cap, const ls_dropped *d) {
+  size_t at = 0;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_DROPPED)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, d->count)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, d->since_ns)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, d->now_ns)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- STATS_REQ: empty ---------------------------------------------------- */
+static inline ptrdiff_t ls_stats_req_encode(uint8_t *buf, size_t cap) {
+  if (ls_frame_open(buf, cap, LS_F_STATS_REQ) < 0) return -ENOBUFS;
+  return ls_frame_close(buf, buf + LS_FRAME_HDR);
+}
+
+/* ---- REFUSE: u32 highest version | str reason ---------------------------- */
+static inline ptrdiff_t ls_refuse_encode(uint8_t *buf, size_t cap, const ls_refuse *r) {
+  size_t at = 0;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_REFUSE)) < 0 || cap - at < 4) return -ENOBUFS;
+  ls_put_u32(buf + at, r->version);
+  at += 4;
+  if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, r->reason, r->reason_len)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- STATS: varint n | n * (str name | varint value) --------------------- */
+
+/* Worst-case bytes of one STATS entry. */
+#define LS_STATSFRAME_ENTRY_MAX (1u + LS_STATS_NAME_MAX + LS_VARINT_MAX)
+
+/* Opens a STATS frame that will carry n counters; append each with
+ * ls_statsframe_add and finish with ls_frame_close. */
+static inline ptrdiff_t ls_statsframe_open(uint8_t *buf, size_t cap, uint64_t n) {
+  return ls__frame_open_varint(buf, cap, LS_F_STATS, n);
+}
+
+/* Appends one counter. Returns the bytes written, -ENOBUFS, or -EINVAL for a
+ * name longer than LS_STATS_NAME_MAX. */
+static inline ptrdiff_t ls_statsframe_add(uint8_t *buf, size_t cap, const char *name,
+                                          size_t name_len, uint64_t value) {
+  size_t at = 0;
+  if (name_len > LS_STATS_NAME_MAX) return -EINVAL;
+  if (ls__enc_step(&at, ls_str_encode(buf, cap, name, name_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, value)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

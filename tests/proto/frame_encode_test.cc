@@ -1,0 +1,181 @@
+// frame_encode_test.cc: proto/frame_encode.h, the encoders every producer
+// uses. Each golden vector of tests/golden/frames.hex is decoded with
+// frame.h and re-encoded with frame_encode.h, byte for byte; every encoder
+// is run with every too-small capacity (it must fail with -ENOBUFS and never
+// write at or past cap) and with values its decoder refuses (-EINVAL).
+#include "logsink/proto/frame_encode.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "logsink/proto/frame.h"
+#include "proto/golden_vectors.h"
+#include "proto/wire_encoder.h"
+
+namespace logsink::test {
+namespace {
+
+const uint8_t *U(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
+
+// One encoder under test: writes into (buf, cap), returns bytes or -errno.
+using Enc = std::function<ptrdiff_t(uint8_t *, size_t)>;
+
+// Runs enc with a roomy buffer and returns the bytes; then with every
+// smaller capacity, which must give -ENOBUFS and leave the guard bytes at
+// and after cap untouched.
+std::string Encode(const Enc &enc) {
+  std::vector<uint8_t> buf(1 << 16);
+  ptrdiff_t n = enc(buf.data(), buf.size());
+  EXPECT_GT(n, 0);
+  if (n <= 0) return {};
+  std::string full(reinterpret_cast<const char *>(buf.data()), size_t(n));
+  for (size_t cap = 0; cap < size_t(n); cap++) {
+    std::fill(buf.begin(), buf.end(), 0xA5);
+    EXPECT_EQ(enc(buf.data(), cap), -ENOBUFS) << "cap " << cap;
+    for (size_t i = cap; i < size_t(n) + 16; i++)
+      EXPECT_EQ(buf[i], 0xA5) << "cap " << cap << " byte " << i;
+  }
+  return full;
+}
+
+class FrameEncode : public ::testing::Test {
+ protected:
+  void SetUp() override { v_ = logsink::test::LoadVectors(); }
+  ls_frame Get(const std::string &name) {
+    ls_frame f{};
+    const std::string &b = v_[name];
+    EXPECT_EQ(ls_frame_parse(U(b), b.size(), LS_FRAME_MAX, &f), ptrdiff_t(b.size())) << name;
+    return f;
+  }
+  std::map<std::string, std::string> v_;
+};
+
+TEST_F(FrameEncode, HelloMatchesGolden) {
+  ls_frame f = Get("hello");
+  ls_hello h;
+  ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
+  EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_hello_encode(b, c, &h); }), v_["hello"]);
+  h.flags = 1;
+  uint8_t buf[256];
+  EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &h), -EINVAL);
+  std::string long_app(LS_APP_MAX + 1, 'a');
+  ls_hello big = {LS_PROTO_VERSION, 0, long_app.data(), long_app.size()};
+  EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &big), -EINVAL);
+}
+
+TEST_F(FrameEncode, InternMatchesGolden) {
+  for (const char *name : {"intern", "intern_all_types"}) {
+    ls_frame f = Get(name);
+    ls_intern in;
+    ASSERT_EQ(ls_intern_decode(f.payload, f.len, &in), 0);
+    EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_intern_encode(b, c, &in); }), v_[name])
+        << name;
+  }
+}
+
+TEST_F(FrameEncode, InternRefusesWhatTheDecoderRefuses) {
+  uint8_t buf[8192];
+  std::string fmt(LS_INTERN_MAX_FMT + 1, 'x');
+  ls_intern ok = {1, 6, 42, "%d", 2, "a.c", 3};
+  ASSERT_GT(ls_intern_encode(buf, sizeof buf, &ok), 0);
+  ls_intern bad = ok;
+  bad.site = 0;
+  EXPECT_EQ(ls_intern_encode(buf, sizeof buf, &bad), -EINVAL);
+  bad = ok;
+  bad.site = LS_SITE_MAX + 1;
+  EXPECT_EQ(ls_intern_encode(buf, sizeof buf, &bad), -EINVAL);
+  bad = ok;
+  bad.level = LS_LEVEL_MAX + 1;
+  EXPECT_EQ(ls_intern_encode(buf, sizeof buf, &bad), -EINVAL);
+  bad = ok;
+  bad.fmt = fmt.data();
+  bad.fmt_len = fmt.size();
+  EXPECT_EQ(ls_intern_encode(buf, sizeof buf, &bad), -EINVAL);
+}
+
+TEST_F(FrameEncode, RecordsMatchGolden) {
+  ls_frame f = Get("records");
+  ls_records it;
+  ASSERT_EQ(ls_records_begin(f.payload, f.len, &it), 0);
+  std::vector<ls_record> recs;
+  ls_record r;
+  while (ls_records_next(&it, &r) == 1) {
+    ASSERT_EQ(ls_records_args(&it, r.site == 2 ? "iuifcsp" : "si", &r), 0);
+    recs.push_back(r);
+  }
+  ASSERT_EQ(recs.size(), 3u);
+  Enc enc = [&](uint8_t *b, size_t c) -> ptrdiff_t {
+    ptrdiff_t at = ls_records_open(b, c, it.tid);
+    if (at < 0) return at;
+    uint64_t prev = 0;
+    for (const ls_record &x : recs) {
+      ptrdiff_t k = ls_record_encode(b + at, c - size_t(at), &x, &prev);
+      if (k < 0) return k;
+      at += k;
+    }
+    return ls_frame_close(b, b + at);
+  };
+  EXPECT_EQ(logsink::test::ToHex(Encode(enc)), logsink::test::ToHex(v_["records"]));
+  ls_record bad = recs[0];
+  bad.site = 0;
+  uint8_t buf[256];
+  uint64_t prev = 0;
+  EXPECT_EQ(ls_record_encode(buf, sizeof buf, &bad, &prev), -EINVAL);
+}
+
+TEST_F(FrameEncode, DroppedStatsReqRefuseMatchGolden) {
+  ls_frame f = Get("dropped");
+  ls_dropped d;
+  ASSERT_EQ(ls_dropped_decode(f.payload, f.len, &d), 0);
+  EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_dropped_encode(b, c, &d); }),
+            v_["dropped"]);
+  EXPECT_EQ(Encode([](uint8_t *b, size_t c) { return ls_stats_req_encode(b, c); }),
+            v_["stats_req"]);
+  f = Get("refuse");
+  ls_refuse r;
+  ASSERT_EQ(ls_refuse_decode(f.payload, f.len, &r), 0);
+  EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_refuse_encode(b, c, &r); }), v_["refuse"]);
+}
+
+TEST_F(FrameEncode, StatsMatchesGolden) {
+  ls_frame f = Get("stats");
+  ls_statsframe_iter it;
+  ASSERT_EQ(ls_statsframe_begin(f.payload, f.len, &it), 0);
+  std::vector<std::pair<std::string, uint64_t>> counters;
+  const char *name;
+  size_t len;
+  uint64_t v;
+  while (ls_statsframe_next(&it, &name, &len, &v) == 1)
+    counters.emplace_back(std::string(name, len), v);
+  ASSERT_FALSE(counters.empty());
+  Enc enc = [&](uint8_t *b, size_t c) -> ptrdiff_t {
+    ptrdiff_t at = ls_statsframe_open(b, c, counters.size());
+    if (at < 0) return at;
+    for (const auto &[n, value] : counters) {
+      ptrdiff_t k = ls_statsframe_add(b + at, c - size_t(at), n.data(), n.size(), value);
+      if (k < 0) return k;
+      at += k;
+    }
+    return ls_frame_close(b, b + at);
+  };
+  EXPECT_EQ(Encode(enc), v_["stats"]);
+  std::string long_name(LS_STATS_NAME_MAX + 1, 'n');
+  uint8_t buf[1024];
+  EXPECT_EQ(ls_statsframe_add(buf, sizeof buf, long_name.data(), long_name.size(), 1), -EINVAL);
+}
+
+TEST(FrameClose, RefusesFramesAboveTheProtocolLimit) {
+  std::vector<uint8_t> buf(LS_FRAME_MAX + 8);
+  ASSERT_EQ(ls_frame_open(buf.data(), buf.size(), LS_F_RECORDS), ptrdiff_t(LS_FRAME_HDR));
+  EXPECT_EQ(ls_frame_close(buf.data(), buf.data() + 4 + LS_FRAME_MAX), ptrdiff_t(4 + LS_FRAME_MAX));
+  EXPECT_EQ(ls_frame_close(buf.data(), buf.data() + 5 + LS_FRAME_MAX), -E2BIG);
+}
+
+}  // namespace
+}  // namespace logsink::test
