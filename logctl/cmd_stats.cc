@@ -82,7 +82,7 @@ int RunStats(Options &o) {
   uint64_t span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
 
   std::string socket = DefaultSocketPath(o.socket);
-  Counters counters;
+  StatList counters;
   std::string why;
   int drc = QueryDaemonStats(socket, 1000, &counters, &why);
   bool not_running = drc == -ENOENT || drc == -ECONNREFUSED;

@@ -104,7 +104,7 @@ std::string Reason(int rc) {
 }
 
 // Reads frames until the STATS answer (or a REFUSE) and decodes it.
-int ReadAnswer(int fd, int64_t deadline, Counters *out, std::string *why) {
+int ReadAnswer(int fd, int64_t deadline, StatList *out, std::string *why) {
   for (;;) {
     uint8_t hdr[LS_FRAME_HDR];
     int rc = ReadFull(fd, hdr, sizeof hdr, deadline);
@@ -158,7 +158,7 @@ int ReadAnswer(int fd, int64_t deadline, Counters *out, std::string *why) {
 
 }  // namespace
 
-int QueryDaemonStats(const std::string &socket_path, int timeout_ms, Counters *out,
+int QueryDaemonStats(const std::string &socket_path, int timeout_ms, StatList *out,
                      std::string *why) {
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;

@@ -10,11 +10,11 @@
 
 namespace logsink::logctl {
 
-using Counters = std::vector<std::pair<std::string, uint64_t>>;
+using StatList = std::vector<std::pair<std::string, uint64_t>>;
 
 // Returns 0 and fills *out; -ENOENT / -ECONNREFUSED when no daemon listens;
 // another negative errno (-ETIMEDOUT, -EPROTO, ...) with a reason in *why.
-int QueryDaemonStats(const std::string &socket_path, int timeout_ms, Counters *out,
+int QueryDaemonStats(const std::string &socket_path, int timeout_ms, StatList *out,
                      std::string *why);
 
 }  // namespace logsink::logctl

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "logsink/proto/codec.h"
+
 namespace logsink::render {
 namespace {
 
@@ -64,26 +66,9 @@ size_t Utf8Decode(const unsigned char *p, const unsigned char *end, char32_t *cp
 }
 
 void AppendUtf8(std::string *out, char32_t cp) {
-  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) cp = 0xfffd;
-  char b[4];
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    b[0] = static_cast<char>(0xc0 | (cp >> 6));
-    b[1] = static_cast<char>(0x80 | (cp & 0x3f));
-    out->append(b, 2);
-  } else if (cp < 0x10000) {
-    b[0] = static_cast<char>(0xe0 | (cp >> 12));
-    b[1] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    b[2] = static_cast<char>(0x80 | (cp & 0x3f));
-    out->append(b, 3);
-  } else {
-    b[0] = static_cast<char>(0xf0 | (cp >> 18));
-    b[1] = static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    b[2] = static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    b[3] = static_cast<char>(0x80 | (cp & 0x3f));
-    out->append(b, 4);
-  }
+  uint8_t b[4];
+  size_t n = ls_utf8_put(b, sizeof b, static_cast<uint32_t>(cp));
+  out->append(reinterpret_cast<const char *>(b), n);
 }
 
 void AppendTerminalSafe(std::string *out, std::string_view s) {

@@ -13,36 +13,6 @@
 #include "logsink/proto/codec.h"
 #include "site.h"
 
-/* Appends one UTF-8 encoded code point; returns its length (0 if it does not
- * fit in room). Invalid code points become U+FFFD. */
-static inline size_t ls__utf8_put(uint8_t *o, size_t room, uint32_t cp) {
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
-  if (cp < 0x80) {
-    if (room < 1) return 0;
-    o[0] = (uint8_t)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    if (room < 2) return 0;
-    o[0] = (uint8_t)(0xC0 | (cp >> 6));
-    o[1] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    if (room < 3) return 0;
-    o[0] = (uint8_t)(0xE0 | (cp >> 12));
-    o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  if (room < 4) return 0;
-  o[0] = (uint8_t)(0xF0 | (cp >> 18));
-  o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (uint8_t)(0x80 | (cp & 0x3F));
-  return 4;
-}
-
 /* Writes str := varint len | bytes with at most `room` bytes in total. The
  * length prefix is sized for the full length so it never has to move. */
 static inline size_t ls__put_str(uint8_t *o, size_t room, const char *s, size_t len,
@@ -67,7 +37,7 @@ static inline size_t ls__put_wstr(uint8_t *o, size_t room, const wchar_t *w, lon
   uint8_t tmp[4];
   size_t full = 0, n = 0;
   for (n = 0; w[n]; n++) { /* output length allowed by the precision */
-    size_t k = ls__utf8_put(tmp, 4, (uint32_t)w[n]);
+    size_t k = ls_utf8_put(tmp, 4, (uint32_t)w[n]);
     if (prec >= 0 && full + k > (size_t)prec) break;
     full += k;
   }
@@ -76,13 +46,13 @@ static inline size_t ls__put_wstr(uint8_t *o, size_t room, const wchar_t *w, lon
     limit = room > ls_varint_len(full) ? room - ls_varint_len(full) : 0;
   size_t len = 0, chars = 0;
   for (; chars < n; chars++) { /* whole characters that fit the limit */
-    size_t k = ls__utf8_put(tmp, 4, (uint32_t)w[chars]);
+    size_t k = ls_utf8_put(tmp, 4, (uint32_t)w[chars]);
     if (len + k > limit) break;
     len += k;
   }
   *trunc += full - len;
   size_t h = ls_put_varint(o, len);
-  for (size_t j = 0; j < chars; j++) h += ls__utf8_put(o + h, 4, (uint32_t)w[j]);
+  for (size_t j = 0; j < chars; j++) h += ls_utf8_put(o + h, 4, (uint32_t)w[j]);
   return h;
 }
 

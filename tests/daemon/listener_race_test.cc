@@ -27,8 +27,7 @@ using logsink::daemon::OpenListener;
 
 class ListenerRaceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-  }
+  void SetUp() override {}
   TempDir tmp_{"listener-race"};
   const std::string dir_ = tmp_.path();
 };

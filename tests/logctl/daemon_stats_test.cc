@@ -72,7 +72,7 @@ class Peer : public ::testing::Test {
 TEST_F(Peer, ConnectToAFullBacklogTimesOut) {
   ASSERT_EQ(listen(lfd_, 0), 0);
   FillBacklog();
-  logsink::logctl::Counters out;
+  logsink::logctl::StatList out;
   std::string why;
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(logsink::logctl::QueryDaemonStats(path_, 300, &out, &why), -ETIMEDOUT) << why;
@@ -86,7 +86,7 @@ TEST_F(Peer, ConnectToAFullBacklogTimesOut) {
 
 TEST_F(Peer, SilentPeerTimesOut) {
   ASSERT_EQ(listen(lfd_, 8), 0);
-  logsink::logctl::Counters out;
+  logsink::logctl::StatList out;
   std::string why;
   EXPECT_EQ(logsink::logctl::QueryDaemonStats(path_, 200, &out, &why), -ETIMEDOUT);
 }
@@ -94,7 +94,7 @@ TEST_F(Peer, SilentPeerTimesOut) {
 TEST_F(Peer, RefuseIsReported) {
   ASSERT_EQ(listen(lfd_, 8), 0);
   std::thread t = Serve(logsink::test::Refuse(1, "go away"));
-  logsink::logctl::Counters out;
+  logsink::logctl::StatList out;
   std::string why;
   EXPECT_EQ(logsink::logctl::QueryDaemonStats(path_, 5000, &out, &why), -EPROTO);
   t.join();
@@ -104,7 +104,7 @@ TEST_F(Peer, RefuseIsReported) {
 TEST_F(Peer, StatsAreDecoded) {
   ASSERT_EQ(listen(lfd_, 8), 0);
   std::thread t = Serve(logsink::test::Stats({{"records", 7}, {"bytes", 300}}));
-  logsink::logctl::Counters out;
+  logsink::logctl::StatList out;
   std::string why;
   ASSERT_EQ(logsink::logctl::QueryDaemonStats(path_, 5000, &out, &why), 0) << why;
   t.join();
@@ -117,7 +117,7 @@ TEST_F(Peer, MalformedStatsAreRefused) {
   ASSERT_EQ(listen(lfd_, 8), 0);
   // claims 5 counters, carries none
   std::thread t = Serve(logsink::test::Frame(LS_F_STATS, std::string("\x05", 1)));
-  logsink::logctl::Counters out;
+  logsink::logctl::StatList out;
   std::string why;
   EXPECT_EQ(logsink::logctl::QueryDaemonStats(path_, 5000, &out, &why), -EPROTO);
   t.join();

@@ -64,6 +64,38 @@ static inline size_t ls_get_varint(const uint8_t *p, const uint8_t *end, uint64_
   return 0;
 }
 
+/* Appends one UTF-8 encoded code point; returns its length (0 if it does not
+ * fit in room). Invalid code points (surrogates, above U+10FFFF) become
+ * U+FFFD. The project's one UTF-8 encoder: the client encodes %lc/%ls with
+ * it, logctl renders with it. */
+static inline size_t ls_utf8_put(uint8_t *o, size_t room, uint32_t cp) {
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) cp = 0xFFFD;
+  if (cp < 0x80) {
+    if (room < 1) return 0;
+    o[0] = (uint8_t)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    if (room < 2) return 0;
+    o[0] = (uint8_t)(0xC0 | (cp >> 6));
+    o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    if (room < 3) return 0;
+    o[0] = (uint8_t)(0xE0 | (cp >> 12));
+    o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  if (room < 4) return 0;
+  o[0] = (uint8_t)(0xF0 | (cp >> 18));
+  o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+  o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
 #ifdef __cplusplus
 }
 #endif
