@@ -353,6 +353,7 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   s.reconnects = atomic_load(&k->st_reconnects);
   s.disconnects = atomic_load(&k->st_disconnects);
   s.connected = atomic_load(&k->st_connected);
+  s.fd_lost = atomic_load(&k->st_fd_lost);
   memcpy(out, &s, s.size);
   return 0;
 }

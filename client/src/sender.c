@@ -233,6 +233,9 @@ static size_t ls__snapshot(ls_client *c) {
 static void ls__pass(ls_client *c, int urgent) {
   ls__conn *k = &c->conn;
   k->pass_lost = 0;
+  /* A socket lost to the application is found before this pass encodes
+   * anything for it; the pass then reconnects at once. */
+  (void)ls__conn_check(k);
   if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
   ls__cal_update(&c->cal);
 

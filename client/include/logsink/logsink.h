@@ -41,7 +41,14 @@
  * inside the handler. ls_open, ls_close, ls_flush, ls_get_stats and
  * ls_default are not async-signal-safe. The background thread checks every
  * length it reads from the per-thread buffers; should one be impossible, it
- * discards that buffer's contents and counts them as dropped. */
+ * discards that buffer's contents and counts them as dropped.
+ *
+ * Descriptors: the client's socket is close-on-exec. If the application
+ * closes its number (say, a close-all-descriptors loop) and opens something
+ * else on it, the client notices before its next write (st_dev/st_ino are
+ * checked once per batch), never writes to or closes the new file, counts
+ * the event (`fd_lost`, `disconnects`; what was pending is dropped and
+ * counted) and reconnects. */
 #ifndef LOGSINK_LOGSINK_H
 #define LOGSINK_LOGSINK_H
 
@@ -127,6 +134,8 @@ typedef struct ls_stats {
   uint64_t disconnects;      /* connections lost (send failed or timed out) */
   uint64_t buffered_bytes;   /* bytes waiting in staging buffers now */
   int connected;             /* 1 when the client holds a connection now */
+  uint64_t fd_lost; /* times the client's socket descriptor was found closed or replaced by the
+                       application: let go without closing, counted in disconnects, reconnected */
 } ls_stats;
 
 /* Fills *o with the defaults listed in ls_options and sets o->size. */
