@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client_harness.h"
+#include "client_stats.h"
 
 namespace logsink::test {
 namespace {
@@ -36,45 +37,31 @@ int FindSocketTo(const std::string &path) {
   return -1;
 }
 
-ls_stats Stats(ls_client *c) {
-  ls_stats s{};
-  s.size = sizeof s;
-  EXPECT_EQ(ls_get_stats(c, &s), 0);
-  return s;
-}
-
-int FlushUntilConnected(ls_client *c) {
-  auto deadline = Clock::now() + kHang;
-  int rc;
-  while ((rc = ls_flush(c)) != 0 && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return rc;
-}
-
 class ClientFdTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(daemon_.Start()) << daemon_.Stderr(); }
-
   // A client that only sends on ls_flush (no timer pass can run between the
-  // test's close and open), connected, and the number of its socket.
-  ls_client *OpenConnected(int *fd) {
+  // test's close and open), connected; then the application closes the
+  // client's socket, whose number is left in fd_.
+  void SetUp() override {
+    ASSERT_TRUE(daemon_.Start()) << daemon_.Stderr();
     ls_options o;
     ls_options_init(&o);
     o.flush_level = -1;
     o.flush_interval_ms = 3600u * 1000u;
-    ls_client *c = ls_open(daemon_.socket.c_str(), "fd", &o);
-    EXPECT_NE(c, nullptr);
-    if (!c) return nullptr;
-    LS_LOG(c, LS_INFO, "password=%s n=%d", "none", -1);
-    EXPECT_EQ(ls_flush(c), 0);
-    *fd = FindSocketTo(daemon_.socket);
-    EXPECT_GE(*fd, 0) << "the client's socket";
-    return c;
+    c_ = ls_open(daemon_.socket.c_str(), "fd", &o);
+    ASSERT_NE(c_, nullptr);
+    LS_LOG(c_, LS_INFO, "password=%s n=%d", "none", -1);
+    ASSERT_EQ(ls_flush(c_), 0);
+    fd_ = FindSocketTo(daemon_.socket);
+    ASSERT_GE(fd_, 0) << "the client's socket";
+    ASSERT_EQ(close(fd_), 0);
   }
+  void TearDown() override { ls_close(c_); }
 
   // Logs the secrets, flushes (reconnecting), checks the counters and that
   // every secret landed in the ring.
-  void LogSecretsAndCheckTheyLand(ls_client *c) {
+  void LogSecretsAndCheckTheyLand() {
+    ls_client *c = c_;
     for (int i = 0; i < kSecrets; i++) LS_LOG(c, LS_INFO, "password=%s n=%d", "hunter2", i);
     EXPECT_EQ(FlushUntilConnected(c), 0) << "the client reconnects";
     ls_stats s = Stats(c);
@@ -90,40 +77,34 @@ class ClientFdTest : public ::testing::Test {
 
   TempDir dir_;
   ClientDaemon daemon_{dir_};
+  ls_client *c_ = nullptr;
+  int fd_ = -1;
 };
 
 TEST_F(ClientFdTest, RegularFileOnTheNumberIsNeitherWrittenNorClosed) {
-  int fd = -1;
-  ls_client *c = OpenConnected(&fd);
-  ASSERT_NE(c, nullptr);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(close(fd), 0);
   int f = open((dir_ / "app.txt").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  ASSERT_EQ(f, fd) << "the application's file takes the library's number";
+  ASSERT_EQ(f, fd_) << "the application's file takes the library's number";
 
-  LogSecretsAndCheckTheyLand(c);
+  LogSecretsAndCheckTheyLand();
 
   struct stat st {};
   ASSERT_EQ(fstat(f, &st), 0) << "the library closed the application's file";
   EXPECT_EQ(st.st_size, 0) << "the library wrote into the application's file";
   EXPECT_EQ(write(f, "app\n", 4), 4) << strerror(errno);
-  ls_close(c);
+  ls_close(c_);
+  c_ = nullptr;
   EXPECT_EQ(write(f, "app\n", 4), 4) << "ls_close closed the application's file";
   EXPECT_EQ(close(f), 0);
 }
 
 TEST_F(ClientFdTest, SocketpairOnTheNumberReceivesNothing) {
-  int fd = -1;
-  ls_client *c = OpenConnected(&fd);
-  ASSERT_NE(c, nullptr);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(close(fd), 0);
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  ASSERT_EQ(sv[0], fd) << "the application's socket takes the library's number";
+  ASSERT_EQ(sv[0], fd_) << "the application's socket takes the library's number";
 
-  LogSecretsAndCheckTheyLand(c);
-  ls_close(c);
+  LogSecretsAndCheckTheyLand();
+  ls_close(c_);
+  c_ = nullptr;
 
   char buf[256];
   errno = 0;

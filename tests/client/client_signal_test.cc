@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client_harness.h"
+#include "client_stats.h"
 #include "render_ref.h"
 
 namespace logsink::test {
@@ -45,13 +46,6 @@ void OnSignal(int) {
   LogFromHandler(run);
   g_handled.store(run + 1, std::memory_order_release);
   errno = e;
-}
-
-ls_stats Stats(ls_client *c) {
-  ls_stats s{};
-  s.size = sizeof s;
-  EXPECT_EQ(ls_get_stats(c, &s), 0);
-  return s;
 }
 
 TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
