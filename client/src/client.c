@@ -141,6 +141,7 @@ static void ls__client_reset_child(ls_client *c) {
   ls__conn_reset(&c->conn);
   atomic_store(&c->errors, 0);
   atomic_store(&c->dropped_noring, 0);
+  atomic_store(&c->dropped_reentered, 0);
   atomic_store(&c->flush_done, atomic_load(&c->flush_req));
   c->sender_needed = c->sender_running;
   c->sender_running = 0;
@@ -332,7 +333,8 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   pthread_mutex_lock(&c->mu);
   s.logged = k->logged_gone;
   s.truncated = k->truncated_gone;
-  s.dropped = k->dropped_sender + k->dropped_gone + atomic_load(&c->dropped_noring);
+  s.dropped = k->dropped_sender + k->dropped_gone + atomic_load(&c->dropped_noring) +
+              atomic_load(&c->dropped_reentered);
   for (ls__ring *r = c->rings; r; r = r->next) {
     s.logged += atomic_load_explicit(&r->logged, memory_order_relaxed);
     s.truncated += atomic_load_explicit(&r->truncated, memory_order_relaxed);
@@ -351,11 +353,14 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   s.reconnects = atomic_load(&k->st_reconnects);
   s.disconnects = atomic_load(&k->st_disconnects);
   s.connected = atomic_load(&k->st_connected);
+  s.fd_lost = atomic_load(&k->st_fd_lost);
   memcpy(out, &s, s.size);
   return 0;
 }
 
 /* ---- the default client ---- */
+
+ls_client *ls__default_peek(void) { return __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE); }
 
 ls_client *ls__default_get(void) {
   ls_client *c = __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE);

@@ -38,6 +38,10 @@ struct ls_client {
   _Atomic int space_waiters;  /* producers waiting for space (blocking mode) */
   _Atomic uint64_t errors;    /* refused records (hot-path failures only) */
   _Atomic uint64_t dropped_noring;
+  /* Calls dropped because they interrupted a call of the same thread (a
+   * signal handler's LS_LOG): fetch_add, a single instruction, so a handler
+   * interrupting another handler's increment cannot lose a count. */
+  _Atomic uint64_t dropped_reentered;
 
   /* Everything below is under mu or owned by the sender thread. */
   _Alignas(LS__CACHELINE) pthread_mutex_t mu;
@@ -65,6 +69,8 @@ struct ls_client {
 
 /* The default client, opened on first use. NULL (errno set) on failure. */
 LS__HIDDEN ls_client *ls__default_get(void);
+/* The default client if it is open, else NULL; takes no lock (signal-safe). */
+LS__HIDDEN ls_client *ls__default_peek(void);
 /* Registers the prepared site s with c (and marks it so in s). 0 or -ENOMEM. */
 LS__HIDDEN int ls__client_add_site(ls_client *c, ls_site *s);
 /* A new ring of c for the calling thread, on c's list and the thread's.

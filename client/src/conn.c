@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -30,8 +31,28 @@ void ls__conn_free(ls__conn *k) {
   free(k->marks);
 }
 
+int ls__conn_check(ls__conn *k) {
+  if (k->fd < 0) return 0;
+  struct stat st;
+  if (fstat(k->fd, &st) == 0 && S_ISSOCK(st.st_mode) && (uint64_t)st.st_dev == k->fd_dev &&
+      (uint64_t)st.st_ino == k->fd_ino)
+    return 1;
+  k->fd = -1;
+  atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&k->st_fd_lost, 1, memory_order_relaxed);
+  k->next_connect_ns = 0;
+  return 0;
+}
+
+/* Closes k->fd if it is still the socket k connected (ls__conn_check). */
+static void ls__conn_drop(ls__conn *k) {
+  if (ls__conn_check(k)) close(k->fd);
+  k->fd = -1;
+}
+
 void ls__conn_reset(ls__conn *k) {
-  if (k->fd >= 0) close(k->fd);
+  ls__conn_drop(k);
   /* Only the calling thread uses k here (ls_open, or the fork child, which
    * has no other thread), so plain stores are enough, atomics included. */
   size_t keep = offsetof(ls__conn, fd);
@@ -41,8 +62,7 @@ void ls__conn_reset(ls__conn *k) {
 }
 
 void ls__conn_close(ls__conn *k) {
-  if (k->fd >= 0) close(k->fd);
-  k->fd = -1;
+  ls__conn_drop(k);
   atomic_store(&k->st_connected, 0);
 }
 
@@ -87,7 +107,10 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
   if (!k->out_len) return 0;
   int rc = -ENOTCONN;
   size_t done = 0;
-  if (k->fd >= 0) {
+  /* Once per batch: never write to a number the application reused. The
+   * check and the send are not atomic; an application closing the number
+   * from another thread while a batch is written is beyond any check. */
+  if (ls__conn_check(k)) {
     uint64_t deadline = ls__now_mono_ns() + (uint64_t)k->cfg.send_timeout_ms * 1000000u;
     if (close_by && close_by < deadline) deadline = close_by;
     rc = ls__conn_write(k, deadline, &done);
@@ -107,7 +130,7 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
     }
     k->dropped_sender += k->out_records - delivered;
     k->pass_lost = 1;
-    if (k->fd >= 0) {
+    if (ls__conn_check(k)) { /* a lost number was counted and let go there */
       close(k->fd);
       k->fd = -1;
       atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
@@ -144,6 +167,11 @@ static int ls__conn_socket(const char *path) {
 
 void ls__conn_connect(ls__conn *k) {
   int fd = ls__conn_socket(k->cfg.path);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) < 0) {
+    close(fd);
+    fd = -1;
+  }
   if (fd < 0) {
     k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
     k->backoff_ms =
@@ -151,6 +179,8 @@ void ls__conn_connect(ls__conn *k) {
     return;
   }
   k->fd = fd;
+  k->fd_dev = (uint64_t)st.st_dev;
+  k->fd_ino = (uint64_t)st.st_ino;
   k->backoff_ms = k->cfg.reconnect_min_ms;
   k->interned_n = 0;
   atomic_fetch_add_explicit(&k->st_connects, 1, memory_order_relaxed);

@@ -42,6 +42,10 @@ typedef struct ls__conn {
 
   /* Everything below is zeroed by ls__conn_reset (fd -1, backoff minimal). */
   int fd;
+  /* Which socket fd is: st_dev/st_ino from fstat right after connect. The
+   * application may close the number and open its own file on it (a
+   * close-all-fds loop); each write and close re-checks these first. */
+  uint64_t fd_dev, fd_ino;
   unsigned backoff_ms;
   uint64_t next_connect_ns;
   int ever_connected;
@@ -56,7 +60,7 @@ typedef struct ls__conn {
   uint64_t logged_gone, truncated_gone;
   uint64_t drop_since_ns; /* first unreported drop */
   _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
-      st_reconnects, st_disconnects;
+      st_reconnects, st_disconnects, st_fd_lost;
   _Atomic int st_connected;
 } ls__conn;
 
@@ -68,6 +72,12 @@ LS__HIDDEN void ls__conn_free(ls__conn *k);
 LS__HIDDEN void ls__conn_reset(ls__conn *k);
 /* Closes the socket, if open (ls_close). */
 LS__HIDDEN void ls__conn_close(ls__conn *k);
+
+/* 1 when k->fd is still the socket k connected; else forgets it without
+ * closing it (the number belongs to the application now), counts a lost
+ * descriptor and a disconnect, and makes the next pass reconnect at once.
+ * One fstat. */
+LS__HIDDEN int ls__conn_check(ls__conn *k);
 
 /* Connects (non-blocking) and queues HELLO; on failure schedules the next
  * attempt with exponential backoff. */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,9 +115,12 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
   ls_put_u32(rec + 4, site);
   ls_put_u64(rec + 8, stamp);
   head += ls__align8(LS__REC_HDR + n + extra);
-  atomic_store_explicit(&r->head, head, memory_order_release);
+  /* logged before head: a sender that reads head (acquire) and then logged
+   * sees every record up to that head counted (its resync after a corrupt
+   * ring, sender.c, relies on it). */
   atomic_store_explicit(&r->logged, atomic_load_explicit(&r->logged, memory_order_relaxed) + 1,
                         memory_order_relaxed);
+  atomic_store_explicit(&r->head, head, memory_order_release);
   if (LS__UNLIKELY(head - r->wake_pos >= c->batch_bytes || level <= c->flush_level)) {
     int e = errno;
     r->wake_pos = head;
@@ -155,26 +159,63 @@ static int ls__slow(ls_client *c, ls_site *s, const ls__prog **pp, ls__ring **rp
   return rc;
 }
 
+/* Set while the calling thread is inside a call of this file: a signal
+ * handler that interrupts the call and logs again on the same thread finds
+ * it set and drops its record instead of staging over the half-written one
+ * (the ring's head, its counters and the staged bytes belong to the outer
+ * call until it returns). A plain thread-local: only the thread itself and
+ * its own signal handlers touch it, and a handler runs to completion before
+ * the interrupted code resumes, so the check-then-set needs no atomic, only
+ * signal fences keeping the compiler from moving ring accesses across the
+ * set or the clear. */
+static __thread int ls__tl_busy __attribute__((tls_model("initial-exec")));
+
+static inline void ls__busy_enter(void) {
+  ls__tl_busy = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void ls__busy_leave(void) {
+  atomic_signal_fence(memory_order_seq_cst);
+  ls__tl_busy = 0;
+}
+
+/* A call that interrupted another one of its thread: dropped and counted in
+ * the client (the default one only if it is open: opening takes locks). */
+static __attribute__((noinline)) int ls__reentered(ls_client *c) {
+  if (!c) c = ls__default_peek();
+  if (c) atomic_fetch_add_explicit(&c->dropped_reentered, 1, memory_order_relaxed);
+  return -EAGAIN;
+}
+
 int ls__log(ls_client *c, ls_site *s, const char *fmt, ...) {
   (void)fmt; /* only for the compiler's format check */
+  if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
+  ls__busy_enter();
   uint64_t stamp = ls__stamp();
+  int rc;
   if (LS__UNLIKELY(!c)) {
     c = ls__default_get();
-    if (!c) return -ENOMEM;
+    if (!c) {
+      rc = -ENOMEM;
+      goto out;
+    }
     stamp = ls__stamp(); /* the first open may just have chosen the clock */
   }
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
   if (LS__UNLIKELY(__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r ||
                    r->owner != c || r->owner_uid != c->uid)) {
-    int rc = ls__slow(c, s, &p, &r);
-    if (rc) return rc;
+    rc = ls__slow(c, s, &p, &r);
+    if (rc) goto out;
   }
   int saved_errno = LS__UNLIKELY(p->has_errno) ? errno : 0;
   va_list ap;
   va_start(ap, fmt);
-  int rc = ls__stage(c, r, p, s->level, stamp, &ap, saved_errno, NULL, 0);
+  rc = ls__stage(c, r, p, s->level, stamp, &ap, saved_errno, NULL, 0);
   va_end(ap);
+out:
+  ls__busy_leave();
   return rc;
 }
 
@@ -185,11 +226,17 @@ static ls_site ls__text_sites[8] = {{"%s", "", 0, 0, 0, 0, 0}, {"%s", "", 0, 1, 
                                     {"%s", "", 0, 6, 0, 0, 0}, {"%s", "", 0, 7, 0, 0, 0}};
 
 int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
-  uint64_t stamp = ls__stamp();
   if (level < 0 || level > 7 || (!msg && len)) return -EINVAL;
+  if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
+  ls__busy_enter();
+  uint64_t stamp = ls__stamp();
+  int rc;
   if (!c) {
     c = ls__default_get();
-    if (!c) return -ENOMEM;
+    if (!c) {
+      rc = -ENOMEM;
+      goto out;
+    }
     stamp = ls__stamp();
   }
   ls_site *s = &ls__text_sites[level];
@@ -197,8 +244,11 @@ int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
   ls__ring *r = ls__tl_ring;
   if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r || r->owner != c ||
       r->owner_uid != c->uid) {
-    int rc = ls__slow(c, s, &p, &r);
-    if (rc) return rc;
+    rc = ls__slow(c, s, &p, &r);
+    if (rc) goto out;
   }
-  return ls__stage(c, r, p, level, stamp, NULL, 0, msg ? msg : "", len);
+  rc = ls__stage(c, r, p, level, stamp, NULL, 0, msg ? msg : "", len);
+out:
+  ls__busy_leave();
+  return rc;
 }

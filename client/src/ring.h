@@ -38,6 +38,7 @@ struct ls__ring {
   /* Sender side. */
   _Alignas(LS__CACHELINE) _Atomic uint64_t tail; /* consumed up to here */
   uint64_t tid;
+  uint64_t consumed;       /* records the sender took out (sent or dropped) */
   ls__ring *next;          /* owner's list (owner->mu) */
   ls__ring *tnext;         /* owning thread's list (thread-local) */
   _Atomic int refs;        /* owner's list + owning thread */

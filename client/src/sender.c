@@ -38,7 +38,8 @@ static int ls__put(ls__conn *k, ptrdiff_t n) {
 /* Records dropped so far, from every source. Caller holds c->mu. */
 static uint64_t ls__dropped_total(ls_client *c) {
   uint64_t n = c->conn.dropped_sender + c->conn.dropped_gone +
-               atomic_load_explicit(&c->dropped_noring, memory_order_relaxed);
+               atomic_load_explicit(&c->dropped_noring, memory_order_relaxed) +
+               atomic_load_explicit(&c->dropped_reentered, memory_order_relaxed);
   for (ls__ring *r = c->rings; r; r = r->next)
     n += atomic_load_explicit(&r->dropped, memory_order_relaxed);
   return n;
@@ -77,22 +78,65 @@ static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
   ls__conn_mark(k, records, 0);
 }
 
+/* Arguments longer than this cannot come from the producer (max_record_bytes
+ * is at most 64 KiB); the bound keeps a record's worst case inside out. */
+#define LS__ARGS_LIMIT (LS__OUT_FLUSH / 2)
+
+/* The ring's bytes are not trusted: they are written by the application's
+ * threads, which a bug or a misused signal handler can leave half-written.
+ * A head, a padding mark or a length that cannot be right discards what the
+ * ring holds up to its head now, counted as dropped: logged - consumed
+ * records. The producer stores logged before it publishes head, so this
+ * counts every record up to that head; a record published at the same moment
+ * may be counted both as dropped and, later, as sent (at most one). */
+static uint64_t ls__discard(ls_client *c, ls__ring *r) {
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  uint64_t logged = atomic_load_explicit(&r->logged, memory_order_relaxed);
+  c->conn.dropped_sender += logged > r->consumed ? logged - r->consumed : 1;
+  c->conn.pass_lost = 1;
+  r->consumed = logged;
+  return head;
+}
+
 /* Converts [tail, head) of r into RECORDS frames (or drops it when there is no
- * connection) and releases the space. */
+ * connection) and releases the space. Every length read from the ring is
+ * checked against the ring before it is used. */
 static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
   ls__conn *k = &c->conn;
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
   size_t cap = (size_t)r->mask + 1;
   size_t frame = SIZE_MAX; /* offset of the open RECORDS frame */
   uint64_t prev_ns = 0, in_frame = 0;
+  if (head - t > cap) { /* also catches head < t */
+    t = ls__discard(c, r);
+    head = t;
+  }
   while (t < head) {
     size_t off = (size_t)(t & r->mask);
+    uint64_t avail = head - t;
+    if (off & 7) { /* records are 8-byte aligned: a corrupt head put t here */
+      t = ls__discard(c, r);
+      break;
+    }
     const uint8_t *rec = r->buf + off;
     uint32_t alen = ls_get_u32(rec);
     if (alen == LS__PAD) {
+      if (off == 0 || cap - off > avail) { /* the producer pads only a tail it skips */
+        t = ls__discard(c, r);
+        break;
+      }
       t += cap - off;
       continue;
     }
+    /* A record never wraps, so it fits between off and the ring's end. */
+    int cut_bit = cap - off >= LS__REC_HDR && (ls_get_u32(rec + 4) & LS__TRUNC_BIT) != 0;
+    if (cap - off < LS__REC_HDR || alen > LS__ARGS_LIMIT ||
+        ls__rec_size(alen, cut_bit) > (uint64_t)(cap - off) ||
+        ls__rec_size(alen, cut_bit) > avail) {
+      t = ls__discard(c, r);
+      break;
+    }
+    r->consumed++;
     uint32_t site = ls_get_u32(rec + 4);
     int cut = (site & LS__TRUNC_BIT) != 0;
     ls_record out = {site & ~LS__TRUNC_BIT, cut ? ls_get_u64(rec + LS__REC_HDR + alen) : 0,
@@ -189,6 +233,9 @@ static size_t ls__snapshot(ls_client *c) {
 static void ls__pass(ls_client *c, int urgent) {
   ls__conn *k = &c->conn;
   k->pass_lost = 0;
+  /* A socket lost to the application is found before this pass encodes
+   * anything for it; the pass then reconnects at once. */
+  (void)ls__conn_check(k);
   if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
   ls__cal_update(&c->cal);
 

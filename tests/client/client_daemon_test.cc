@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client_harness.h"
+#include "client_stats.h"
 #include "formats.h"
 #include "render_ref.h"
 
@@ -36,22 +37,6 @@ std::vector<ls_arg> Args(const OwnedRecord &r) {
 }
 
 std::string Str(const ls_arg &a) { return std::string(reinterpret_cast<const char *>(a.s), a.len); }
-
-ls_stats Stats(ls_client *c) {
-  ls_stats s{};
-  s.size = sizeof s;
-  EXPECT_EQ(ls_get_stats(c, &s), 0);
-  return s;
-}
-
-// Calls ls_flush until it returns 0 (the client reconnected) or the hang limit.
-int FlushUntilConnected(ls_client *c) {
-  auto deadline = Clock::now() + kHang;
-  int rc;
-  while ((rc = ls_flush(c)) != 0 && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return rc;
-}
 
 // One call site for all phases, so records after a reconnect need it re-interned.
 void LogPhase(ls_client *c, const char *phase, int seq) {

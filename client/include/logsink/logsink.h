@@ -29,7 +29,26 @@
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had
- * buffered and connects on its own when it next logs. */
+ * buffered and connects on its own when it next logs.
+ *
+ * Signal handlers: LS_LOG, the level macros and ls_log_text may be called
+ * from a signal handler once the interrupted thread has logged to that client
+ * and the handler's call sites have each been used once outside a handler (a
+ * thread's first call and a call site's first call take locks and allocate;
+ * so does the default client's first use). A call that interrupts a call of
+ * the same thread is not staged: it returns -EAGAIN and counts one record in
+ * `dropped`; the interrupted call completes normally. Blocking mode may wait
+ * inside the handler. ls_open, ls_close, ls_flush, ls_get_stats and
+ * ls_default are not async-signal-safe. The background thread checks every
+ * length it reads from the per-thread buffers; should one be impossible, it
+ * discards that buffer's contents and counts them as dropped.
+ *
+ * Descriptors: the client's socket is close-on-exec. If the application
+ * closes its number (say, a close-all-descriptors loop) and opens something
+ * else on it, the client notices before its next write (st_dev/st_ino are
+ * checked once per batch), never writes to or closes the new file, counts
+ * the event (`fd_lost`, `disconnects`; what was pending is dropped and
+ * counted) and reconnects. */
 #ifndef LOGSINK_LOGSINK_H
 #define LOGSINK_LOGSINK_H
 
@@ -115,6 +134,8 @@ typedef struct ls_stats {
   uint64_t disconnects;      /* connections lost (send failed or timed out) */
   uint64_t buffered_bytes;   /* bytes waiting in staging buffers now */
   int connected;             /* 1 when the client holds a connection now */
+  uint64_t fd_lost; /* times the client's socket descriptor was found closed or replaced by the
+                       application: let go without closing, counted in disconnects, reconnected */
 } ls_stats;
 
 /* Fills *o with the defaults listed in ls_options and sets o->size. */
