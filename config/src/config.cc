@@ -1,6 +1,8 @@
 // config.cc: default paths (proto/paths.h) and cross-key validation.
 #include "logsink/config/config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -8,6 +10,28 @@
 #include "logsink/proto/paths.h"
 
 namespace logsink::config {
+
+namespace {
+
+// A default path in the per-user directory is used only if that directory
+// passes the safe-path rule (created 0700 when missing): otherwise another
+// user who made /tmp/logsink-<uid>/ first would own the daemon's socket and
+// ring. Paths from the config, the flags or $LOGSINK_SOCKET are the user's
+// choice and are not checked.
+bool CheckUserDir(const std::string &path, std::string *error) {
+  char dir[4096];
+  if (geteuid() == 0 || ls_user_dir(dir, sizeof dir) < 0) return true;
+  std::string d = dir;
+  if (path.compare(0, d.size() + 1, d + "/") != 0) return true;
+  char why[512];
+  if (ls_user_dir_check(dir, LS_USER_DIR_CREATE, why, sizeof why) < 0) {
+    *error = why;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 bool ResolvePaths(Config *cfg, std::string *error) {
   char buf[4096];
@@ -17,6 +41,8 @@ bool ResolvePaths(Config *cfg, std::string *error) {
       return false;
     }
     cfg->socket_path = buf;
+    const char *env = secure_getenv("LOGSINK_SOCKET");
+    if (!(env && env[0]) && !CheckUserDir(cfg->socket_path, error)) return false;
   }
   if (cfg->ring_file.empty()) {
     if (ls_default_ring(buf, sizeof buf) < 0) {
@@ -24,6 +50,7 @@ bool ResolvePaths(Config *cfg, std::string *error) {
       return false;
     }
     cfg->ring_file = buf;
+    if (!CheckUserDir(cfg->ring_file, error)) return false;
   }
   return true;
 }
