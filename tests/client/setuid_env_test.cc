@@ -5,7 +5,9 @@
 // directory, makes it setuid root (or setgid), and runs it as uid 65534 with
 // $LOGSINK_SOCKET (or $XDG_RUNTIME_DIR) pointing at a listener of the test:
 // nothing may connect to it. The control runs the same program without the
-// privilege bit and must connect, so the test can see a connection.
+// privilege bit and must connect, so the test can see a connection. The
+// same program, unprivileged, shows that liblogsink itself (not only logctl)
+// refuses a per-user directory squatted by another uid.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -148,6 +150,21 @@ TEST_F(SetuidEnvTest, SetgidProgramIgnoresXdgRuntimeDir) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("gid=65534 egid=0 "), std::string::npos) << "not run setgid: " << r.out;
   EXPECT_FALSE(SomeoneConnected()) << "the setgid program followed $XDG_RUNTIME_DIR";
+}
+
+TEST_F(SetuidEnvTest, LibraryRefusesASquattedUserDirectory) {
+  // uid 65534's per-user directory made first by root, world-writable, with
+  // a listener anyone may connect to: the library must not connect.
+  TempDir xdg("logsink-squat-xdg");
+  ASSERT_EQ(chmod(xdg.path().c_str(), 0755), 0);
+  std::string udir = xdg / "logsink";
+  ASSERT_EQ(mkdir(udir.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(udir.c_str(), 0777), 0);
+  Listen(udir + "/logsink.sock");
+  ProcResult r = RunProgram("XDG_RUNTIME_DIR", xdg.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("connected=0"), std::string::npos) << r.out;
+  EXPECT_FALSE(SomeoneConnected()) << "liblogsink sent into a squatted directory";
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ class UserDirSquatTest : public ::testing::Test {
       setenv("XDG_RUNTIME_DIR", xdg.c_str(), 1);
       if (setgroups(0, nullptr) != 0 || setgid(kVictim) != 0 || setuid(kVictim) != 0) _exit(126);
     };
-    return RunProcess(bin.path(), args, o, Ms(60000));
+    return RunProcess(bin.path(), args, o, kHang);
   }
 
   std::string Reason() const {
