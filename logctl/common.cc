@@ -20,19 +20,6 @@ void Error(const std::string &what, const std::string &why) {
 
 void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
 
-namespace {
-
-// The per-user directory if path is the default one there: "" for root's
-// system paths and for paths the user named.
-std::string UserDirOf(const std::string &path) {
-  char dir[4096];
-  if (geteuid() == 0 || ls_user_dir(dir, sizeof dir) < 0) return "";
-  std::string d = dir;
-  return path.compare(0, d.size() + 1, d + "/") == 0 ? d : "";
-}
-
-}  // namespace
-
 bool RingPath(const std::string &file, std::string *path) {
   if (!file.empty()) {
     *path = file;  // the user's choice: not subject to the per-user rule
@@ -44,11 +31,11 @@ bool RingPath(const std::string &file, std::string *path) {
     return true;
   }
   *path = buf;
-  std::string dir = UserDirOf(*path);
+  char dir[4096];
   struct stat st;
-  if (!dir.empty()) {
+  if (ls_user_dir_of(buf, dir, sizeof dir) > 0) {
     char why[512];
-    int rc = ls_user_dir_check(dir.c_str(), 0, why, sizeof why);
+    int rc = ls_user_dir_check(dir, 0, why, sizeof why);
     if (rc == -ENOENT) {
       if (stat(LS_SYSTEM_RING, &st) == 0) *path = LS_SYSTEM_RING;
       return true;
@@ -73,12 +60,11 @@ bool SocketPath(const std::string &explicit_path, std::string *path) {
     return true;
   }
   *path = buf;
-  std::string dir = in_user_dir ? UserDirOf(*path) : "";
-  char why[512];
+  char dir[4096], why[512];
   // A missing directory is an absent daemon (the connect reports it); any
   // other refusal is reported as such rather than as "not running".
-  if (!dir.empty()) {
-    int rc = ls_user_dir_check(dir.c_str(), 0, why, sizeof why);
+  if (in_user_dir && ls_user_dir(dir, sizeof dir) > 0) {
+    int rc = ls_user_dir_check(dir, 0, why, sizeof why);
     if (rc < 0 && rc != -ENOENT) {
       Error("socket", why);
       return false;

@@ -1,8 +1,6 @@
 // config.cc: default paths (proto/paths.h) and cross-key validation.
 #include "logsink/config/config.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string>
 
@@ -20,9 +18,7 @@ namespace {
 // choice and are not checked.
 bool CheckUserDir(const std::string &path, std::string *error) {
   char dir[4096];
-  if (geteuid() == 0 || ls_user_dir(dir, sizeof dir) < 0) return true;
-  std::string d = dir;
-  if (path.compare(0, d.size() + 1, d + "/") != 0) return true;
+  if (ls_user_dir_of(path.c_str(), dir, sizeof dir) <= 0) return true;
   char why[512];
   if (ls_user_dir_check(dir, LS_USER_DIR_CREATE, why, sizeof why) < 0) {
     *error = why;

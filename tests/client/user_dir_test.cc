@@ -7,6 +7,7 @@
 // need root (to chown to 65534), as the test suite runs.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -111,6 +112,29 @@ TEST(UserDirTest, MissingParentIsReported) {
   Check c = CheckDir(dir, LS_USER_DIR_CREATE);
   EXPECT_EQ(c.rc, -ENOENT);
   EXPECT_EQ(c.why.rfind("cannot create " + dir + ": ", 0), 0u) << c.why;
+}
+
+TEST(UserDirTest, UserDirOfNamesTheDirectoryOfDefaultPathsOnly) {
+  char dir[256];
+  EXPECT_EQ(ls_user_dir_of("/run/logsink/logsink.sock", dir, sizeof dir), 0) << "root's paths";
+  // As a non-root user (in a child, with its own environment).
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("XDG_RUNTIME_DIR", "/run/user/65534", 1);
+    if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(10);
+    int code = 0;
+    if (ls_user_dir_of("/run/user/65534/logsink/logsink.sock", dir, sizeof dir) != 23 ||
+        std::string(dir) != "/run/user/65534/logsink")
+      code |= 1;
+    if (ls_user_dir_of("/run/user/65534/logsinkX/logsink.sock", dir, sizeof dir) != 0) code |= 2;
+    if (ls_user_dir_of("/srv/logsink.sock", dir, sizeof dir) != 0) code |= 4;
+    _exit(code);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bit 1: the default path, 2: a sibling, 4: elsewhere";
 }
 
 }  // namespace

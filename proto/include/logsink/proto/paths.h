@@ -62,6 +62,17 @@ static inline int ls_user_dir(char *buf, size_t cap) {
   return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : n;
 }
 
+/* If path lies in the per-user directory of a non-root user (a default path
+ * there, which must pass ls_user_dir_check before use), writes that
+ * directory into dir and returns its length; returns 0 for root's system
+ * paths and any other path, or -ENAMETOOLONG. */
+static inline int ls_user_dir_of(const char *path, char *dir, size_t cap) {
+  if (geteuid() == 0) return 0;
+  int n = ls_user_dir(dir, cap);
+  if (n < 0) return n;
+  return strncmp(path, dir, (size_t)n) == 0 && path[n] == '/' ? n : 0;
+}
+
 /* Fills why (may be NULL) with a reason and returns -err. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
