@@ -230,7 +230,8 @@ int FinishOutput(Out *out, const std::string &what) {
 }  // namespace
 
 int RunTail(Options &o) {
-  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  std::string path;
+  if (!RingPath(o.file, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
@@ -265,7 +266,8 @@ int RunTail(Options &o) {
 }
 
 int RunExport(Options &o) {
-  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  std::string path;
+  if (!RingPath(o.file, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;

@@ -27,7 +27,8 @@ void SleepMs(int ms) {
 }  // namespace
 
 int RunSend(Options &o) {
-  std::string socket = DefaultSocketPath(o.socket);
+  std::string socket;
+  if (!SocketPath(o.socket, &socket)) return kExitError;
   ls_options opts;
   ls_options_init(&opts);
   opts.blocking = 1;  // wait for buffer space instead of dropping

@@ -53,7 +53,8 @@ double Pct(uint64_t a, uint64_t b) {
 }  // namespace
 
 int RunStats(Options &o) {
-  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  std::string path;
+  if (!RingPath(o.file, &path)) return kExitError;
   StatsReporter rep;
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
@@ -81,7 +82,8 @@ int RunStats(Options &o) {
   uint64_t records = empty ? 0 : sum.newest_seq - sum.oldest_seq + 1;
   uint64_t span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
 
-  std::string socket = DefaultSocketPath(o.socket);
+  std::string socket;
+  if (!SocketPath(o.socket, &socket)) return kExitError;
   StatList counters;
   std::string why;
   int drc = QueryDaemonStats(socket, 1000, &counters, &why);

@@ -25,7 +25,8 @@ class VerifyReporter : public storage::Reporter {
 }  // namespace
 
 int RunVerify(Options &o) {
-  std::string path = o.file.empty() ? DefaultRingPath() : o.file;
+  std::string path;
+  if (!RingPath(o.file, &path)) return kExitError;
   VerifyReporter rep;
   std::unique_ptr<storage::RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;

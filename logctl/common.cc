@@ -20,22 +20,57 @@ void Error(const std::string &what, const std::string &why) {
 
 void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
 
-std::string DefaultRingPath() {
+bool RingPath(const std::string &file, std::string *path) {
+  if (!file.empty()) {
+    *path = file;  // the user's choice: not subject to the per-user rule
+    return true;
+  }
   char buf[4096];
-  if (ls_default_ring(buf, sizeof buf) < 0) return LS_SYSTEM_RING;
-  std::string path = buf;
+  if (ls_default_ring(buf, sizeof buf) < 0) {
+    *path = LS_SYSTEM_RING;
+    return true;
+  }
+  *path = buf;
+  char dir[4096];
   struct stat st;
-  if (stat(path.c_str(), &st) != 0 && errno == ENOENT && stat(LS_SYSTEM_RING, &st) == 0)
-    return LS_SYSTEM_RING;
-  return path;
+  if (ls_user_dir_of(buf, dir, sizeof dir) > 0) {
+    char why[512];
+    int rc = ls_user_dir_check(dir, 0, why, sizeof why);
+    if (rc == -ENOENT) {
+      if (stat(LS_SYSTEM_RING, &st) == 0) *path = LS_SYSTEM_RING;
+      return true;
+    }
+    if (rc < 0) {
+      Error("ring", why);
+      return false;
+    }
+  }
+  // stat by path is fine here: the directory passed the rule (or is root's).
+  if (stat(path->c_str(), &st) != 0 && errno == ENOENT && stat(LS_SYSTEM_RING, &st) == 0)
+    *path = LS_SYSTEM_RING;
+  return true;
 }
 
-std::string DefaultSocketPath(const std::string &explicit_path) {
+bool SocketPath(const std::string &explicit_path, std::string *path) {
   char buf[4096];
-  if (ls_client_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf) <
-      0)
-    return explicit_path.empty() ? LS_SYSTEM_SOCKET : explicit_path;
-  return buf;
+  int in_user_dir = 0;
+  if (ls_client_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf,
+                       &in_user_dir) < 0) {
+    *path = explicit_path.empty() ? LS_SYSTEM_SOCKET : explicit_path;
+    return true;
+  }
+  *path = buf;
+  char dir[4096], why[512];
+  // A missing directory is an absent daemon (the connect reports it); any
+  // other refusal is reported as such rather than as "not running".
+  if (in_user_dir && ls_user_dir(dir, sizeof dir) > 0) {
+    int rc = ls_user_dir_check(dir, 0, why, sizeof why);
+    if (rc < 0 && rc != -ENOENT) {
+      Error("socket", why);
+      return false;
+    }
+  }
+  return true;
 }
 
 int OpenRing(const std::string &path, storage::Reporter *reporter,

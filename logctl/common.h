@@ -17,11 +17,15 @@ void Error(const std::string &what, const std::string &why);
 // Prints a warning line "logctl: warning: <text>" to stderr.
 void Warn(const std::string &text);
 
-// The ring file to read when --file is not given: ls_default_ring(), or the
-// system ring if the per-user one does not exist and the system one does.
-std::string DefaultRingPath();
-// The daemon's socket: --socket, $LOGSINK_SOCKET or the default.
-std::string DefaultSocketPath(const std::string &explicit_path);
+// The ring file to read: file (--file) if not empty, else ls_default_ring(),
+// or the system ring if the per-user directory or ring does not exist and
+// the system one does. A per-user directory that fails the safe-path rule
+// (ls_user_dir_check) is refused: prints the reason and returns false.
+bool RingPath(const std::string &file, std::string *path);
+// The daemon's socket: --socket, $LOGSINK_SOCKET or the default (see
+// ls_client_socket). A default in a per-user directory that fails the
+// safe-path rule is refused: prints the reason and returns false.
+bool SocketPath(const std::string &explicit_path, std::string *path);
 
 // Opens path for reading. On failure prints the reason (missing, permission
 // denied, not a regular file, not a logsink ring file, corrupted) and returns

@@ -202,7 +202,9 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   memset(c, 0, sizeof *c);
   ls__conn_cfg cfg;
   memset(&cfg, 0, sizeof cfg);
-  if (ls_client_socket(socket_path, cfg.path, sizeof cfg.path) < 0) {
+  int in_user_dir = 0;
+  if (ls_client_socket(socket_path, cfg.path, sizeof cfg.path, &in_user_dir) < 0 ||
+      (in_user_dir && ls_user_dir(cfg.user_dir, sizeof cfg.user_dir) < 0)) {
     free(c);
     errno = ENAMETOOLONG;
     return NULL;

@@ -72,7 +72,7 @@ static int ls__kernel_uses_tsc(void) {
 
 static void ls__clock_setup(void) {
 #if defined(__x86_64__) || defined(__i386__)
-  const char *env = getenv("LOGSINK_CLOCK");
+  const char *env = secure_getenv("LOGSINK_CLOCK");
   if (env && strcmp(env, "realtime") == 0) return;
   if (!ls__kernel_uses_tsc()) return;
   /* A first rate over ~2 ms; the sender refines it over longer baselines. */

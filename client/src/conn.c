@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "logsink/proto/frame_encode.h"
+#include "logsink/proto/paths.h"
 
 int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap) {
   memset(k, 0, sizeof *k);
@@ -148,7 +149,10 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
   return rc;
 }
 
-static int ls__conn_socket(const char *path) {
+static int ls__conn_socket(const char *path, const char *user_dir) {
+  /* Checked at every connect, not once at ls_open: a directory missing then
+   * may have been created by another user since. */
+  if (user_dir[0] && ls_user_dir_check(user_dir, 0, NULL, 0) < 0) return -1;
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   struct sockaddr_un sa;
@@ -166,7 +170,7 @@ static int ls__conn_socket(const char *path) {
 }
 
 void ls__conn_connect(ls__conn *k) {
-  int fd = ls__conn_socket(k->cfg.path);
+  int fd = ls__conn_socket(k->cfg.path, k->cfg.user_dir);
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) < 0) {
     close(fd);

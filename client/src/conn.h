@@ -19,6 +19,10 @@
 /* What a connection needs to know; set once by ls__conn_init. */
 typedef struct ls__conn_cfg {
   char path[108];
+  /* The per-user directory path lies in ("" otherwise): checked with
+   * ls_user_dir_check() before every connect, a refusal counting as a
+   * failed connect. */
+  char user_dir[108];
   char app[LS_APP_MAX + 1];
   unsigned send_timeout_ms;
   unsigned reconnect_min_ms, reconnect_max_ms;

@@ -9,6 +9,26 @@
 
 namespace logsink::config {
 
+namespace {
+
+// A default path in the per-user directory is used only if that directory
+// passes the safe-path rule (created 0700 when missing): otherwise another
+// user who made /tmp/logsink-<uid>/ first would own the daemon's socket and
+// ring. Paths from the config, the flags or $LOGSINK_SOCKET are the user's
+// choice and are not checked.
+bool CheckUserDir(const std::string &path, std::string *error) {
+  char dir[4096];
+  if (ls_user_dir_of(path.c_str(), dir, sizeof dir) <= 0) return true;
+  char why[512];
+  if (ls_user_dir_check(dir, LS_USER_DIR_CREATE, why, sizeof why) < 0) {
+    *error = why;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool ResolvePaths(Config *cfg, std::string *error) {
   char buf[4096];
   if (cfg->socket_path.empty()) {
@@ -17,6 +37,8 @@ bool ResolvePaths(Config *cfg, std::string *error) {
       return false;
     }
     cfg->socket_path = buf;
+    const char *env = secure_getenv("LOGSINK_SOCKET");
+    if (!(env && env[0]) && !CheckUserDir(cfg->socket_path, error)) return false;
   }
   if (cfg->ring_file.empty()) {
     if (ls_default_ring(buf, sizeof buf) < 0) {
@@ -24,6 +46,7 @@ bool ResolvePaths(Config *cfg, std::string *error) {
       return false;
     }
     cfg->ring_file = buf;
+    if (!CheckUserDir(cfg->ring_file, error)) return false;
   }
   return true;
 }

@@ -5,6 +5,15 @@
  * errno value (-EINVAL, -ENOTCONN, ...) on failure; ls_open returns NULL and
  * sets errno. The library never prints or logs anything itself.
  *
+ * Paths and environment: the default per-user socket directory
+ * ($XDG_RUNTIME_DIR/logsink or /tmp/logsink-<euid>) is used only if it is a
+ * real directory owned by the effective uid and not writable by group or
+ * others; otherwise the client behaves as if the daemon were absent (records
+ * dropped and counted, or the system socket if it exists). A socket path
+ * given to ls_open or in $LOGSINK_SOCKET is the caller's choice and is not
+ * checked. LOGSINK_SOCKET, XDG_RUNTIME_DIR and LOGSINK_CLOCK are read with
+ * secure_getenv(3): a set-user-ID or set-group-ID program ignores them.
+ *
  * Usage:
  *   ls_client *c = ls_open(NULL, "myapp", NULL);   // NULL path: $LOGSINK_SOCKET or default
  *   LS_LOG(c, LS_INFO, "user %s port %d", name, port);

@@ -46,7 +46,9 @@ struct Config {
 };
 
 // Fills socket_path and ring_file when empty from $LOGSINK_SOCKET and
-// proto/paths.h. Returns false (and a message) if a path does not fit.
+// proto/paths.h. A default in the per-user directory is used only if that
+// directory passes ls_user_dir_check() (created 0700 when missing). Returns
+// false (and a message) if a path does not fit or the directory is refused.
 bool ResolvePaths(Config *cfg, std::string *error);
 
 // Overlays the settings of the TOML file at path onto *cfg. On error returns
