@@ -1,0 +1,503 @@
+// forwarder.cc: see forwarder.h.
+#include "forwarder.h"
+
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "cursor_file.h"
+#include "filter.h"
+#include "logsink/storage/env.h"
+#include "logsink/storage/ring.h"
+#include "printer.h"
+#include "rfc5424.h"
+
+namespace logsink::forward {
+namespace {
+
+using storage::Record;
+using storage::RingReader;
+using storage::Status;
+
+uint64_t NowMs() { return uv_hrtime() / 1000000; }
+uint64_t WallNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "-";
+  return buf;
+}
+
+class Reporter : public storage::Reporter {
+ public:
+  explicit Reporter(ForwardCounters *c) : c_(c) {}
+  void Corruption(uint64_t off, std::string_view reason) override {
+    ++c_->skipped_blocks;
+    spdlog::warn("skipped a damaged part of the ring at offset {}: {}", off, reason);
+  }
+  void Lost(uint64_t) override {}  // computed from the sequence numbers instead
+
+ private:
+  ForwardCounters *c_;
+};
+
+struct Entry {
+  Message msg;
+  uint64_t ts_ns = 0;  // the record's timestamp (lag in seconds)
+  bool acked = false;
+  bool unsent = false;  // to hand over (again) at resend_at_ms
+  uint64_t resend_at_ms = 0;
+  uint64_t backoff_ms = 0;
+};
+
+class Forwarder {
+ public:
+  Forwarder(const Options &o, std::unique_ptr<Sink> sink)
+      : o_(o),
+        sink_(std::move(sink)),
+        reporter_(&c_),
+        json_(logctl::OutputMode::kJson, false, true),
+        text_(logctl::OutputMode::kShort, false, true),
+        host_(HostName()) {}
+
+  int Run();
+
+ private:
+  bool OpenAndPosition();
+  void Pump();
+  void TakeAcks();
+  void Commit(bool force);
+  void Fill();
+  void Resend();
+  bool Hand(Entry *e);
+  Message Build(const Record &rec);
+  Message LostNotice(uint64_t first, uint64_t n);
+  void WriteStatus();
+  void BeginDrain();
+  void Finish();
+
+  static Forwarder *Of(void *h) {
+    return static_cast<Forwarder *>(static_cast<uv_handle_t *>(h)->data);
+  }
+
+  Options o_;
+  std::unique_ptr<Sink> sink_;
+  ForwardCounters c_;
+  Reporter reporter_;
+  logctl::Printer json_, text_;
+  std::string host_, ring_id_;
+  std::unique_ptr<RingReader> reader_;
+  std::deque<Entry> window_;
+  uint64_t window_bytes_ = 0;
+  uint64_t read_next_ = 0;  // the next record sequence number to read
+  uint64_t committed_ = 0;  // what the cursor file holds
+  bool committed_valid_ = false;
+  uint64_t last_commit_ms_ = 0;
+  bool draining_ = false, fatal_ = false;
+  std::string line_, msg_;
+
+  uv_loop_t loop_{};
+  uv_async_t async_{};
+  uv_timer_t poll_{}, status_{}, watchdog_{}, drain_{};
+  uv_fs_event_t fsev_{};
+  uv_signal_t sigterm_{}, sigint_{};
+};
+
+constexpr uint64_t kMaxWindowBytes = 64ull << 20;  // a bound on bodies held for resending
+constexpr uint64_t kCommitEveryMs = 200;
+
+bool Forwarder::OpenAndPosition() {
+  Status s = RingReader::Open(storage::Env::Default(), o_.file, &reporter_, &reader_);
+  if (!s.ok()) {
+    spdlog::critical("cannot open the ring file {}: {}", o_.file, s.message());
+    return false;
+  }
+  std::string err;
+  ring_id_ = RingIdentity(o_.file, &err);
+  if (ring_id_.empty()) {
+    spdlog::critical("{}", err);
+    return false;
+  }
+  RingReader::Summary sum;
+  s = reader_->Summarize(&sum);
+  bool empty = s.IsNotFound();
+  uint64_t end = empty ? 0 : sum.newest_seq + 1;  // one past the newest record
+  Position pos;
+  int have = ReadPosition(o_.cursor_file, &pos, &err);
+  if (have < 0) {
+    spdlog::critical("{}", err);
+    return false;
+  }
+  if (have == 1) {
+    if (pos.ring_id != ring_id_) {
+      spdlog::critical(
+          "the cursor file {} belongs to another ring (id {}), not to {} (id {}); the ring was "
+          "recreated or replaced: remove the cursor file to start over from --start",
+          o_.cursor_file, pos.ring_id, o_.file, ring_id_);
+      return false;
+    }
+    if (pos.next_seq > end) {
+      spdlog::critical(
+          "the cursor file {} points past the newest record of {} ({} > {}): refusing to guess; "
+          "remove the cursor file to start over",
+          o_.cursor_file, o_.file, pos.next_seq, end);
+      return false;
+    }
+    read_next_ = pos.next_seq;
+    committed_ = pos.next_seq;
+    committed_valid_ = true;
+    spdlog::info("resuming {} at record {} (cursor {})", o_.file, read_next_, o_.cursor_file);
+  } else {
+    read_next_ = o_.start == "end" || empty ? end : sum.oldest_seq;
+    spdlog::info("no cursor yet: starting {} at record {} ({})", o_.file, read_next_, o_.start);
+  }
+  // Positioning: from the oldest record, skipping what was shipped.
+  s = reader_->SeekOldest();
+  if (!s.ok() && !s.IsNotFound()) {
+    spdlog::critical("cannot read the ring file {}: {}", o_.file, s.message());
+    return false;
+  }
+  if (!empty && read_next_ > sum.oldest_seq) {
+    // Skip to read_next_ by reading; the reader has no seek by sequence.
+    Record rec;
+    uint64_t want = read_next_;
+    while (want > 0) {
+      s = reader_->Next(&rec);
+      if (!s.ok()) break;
+      if (rec.seq + 1 >= want) break;
+    }
+  }
+  return true;
+}
+
+Message Forwarder::Build(const Record &rec) {
+  Message m;
+  m.seq = rec.seq;
+  m.id = CursorOf(ring_id_, rec.seq);
+  if (sink_->body() == Sink::Body::kJson) {
+    line_.clear();
+    json_.Print(rec, &line_);
+    if (!line_.empty() && line_.back() == '\n') line_.pop_back();
+    m.body = line_;
+  } else {
+    text_.Message(rec, &msg_);
+    SyslogFields f;
+    f.facility = uint8_t(o_.facility);
+    f.level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    f.ts_ns = rec.ts_ns;
+    f.host = host_;
+    f.app = rec.app.empty() ? rec.comm : rec.app;
+    f.pid = rec.pid;
+    f.uid = rec.uid;
+    f.gid = rec.gid;
+    f.tid = rec.tid;
+    f.sd_id = o_.sd_id;
+    f.cursor = m.id;
+    f.msg = msg_;
+    m.body = FormatRfc5424(f);
+  }
+  return m;
+}
+
+Message Forwarder::LostNotice(uint64_t first, uint64_t n) {
+  Message m;
+  m.seq = first;
+  m.id = CursorOf(ring_id_, first);
+  std::string text = fmt::format(
+      "{} records lost: overwritten in {} before they were forwarded "
+      "(records {}..{})",
+      n, o_.file, first, first + n - 1);
+  if (sink_->body() == Sink::Body::kJson) {
+    m.body = fmt::format(
+        "{{\"lost\":{},\"first_seq\":{},\"last_seq\":{},\"ring\":\"{}\",\"app\":\"logsink-"
+        "forward\","
+        "\"level\":\"warning\",\"msg\":\"{}\"}}",
+        n, first, first + n - 1, ring_id_, text);
+  } else {
+    SyslogFields f;
+    f.facility = uint8_t(o_.facility);
+    f.level = 4;
+    f.ts_ns = WallNs();
+    f.host = host_;
+    f.app = "logsink-forward";
+    f.pid = uint32_t(getpid());
+    f.uid = uint32_t(getuid());
+    f.gid = uint32_t(getgid());
+    f.sd_id = o_.sd_id;
+    f.cursor = m.id;
+    f.msg = text;
+    m.body = FormatRfc5424(f);
+  }
+  return m;
+}
+
+bool Forwarder::Hand(Entry *e) {
+  if (sink_->Publish(e->msg)) {
+    e->unsent = false;
+    return true;
+  }
+  e->unsent = true;
+  e->backoff_ms = std::clamp<uint64_t>(e->backoff_ms * 2, 50, 5000);
+  e->resend_at_ms = NowMs() + e->backoff_ms;
+  return false;
+}
+
+void Forwarder::Fill() {
+  Record rec;
+  while (!draining_ && window_.size() < size_t(o_.window) && window_bytes_ < kMaxWindowBytes) {
+    if (!window_.empty() && window_.back().unsent) return;  // the destination is not taking
+    Status s = reader_->Next(&rec);
+    if (s.IsNotFound()) return;
+    if (!s.ok()) {
+      spdlog::error("reading {}: {}", o_.file, s.message());
+      return;
+    }
+    if (rec.seq < read_next_) continue;  // already shipped (positioning)
+    std::vector<Message> out;
+    if (rec.seq > read_next_) {
+      uint64_t n = rec.seq - read_next_;
+      c_.lost += n;
+      spdlog::warn("{} records were overwritten before they were forwarded", n);
+      out.push_back(LostNotice(read_next_, n));
+    }
+    read_next_ = rec.seq + 1;
+    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    std::string_view app = rec.app.empty() ? rec.comm : rec.app;
+    bool pass =
+        level <= o_.max_level &&
+        (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
+    if (pass)
+      out.push_back(Build(rec));
+    else
+      ++c_.filtered;
+    for (Message &m : out) {
+      Entry e;
+      e.ts_ns = m.seq == rec.seq ? rec.ts_ns : WallNs();
+      e.msg = std::move(m);
+      window_bytes_ += e.msg.body.size() + e.msg.id.size();
+      window_.push_back(std::move(e));
+      ++c_.forwarded;
+      if (!Hand(&window_.back())) return;
+    }
+  }
+}
+
+void Forwarder::Resend() {
+  uint64_t now = NowMs();
+  for (Entry &e : window_) {
+    if (!e.unsent || e.resend_at_ms > now) continue;
+    ++c_.retries;
+    if (!Hand(&e)) return;  // keep order: stop at the first refusal
+  }
+}
+
+void Forwarder::TakeAcks() {
+  std::vector<Ack> acks;
+  sink_->TakeAcks(&acks);
+  for (Ack &a : acks) {
+    auto it = std::lower_bound(window_.begin(), window_.end(), a.seq,
+                               [](const Entry &e, uint64_t s) { return e.msg.seq < s; });
+    if (it == window_.end() || it->msg.seq != a.seq || it->acked) continue;
+    if (a.ok) {
+      it->acked = true;
+      ++c_.acked;
+      if (a.duplicate) ++c_.duplicates;
+    } else {
+      spdlog::warn("record {} not acknowledged ({}): sending it again", a.seq, a.error);
+      it->unsent = true;
+      it->backoff_ms = std::clamp<uint64_t>(it->backoff_ms * 2, 50, 5000);
+      it->resend_at_ms = NowMs() + it->backoff_ms;
+    }
+  }
+  while (!window_.empty() && window_.front().acked) {
+    window_bytes_ -= window_.front().msg.body.size() + window_.front().msg.id.size();
+    window_.pop_front();
+  }
+}
+
+void Forwarder::Commit(bool force) {
+  uint64_t next = window_.empty() ? read_next_ : window_.front().msg.seq;
+  if (committed_valid_ && next == committed_) return;
+  uint64_t now = NowMs();
+  if (!force && now - last_commit_ms_ < kCommitEveryMs) return;
+  std::string err;
+  if (!WritePosition(o_.cursor_file, Position{ring_id_, next}, &err)) {
+    spdlog::error("{}", err);
+    return;
+  }
+  committed_ = next;
+  committed_valid_ = true;
+  last_commit_ms_ = now;
+}
+
+void Forwarder::Pump() {
+  TakeAcks();
+  Resend();
+  Fill();
+  Commit(false);
+  if (draining_ && window_.empty()) Finish();
+}
+
+void Forwarder::WriteStatus() {
+  SinkState st = sink_->state();
+  RingReader::Summary sum;
+  uint64_t end = reader_->Summarize(&sum).ok() ? sum.newest_seq + 1 : read_next_;
+  uint64_t next = window_.empty() ? read_next_ : window_.front().msg.seq;
+  uint64_t lag_s = 0;
+  if (!window_.empty()) {
+    uint64_t now = WallNs();
+    lag_s = now > window_.front().ts_ns ? (now - window_.front().ts_ns) / 1000000000u : 0;
+  }
+  std::string text = fmt::format(
+      "pid={}\nto={}\nring={}\nring_id={}\ndestination={}\nforwarded={}\nacked={}\nduplicates={}\n"
+      "retries={}\nresent={}\nlost={}\nfiltered={}\nskipped_blocks={}\nin_flight={}\n"
+      "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n",
+      getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
+      c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
+      window_.size(), next, end > next ? end - next : 0, lag_s, st.reconnects, st.last_error);
+  std::string path = StatusPath(o_), tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return;
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+void Forwarder::BeginDrain() {
+  if (draining_) return;
+  draining_ = true;
+  spdlog::info("stopping: waiting up to {} ms for {} outstanding acknowledgments",
+               o_.shutdown_timeout_ms, window_.size());
+  uv_timer_start(
+      &drain_,
+      [](uv_timer_t *t) {
+        Forwarder *f = Of(t);
+        spdlog::warn(
+            "shutdown timeout: {} messages not acknowledged; they will be sent again "
+            "on restart",
+            f->window_.size());
+        f->Finish();
+      },
+      o_.shutdown_timeout_ms, 0);
+  Pump();
+}
+
+void Forwarder::Finish() { uv_stop(&loop_); }
+
+int Forwarder::Run() {
+  if (!OpenAndPosition()) return 1;
+  uv_loop_init(&loop_);
+  for (uv_handle_t *h : {(uv_handle_t *)&async_, (uv_handle_t *)&poll_, (uv_handle_t *)&status_,
+                         (uv_handle_t *)&watchdog_, (uv_handle_t *)&drain_, (uv_handle_t *)&fsev_,
+                         (uv_handle_t *)&sigterm_, (uv_handle_t *)&sigint_})
+    h->data = this;
+  uv_async_init(&loop_, &async_, [](uv_async_t *a) { Of(a)->Pump(); });
+  async_.data = this;
+  sink_->set_wake([this] { uv_async_send(&async_); });
+  std::string err;
+  if (!sink_->Start(&err)) {
+    spdlog::critical("{}", err);
+    fatal_ = true;
+  }
+  uv_timer_init(&loop_, &poll_);
+  uv_timer_init(&loop_, &status_);
+  uv_timer_init(&loop_, &watchdog_);
+  uv_timer_init(&loop_, &drain_);
+  uv_fs_event_init(&loop_, &fsev_);
+  uv_signal_init(&loop_, &sigterm_);
+  uv_signal_init(&loop_, &sigint_);
+  for (uv_handle_t *h : {(uv_handle_t *)&poll_, (uv_handle_t *)&status_, (uv_handle_t *)&watchdog_,
+                         (uv_handle_t *)&drain_, (uv_handle_t *)&fsev_, (uv_handle_t *)&sigterm_,
+                         (uv_handle_t *)&sigint_})
+    h->data = this;
+  if (!fatal_) {
+    uv_timer_start(
+        &poll_, [](uv_timer_t *t) { Of(t)->Pump(); }, 0, o_.poll_interval_ms);
+    uv_timer_start(
+        &status_, [](uv_timer_t *t) { Of(t)->WriteStatus(); }, 0, 1000);
+    uv_fs_event_start(
+        &fsev_, [](uv_fs_event_t *h, const char *, int, int) { Of(h)->Pump(); }, o_.file.c_str(),
+        0);
+    uv_signal_start(
+        &sigterm_, [](uv_signal_t *s, int) { Of(s)->BeginDrain(); }, SIGTERM);
+    uv_signal_start(
+        &sigint_, [](uv_signal_t *s, int) { Of(s)->BeginDrain(); }, SIGINT);
+    uint64_t wd_usec = 0;
+    if (sd_watchdog_enabled(0, &wd_usec) > 0 && wd_usec >= 2000)
+      uv_timer_start(
+          &watchdog_, [](uv_timer_t *) { sd_notify(0, "WATCHDOG=1"); }, 0, wd_usec / 2000);
+    sd_notifyf(0, "READY=1\nSTATUS=forwarding %s to %s", o_.file.c_str(), o_.to.c_str());
+    spdlog::info("forwarding {} (ring {}) to {}", o_.file, ring_id_, o_.to);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    sd_notify(0, "STOPPING=1");
+  }
+  // Late acknowledgments while the sink stops, then the final cursor.
+  sink_->Stop(draining_ ? 1000 : 0);
+  TakeAcks();
+  Commit(true);
+  WriteStatus();
+  uv_walk(
+      &loop_,
+      [](uv_handle_t *h, void *) {
+        if (!uv_is_closing(h)) uv_close(h, nullptr);
+      },
+      nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+  spdlog::info("exiting: forwarded={} acked={} duplicates={} lost={} in_flight={} cursor={}",
+               c_.forwarded, c_.acked, c_.duplicates, c_.lost, window_.size(), committed_);
+  return fatal_ ? 1 : 0;
+}
+
+}  // namespace
+
+std::string RingIdentity(const std::string &ring_path, std::string *error) {
+  std::unique_ptr<RingReader> r;
+  Status s = RingReader::Open(storage::Env::Default(), ring_path, nullptr, &r);
+  if (!s.ok()) {
+    *error = "cannot open the ring file " + ring_path + ": " + s.message();
+    return "";
+  }
+  // The creation time and geometry identify a ring file until the format
+  // carries a random ring id.
+  const storage::Layout &l = r->layout();
+  return fmt::format("{:016x}{:08x}", l.created_ns, l.block_count);
+}
+
+std::string StatusPath(const Options &o) { return o.cursor_file + ".status"; }
+
+int RunForwarder(const Options &o, std::unique_ptr<Sink> sink) {
+  Forwarder f(o, std::move(sink));
+  return f.Run();
+}
+
+int PrintStatus(const Options &o) {
+  std::ifstream in(StatusPath(o));
+  if (!in) {
+    std::fprintf(stderr,
+                 "logsink-forward: no status at %s: is an instance running with "
+                 "--cursor-file %s?\n",
+                 StatusPath(o).c_str(), o.cursor_file.c_str());
+    return 1;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::fputs(ss.str().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace logsink::forward

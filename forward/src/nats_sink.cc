@@ -1,0 +1,208 @@
+// nats_sink.cc: see nats_sink.h. cnats runs its own threads (reader, flusher,
+// reconnect); its acknowledgment callback only records the result and wakes
+// the forwarder's loop. cnats is used as Debian ships it (3.4); there is no
+// reason to speak the NATS protocol ourselves.
+#include "nats_sink.h"
+
+#include <nats/nats.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdlib>
+#include <mutex>
+
+#include "cursor_file.h"
+
+namespace logsink::forward {
+namespace {
+
+class NatsSink : public Sink {
+ public:
+  explicit NatsSink(const NatsOptions &o) : opts_(o) {}
+  ~NatsSink() override { Close(); }
+
+  Body body() const override { return Body::kJson; }
+
+  bool Start(std::string *error) override {
+    natsStatus s = natsOptions_Create(&nopts_);
+    std::vector<const char *> urls;
+    for (const auto &u : opts_.servers) urls.push_back(u.c_str());
+    if (s == NATS_OK) s = natsOptions_SetServers(nopts_, urls.data(), int(urls.size()));
+    if (s == NATS_OK) s = natsOptions_SetName(nopts_, "logsink-forward");
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(nopts_, -1);  // forever
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(nopts_, 250);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(nopts_, 2000);
+    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(nopts_, true, OnConnected, this);
+    if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(nopts_, OnDisconnected, this);
+    if (s == NATS_OK) s = natsOptions_SetReconnectedCB(nopts_, OnConnected, this);
+    if (s != NATS_OK) {
+      *error = std::string("NATS options: ") + natsStatus_GetText(s);
+      return false;
+    }
+    s = natsConnection_Connect(&nc_, nopts_);
+    // With RetryOnFailedConnect, NATS_NOT_YET_CONNECTED means "connecting in
+    // the background": publishes are buffered until then.
+    if (s == NATS_OK) connected_ = true;
+    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
+      *error = std::string("cannot connect to NATS: ") + natsStatus_GetText(s);
+      return false;
+    }
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.PublishAsync.MaxPending = opts_.window;
+    jo.PublishAsync.AckHandler = OnAck;
+    jo.PublishAsync.AckHandlerClosure = this;
+    jo.Wait = int64_t(opts_.ack_timeout_ms);
+    s = natsConnection_JetStream(&js_, nc_, &jo);
+    if (s != NATS_OK) {
+      *error = std::string("JetStream context: ") + natsStatus_GetText(s);
+      return false;
+    }
+    if (!opts_.create_stream.empty() && !CreateStream(error)) return false;
+    return true;
+  }
+
+  bool Publish(const Message &m) override {
+    natsMsg *msg = nullptr;
+    natsStatus s =
+        natsMsg_Create(&msg, opts_.subject.c_str(), nullptr, m.body.data(), int(m.body.size()));
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = int64_t(opts_.ack_timeout_ms);
+    if (s == NATS_OK) s = js_PublishMsgAsync(js_, &msg, &po);
+    natsMsg_Destroy(msg);  // no-op when the library took it
+    if (s != NATS_OK) {
+      SetError(std::string("publish: ") + natsStatus_GetText(s));
+      return false;
+    }
+    return true;
+  }
+
+  void Stop(uint64_t timeout_ms) override {
+    if (js_) {
+      jsPubOptions po;
+      jsPubOptions_Init(&po);
+      po.MaxWait = int64_t(timeout_ms);
+      js_PublishAsyncComplete(js_, &po);
+    }
+    Close();
+  }
+
+  SinkState state() override {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    SinkState st;
+    st.connected = connected_;
+    st.reconnects = reconnects_;
+    st.last_error = last_error_;
+    return st;
+  }
+
+ private:
+  static void OnAck(jsCtx *, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
+    auto *self = static_cast<NatsSink *>(closure);
+    const char *id = nullptr;
+    Ack a;
+    std::string ring;
+    if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
+        ParseCursor(id, &ring, &a.seq)) {
+      if (pa) {
+        a.ok = true;
+        a.duplicate = pa->Duplicate;
+      } else {
+        a.error = pae && pae->ErrText ? pae->ErrText
+                  : pae               ? natsStatus_GetText(pae->Err)
+                                      : "no acknowledgment";
+        self->SetError(a.error);
+      }
+      self->Report(std::move(a));
+    }
+    natsMsg_Destroy(msg);
+  }
+  static void OnConnected(natsConnection *, void *closure) {
+    auto *self = static_cast<NatsSink *>(closure);
+    std::lock_guard<std::mutex> lock(self->state_mu_);
+    if (!self->connected_) ++self->reconnects_;
+    self->connected_ = true;
+  }
+  static void OnDisconnected(natsConnection *, void *closure) {
+    auto *self = static_cast<NatsSink *>(closure);
+    std::lock_guard<std::mutex> lock(self->state_mu_);
+    self->connected_ = false;
+  }
+  void SetError(std::string e) {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    last_error_ = std::move(e);
+  }
+
+  bool CreateStream(std::string *error) {
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = opts_.create_stream.c_str();
+    const char *subjects[] = {opts_.subject.c_str()};
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Storage = js_FileStorage;
+    jsStreamInfo *si = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    natsStatus s = js_AddStream(&si, js_, &sc, nullptr, &jerr);
+    if (si) jsStreamInfo_Destroy(si);
+    if (s == NATS_OK || jerr == JSStreamNameExistErr) return true;
+    *error = "cannot create the stream " + opts_.create_stream + ": " + natsStatus_GetText(s) +
+             (jerr ? " (JetStream error " + std::to_string(int(jerr)) + ")" : "");
+    return false;
+  }
+
+  void Close() {
+    if (js_) jsCtx_Destroy(js_);
+    js_ = nullptr;
+    if (nc_) natsConnection_Destroy(nc_);
+    nc_ = nullptr;
+    if (nopts_) natsOptions_Destroy(nopts_);
+    nopts_ = nullptr;
+  }
+
+  NatsOptions opts_;
+  natsOptions *nopts_ = nullptr;
+  natsConnection *nc_ = nullptr;
+  jsCtx *js_ = nullptr;
+  std::mutex state_mu_;
+  bool connected_ = false;
+  uint64_t reconnects_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace
+
+bool ParseNatsUrl(const std::string &to, std::vector<std::string> *servers, std::string *error) {
+  const std::string scheme = "nats://";
+  if (to.compare(0, scheme.size(), scheme) != 0) {
+    *error = "not a nats:// address: " + to;
+    return false;
+  }
+  std::string rest = to.substr(scheme.size());
+  servers->clear();
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t comma = rest.find(',', pos);
+    std::string hp = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (hp.compare(0, scheme.size(), scheme) == 0) hp = hp.substr(scheme.size());
+    size_t colon = hp.rfind(':');
+    if (hp.empty() || colon == std::string::npos || colon == 0 || colon + 1 == hp.size() ||
+        hp.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+      *error = "expected nats://HOST:PORT[,HOST:PORT...], got " + to;
+      return false;
+    }
+    servers->push_back(scheme + hp);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+std::unique_ptr<Sink> MakeNatsSink(const NatsOptions &opts) {
+  return std::make_unique<NatsSink>(opts);
+}
+
+}  // namespace logsink::forward

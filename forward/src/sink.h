@@ -1,0 +1,77 @@
+// sink.h: a destination of logsink-forward. The forwarder hands it messages
+// in record order from its loop thread; the sink delivers them on its own
+// (a client library's threads) and reports, per message, whether the
+// destination acknowledged it. Reports are collected by TakeAcks() on the
+// loop thread after the sink called the wake function (uv_async_send).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace logsink::forward {
+
+struct Message {
+  uint64_t seq = 0;  // the record's sequence number (a lost notice: the first lost one)
+  std::string id;    // the cursor string: a stable, unique id for deduplication
+  std::string body;  // what the destination stores
+};
+
+struct Ack {
+  uint64_t seq = 0;
+  bool ok = false;         // stored by the destination
+  bool duplicate = false;  // the destination said it already had it
+  std::string error;       // !ok: why (the forwarder sends it again)
+};
+
+// Counters and state a sink shows in --status.
+struct SinkState {
+  bool connected = false;
+  uint64_t reconnects = 0;
+  uint64_t resent = 0;  // messages sent again after a broken session (RELP)
+  std::string last_error;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // The body format this destination wants.
+  enum class Body { kJson, kRfc5424 };
+  virtual Body body() const = 0;
+  // Starts connecting (in the background; never blocks for long). False with
+  // *error only for a setup that cannot work (a malformed address, a stream
+  // that could not be created when asked to).
+  virtual bool Start(std::string *error) = 0;
+  // Hands over one message. False when it cannot be taken now (disconnected
+  // with a full buffer): the forwarder keeps it and tries again later.
+  virtual bool Publish(const Message &m) = 0;
+  // Stops after the messages already handed over were acknowledged or
+  // timeout_ms passed; reports what was acknowledged before returning.
+  virtual void Stop(uint64_t timeout_ms) = 0;
+  virtual SinkState state() = 0;
+
+  // Called by the sink's threads; thread-safe.
+  void Report(Ack a) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      acks_.push_back(std::move(a));
+    }
+    if (wake_) wake_();
+  }
+  // On the loop thread: the reports since the last call.
+  void TakeAcks(std::vector<Ack> *out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->swap(acks_);
+    acks_.clear();
+  }
+  void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+
+ private:
+  std::mutex mu_;
+  std::vector<Ack> acks_;
+  std::function<void()> wake_;
+};
+
+}  // namespace logsink::forward
