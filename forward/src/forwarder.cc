@@ -322,17 +322,17 @@ void Forwarder::TakeAcks() {
       it->resend_at_ms = NowMs() + it->backoff_ms;
     }
   }
-  while (!window_.empty() && window_.front().acked) {
-    window_bytes_ -= window_.front().msg.body.size() + window_.front().msg.id.size();
-    window_.pop_front();
-  }
 }
 
+// Entries leave the window only once the cursor file is past them, so a
+// forwarder killed at any moment sends at most one window again.
 void Forwarder::Commit(bool force) {
-  uint64_t next = window_.empty() ? read_next_ : window_.front().msg.seq;
+  size_t acked = 0;
+  while (acked < window_.size() && window_[acked].acked) ++acked;
+  uint64_t next = acked == window_.size() ? read_next_ : window_[acked].msg.seq;
   if (committed_valid_ && next == committed_) return;
   uint64_t now = NowMs();
-  if (!force && now - last_commit_ms_ < kCommitEveryMs) return;
+  if (!force && acked < size_t(o_.window) / 2 && now - last_commit_ms_ < kCommitEveryMs) return;
   std::string err;
   if (!WritePosition(o_.cursor_file, Position{ring_id_, next}, &err)) {
     spdlog::error("{}", err);
@@ -341,21 +341,29 @@ void Forwarder::Commit(bool force) {
   committed_ = next;
   committed_valid_ = true;
   last_commit_ms_ = now;
+  for (; acked > 0; --acked) {
+    window_bytes_ -= window_.front().msg.body.size() + window_.front().msg.id.size();
+    window_.pop_front();
+  }
 }
 
 void Forwarder::Pump() {
   TakeAcks();
   Resend();
-  Fill();
   Commit(false);
-  if (draining_ && window_.empty()) Finish();
+  Fill();
+  if (draining_ &&
+      std::all_of(window_.begin(), window_.end(), [](const Entry &e) { return e.acked; })) {
+    Commit(true);
+    Finish();
+  }
 }
 
 void Forwarder::WriteStatus() {
   SinkState st = sink_->state();
   RingReader::Summary sum;
   uint64_t end = reader_->Summarize(&sum).ok() ? sum.newest_seq + 1 : read_next_;
-  uint64_t next = window_.empty() ? read_next_ : window_.front().msg.seq;
+  uint64_t next = committed_;
   uint64_t lag_s = 0;
   if (!window_.empty()) {
     uint64_t now = WallNs();

@@ -19,6 +19,15 @@ extern "C" {
 namespace logsink::forward {
 namespace {
 
+// librelp calls its debug printer unconditionally; it must not be null.
+void RelpDebug(char *, ...) {}
+void RelpError(void *, char *objinfo, char *errmsg, relpRetVal code) {
+  spdlog::debug("librelp: {}: {} ({})", objinfo ? objinfo : "", errmsg ? errmsg : "", int(code));
+}
+void RelpGenericError(char *objinfo, char *errmsg, relpRetVal code) {
+  RelpError(nullptr, objinfo, errmsg, code);
+}
+
 using Clock = std::chrono::steady_clock;
 
 class RelpSink : public Sink {
@@ -33,6 +42,9 @@ class RelpSink : public Sink {
       *error = "cannot set up librelp";
       return false;
     }
+    relpEngineSetDbgprint(engine_, RelpDebug);
+    relpEngineSetOnErr(engine_, RelpError);
+    relpEngineSetOnGenericErr(engine_, RelpGenericError);
     relpEngineSetEnableCmd(engine_, (unsigned char *)"syslog", eRelpCmdState_Required);
     thread_ = std::thread([this] { Run(); });
     return true;
@@ -85,7 +97,7 @@ class RelpSink : public Sink {
       if (clt_) relpEngineCltDestruct(engine_, &clt_);
       clt_ = nullptr;
       if (relpEngineCltConstruct(engine_, &clt_) == RELP_RET_OK) {
-        relpCltSetWindowSize(clt_, opts_.window);
+        relpCltSetWindowSize(clt_, RelpWindow());
         relpCltSetTimeout(clt_, 5);
         if (relpCltConnect(clt_, AF_UNSPEC, (unsigned char *)opts_.port.c_str(),
                            (unsigned char *)opts_.host.c_str()) == RELP_RET_OK) {
@@ -105,29 +117,59 @@ class RelpSink : public Sink {
     return relpCltSendSyslog(clt_, (unsigned char *)m.body.data(), m.body.size()) == RELP_RET_OK;
   }
 
+  // Closes the session cleanly: RELP answers the close only after every
+  // earlier message, so all of them are acknowledged.
+  void CloseSession() {
+    if (!clt_) return;
+    bool clean = relpEngineCltDestruct(engine_, &clt_) == RELP_RET_OK;
+    clt_ = nullptr;
+    if (clean)
+      for (const Message &old : unacked_) Report(Ack{old.seq, true, false, ""});
+    unacked_.clear();
+  }
+
   void Run() {
-    bool up = Connect();
+    bool up = false;
     for (;;) {
       Message m;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        bool ready = cv_.wait_for(lock, std::chrono::milliseconds(kIdleCloseMs),
+                                  [this] { return stopping_ || !queue_.empty(); });
+        if (!ready) {
+          // Idle: nothing else would ever acknowledge the last messages.
+          if (up && !unacked_.empty()) {
+            lock.unlock();
+            CloseSession();
+            up = false;
+            SetState(false, "");
+          }
+          continue;
+        }
         if (queue_.empty() || (stopping_ && Clock::now() >= stop_deadline_)) break;
         m = std::move(queue_.front());
         queue_.pop_front();
       }
+      if (!up) {
+        up = Connect();
+        // Messages of a session that broke were maybe not acknowledged.
+        if (up && !unacked_.empty()) {
+          std::lock_guard<std::mutex> lock(mu_);
+          resent_ += unacked_.size();
+        }
+        for (size_t k = 0; up && k < unacked_.size(); ++k) up = Send(unacked_[k]);
+      }
       // Send m; on a broken session, reconnect and send the possibly
       // unacknowledged window again first.
-      while (!(up && Send(m))) {
+      while (up && !Send(m)) {
         SetState(false, "RELP session to " + opts_.host + ":" + opts_.port + " broken");
         up = Connect();
         if (!up) break;
-        bool resent_ok = true;
-        for (const Message &old : unacked_)
-          if (!(resent_ok = Send(old))) break;
-        if (!resent_ok) continue;
-        std::lock_guard<std::mutex> lock(mu_);
-        resent_ += unacked_.size();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          resent_ += unacked_.size();
+        }
+        for (size_t k = 0; up && k < unacked_.size(); ++k) up = Send(unacked_[k]);
       }
       if (!up) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -135,21 +177,23 @@ class RelpSink : public Sink {
         break;
       }
       unacked_.push_back(std::move(m));
-      while (unacked_.size() > size_t(opts_.window)) {
+      while (unacked_.size() > size_t(RelpWindow())) {
         Report(Ack{unacked_.front().seq, true, false, ""});
         unacked_.pop_front();
       }
     }
-    // A clean close is answered only after every earlier message.
-    if (clt_ && up) {
-      if (relpEngineCltDestruct(engine_, &clt_) == RELP_RET_OK)
-        for (const Message &old : unacked_) Report(Ack{old.seq, true, false, ""});
-    } else if (clt_) {
-      relpEngineCltDestruct(engine_, &clt_);
-    }
+    if (up) CloseSession();
+    if (clt_) relpEngineCltDestruct(engine_, &clt_);
     clt_ = nullptr;
     SetState(false, "");
   }
+
+  // librelp's window: half the forwarder's, so that the forwarder (which
+  // keeps `window` messages past its cursor) can always send the messages
+  // that acknowledge earlier ones.
+  int RelpWindow() const { return std::max(1, opts_.window / 2); }
+
+  static constexpr int kIdleCloseMs = 200;
 
   RelpOptions opts_;
   relpEngine_t *engine_ = nullptr;

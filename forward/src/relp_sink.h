@@ -1,11 +1,13 @@
 // relp_sink.h: rsyslog over RELP (librelp). librelp sends synchronously and
-// keeps at most `window` messages unacknowledged, but does not say which
-// ones were acknowledged; so this sink runs librelp on its own thread and
-// counts a message as acknowledged once `window` later messages were sent
-// (or the session was closed cleanly, which RELP answers only after every
-// earlier message). After a broken session it reconnects with backoff and
-// sends the last `window` messages again: a destination may see at most one
-// window of duplicates per failure, counted as `resent`, and never a gap.
+// keeps at most its window of messages unacknowledged, but does not say
+// which ones were acknowledged; so this sink runs librelp on its own thread
+// with a window of half the forwarder's, and counts a message as
+// acknowledged once that many later messages were sent, or when the session
+// was closed cleanly (RELP answers the close only after every earlier
+// message). An idle session is closed after 200 ms for that reason and
+// reopened on the next message. After a broken session it reconnects with
+// backoff and sends the possibly unacknowledged messages again (counted as
+// `resent`): the receiver may see duplicates, never a gap.
 #pragma once
 
 #include <memory>

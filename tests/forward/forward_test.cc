@@ -1,0 +1,450 @@
+// forward_test.cc: the real logsink-forward against the real nats-server
+// (JetStream: one node, and a 3-node cluster with an R3 stream) and rsyslogd
+// (imrelp -> a file). The test writes numbered records ("rec %d") into a ring
+// with the storage writer while the forwarder follows it, kills the
+// forwarder and the servers with SIGKILL mid-stream and restarts them, then
+// checks the destination record by record: JetStream holds each record
+// exactly once; rsyslog received each at least once, with the duplicates
+// after a kill bounded by the window.
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+#include <signal.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/daemon_process.h"
+#include "common/process.h"
+#include "common/records.h"
+#include "common/seed.h"
+#include "common/servers.h"
+#include "common/temp_dir.h"
+#include "logsink/proto/codec.h"
+#include "logsink/proto/printf.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::test {
+namespace {
+
+using storage::Env;
+using storage::RingReader;
+using storage::RingWriter;
+using storage::Site;
+using storage::Source;
+using storage::Status;
+using storage::WriterOptions;
+
+// A ring written by the test: records "rec %d" with i = 0, 1, 2, ...
+class NumberedRing {
+ public:
+  NumberedRing(const std::string &path, uint64_t size) : path_(path) {
+    WriterOptions o;
+    o.file_size = size;
+    o.block_size = 4096;
+    Status s = RingWriter::Open(Env::Default(), path, o, &w_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    Site site;
+    site.level = 6;
+    site.line = 1;
+    site.fmt = "rec %d";
+    site.file = "t.c";
+    site_ = w_->Intern(site);
+    char sig[8];
+    ls_fmt_signature("rec %d", 6, sig, sizeof sig);
+    sig_ = sig;
+    src_ = Source{1, 4242, 1000, 100, "fwdtest", "fwdtest"};
+  }
+  // Appends n more records and makes them visible.
+  void Add(int n) {
+    for (int k = 0; k < n; ++k) {
+      uint8_t buf[LS_VARINT_MAX];
+      size_t len = ls_put_varint(buf, ls_zigzag(next_));
+      Status s = AppendRecord(w_.get(), src_, site_, sig_,
+                              std::string_view(reinterpret_cast<char *>(buf), len),
+                              1700000000000000000ull + uint64_t(next_) * 1000);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ++next_;
+    }
+    ASSERT_TRUE(w_->Flush().ok());
+  }
+  int count() const { return next_; }
+  uint64_t oldest_seq() {
+    std::unique_ptr<RingReader> r;
+    EXPECT_TRUE(RingReader::Open(Env::Default(), path_, nullptr, &r).ok());
+    RingReader::Summary s;
+    EXPECT_TRUE(r->Summarize(&s).ok());
+    return s.oldest_seq;
+  }
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<RingWriter> w_;
+  uint32_t site_ = 0;
+  std::string sig_;
+  Source src_;
+  int next_ = 0;
+};
+
+// The forwarder as a child; ready = its sd_notify READY=1.
+class Forwarder {
+ public:
+  Forwarder(const TempDir &dir, std::vector<std::string> args)
+      : dir_(dir), args_(std::move(args)) {}
+  void Start() {
+    DaemonOptions o;
+    o.bin = BinPath("logsink-forward");
+    o.args = args_;
+    o.stderr_path = dir_ / "forward.log";
+    std::string err;
+    ASSERT_TRUE(p_.Start(o, &err)) << err << "\n" << ReadFile(dir_ / "forward.log");
+  }
+  void Kill() { p_.Stop(SIGKILL); }
+  int Stop() { return p_.Stop(SIGTERM); }
+  bool running() const { return p_.running(); }
+
+ private:
+  const TempDir &dir_;
+  std::vector<std::string> args_;
+  DaemonProcess p_;
+};
+
+// The cursor file's committed position (-1 when there is none yet).
+int64_t CursorNext(const std::string &path) {
+  std::string s = ReadFile(path);
+  size_t sp = s.rfind(' ');
+  if (s.empty() || sp == std::string::npos) return -1;
+  return std::stoll(s.substr(sp + 1));
+}
+
+// A status value of a running forwarder (<cursor>.status), or -1.
+int64_t StatusValue(const std::string &cursor, const std::string &key) {
+  std::string s = ReadFile(cursor + ".status");
+  std::smatch m;
+  if (!std::regex_search(s, m, std::regex("(^|\n)" + key + "=([0-9]+)\n"))) return -1;
+  return std::stoll(m[2]);
+}
+
+// A JetStream client for checking what a stream holds.
+class JsCheck {
+ public:
+  explicit JsCheck(const std::string &urls) {
+    natsOptions *o = nullptr;
+    natsOptions_Create(&o);
+    std::vector<std::string> list;
+    for (size_t pos = 0; pos <= urls.size();) {
+      size_t comma = urls.find(',', pos);
+      if (comma == std::string::npos) comma = urls.size();
+      list.push_back(urls.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+    std::vector<const char *> ptrs;
+    for (const auto &u : list) ptrs.push_back(u.c_str());
+    natsOptions_SetServers(o, ptrs.data(), int(ptrs.size()));
+    natsOptions_SetMaxReconnect(o, -1);
+    natsOptions_SetReconnectWait(o, 100);
+    s_ = natsConnection_Connect(&nc_, o);
+    natsOptions_Destroy(o);
+    if (s_ == NATS_OK) s_ = natsConnection_JetStream(&js_, nc_, nullptr);
+  }
+  ~JsCheck() {
+    if (js_) jsCtx_Destroy(js_);
+    if (nc_) natsConnection_Destroy(nc_);
+  }
+  bool ok() const { return s_ == NATS_OK; }
+  bool AddStream(const std::string &name, const std::string &subject, int replicas) {
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = name.c_str();
+    const char *subs[] = {subject.c_str()};
+    sc.Subjects = subs;
+    sc.SubjectsLen = 1;
+    sc.Replicas = replicas;
+    jsStreamInfo *si = nullptr;
+    jsErrCode jerr;
+    natsStatus s = js_AddStream(&si, js_, &sc, nullptr, &jerr);
+    if (si) jsStreamInfo_Destroy(si);
+    return s == NATS_OK;
+  }
+  // Messages in the stream, or -1.
+  int64_t Count(const std::string &stream) {
+    jsStreamInfo *si = nullptr;
+    jsErrCode jerr;
+    if (js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr) != NATS_OK) return -1;
+    int64_t n = int64_t(si->State.Msgs);
+    jsStreamInfo_Destroy(si);
+    return n;
+  }
+  std::string Leader(const std::string &stream) {
+    jsStreamInfo *si = nullptr;
+    jsErrCode jerr;
+    if (js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr) != NATS_OK) return "";
+    std::string leader = si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "";
+    jsStreamInfo_Destroy(si);
+    return leader;
+  }
+  // Every message body and Nats-Msg-Id, in stream order.
+  bool All(const std::string &stream, int64_t n, std::vector<std::string> *bodies,
+           std::vector<std::string> *ids) {
+    for (int64_t seq = 1; seq <= n; ++seq) {
+      natsMsg *m = nullptr;
+      jsErrCode jerr;
+      if (js_GetMsg(&m, js_, stream.c_str(), uint64_t(seq), nullptr, &jerr) != NATS_OK)
+        return false;
+      bodies->emplace_back(natsMsg_GetData(m), size_t(natsMsg_GetDataLength(m)));
+      const char *id = nullptr;
+      natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+      ids->push_back(id ? id : "");
+      natsMsg_Destroy(m);
+    }
+    return true;
+  }
+
+ private:
+  natsStatus s_ = NATS_ERR;
+  natsConnection *nc_ = nullptr;
+  jsCtx *js_ = nullptr;
+};
+
+// The numbers i of the "rec i" messages in bodies; other messages in *other.
+std::map<int, int> Numbers(const std::vector<std::string> &bodies,
+                           std::vector<std::string> *other) {
+  std::map<int, int> seen;
+  std::regex rec("\"msg\":\"rec ([0-9]+)\"|\\] rec ([0-9]+)$");
+  for (const auto &b : bodies) {
+    std::smatch m;
+    if (std::regex_search(b, m, rec))
+      ++seen[std::stoi(m[1].matched ? m[1].str() : m[2].str())];
+    else
+      other->push_back(b);
+  }
+  return seen;
+}
+
+std::vector<std::string> NatsArgs(const NumberedRing &ring, const TempDir &dir,
+                                  const std::string &urls) {
+  return {"--to",          "nats://" + urls.substr(7),
+          "--subject",     "logs.test",
+          "--file",        ring.path(),
+          "--cursor-file", dir / "cursor",
+          "--ack-timeout", "1s",
+          "--window",      "256"};
+}
+
+class ForwardNatsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string err;
+    NatsServerOptions o;
+    o.dir = dir_.path();
+    o.name = "single";
+    ASSERT_TRUE(nats_.Start(o, &err)) << err;
+    JsCheck js(nats_.url());
+    ASSERT_TRUE(js.ok());
+    ASSERT_TRUE(js.AddStream("LOGS", "logs.test", 1));
+  }
+  TempDir dir_{"logsink-fwd"};
+  NatsServer nats_;
+};
+
+TEST_F(ForwardNatsTest, EachRecordExactlyOnceAcrossKillsOfForwarderAndServer) {
+  uint64_t seed = TestSeed();
+  std::mt19937_64 rng(seed);
+  NumberedRing ring(dir_ / "r.ring", 4 << 20);
+  Forwarder fwd(dir_, NatsArgs(ring, dir_, nats_.url()));
+  ring.Add(2000);
+  fwd.Start();
+  const int kPhases = 6;
+  int kills_fwd = 0, kills_server = 0;
+  for (int phase = 0; phase < kPhases; ++phase) {
+    ring.Add(2000 + int(rng() % 2000));
+    // Let it get somewhere, then kill something mid-stream.
+    int64_t target = ring.count() / 2 + int64_t(rng() % 500);
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") >= target; }))
+        << ReadFile(dir_ / "forward.log");
+    if (phase % 2 == 0) {
+      fwd.Kill();
+      ++kills_fwd;
+      fwd.Start();
+    } else {
+      nats_.Kill(SIGKILL);
+      ++kills_server;
+      std::string err;
+      ASSERT_TRUE(nats_.Restart(&err)) << err;
+    }
+  }
+  const int64_t n = ring.count();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }, Ms(30000)))
+      << CursorNext(dir_ / "cursor") << " of " << n << "\n"
+      << ReadFile(dir_ / "forward.log");
+  EXPECT_EQ(fwd.Stop(), 0);
+
+  JsCheck js(nats_.url());
+  ASSERT_EQ(js.Count("LOGS"), n);
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", n, &bodies, &ids));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(bodies, &other);
+  EXPECT_TRUE(other.empty()) << other.front();
+  ASSERT_EQ(int64_t(seen.size()), n);
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), size_t(n));
+  std::printf(
+      "[figures] nats single node: %lld records, forwarder SIGKILLed %d times, "
+      "nats-server SIGKILLed %d times: %lld in the stream, each exactly once (seed %llu)\n",
+      (long long)n, kills_fwd, kills_server, (long long)js.Count("LOGS"), (unsigned long long)seed);
+}
+
+TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
+  NumberedRing ring(dir_ / "r.ring", 8192 + 4096 + 8 * 4096);
+  Forwarder fwd(dir_, NatsArgs(ring, dir_, nats_.url()));
+  ring.Add(100);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 100; }));
+  ASSERT_EQ(fwd.Stop(), 0);
+  ring.Add(20000);  // laps the 8-block ring many times
+  uint64_t oldest = ring.oldest_seq();
+  ASSERT_GT(oldest, 100u);
+  uint64_t lost = oldest - 100;
+  fwd.Start();
+  const int64_t n = ring.count();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_TRUE(WaitUntil([&] { return StatusValue(dir_ / "cursor", "lost") >= 0; }));
+  EXPECT_EQ(StatusValue(dir_ / "cursor", "lost"), int64_t(lost));
+  ASSERT_EQ(fwd.Stop(), 0);
+  JsCheck js(nats_.url());
+  int64_t count = js.Count("LOGS");
+  ASSERT_EQ(count, 100 + 1 + (n - int64_t(oldest)));
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", count, &bodies, &ids));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(bodies, &other);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_NE(other[0].find("\"lost\":" + std::to_string(lost) + ","), std::string::npos) << other[0];
+  EXPECT_EQ(int64_t(seen.size()), count - 1);
+}
+
+TEST_F(ForwardNatsTest, RefusesACursorOfAnotherRing) {
+  {
+    NumberedRing ring(dir_ / "r.ring", 1 << 20);
+    ring.Add(10);
+    Forwarder fwd(dir_, NatsArgs(ring, dir_, nats_.url()));
+    fwd.Start();
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 10; }));
+    ASSERT_EQ(fwd.Stop(), 0);
+  }
+  ASSERT_EQ(unlink((dir_ / "r.ring").c_str()), 0);
+  NumberedRing again(dir_ / "r.ring", 1 << 20);  // recreated: a new identity
+  again.Add(10);
+  std::vector<std::string> args = NatsArgs(again, dir_, nats_.url());
+  ProcResult r = RunProcess(BinPath("logsink-forward"), args);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("belongs to another ring"), std::string::npos) << r.err;
+  EXPECT_EQ(CursorNext(dir_ / "cursor"), 10);  // untouched
+}
+
+TEST(ForwardNatsCluster, ExactlyOnceWhenTheStreamLeaderIsKilled) {
+  TempDir dir("logsink-fwd");
+  int cport[3] = {FreePort(), FreePort(), FreePort()};
+  NatsServer nodes[3];
+  for (int k = 0; k < 3; ++k) {
+    NatsServerOptions o;
+    o.dir = dir.path();
+    o.name = "n" + std::to_string(k);
+    o.cluster_name = "c";
+    o.cluster_port = cport[k];
+    for (int j = 0; j < 3; ++j)
+      if (j != k) o.routes.push_back(cport[j]);
+    std::string err;
+    ASSERT_TRUE(nodes[k].Start(o, &err)) << err;
+  }
+  std::string urls = nodes[0].url() + "," + nodes[1].url() + "," + nodes[2].url();
+  JsCheck js(urls);
+  ASSERT_TRUE(js.ok());
+  // The cluster elects its meta leader after the nodes see each other.
+  ASSERT_TRUE(WaitUntil([&] { return js.AddStream("LOGS", "logs.test", 3); }, Ms(30000)));
+  NumberedRing ring(dir / "r.ring", 4 << 20);
+  Forwarder fwd(dir, NatsArgs(ring, dir, urls));
+  ring.Add(3000);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") >= 1000; }));
+  std::string leader = js.Leader("LOGS");
+  ASSERT_FALSE(leader.empty());
+  int killed = leader[1] - '0';
+  nodes[killed].Kill(SIGKILL);
+  ring.Add(3000);
+  const int64_t n = ring.count();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }, Ms(60000)))
+      << ReadFile(dir / "forward.log");
+  std::string err;
+  ASSERT_TRUE(nodes[killed].Restart(&err)) << err;
+  EXPECT_EQ(fwd.Stop(), 0);
+  int64_t count = -1;
+  ASSERT_TRUE(WaitUntil([&] { return (count = js.Count("LOGS")) >= 0; }, Ms(30000)));
+  ASSERT_EQ(count, n);
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", n, &bodies, &ids));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(bodies, &other);
+  ASSERT_EQ(int64_t(seen.size()), n);
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  std::printf(
+      "[figures] nats 3-node cluster, R3 stream, leader %s SIGKILLed mid-run: %lld "
+      "records, %lld in the stream, each exactly once\n",
+      leader.c_str(), (long long)n, (long long)count);
+}
+
+TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {
+  TempDir dir("logsink-fwd");
+  RsyslogServer rs;
+  std::string err;
+  ASSERT_TRUE(rs.Start(dir.path(), &err)) << err;
+  NumberedRing ring(dir / "r.ring", 4 << 20);
+  const int kWindow = 64;
+  std::vector<std::string> args = {"--to",          "relp://127.0.0.1:" + std::to_string(rs.port()),
+                                   "--file",        ring.path(),
+                                   "--cursor-file", dir / "cursor",
+                                   "--window",      std::to_string(kWindow)};
+  Forwarder fwd(dir, args);
+  ring.Add(3000);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") >= 1000; }))
+      << ReadFile(dir / "forward.log");
+  fwd.Kill();
+  ring.Add(3000);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") >= 4000; }))
+      << ReadFile(dir / "forward.log");
+  rs.Kill(SIGKILL);
+  ASSERT_TRUE(rs.Restart(&err)) << err;
+  ring.Add(2000);
+  const int64_t n = ring.count();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }, Ms(30000)))
+      << ReadFile(dir / "forward.log");
+  EXPECT_EQ(fwd.Stop(), 0);
+  rs.Kill(SIGTERM);  // flushes its output file
+  std::vector<std::string> lines = Lines(ReadFile(rs.output()));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(lines, &other);
+  EXPECT_TRUE(other.empty()) << other.front();
+  ASSERT_EQ(int64_t(seen.size()), n);  // every record at least once
+  int64_t dups = int64_t(lines.size()) - n;
+  // One window when the forwarder was killed, one when rsyslogd was (resent).
+  EXPECT_LE(dups, 2 * kWindow);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find(" fwdtest 4242 - [logsink@32473 cursor=\""), std::string::npos)
+      << lines[0];
+  std::printf(
+      "[figures] relp: %lld records, forwarder and rsyslogd each SIGKILLed once: %zu "
+      "lines received, every record at least once, %lld duplicates (bound %d)\n",
+      (long long)n, lines.size(), (long long)dups, 2 * kWindow);
+}
+
+}  // namespace
+}  // namespace logsink::test
