@@ -6,7 +6,10 @@
 #   logsink      (component daemon): logsinkd, logctl, logsink_hello, units,
 #                 sysusers/tmpfiles snippets, config, man pages;
 #   logsink-dev  (component dev): header, static library, .so link,
-#                 pkg-config and CMake package files, liblogsink(3).
+#                 pkg-config and CMake package files, liblogsink(3);
+#   logsink-forward (component forward): logsink-forward, its template unit,
+#                 man page and example configuration (a package of its own:
+#                 it links libnats and librelp, which logsinkd does not need).
 # The units, /etc and ExecStart paths are fixed at configure time, so packages
 # are only built from a tree configured with -DCMAKE_INSTALL_PREFIX=/usr (cpack
 # refuses others, see logsink-cpack-check.cmake below). Debian-only files
@@ -25,7 +28,7 @@ set(CPACK_PACKAGE_CONTACT "logsink maintainers <maintainers@logsink.invalid>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL lib daemon dev)
+set(CPACK_COMPONENTS_ALL lib daemon dev forward)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${LOGSINK_DEB_REVISION})
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
@@ -75,6 +78,15 @@ Header, static library, pkg-config and CMake package files, the
 liblogsink(3) man page and the example program's source for liblogsink,
 the C client library of the logsink local log sink.")
 
+set(CPACK_DEBIAN_FORWARD_PACKAGE_NAME logsink-forward)
+set(CPACK_DEBIAN_FORWARD_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_FORWARD_PACKAGE_DEPENDS "logsink (= ${LOGSINK_DEB_VERSION})")
+set(CPACK_COMPONENT_FORWARD_DESCRIPTION "ships the logsink ring to NATS JetStream or rsyslog (RELP)
+logsink-forward follows the ring file of logsinkd and publishes every
+record to a NATS JetStream stream (exactly once, deduplicated by cursor)
+or to rsyslog over RELP (acknowledged, at least once), resuming from an
+atomically written cursor after a restart.")
+
 # Per package: machine-readable copyright, changelog.Debian.gz (gzip -9n, as
 # the man pages), and lintian overrides where a package has any.
 set(_changelog ${PROJECT_BINARY_DIR}/deb/changelog.Debian.gz)
@@ -84,7 +96,7 @@ add_custom_command(OUTPUT ${_changelog}
   DEPENDS ${_deb}/changelog ${LOGSINK_MAN_SCRIPT}
   COMMENT "changelog.Debian.gz")
 add_custom_target(logsink_deb_changelog ALL DEPENDS ${_changelog})
-foreach(comp lib daemon dev)
+foreach(comp lib daemon dev forward)
   string(TOUPPER ${comp} _c)
   set(_doc ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${_c}_PACKAGE_NAME})
   install(FILES ${_deb}/copyright ${_changelog} DESTINATION ${_doc}

@@ -10,6 +10,8 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   python3 systemd dpkg-dev lintian git
   clang libclang-rt-14-dev libffi-dev
+  libnats-dev librelp-dev
+  nats-server rsyslog rsyslog-relp   # the servers logsink-forward's tests talk to
 )
 
 missing=()
@@ -31,5 +33,12 @@ fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# rsyslog and nats-server are test peers here, not this machine's services:
+# no package's postinst may start a service (policy-rc.d exit 101).
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
