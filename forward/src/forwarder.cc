@@ -79,7 +79,8 @@ class Forwarder {
   bool OpenAndPosition();
   void Pump();
   void TakeAcks();
-  void Commit(bool force);
+  void Commit(bool force, bool sync = false);
+  void Committed(uint64_t next);
   void Fill();
   void Resend();
   bool Hand(Entry *e);
@@ -106,6 +107,10 @@ class Forwarder {
   uint64_t committed_ = 0;  // what the cursor file holds
   bool committed_valid_ = false;
   uint64_t last_commit_ms_ = 0;
+  uv_work_t commit_{};  // the cursor write in flight on the thread pool
+  bool commit_busy_ = false, commit_ok_ = false, finish_pending_ = false;
+  Position commit_pos_;
+  std::string commit_err_;
   bool draining_ = false, fatal_ = false;
   std::string line_, msg_;
 
@@ -325,23 +330,53 @@ void Forwarder::TakeAcks() {
 }
 
 // Entries leave the window only once the cursor file is past them, so a
-// forwarder killed at any moment sends at most one window again.
-void Forwarder::Commit(bool force) {
+// forwarder killed at any moment sends at most one window again. The write
+// (with its two fsyncs) runs on libuv's thread pool so that shipping goes on
+// meanwhile; `sync` writes at once (at exit, when the loop has stopped).
+void Forwarder::Commit(bool force, bool sync) {
+  if (commit_busy_) return;
   size_t acked = 0;
   while (acked < window_.size() && window_[acked].acked) ++acked;
   uint64_t next = acked == window_.size() ? read_next_ : window_[acked].msg.seq;
   if (committed_valid_ && next == committed_) return;
   uint64_t now = NowMs();
   if (!force && acked < size_t(o_.window) / 2 && now - last_commit_ms_ < kCommitEveryMs) return;
-  std::string err;
-  if (!WritePosition(o_.cursor_file, Position{ring_id_, next}, &err)) {
-    spdlog::error("{}", err);
+  last_commit_ms_ = now;
+  if (sync) {
+    std::string err;
+    if (!WritePosition(o_.cursor_file, Position{ring_id_, next}, &err))
+      spdlog::error("{}", err);
+    else
+      Committed(next);
     return;
   }
+  commit_busy_ = true;
+  commit_.data = this;
+  commit_pos_ = Position{ring_id_, next};
+  uv_queue_work(
+      &loop_, &commit_,
+      [](uv_work_t *w) {
+        auto *f = static_cast<Forwarder *>(w->data);
+        f->commit_ok_ = WritePosition(f->o_.cursor_file, f->commit_pos_, &f->commit_err_);
+      },
+      [](uv_work_t *w, int) {
+        auto *f = static_cast<Forwarder *>(w->data);
+        f->commit_busy_ = false;
+        if (f->commit_ok_)
+          f->Committed(f->commit_pos_.next_seq);
+        else
+          spdlog::error("{}", f->commit_err_);
+        if (f->finish_pending_)
+          f->Finish();
+        else
+          f->Pump();
+      });
+}
+
+void Forwarder::Committed(uint64_t next) {
   committed_ = next;
   committed_valid_ = true;
-  last_commit_ms_ = now;
-  for (; acked > 0; --acked) {
+  while (!window_.empty() && window_.front().acked && window_.front().msg.seq < next) {
     window_bytes_ -= window_.front().msg.body.size() + window_.front().msg.id.size();
     window_.pop_front();
   }
@@ -404,7 +439,11 @@ void Forwarder::BeginDrain() {
   Pump();
 }
 
-void Forwarder::Finish() { uv_stop(&loop_); }
+// Stops the loop, after the cursor write in flight (if any) completed.
+void Forwarder::Finish() {
+  finish_pending_ = commit_busy_;
+  if (!commit_busy_) uv_stop(&loop_);
+}
 
 int Forwarder::Run() {
   if (!OpenAndPosition()) return 1;
@@ -456,7 +495,7 @@ int Forwarder::Run() {
   // Late acknowledgments while the sink stops, then the final cursor.
   sink_->Stop(draining_ ? 1000 : 0);
   TakeAcks();
-  Commit(true);
+  Commit(true, true);
   WriteStatus();
   uv_walk(
       &loop_,
