@@ -129,7 +129,7 @@ action(type=\"omfile\" file=\"$d/b/out.log\" template=\"raw\")"
   start_rsyslog "$d/a" "module(load=\"imuxsock\" SysSock.Use=\"off\")
 input(type=\"imuxsock\" Socket=\"$d/a/sys.sock\" RateLimit.Interval=\"0\")
 module(load=\"omrelp\")
-*.* action(type=\"omrelp\" target=\"127.0.0.1\" port=\"$port\")"
+*.* action(type=\"omrelp\" target=\"127.0.0.1\" port=\"$port\" windowSize=\"1024\" queue.type=\"LinkedList\" queue.size=\"2000000\" queue.dequeueBatchSize=\"1024\")"
   wait_for 10 test -S "$d/a/sys.sock"
   local t0 t1
   t0=$(now_ns)

@@ -222,7 +222,7 @@ const char *Usage() {
          "  --start oldest|end     where to begin when there is no cursor (default oldest)\n"
          "  --level L              ship records at L or more severe (emerg..debug, 0-7)\n"
          "  --app NAME             ship only records of app NAME (repeatable: any of them)\n"
-         "  --window N             unacknowledged messages at most (default 1024 NATS, 128 RELP)\n"
+         "  --window N             unacknowledged messages at most (default 1024)\n"
          "  --ack-timeout D        resend a NATS publish not acknowledged within D (default 5s)\n"
          "  --shutdown-timeout D   on SIGTERM, wait up to D for outstanding acks (default 5s)\n"
          "  --sd-id ID             RFC 5424 SD-ID for RELP (default logsink@32473)\n"
@@ -307,7 +307,7 @@ bool Finish(Options *o, std::string *error) {
     *error = "--subject and --create-stream apply only to nats:// destinations";
     return false;
   }
-  if (o->window == 0) o->window = nats ? 1024 : 128;
+  if (o->window == 0) o->window = 1024;
   return true;
 }
 
