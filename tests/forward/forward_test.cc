@@ -318,6 +318,14 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   ASSERT_TRUE(WaitUntil([&] { return StatusValue(dir_ / "cursor", "lost") >= 0; }));
   EXPECT_EQ(StatusValue(dir_ / "cursor", "lost"), int64_t(lost));
   ASSERT_EQ(fwd.Stop(), 0);
+  // --status shows what the instance wrote last (at exit here).
+  ProcResult st =
+      RunProcess(BinPath("logsink-forward"), {"--status", "--cursor-file", dir_ / "cursor"});
+  EXPECT_EQ(st.status, 0) << st.err;
+  EXPECT_NE(st.out.find("\nlost=" + std::to_string(lost) + "\n"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("\ncursor_next=" + std::to_string(ring.count()) + "\n"), std::string::npos)
+      << st.out;
+  EXPECT_NE(st.out.find("\nin_flight=0\n"), std::string::npos) << st.out;
   JsCheck js(nats_.url());
   int64_t count = js.Count("LOGS");
   ASSERT_EQ(count, 100 + 1 + (n - int64_t(oldest)));
