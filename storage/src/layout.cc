@@ -68,3 +68,19 @@ Status Layout::Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_
 }
 
 }  // namespace logsink::storage
+
+namespace logsink::storage {
+
+std::string Layout::RingIdHex() const {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  bool any = false;
+  for (uint8_t b : ring_id) {
+    any |= b != 0;
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return any ? out : std::string();
+}
+
+}  // namespace logsink::storage

@@ -27,6 +27,7 @@ class RingReader::Impl {
   Status SeekLast(uint64_t n);
   Status SeekTime(uint64_t ts_ns);
   Status SeekEnd();
+  Status SeekSeq(uint64_t seq);
   Status Next(Record *rec);
   Status Summarize(Summary *out);
   Status Verify() { return internal::VerifyRing(file_.get(), path_, reporter_); }
@@ -304,6 +305,38 @@ Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
   return PositionAt(lo);
 }
 
+Status RingReader::Impl::SeekSeq(uint64_t seq) {
+  bool found;
+  BlockHeader h;
+  Status s = FindNewestOrRewind(&found, &h);
+  if (!s.ok()) return s;
+  if (!found) {
+    Position(0, true, seq);
+    return Status::OK();
+  }
+  if (seq >= h.first_rec) {  // in the newest block, or past it
+    Position(h.seq, true, std::min(seq, h.first_rec + h.count));
+    return Status::OK();
+  }
+  // The last block whose first record is <= seq (first records grow with
+  // the block sequence number).
+  uint64_t lo = Lowest(h.seq), hi = h.seq;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo + 1) / 2;
+    BlockHeader mh;
+    bool ok;
+    s = ReadHeader(mid % layout_.block_count, &mh, &ok);
+    if (!s.ok()) return s;
+    if (ok && mh.seq == mid && mh.first_rec <= seq)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  // Expecting seq: a block that starts later means seq..first-1 were lost.
+  Position(lo, true, seq);
+  return Status::OK();
+}
+
 void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
   *rec = Record();
   rec->kind = d.kind;
@@ -489,6 +522,7 @@ Status RingReader::SeekOldest() { return impl_->SeekOldest(); }
 Status RingReader::SeekLast(uint64_t n) { return impl_->SeekLast(n); }
 Status RingReader::SeekTime(uint64_t ts_ns) { return impl_->SeekTime(ts_ns); }
 Status RingReader::SeekEnd() { return impl_->SeekEnd(); }
+Status RingReader::SeekSeq(uint64_t seq) { return impl_->SeekSeq(seq); }
 Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
 Status RingReader::Verify() { return impl_->Verify(); }

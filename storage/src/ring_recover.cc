@@ -1,10 +1,12 @@
 // ring_recover.cc: RingWriter::Open: creates a new ring file, or reopens an
 // existing one and recovers the writer's state from it (the newest valid
 // block, the next record and source numbers, a partial block to continue).
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "ring_writer_impl.h"
@@ -18,6 +20,19 @@ uint64_t WallNs() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// 16 bytes from the kernel's CSPRNG (getrandom blocks only until it is
+// seeded, early at boot).
+Status NewRingId(Layout *l) {
+  size_t got = 0;
+  while (got < l->ring_id.size()) {
+    ssize_t n = getrandom(l->ring_id.data() + got, l->ring_id.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError(std::string("getrandom: ") + std::strerror(errno));
+    got += size_t(n);
+  }
+  return Status::OK();
 }
 
 std::string Geometry(const Layout &l) {
@@ -64,6 +79,16 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
                               " bytes but its superblock says " + std::to_string(have.file_size));
   }
   layout_ = have;
+  if (layout_.RingIdHex().empty()) {
+    // A file from before ring identities: give it one now (FORMAT.md).
+    s = NewRingId(&layout_);
+    if (!s.ok()) return s;
+    sb_.layout = layout_;
+    sb_.generation++;
+    s = internal::WriteSuperblock(file_.get(), sb_);
+    if (s.ok()) s = file_->Sync();
+    if (!s.ok()) return s;
+  }
   return Recover();
 }
 
@@ -71,9 +96,11 @@ Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout 
                                 uint32_t mode) {
   layout_ = want;
   layout_.created_ns = WallNs();
+  Status s = NewRingId(&layout_);
+  if (!s.ok()) return s;
   CreateFileOptions co;
   co.mode = mode;
-  Status s = env->CreateFile(path, layout_.file_size, co, &file_);
+  s = env->CreateFile(path, layout_.file_size, co, &file_);
   if (!s.ok()) return s;
   s = file_->LockExclusive();
   if (!s.ok()) return s;

@@ -26,6 +26,7 @@ void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   ls_put_u64(p + LS_SB_OFF_BLOCKS_OFF, sb.layout.blocks_off);
   ls_put_u64(p + LS_SB_OFF_CREATED_NS, sb.layout.created_ns);
   ls_put_u64(p + LS_SB_OFF_TAIL_HINT, sb.tail_hint);
+  std::memcpy(p + LS_SB_OFF_RING_ID, sb.layout.ring_id.data(), LS_RING_ID_LEN);
   ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom));
 }
 
@@ -54,6 +55,7 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
   l.strtab_size = ls_get_u64(p + LS_SB_OFF_STRTAB_SIZE);
   l.blocks_off = ls_get_u64(p + LS_SB_OFF_BLOCKS_OFF);
   l.created_ns = ls_get_u64(p + LS_SB_OFF_CREATED_NS);
+  std::memcpy(l.ring_id.data(), p + LS_SB_OFF_RING_ID, LS_RING_ID_LEN);
   // The geometry must be the one Compute gives for these parameters.
   Layout want;
   if (!Layout::Compute(l.file_size, l.block_size, l.strtab_size, &want).ok() ||

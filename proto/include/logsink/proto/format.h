@@ -29,6 +29,8 @@ extern "C" {
 #define LS_SB_OFF_BLOCKS_OFF 56   /* u64 start of block slot 0 */
 #define LS_SB_OFF_CREATED_NS 64   /* u64 wall clock at creation, ns since epoch */
 #define LS_SB_OFF_TAIL_HINT 72    /* u64 a recent block sequence number (hint only) */
+#define LS_SB_OFF_RING_ID 80      /* u8[16] random at creation; all zero = none yet */
+#define LS_RING_ID_LEN 16
 /* bytes [80, 128) are reserved and zero */
 
 /* ---- string table entries, packed from the start of the region ---------- */

@@ -5,6 +5,7 @@
 // Shared by logsinkd (writer) and logctl (reader).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,6 +26,10 @@ struct Layout {
   uint64_t strtab_size = 0;
   uint64_t blocks_off = 0;
   uint64_t created_ns = 0;
+  // 16 random bytes written at creation (FORMAT.md, "Superblock"): tells
+  // this ring from a recreated or another one. All zero in a file created
+  // before identities existed, until a writer opens it and assigns one.
+  std::array<uint8_t, 16> ring_id{};
 
   // Computes the layout of a file of file_size bytes. strtab_size 0 picks the
   // default: file_size / 64 rounded up to 4 KiB, clamped to [4 KiB, 16 MiB].
@@ -37,6 +42,8 @@ struct Layout {
     return blocks_off + (block_seq % block_count) * block_size;
   }
   uint64_t capacity() const { return uint64_t(block_count) * block_size; }
+  // ring_id as 32 lowercase hex digits, or "" when the ring has none yet.
+  std::string RingIdHex() const;
 };
 
 // A call site: what the string table stores once.
@@ -195,6 +202,12 @@ class RingReader {
   Status SeekTime(uint64_t ts_ns);
   // After the newest record present now (for "follow from now").
   Status SeekEnd();
+  // At record number seq (a cursor's position): Next() returns records from
+  // seq on. When seq was overwritten already, the records between it and the
+  // oldest present are reported to Reporter::Lost() by the first Next(). A
+  // seq past the newest record positions at the end (the caller checks the
+  // range with Summarize() when it matters). O(log blocks) header reads.
+  Status SeekSeq(uint64_t seq);
 
   // Returns OK and fills *rec, or NotFound when no further record exists yet
   // (call again later to follow a live writer: a partial block that grew and
