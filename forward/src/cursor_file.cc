@@ -32,20 +32,6 @@ std::string DirOf(const std::string &path) {
 
 }  // namespace
 
-std::string CursorOf(const std::string &ring_id, uint64_t seq) {
-  return fmt::format("{}:{:x}", ring_id, seq);
-}
-
-bool ParseCursor(const std::string &s, std::string *ring_id, uint64_t *seq) {
-  size_t colon = s.find(':');
-  if (colon == std::string::npos) return false;
-  std::string id = s.substr(0, colon), num = s.substr(colon + 1);
-  if (!IsHex(id) || !IsHex(num) || num.size() > 16) return false;
-  *ring_id = id;
-  *seq = std::strtoull(num.c_str(), nullptr, 16);
-  return true;
-}
-
 int ReadPosition(const std::string &path, Position *out, std::string *error) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {

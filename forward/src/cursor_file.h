@@ -10,17 +10,12 @@
 namespace logsink::forward {
 
 // What the file holds: the ring's identity and the sequence number of the
-// next record to ship (every record before it was acknowledged).
+// next record to ship (every record before it was acknowledged). Messages
+// carry storage/cursor.h's cursor of their record.
 struct Position {
   std::string ring_id;  // hex, as RingReader reports it
   uint64_t next_seq = 0;
 };
-
-// The cursor string of one record: "<ring id>:<seq in hex>" (also the
-// Nats-Msg-Id header and the RELP structured-data cursor).
-std::string CursorOf(const std::string &ring_id, uint64_t seq);
-// Parses a cursor string; false when it is not one.
-bool ParseCursor(const std::string &s, std::string *ring_id, uint64_t *seq);
 
 // Reads path. Returns 1 when it holds a position, 0 when the file does not
 // exist, -1 with *error when it exists but cannot be read or parsed.

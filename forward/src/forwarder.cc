@@ -16,6 +16,7 @@
 
 #include "cursor_file.h"
 #include "filter.h"
+#include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
 #include "printer.h"
@@ -169,21 +170,11 @@ bool Forwarder::OpenAndPosition() {
     read_next_ = o_.start == "end" || empty ? end : sum.oldest_seq;
     spdlog::info("no cursor yet: starting {} at record {} ({})", o_.file, read_next_, o_.start);
   }
-  // Positioning: from the oldest record, skipping what was shipped.
-  s = reader_->SeekOldest();
-  if (!s.ok() && !s.IsNotFound()) {
+  // From read_next_ on; records overwritten since show up as a gap.
+  s = reader_->SeekSeq(read_next_);
+  if (!s.ok()) {
     spdlog::critical("cannot read the ring file {}: {}", o_.file, s.message());
     return false;
-  }
-  if (!empty && read_next_ > sum.oldest_seq) {
-    // Skip to read_next_ by reading; the reader has no seek by sequence.
-    Record rec;
-    uint64_t want = read_next_;
-    while (want > 0) {
-      s = reader_->Next(&rec);
-      if (!s.ok()) break;
-      if (rec.seq + 1 >= want) break;
-    }
   }
   return true;
 }
@@ -191,7 +182,7 @@ bool Forwarder::OpenAndPosition() {
 Message Forwarder::Build(const Record &rec) {
   Message m;
   m.seq = rec.seq;
-  m.id = CursorOf(ring_id_, rec.seq);
+  m.id = storage::FormatCursor(ring_id_, rec.seq);
   if (sink_->body() == Sink::Body::kJson) {
     line_.clear();
     json_.Print(rec, &line_);
@@ -220,7 +211,7 @@ Message Forwarder::Build(const Record &rec) {
 Message Forwarder::LostNotice(uint64_t first, uint64_t n) {
   Message m;
   m.seq = first;
-  m.id = CursorOf(ring_id_, first);
+  m.id = storage::FormatCursor(ring_id_, first);
   std::string text = fmt::format(
       "{} records lost: overwritten in {} before they were forwarded "
       "(records {}..{})",
@@ -519,10 +510,12 @@ std::string RingIdentity(const std::string &ring_path, std::string *error) {
     *error = "cannot open the ring file " + ring_path + ": " + s.message();
     return "";
   }
-  // The creation time and geometry identify a ring file until the format
-  // carries a random ring id.
-  const storage::Layout &l = r->layout();
-  return fmt::format("{:016x}{:08x}", l.created_ns, l.block_count);
+  std::string id = r->layout().RingIdHex();
+  if (id.empty())
+    *error = ring_path +
+             " has no ring identity yet (a file from an older logsink): start logsinkd on it "
+             "once, which gives it one, then start logsink-forward";
+  return id;
 }
 
 std::string StatusPath(const Options &o) { return o.cursor_file + ".status"; }

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "cursor_file.h"
+#include "logsink/storage/cursor.h"
 
 namespace logsink::forward {
 namespace {
@@ -104,9 +104,11 @@ class NatsSink : public Sink {
     auto *self = static_cast<NatsSink *>(closure);
     const char *id = nullptr;
     Ack a;
-    std::string ring;
+    storage::Cursor c;
+    std::string why;
     if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
-        ParseCursor(id, &ring, &a.seq)) {
+        storage::ParseCursor(id, &c, &why)) {
+      a.seq = c.seq;
       if (pa) {
         a.ok = true;
         a.duplicate = pa->Duplicate;

@@ -14,18 +14,6 @@ namespace {
 
 using namespace logsink::forward;
 
-TEST(Cursor, RoundTripsAndRefusesGarbage) {
-  std::string id;
-  uint64_t seq = 0;
-  std::string c = CursorOf("00ab", 0x1234);
-  EXPECT_EQ(c, "00ab:1234");
-  ASSERT_TRUE(ParseCursor(c, &id, &seq));
-  EXPECT_EQ(id, "00ab");
-  EXPECT_EQ(seq, 0x1234u);
-  for (const char *bad : {"", ":", "ab", "ab:", ":12", "AB:12", "ab:1g", "ab:12345678901234567"})
-    EXPECT_FALSE(ParseCursor(bad, &id, &seq)) << bad;
-}
-
 TEST(CursorFile, WritesAtomicallyAndReadsBack) {
   TempDir dir;
   std::string err;
