@@ -36,7 +36,7 @@ void ls_options_init(ls_options *o) {
   o->max_record_bytes = 8192;
   o->flush_interval_ms = 100;
   o->flush_level = LS_WARNING;
-  o->blocking = 0;
+  o->blocking = LS_BLOCK_WHILE_DRAINING;
   o->block_timeout_ms = 1000;
   o->send_timeout_ms = 1000;
   o->reconnect_min_ms = 10;
@@ -62,7 +62,7 @@ static int ls__options(const ls_options *in, ls_options *o) {
   }
   if (o->max_record_bytes < 1024 || o->max_record_bytes > (64u << 10)) return -EINVAL;
   if (o->flush_interval_ms == 0 || o->flush_level < -1 || o->flush_level > 7) return -EINVAL;
-  if (o->blocking != 0 && o->blocking != 1) return -EINVAL;
+  if (o->blocking < LS_BLOCK_NEVER || o->blocking > LS_BLOCK_WHILE_DRAINING) return -EINVAL;
   if (o->reconnect_min_ms == 0 || o->reconnect_max_ms < o->reconnect_min_ms) return -EINVAL;
   if (o->thread_buffer_bytes > (1u << 30) || o->batch_bytes == 0) return -EINVAL;
   /* A ring holds at least four records of the largest size. */

@@ -36,7 +36,11 @@ struct ls_client {
   _Atomic int stop;
   _Atomic uint32_t space_seq; /* bumped by the sender after freeing ring space (futex) */
   _Atomic int space_waiters;  /* producers waiting for space (blocking mode) */
-  _Atomic uint64_t errors;    /* refused records (hot-path failures only) */
+  /* LS_BLOCK_WHILE_DRAINING: 1 + the sender's byte count (conn.st_bytes)
+   * when a wait for space timed out; while the count stays there the daemon
+   * is not draining and calls drop at once. 0: not stalled. */
+  _Atomic uint64_t stall_mark;
+  _Atomic uint64_t errors; /* refused records (hot-path failures only) */
   _Atomic uint64_t dropped_noring;
   /* Calls dropped because they interrupted a call of the same thread (a
    * signal handler's LS_LOG): fetch_add, a single instruction, so a handler

@@ -21,9 +21,19 @@ static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
   return (uint64_t)r->mask + 1 - (head - r->cached_tail);
 }
 
-/* Waits (blocking mode) until `need` bytes are free: wakes the sender and
- * sleeps on its space signal. 1 when the space is there. */
+/* Waits until `need` bytes are free: wakes the sender and sleeps on its
+ * space signal, at most block_timeout_ms. LS_BLOCK_WHILE_DRAINING does not
+ * wait without a connection, nor while the client is marked stalled (a
+ * wait timed out and the sender has moved no byte since); a timeout marks
+ * it. 1 when the space is there. */
 static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need) {
+  const int draining = c->blocking == LS_BLOCK_WHILE_DRAINING;
+  ls__conn *k = &c->conn;
+  if (draining) {
+    if (!atomic_load_explicit(&k->st_connected, memory_order_relaxed)) return 0;
+    uint64_t moved = atomic_load_explicit(&k->st_bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&c->stall_mark, memory_order_relaxed) == moved + 1) return 0;
+  }
   uint64_t deadline = ls__now_mono_ns() + (uint64_t)c->block_timeout_ms * 1000000u;
   int ok = 0;
   /* Dekker pairing with the sender's ls__drain (sender.c): announce the
@@ -40,8 +50,15 @@ static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need
       ok = 1;
       break;
     }
+    if (draining && !atomic_load_explicit(&k->st_connected, memory_order_relaxed)) break;
     uint64_t now = ls__now_mono_ns();
-    if (now >= deadline) break;
+    if (now >= deadline) {
+      if (draining)
+        atomic_store_explicit(&c->stall_mark,
+                              atomic_load_explicit(&k->st_bytes, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+      break;
+    }
     ls__wake(c);
     uint64_t wait = deadline - now < 10000000u ? deadline - now : 10000000u;
     ls__futex_wait(&c->space_seq, seq, wait);
@@ -77,7 +94,7 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
           r->wake_pos = head;
           ls__wake(c);
         }
-        return c->blocking ? -ETIMEDOUT : -EAGAIN;
+        return c->blocking == LS_BLOCK_ALWAYS ? -ETIMEDOUT : -EAGAIN;
       }
     }
   }

@@ -93,6 +93,11 @@ enum {
 
 typedef struct ls_client ls_client;
 
+/* ls_options.blocking */
+#define LS_BLOCK_NEVER 0
+#define LS_BLOCK_ALWAYS 1
+#define LS_BLOCK_WHILE_DRAINING 2
+
 /* Options of a client. Always start from ls_options_init(), which sets `size`;
  * the struct only grows at its end, and the library reads only `size` bytes. */
 typedef struct ls_options {
@@ -111,10 +116,17 @@ typedef struct ls_options {
   unsigned flush_interval_ms;
   /* Records at this level or more severe are sent at once (LS_WARNING); -1: never. */
   int flush_level;
-  /* 0: drop when the buffer is full (default); 1: wait up to block_timeout_ms
-   * for space. Without a connection records are dropped in both modes. */
+  /* What a call does when its thread's buffer is full (LS_BLOCK_*):
+   * LS_BLOCK_WHILE_DRAINING (default): wait for space (futex, no spinning)
+   *   while the daemon drains, so a burst of any size lands; if no space
+   *   comes within block_timeout_ms the client counts as stalled and calls
+   *   drop (and count) at once until the sender moves data again; without a
+   *   connection, drop at once.
+   * LS_BLOCK_NEVER: drop (and count) at once; the caller never waits.
+   * LS_BLOCK_ALWAYS: wait up to block_timeout_ms on every full buffer.
+   * Without a connection records are dropped in every mode. */
   int blocking;
-  /* Blocking mode: longest wait for buffer space (1000 ms). */
+  /* Longest wait for buffer space of one call (1000 ms). */
   unsigned block_timeout_ms;
   /* Longest wait on a daemon that does not read before the connection is
    * given up and re-made (1000 ms). */
@@ -174,8 +186,8 @@ LS__EXPORT int ls_flush(ls_client *c);
 
 /* Logs `len` bytes of dynamic text (any bytes; no format is applied) at
  * `level` (0..7). Returns 0 when the record was buffered, -EAGAIN when it was
- * dropped (buffers full), -EINVAL for a bad level or client, -ETIMEDOUT in
- * blocking mode when no space came free in time. c NULL: the default client. */
+ * dropped (buffers full, or a stalled or absent daemon), -EINVAL for a bad
+ * level or client, -ETIMEDOUT (LS_BLOCK_ALWAYS) when no space came free in time. c NULL: the default client. */
 LS__EXPORT int ls_log_text(ls_client *c, int level, const char *msg, size_t len);
 
 /* Fills *out (whose `size` the caller sets to sizeof(ls_stats)). Returns 0 or
