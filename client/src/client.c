@@ -356,6 +356,7 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   s.disconnects = atomic_load(&k->st_disconnects);
   s.connected = atomic_load(&k->st_connected);
   s.fd_lost = atomic_load(&k->st_fd_lost);
+  s.formatted = atomic_load(&c->formatted);
   memcpy(out, &s, s.size);
   return 0;
 }

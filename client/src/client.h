@@ -42,6 +42,7 @@ struct ls_client {
   _Atomic uint64_t stall_mark;
   _Atomic uint64_t errors; /* refused records (hot-path failures only) */
   _Atomic uint64_t dropped_noring;
+  _Atomic uint64_t formatted; /* ls_vlog records rendered in the process (wrap.c) */
   /* Calls dropped because they interrupted a call of the same thread (a
    * signal handler's LS_LOG): fetch_add, a single instruction, so a handler
    * interrupting another handler's increment cannot lose a count. */

@@ -205,8 +205,8 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
   return -EAGAIN;
 }
 
-int ls__log(ls_client *c, ls_site *s, const char *fmt, ...) {
-  (void)fmt; /* only for the compiler's format check */
+/* One call of site s with its arguments in *ap (LS_LOG, ls_log, ls_vlog). */
+static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
   uint64_t stamp = ls__stamp();
@@ -227,14 +227,21 @@ int ls__log(ls_client *c, ls_site *s, const char *fmt, ...) {
     if (rc) goto out;
   }
   int saved_errno = LS__UNLIKELY(p->has_errno) ? errno : 0;
-  va_list ap;
-  va_start(ap, fmt);
-  rc = ls__stage(c, r, p, s->level, stamp, &ap, saved_errno, NULL, 0);
-  va_end(ap);
+  rc = ls__stage(c, r, p, s->level, stamp, ap, saved_errno, NULL, 0);
 out:
   ls__busy_leave();
   return rc;
 }
+
+int ls__log(ls_client *c, ls_site *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = ls__call(c, s, &ap);
+  va_end(ap);
+  return rc;
+}
+
+int ls__vlog_site(ls_client *c, ls_site *s, va_list *ap) { return ls__call(c, s, ap); }
 
 /* One call site per level for ls_log_text: format "%s". */
 static ls_site ls__text_sites[8] = {{"%s", "", 0, 0, 0, 0, 0}, {"%s", "", 0, 1, 0, 0, 0},

@@ -56,6 +56,10 @@ typedef struct ls__prog {
   int32_t prec[LS_FMT_MAX_ARGS]; /* string ops: LS_PREC_* or a precision */
 } ls__prog;
 
+/* One call of the prepared or new site s, arguments in *ap (log.c); like
+ * ls__log. For ls_vlog (wrap.c). */
+LS__HIDDEN int ls__vlog_site(ls_client *c, ls_site *s, va_list *ap);
+
 /* Parses fmt into *p (id not set). 0 or -EINVAL (refused format), -E2BIG. */
 LS__HIDDEN int ls__prog_build(const char *fmt, size_t len, ls__prog *p);
 

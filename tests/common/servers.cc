@@ -133,13 +133,17 @@ bool RsyslogServer::Start(const std::string &dir, std::string *err, int port, Ms
   port_ = port ? port : FreePort();
   std::string conf = "global(workDirectory=\"" + dir_ +
                      "\")\n"
+                     // An acknowledgment must mean "written": imrelp acknowledges once the
+                     // message is queued, so the main queue is direct (the action runs in
+                     // the receiving thread) and omfile flushes each one-message batch.
+                     "main_queue(queue.type=\"Direct\")\n"
                      "module(load=\"imrelp\")\n"
                      "input(type=\"imrelp\" port=\"" +
                      std::to_string(port_) +
                      "\" address=\"127.0.0.1\")\n"
                      "template(name=\"raw\" type=\"string\" string=\"%rawmsg%\\n\")\n"
                      "action(type=\"omfile\" file=\"" +
-                     output() + "\" template=\"raw\")\n";
+                     output() + "\" template=\"raw\" flushOnTXEnd=\"on\")\n";
   WriteFile(dir_ + "/rsyslog.conf", conf);
   return Restart(err, limit);
 }

@@ -61,6 +61,7 @@
 #ifndef LOGSINK_LOGSINK_H
 #define LOGSINK_LOGSINK_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -157,6 +158,8 @@ typedef struct ls_stats {
   int connected;             /* 1 when the client holds a connection now */
   uint64_t fd_lost; /* times the client's socket descriptor was found closed or replaced by the
                        application: let go without closing, counted in disconnects, reconnected */
+  uint64_t formatted; /* ls_log/ls_vlog records rendered in the process and sent as text
+                         because the table of run-time formats was full */
 } ls_stats;
 
 /* Fills *o with the defaults listed in ls_options and sets o->size. */
@@ -189,6 +192,24 @@ LS__EXPORT int ls_flush(ls_client *c);
  * dropped (buffers full, or a stalled or absent daemon), -EINVAL for a bad
  * level or client, -ETIMEDOUT (LS_BLOCK_ALWAYS) when no space came free in time. c NULL: the default client. */
 LS__EXPORT int ls_log_text(ls_client *c, int level, const char *msg, size_t len);
+
+/* A run-time level (0..7) and format, for code that wraps its logger:
+ *   void my_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ *   void my_log(int level, const char *fmt, ...) {
+ *     va_list ap; va_start(ap, fmt); ls_vlog(NULL, level, fmt, ap); va_end(ap);
+ *   }
+ * -Wformat checks the wrapper's callers through the attribute. The call site
+ * of a (level, format) pair is found by the format's content in a
+ * process-wide table of 4096 sites (no lock once it is there; the first use
+ * of a format takes a lock and allocates, so these are not
+ * async-signal-safe); the format, the level and the binary arguments then
+ * travel exactly as with LS_LOG. Once the table is full, a new format is
+ * rendered here with vsnprintf (at most 4095 bytes) and sent as text,
+ * counted in ls_stats.formatted. Each call hashes its format, so LS_LOG
+ * stays the fast path. Returns like ls_log_text; -EINVAL for a bad level,
+ * a NULL format, or a format the library refuses (counted in errors). */
+LS__EXPORT int ls_log(ls_client *c, int level, const char *fmt, ...) LS__PRINTF(3, 4);
+LS__EXPORT int ls_vlog(ls_client *c, int level, const char *fmt, va_list ap) LS__PRINTF(3, 0);
 
 /* Fills *out (whose `size` the caller sets to sizeof(ls_stats)). Returns 0 or
  * -EINVAL (NULL argument or a size this library does not know). */
