@@ -9,10 +9,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "log_escape.h"
 #include "logsink/proto/frame.h"
 #include "reply.h"
 
 namespace logsink::daemon {
+
+constexpr uint64_t kMaxDroppedCount = 1ull << 40;
 
 Session::Session(Context *ctx, const Limits &limits, Peer peer)
     : ctx_(ctx), limits_(limits), peer_(std::move(peer)) {
@@ -26,7 +29,7 @@ void Session::Fail(Err e, std::string_view detail) {
   ctx_->counters->Count(e);
   ctx_->log_limit.Log(int(e), spdlog::level::warn,
                       "client pid {} uid {} comm '{}': {}: {}; connection closed", peer_.pid,
-                      peer_.uid, peer_.comm, ErrShortName(e), detail);
+                      peer_.uid, LogEscape(peer_.comm), ErrShortName(e), LogEscape(detail, 512));
 }
 
 void Session::WriteFailed(const storage::Status &s) {
@@ -144,7 +147,7 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   source_.id = ctx_->next_source_id++;
   source_.app = app_;
   spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, peer_.pid,
-                peer_.uid, peer_.gid, peer_.comm, app_);
+                peer_.uid, peer_.gid, LogEscape(peer_.comm), LogEscape(app_));
   return true;
 }
 
@@ -250,6 +253,12 @@ bool Session::OnDropped(const uint8_t *p, size_t n) {
   ls_dropped d;
   if (ls_dropped_decode(p, n, &d) < 0) {
     Fail(Err::kBadPayload, "malformed DROPPED");
+    return false;
+  }
+  // A client reports what it dropped since its last report: zero is not a
+  // report, and more than 2^40 (an hour at 300 M records/s) is not a count.
+  if (d.count == 0 || d.count > kMaxDroppedCount) {
+    Fail(Err::kBadPayload, fmt::format("DROPPED count {} out of range (1..2^40)", d.count));
     return false;
   }
   ctx_->counters->dropped_reported += d.count;

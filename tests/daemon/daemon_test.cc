@@ -256,6 +256,8 @@ TEST(Daemon, BadInputsCloseOnlyThatConnection) {
       {"truncated record", hello + intern_s + Records(1, {{2, 1, {}, false, 0, short_str}}),
        "err_bad_record"},
       {"bad dropped", hello + Frame(LS_F_DROPPED, "\x01"), "err_bad_payload"},
+      {"dropped count 0", hello + Dropped(0, 1, 2), "err_bad_payload"},
+      {"dropped count 2^64-1", hello + Dropped(~0ull, 1, 2), "err_bad_payload"},
       // Two good records then one without its argument: none is written.
       {"all or nothing",
        hello + intern_d + Records(1, {{1, 1, {Arg::I(1)}}, {1, 2, {Arg::I(2)}}, {1, 3, {}}}),
@@ -321,6 +323,32 @@ TEST(Daemon, BadInputsCloseOnlyThatConnection) {
   EXPECT_EQ(early_seen, 2);
   // the daemon said why, on stderr
   EXPECT_NE(d.Stderr().find("stall"), std::string::npos);
+}
+
+// Client bytes in the daemon's own log are escaped: a newline in a refused
+// format cannot forge a log line, an ESC cannot reach the operator's terminal.
+TEST(Daemon, ClientBytesInTheDaemonLogAreEscaped) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  {
+    Client c(d.socket);
+    ASSERT_TRUE(c.Send(Hello(1, "forger") +
+                       Intern(1, 6, 1,
+                              "x %n\n2026-11-25T00:00:00.000 logsinkd[1] critical: FAKE "
+                              "\x1b[2J\xe2\x80\xae",
+                              "f.c")));
+    EXPECT_TRUE(c.WaitClosed());
+  }
+  EXPECT_EQ(d.Stop(), 0);
+  std::string err = d.Stderr();
+  EXPECT_NE(
+      err.find("\\x0a2026-11-25T00:00:00.000 logsinkd[1] critical: FAKE \\x1b[2J\\xe2\\x80\\xae"),
+      std::string::npos)
+      << err;
+  for (const std::string &line : Lines(err))  // no forged line of its own
+    EXPECT_NE(line.rfind("2026-11-25T00:00:00.000", 0), 0u) << line;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos);
 }
 
 TEST(Daemon, LongAppLabelIsCut) {
