@@ -14,9 +14,11 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "commands.h"
 #include "common.h"
+#include "logsink/storage/cursor.h"
 #include "out.h"
 #include "printer.h"
 
@@ -69,7 +71,7 @@ class ReadPipeline {
       Status s = r_->Next(&rec);
       if (s.IsNotFound()) return true;
       if (!s.ok()) return ReadError(s);
-      Render(rec, out_->buf());
+      if (Render(rec, out_->buf())) last_shown_ = rec.seq;
       out_->MaybeFlush();
       if (out_->failed()) return false;
     }
@@ -113,6 +115,7 @@ class ReadPipeline {
     for (auto &[seq, line] : got) {
       out_->buf()->append(line);
       out_->MaybeFlush();
+      last_shown_ = seq;
     }
     return true;
   }
@@ -121,7 +124,7 @@ class ReadPipeline {
   bool TailSince(uint64_t n) {
     Status s = r_->SeekTime(*o_.filter.since_ns);
     if (!s.ok() && !s.IsNotFound()) return ReadError(s);
-    std::deque<std::string> keep;
+    std::deque<std::pair<uint64_t, std::string>> keep;
     Record rec;
     for (;;) {
       s = r_->Next(&rec);
@@ -129,13 +132,14 @@ class ReadPipeline {
       if (!s.ok()) return ReadError(s);
       std::string line;
       if (n && Render(rec, &line)) {
-        keep.push_back(std::move(line));
+        keep.emplace_back(rec.seq, std::move(line));
         if (keep.size() > n) keep.pop_front();
       }
     }
-    for (auto &line : keep) {
+    for (auto &[seq, line] : keep) {
       out_->buf()->append(line);
       out_->MaybeFlush();
+      last_shown_ = seq;
     }
     return true;
   }
@@ -146,6 +150,8 @@ class ReadPipeline {
     return false;
   }
   bool failed() const { return failed_; }
+  // The sequence number of the last record printed, if any.
+  const std::optional<uint64_t> &last_shown() const { return last_shown_; }
 
  private:
   Options &o_;
@@ -155,6 +161,7 @@ class ReadPipeline {
   const std::string &path_;
   std::string msg_;
   bool failed_ = false;
+  std::optional<uint64_t> last_shown_;
 };
 
 struct Follow {
@@ -227,6 +234,75 @@ int FinishOutput(Out *out, const std::string &what) {
   return kExitOk;
 }
 
+// The cursor to start after: --after-cursor, else the one in --cursor-file
+// (none when the file does not exist yet). False (and an error printed)
+// when there is one that cannot be used with this ring.
+bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
+                 std::optional<storage::Cursor> *out, int *rc) {
+  std::string text = o.after_cursor;
+  if (text.empty() && !o.cursor_file.empty()) {
+    int fd = open(o.cursor_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT) return true;
+    char buf[256];
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    int e = errno;
+    if (fd >= 0) close(fd);
+    if (n < 0) {
+      Error(o.cursor_file, std::string("cannot read the cursor file: ") + std::strerror(e));
+      *rc = kExitError;
+      return false;
+    }
+    text.assign(buf, size_t(n));
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  }
+  if (text.empty()) return true;
+  storage::Cursor c;
+  std::string why;
+  if (!storage::ParseCursor(text, &c, &why)) {
+    Error(o.after_cursor.empty() ? o.cursor_file : "--after-cursor", why);
+    *rc = o.after_cursor.empty() ? kExitError : kExitUsage;
+    return false;
+  }
+  Status s = storage::CheckCursor(c, r.layout(), path);
+  if (!s.ok()) {
+    Error(path, s.message());
+    *rc = kExitError;
+    return false;
+  }
+  *out = c;
+  return true;
+}
+
+// --show-cursor and --cursor-file after the output.
+bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
+               const std::optional<uint64_t> &last, Out *out) {
+  if (!last || (!o.show_cursor && o.cursor_file.empty())) return true;
+  std::string id = r.layout().RingIdHex();
+  if (id.empty()) {
+    Error(path, "has no ring identity yet (a file from an older logsink), so it has no cursors");
+    return false;
+  }
+  std::string c = storage::FormatCursor(id, *last);
+  if (o.show_cursor) out->buf()->append("-- cursor: " + c + "\n");
+  if (o.cursor_file.empty()) return true;
+  std::string tmp = o.cursor_file + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  bool ok = fd >= 0;
+  std::string line = c + "\n";
+  if (ok) ok = write(fd, line.data(), line.size()) == ssize_t(line.size());
+  int e = errno;
+  if (fd >= 0) close(fd);
+  if (ok && rename(tmp.c_str(), o.cursor_file.c_str()) != 0) {
+    ok = false;
+    e = errno;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    Error(o.cursor_file, std::string("cannot write the cursor file: ") + std::strerror(e));
+  }
+  return ok;
+}
+
 }  // namespace
 
 int RunTail(Options &o) {
@@ -241,7 +317,14 @@ int RunTail(Options &o) {
   ReadPipeline pipeline(o, r.get(), &out, &pr, path);
   bool ok = true;
   Status s;
-  if (o.cmd == Command::kCat) {
+  std::optional<storage::Cursor> start;
+  int crc = kExitOk;
+  if (!StartCursor(o, *r, path, &start, &crc)) return crc;
+  if (start) {  // every record after the cursor (records overwritten since: "lost")
+    s = r->SeekSeq(start->seq + 1);
+    if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
+    ok = pipeline.Drain();
+  } else if (o.cmd == Command::kCat) {
     s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
     ok = pipeline.Drain();
@@ -261,6 +344,10 @@ int RunTail(Options &o) {
   if (ok && o.follow) {
     out.Flush();
     if (!out.failed() && !FollowLoop(&pipeline, &out, path)) return kExitError;
+  }
+  if (!EndCursor(o, *r, path, pipeline.last_shown(), &out)) {
+    FinishOutput(&out, "stdout");
+    return kExitError;
   }
   return FinishOutput(&out, "stdout");
 }

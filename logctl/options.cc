@@ -33,6 +33,9 @@ enum Opt {
   kFollow,
   kHelp,
   kIgnoreCase,
+  kShowCursor,
+  kAfterCursor,
+  kCursorFile,
 };
 
 const char *Name(Command c) {
@@ -87,7 +90,12 @@ const char kFilterHelp[] =
     "                   today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
     "Output:\n"
-    "  -o, --output short|json|raw   --json   --no-color   --utc\n";
+    "  -o, --output short|json|raw   --json   --no-color   --utc\n"
+    "Cursors (tail, cat):\n"
+    "  --show-cursor    print \"-- cursor: C\" after the last record shown\n"
+    "  --after-cursor C print the records after cursor C (-n does not apply)\n"
+    "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
+    "                   last record shown in F\n";
 
 bool ParseU64(const char *s, uint64_t *v) {
   if (!*s || *s == '-') return false;
@@ -129,6 +137,10 @@ bool Allowed(Command c, int opt) {
     case kLines:
     case kFollow:
       return c == Command::kTail;
+    case kShowCursor:
+    case kAfterCursor:
+    case kCursorFile:
+      return c == Command::kTail || c == Command::kCat;
     case kHelp:
       return true;
   }
@@ -173,6 +185,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"lines", required_argument, nullptr, kLines},
       {"follow", no_argument, nullptr, kFollow},
       {"help", no_argument, nullptr, kHelp},
+      {"show-cursor", no_argument, nullptr, kShowCursor},
+      {"after-cursor", required_argument, nullptr, kAfterCursor},
+      {"cursor-file", required_argument, nullptr, kCursorFile},
       {nullptr, 0, nullptr, 0},
   };
   const char *name = Name(cmd);
@@ -321,6 +336,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kFollow:
         o->follow = true;
         break;
+      case kShowCursor:
+        o->show_cursor = true;
+        break;
+      case kAfterCursor:
+        o->after_cursor = arg;
+        break;
+      case kCursorFile:
+        o->cursor_file = arg;
+        break;
       default:
         return usage("unknown option '" + opt + "'");
     }
@@ -336,6 +360,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)
     return usage("--since is after --until");
+  if (!o->after_cursor.empty() && !o->cursor_file.empty())
+    return usage("--after-cursor and --cursor-file cannot be combined");
   return -1;
 }
 

@@ -29,6 +29,9 @@ struct Options {
   std::optional<int> send_level;   // send --level
   std::string send_app;            // send --app
   std::vector<std::string> words;  // send MESSAGE...
+  bool show_cursor = false;        // --show-cursor (tail, cat)
+  std::string after_cursor;        // --after-cursor C (tail, cat)
+  std::string cursor_file;         // --cursor-file F (tail, cat)
   Filter filter;
 };
 
