@@ -60,6 +60,11 @@ bool Validate(const Config &cfg, std::string *error) {
     *error = "socket path " + cfg.socket_path + " is too long for a Unix socket (max 107 bytes)";
     return false;
   }
+  if (cfg.max_memory_per_uid > cfg.max_memory) {
+    *error = "limits.max_memory_per_uid (" + FormatSize(cfg.max_memory_per_uid) +
+             ") is larger than limits.max_memory (" + FormatSize(cfg.max_memory) + ")";
+    return false;
+  }
   if (!ValidBlockSize(cfg.block_size)) {
     *error =
         "block size " + FormatSize(cfg.block_size) + " is not a power of two between 4KiB and 1MiB";

@@ -173,6 +173,14 @@ const Key kKeys[] = {
        c->read_budget = uint32_t(n);
        return "";
      }},
+    {"limits", "max_memory",
+     [](const Value &v, Config *c) -> std::string {
+       return GetSize(v, 1 * kMiB, 64ull * 1024 * kMiB, &c->max_memory);
+     }},
+    {"limits", "max_memory_per_uid",
+     [](const Value &v, Config *c) -> std::string {
+       return GetSize(v, 256 * kKiB, 64ull * 1024 * kMiB, &c->max_memory_per_uid);
+     }},
     {"limits", "max_app",
      [](const Value &v, Config *c) -> std::string { return GetCount(v, 1, 1024, &c->max_app); }},
     {"limits", "shutdown_timeout",

@@ -57,6 +57,8 @@ std::string ToToml(const Config &c) {
   s += "stall_timeout = " + Quote(FormatDuration(c.stall_timeout_ms)) + "\n";
   s += "read_budget = " + Quote(FormatSize(c.read_budget)) + "\n";
   s += "max_app = " + std::to_string(c.max_app) + "\n";
+  s += "max_memory = " + Quote(FormatSize(c.max_memory)) + "\n";
+  s += "max_memory_per_uid = " + Quote(FormatSize(c.max_memory_per_uid)) + "\n";
   s += "shutdown_timeout = " + Quote(FormatDuration(c.shutdown_timeout_ms)) + "\n";
   return s;
 }

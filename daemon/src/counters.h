@@ -19,15 +19,25 @@ enum class Err : int {
   kBadPayload,          // malformed DROPPED or non-empty STATS_REQ
   kStalled,             // a frame did not complete within stall_timeout
   kTooManyConnections,  // accepted and closed at once
+  kMemory,              // the connection's state would pass max_memory(_per_uid)
+  kRepliesUnread,       // STATS_REQ while 64 KiB of earlier replies are unsent
   kCount
 };
 
 inline const char *ErrName(Err e) {
-  static const char *const kNames[] = {
-      "err_bad_length",   "err_unknown_type",        "err_no_hello",
-      "err_bad_version",  "err_bad_hello",           "err_bad_intern",
-      "err_unknown_site", "err_bad_record",          "err_bad_payload",
-      "err_stalled",      "err_too_many_connections"};
+  static const char *const kNames[] = {"err_bad_length",
+                                       "err_unknown_type",
+                                       "err_no_hello",
+                                       "err_bad_version",
+                                       "err_bad_hello",
+                                       "err_bad_intern",
+                                       "err_unknown_site",
+                                       "err_bad_record",
+                                       "err_bad_payload",
+                                       "err_stalled",
+                                       "err_too_many_connections",
+                                       "err_memory",
+                                       "err_replies_unread"};
   static_assert(sizeof kNames / sizeof kNames[0] == int(Err::kCount));
   return kNames[int(e)];
 }
@@ -49,6 +59,7 @@ struct Counters {
   uint64_t syncs = 0;                // fdatasync calls completed
   uint64_t sync_errors = 0;
   uint64_t stats_requests = 0;
+  uint64_t memory_used = 0;  // bytes of connection state now (a gauge, see MemoryBudget)
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

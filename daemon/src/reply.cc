@@ -42,6 +42,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   f("connections_refused", c.connections_refused);
   f("app_truncated", c.app_truncated);
   f("stats_requests", c.stats_requests);
+  f("memory_used", c.memory_used);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 

@@ -67,6 +67,9 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
   ctx_.writer = writer_;
   ctx_.counters = &counters_;
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
+  ctx_.memory.limit = cfg_.max_memory;
+  ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;
+  ctx_.memory.used = &counters_.memory_used;
   rbuf_.resize(kReadChunk);
 }
 
@@ -450,6 +453,10 @@ void Server::ApplyLive(const config::Config &n) {
   cfg_.read_budget = n.read_budget;
   cfg_.max_app = n.max_app;
   cfg_.shutdown_timeout_ms = n.shutdown_timeout_ms;
+  cfg_.max_memory = n.max_memory;  // new charges are checked against the new bounds
+  cfg_.max_memory_per_uid = n.max_memory_per_uid;
+  ctx_.memory.limit = n.max_memory;
+  ctx_.memory.per_uid_limit = n.max_memory_per_uid;
   spdlog::info("SIGHUP: configuration reloaded (log_level {}, flush_interval {} ms, fsync {})",
                cfg_.log_level, cfg_.flush_interval_ms,
                config::FormatFsync(cfg_.fsync, cfg_.fsync_interval_ms));

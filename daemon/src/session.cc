@@ -16,6 +16,7 @@
 namespace logsink::daemon {
 
 constexpr uint64_t kMaxDroppedCount = 1ull << 40;
+constexpr size_t kMaxUnreadReplies = 64u << 10;
 
 Session::Session(Context *ctx, const Limits &limits, Peer peer)
     : ctx_(ctx), limits_(limits), peer_(std::move(peer)) {
@@ -23,6 +24,39 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
   source_.uid = peer_.uid;
   source_.gid = peer_.gid;
   source_.comm = peer_.comm;
+}
+
+Session::~Session() {
+  if (charged_) ctx_->memory.Release(peer_.uid, charged_);
+}
+
+// An estimate of the heap this session holds, by capacity, plus a fixed
+// share for the connection's own structures (Conn, poll handle, Session).
+uint64_t Session::Holding() const {
+  constexpr uint64_t kFixed = 1024;
+  return kFixed + index_.capacity() * sizeof(uint32_t) + sparse_.size() * 48 +
+         entries_.capacity() * sizeof(SiteEntry) + sigs_.capacity() +
+         inline_.capacity() * sizeof(std::string) + inline_bytes_ + pending_.capacity() +
+         out_.capacity() + app_.capacity();
+}
+
+bool Session::Account() {
+  uint64_t now = Holding();
+  if (now <= charged_) {
+    ctx_->memory.Release(peer_.uid, charged_ - now);
+    charged_ = now;
+    return true;
+  }
+  if (!ctx_->memory.Charge(peer_.uid, now - charged_)) {
+    Fail(Err::kMemory,
+         fmt::format("its state would hold {} bytes, past max_memory ({}) or max_memory_per_uid "
+                     "({}; uid {} holds {})",
+                     now, ctx_->memory.limit, ctx_->memory.per_uid_limit, peer_.uid,
+                     ctx_->memory.by_uid.count(peer_.uid) ? ctx_->memory.by_uid[peer_.uid] : 0));
+    return false;
+  }
+  charged_ = now;
+  return true;
 }
 
 void Session::Fail(Err e, std::string_view detail) {
@@ -64,7 +98,7 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
                                         ls_get_u32(pending_.data()), limits_.max_frame));
       return false;
     }
-    if (r == 0) return true;  // n == 0: everything went into pending_
+    if (r == 0) return Account();  // n == 0: everything went into pending_
     bool ok = HandleFrame(f);
     pending_.clear();
     if (pending_.capacity() > (64u << 10)) std::vector<uint8_t>().swap(pending_);
@@ -81,13 +115,13 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
     if (r == 0) {
       pending_.assign(p, p + n);
       partial_since_ms_ = now_ms;
-      return true;
+      return Account();
     }
     if (!HandleFrame(f)) return false;
     p += r;
     n -= size_t(r);
   }
-  return true;
+  return Account();
 }
 
 bool Session::HandleFrame(const ls_frame &f) {
@@ -95,6 +129,14 @@ bool Session::HandleFrame(const ls_frame &f) {
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
       if (ls_stats_req_decode(f.payload, f.len) < 0) {
         Fail(Err::kBadPayload, "STATS_REQ with a payload");
+        return false;
+      }
+      // Replies are built only while the client reads them: a connection
+      // that sends STATS_REQ and never reads cannot make the daemon hold more
+      // than this plus one reply.
+      if (out_.size() >= kMaxUnreadReplies) {
+        Fail(Err::kRepliesUnread,
+             fmt::format("STATS_REQ while {} bytes of replies are unread", out_.size()));
         return false;
       }
       ctx_->counters->stats_requests++;
@@ -181,14 +223,20 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
     e.inline_idx = uint32_t(inline_.size());
     inline_.emplace_back(full.fmt);
     inline_.emplace_back(full.file);
+    inline_bytes_ += full.fmt.size() + full.file.size();
   }
   e.sig_off = uint32_t(sigs_.size());
   e.sig_len = uint32_t(nargs);
   sigs_.append(sig, size_t(nargs) + 1);
-  if (in.site >= index_.size()) index_.resize(size_t(in.site) + 1, 0);
   entries_.push_back(e);
-  index_[in.site] = uint32_t(entries_.size());
-  return true;
+  if (in.site < kDenseSites) {
+    if (in.site >= index_.size()) index_.resize(size_t(in.site) + 1, 0);
+    index_[in.site] = uint32_t(entries_.size());
+  } else {
+    sparse_[in.site] = uint32_t(entries_.size());
+  }
+  // Charged now, so that a frame of many INTERNs is stopped at the bound.
+  return Account();
 }
 
 bool Session::OnRecords(const uint8_t *p, size_t n) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "counters.h"
@@ -42,6 +43,36 @@ struct ParsedRecord {
 // they are rare and come from the disk or the kernel, not from one client.
 constexpr int kLogKindWrite = int(Err::kCount);
 
+// The memory bound of all connection state (config: limits.max_memory and
+// max_memory_per_uid). Sessions charge what they hold and release it when
+// it shrinks or they go; a charge that would pass a bound is refused.
+struct MemoryBudget {
+  MemoryBudget() = default;
+  MemoryBudget(const MemoryBudget &) = delete;
+  MemoryBudget &operator=(const MemoryBudget &) = delete;
+  uint64_t limit = 64ull << 20;
+  uint64_t per_uid_limit = 16ull << 20;  // not applied to uid 0
+  uint64_t own_used = 0;
+  uint64_t *used = &own_used;  // the server points it at Counters::memory_used
+  std::unordered_map<uint32_t, uint64_t> by_uid;
+
+  bool Charge(uint32_t uid, uint64_t n) {
+    uint64_t &mine = by_uid[uid];
+    if (*used + n > limit || (uid != 0 && mine + n > per_uid_limit)) {
+      if (mine == 0) by_uid.erase(uid);
+      return false;
+    }
+    *used += n;
+    mine += n;
+    return true;
+  }
+  void Release(uint32_t uid, uint64_t n) {
+    *used -= n;
+    auto it = by_uid.find(uid);
+    if (it != by_uid.end() && (it->second -= n) == 0) by_uid.erase(it);
+  }
+};
+
 // What sessions share: the daemon's writer, counters and error log.
 struct Context {
   storage::RingWriter *writer = nullptr;
@@ -50,11 +81,13 @@ struct Context {
   RateLimit<int(Err::kCount) + 1> log_limit;
   // One frame's validated records; shared (one thread), its capacity reused.
   std::vector<ParsedRecord> scratch;
+  MemoryBudget memory;
 };
 
 class Session {
  public:
   Session(Context *ctx, const Limits &limits, Peer peer);
+  ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
@@ -93,9 +126,19 @@ class Session {
   // Counts and reports (rate-limited) a failed append to the ring.
   void WriteFailed(const storage::Status &s);
   const SiteEntry *Lookup(uint32_t site) const {
-    if (site >= index_.size() || index_[site] == 0) return nullptr;
-    return &entries_[index_[site] - 1];
+    uint32_t i = 0;
+    if (site < index_.size()) {
+      i = index_[site];
+    } else if (!sparse_.empty()) {
+      auto it = sparse_.find(site);
+      if (it != sparse_.end()) i = it->second;
+    }
+    return i ? &entries_[i - 1] : nullptr;
   }
+  // Charges the budget for what this session holds now (or releases what it
+  // no longer holds). False (counted, logged) when a bound would be passed.
+  bool Account();
+  uint64_t Holding() const;
 
   Context *ctx_;
   Limits limits_;
@@ -108,7 +151,13 @@ class Session {
   uint64_t partial_since_ms_ = 0;
   std::string out_;
 
-  std::vector<uint32_t> index_;  // client site id -> entries_ index + 1
+  // client site id -> entries_ index + 1: dense below kDenseSites, a hash
+  // map above, so a huge site id costs one entry, not a table up to it.
+  static constexpr uint32_t kDenseSites = 4096;
+  std::vector<uint32_t> index_;
+  std::unordered_map<uint32_t, uint32_t> sparse_;
+  uint64_t inline_bytes_ = 0;  // bytes of inline_
+  uint64_t charged_ = 0;       // what Account() charged to ctx_->memory
   std::vector<SiteEntry> entries_;
   std::string sigs_;
   std::vector<std::string> inline_;  // fmt then file, per inline site

@@ -41,6 +41,8 @@ struct Config {
   uint32_t read_budget = 256u << 10;          // read_budget (bytes per wakeup per connection)
   uint32_t max_app = 64;                      // max_app (longer HELLO labels are cut)
   uint64_t shutdown_timeout_ms = 5000;        // shutdown_timeout
+  uint64_t max_memory = 64ull << 20;          // max_memory (all connection state together)
+  uint64_t max_memory_per_uid = 16ull << 20;  // max_memory_per_uid (root: max_memory)
 
   bool operator==(const Config &) const = default;
 };

@@ -1,0 +1,130 @@
+// hostile_memory_test.cc: issue 12's memory findings against the real
+// logsinkd, run by an unprivileged attacker (uid 65534, a forked child) while
+// root's good client logs: INTERN frames with huge site ids (a dense table
+// would cost 4 bytes per id up to the largest), thousands of 4 KiB formats
+// (stored inline once the small ring's string table is full), and STATS_REQ
+// floods whose replies are never read. The bound (limits.max_memory and
+// max_memory_per_uid) holds: the attacker's connections are closed and
+// counted, peak RSS stays under the baseline plus the bound, memory goes
+// back when they go, and the good client's records all land.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "daemon/harness.h"
+#include "reliability/rel_util.h"
+
+namespace logsink::test {
+namespace {
+
+constexpr uint64_t kT0 = 1700000000000000000ull;
+constexpr uint64_t kMaxMemory = 8ull << 20, kPerUid = 4ull << 20;
+
+// After the daemon has read everything sent: whether it closed the connection.
+bool ClosedAfterRead(Client *c) {
+  if (!c->WaitRead()) return false;
+  pollfd p{c->fd(), POLLIN, 0};
+  if (poll(&p, 1, 200) <= 0) return false;
+  char tmp[4096];
+  ssize_t n;
+  while ((n = recv(c->fd(), tmp, sizeof tmp, MSG_DONTWAIT)) > 0) {
+  }
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+// The attack, in a child running as uid/gid 65534: returns (exit status) the
+// number of connections the daemon closed, capped at 250.
+int Attack(const std::string &socket) {
+  int closed = 0;
+  std::vector<std::unique_ptr<Client>> held;
+  // 1. Site ids near 2^31, 1,000 per connection, 20 connections.
+  for (int k = 0; k < 20; ++k) {
+    auto c = std::make_unique<Client>(socket);
+    std::string b = Hello(1, "sparse");
+    for (uint32_t i = 0; i < 1000; ++i)
+      b += Intern((1u << 31) - 1 - i * 7919u - uint32_t(k), 6, 1, "x %d", "a.c");
+    if (!c->Send(b)) ++closed;
+    held.push_back(std::move(c));
+  }
+  // 2. 4 KiB formats, all distinct, until the daemon says no.
+  std::string big(4000, 'f');
+  for (int k = 0; k < 40; ++k) {
+    auto c = std::make_unique<Client>(socket);
+    std::string b = Hello(1, "inline");
+    for (int i = 0; i < 200; ++i) {
+      std::string fmt = std::to_string(k) + "-" + std::to_string(i) + big + " %d";
+      b += Intern(uint32_t(i + 1), 6, 1, fmt, "b.c");
+    }
+    c->Send(b);
+    if (ClosedAfterRead(c.get())) ++closed;
+    held.push_back(std::move(c));
+  }
+  // 3. STATS_REQ floods, never reading the replies.
+  std::string flood;
+  while (flood.size() < (256u << 10)) flood += StatsReq();
+  for (int k = 0; k < 10; ++k) {
+    auto c = std::make_unique<Client>(socket);
+    c->Send(flood);
+    if (c->WaitClosed()) ++closed;
+  }
+  return std::min(closed, 250);
+}
+
+TEST(HostileMemory, BoundHoldsAndTheOtherUidLandsEverything) {
+  TempDir dir("logsink-hostile-mem");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);  // the attacker must reach the socket
+  Daemon d(dir, {"--size", "1MiB"},
+           "[limits]\nmax_memory = \"8MiB\"\nmax_memory_per_uid = \"4MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client good(d.socket);
+  ASSERT_TRUE(good.Send(Hello(1, "good") + Intern(1, 6, 1, "good %d", "g.c")));
+  ASSERT_TRUE(good.WaitRead());
+  uint64_t base_kib = StatusKiB(d.pid(), "VmRSS");
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(255);
+    _exit(Attack(d.socket));
+  }
+  // The good client logs all along.
+  const int kGood = Scaled(20000, 5000);
+  for (int i = 0; i < kGood; i += 100) {
+    std::vector<Rec> recs;
+    for (int k = 0; k < 100; ++k) recs.push_back(Rec(1, kT0 + uint64_t(i + k), {Arg::I(i + k)}));
+    ASSERT_TRUE(good.Send(Records(1, recs)));
+  }
+  int st = WaitExit(child, Ms(60000));
+  ASSERT_GE(st, 0);
+  ASSERT_NE(st, 255) << "could not become uid 65534";
+  ASSERT_TRUE(good.WaitRead());
+  auto stats = good.Stats();
+  uint64_t peak_kib = StatusKiB(d.pid(), "VmHWM");
+  EXPECT_GT(stats["err_memory"], 0u);
+  EXPECT_EQ(stats["err_replies_unread"], 10u);
+  // ASan's redzones and quarantine make each charged byte cost more.
+  EXPECT_LE(peak_kib, base_kib + (Small() ? 3 : 1) * (kMaxMemory >> 10) + 4096)
+      << "peak RSS " << peak_kib << " KiB, baseline " << base_kib << " KiB";
+  // The attacker is gone: only the good connection's state is left.
+  EXPECT_LT(stats["memory_used"], 64u << 10) << stats["memory_used"];
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  auto recs = ReadRing(d.ring);
+  int good_seen = 0;
+  for (const OwnedRecord &r : recs) good_seen += r.app == "good" && r.fmt == "good %d";
+  EXPECT_EQ(good_seen, kGood);
+  Figures(
+      "hostile memory (uid 65534: 20 connections x 1,000 INTERNs with site ids near 2^31, "
+      "40 x 200 distinct 4 KiB formats, 10 x 256 KiB of unread STATS_REQ; max_memory 8 MiB, "
+      "per uid 4 MiB): %d connections closed by the daemon, err_memory=%llu "
+      "err_replies_unread=%llu; peak RSS %llu KiB (baseline %llu KiB); the other uid's "
+      "%d/%d records landed",
+      st, (unsigned long long)stats["err_memory"], (unsigned long long)stats["err_replies_unread"],
+      (unsigned long long)peak_kib, (unsigned long long)base_kib, good_seen, kGood);
+}
+
+}  // namespace
+}  // namespace logsink::test
