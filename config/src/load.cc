@@ -158,6 +158,10 @@ const Key kKeys[] = {
      [](const Value &v, Config *c) -> std::string {
        return GetCount(v, 1, 1 << 20, &c->max_connections);
      }},
+    {"limits", "max_connections_per_uid",
+     [](const Value &v, Config *c) -> std::string {
+       return GetCount(v, 1, 1 << 20, &c->max_connections_per_uid);
+     }},
     {"limits", "max_sites_per_connection",
      [](const Value &v, Config *c) -> std::string {
        return GetCount(v, 1, 1 << 20, &c->max_sites_per_connection);

@@ -53,6 +53,7 @@ std::string ToToml(const Config &c) {
   s += "\n[limits]\n";
   s += "max_frame = " + Quote(FormatSize(c.max_frame)) + "\n";
   s += "max_connections = " + std::to_string(c.max_connections) + "\n";
+  s += "max_connections_per_uid = " + std::to_string(c.max_connections_per_uid) + "\n";
   s += "max_sites_per_connection = " + std::to_string(c.max_sites_per_connection) + "\n";
   s += "stall_timeout = " + Quote(FormatDuration(c.stall_timeout_ms)) + "\n";
   s += "read_budget = " + Quote(FormatSize(c.read_budget)) + "\n";

@@ -21,6 +21,7 @@ enum class Err : int {
   kTooManyConnections,  // accepted and closed at once
   kMemory,              // the connection's state would pass max_memory(_per_uid)
   kRepliesUnread,       // STATS_REQ while 64 KiB of earlier replies are unsent
+  kUidConnections,      // the uid holds max_connections_per_uid already: closed at once
   kCount
 };
 
@@ -37,7 +38,8 @@ inline const char *ErrName(Err e) {
                                        "err_stalled",
                                        "err_too_many_connections",
                                        "err_memory",
-                                       "err_replies_unread"};
+                                       "err_replies_unread",
+                                       "err_uid_connections"};
   static_assert(sizeof kNames / sizeof kNames[0] == int(Err::kCount));
   return kNames[int(e)];
 }
@@ -59,7 +61,8 @@ struct Counters {
   uint64_t syncs = 0;                // fdatasync calls completed
   uint64_t sync_errors = 0;
   uint64_t stats_requests = 0;
-  uint64_t memory_used = 0;  // bytes of connection state now (a gauge, see MemoryBudget)
+  uint64_t accept_emfile = 0;  // connections accepted with the reserve fd and closed (EMFILE)
+  uint64_t memory_used = 0;    // bytes of connection state now (a gauge, see MemoryBudget)
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

@@ -43,6 +43,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   f("app_truncated", c.app_truncated);
   f("stats_requests", c.stats_requests);
   f("memory_used", c.memory_used);
+  f("accept_emfile", c.accept_emfile);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 

@@ -36,6 +36,7 @@ struct Server::Conn {
   bool closed = false;  // CloseConn ran; the fd is closed once libuv let go
   size_t index = 0;     // in conns_
   int events = UV_READABLE;
+  uint64_t accepted_ms = 0;  // loop time at accept (silent connections time out)
   std::unique_ptr<Session> session;
 };
 
@@ -75,6 +76,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
 
 Server::~Server() {
   if (sync_fd_ >= 0) close(sync_fd_);
+  if (reserve_fd_ >= 0) close(reserve_fd_);
 }
 
 Limits Server::CurrentLimits() const {
@@ -98,6 +100,8 @@ int Server::Run() {
   if (sync_fd_ < 0)
     spdlog::warn("cannot open {} for fdatasync: {}", cfg_.ring_file, strerror(errno));
 
+  // Kept for accept's EMFILE case (AcceptAll).
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   uv_poll_init(&loop_, &listen_poll_, listener_->fd);
   listen_poll_.data = this;
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
@@ -183,6 +187,24 @@ void Server::AcceptAll() {
       int e = errno;
       if (e == EINTR || e == ECONNABORTED) continue;
       if (e == EAGAIN || e == EWOULDBLOCK) return;
+      if ((e == EMFILE || e == ENFILE) && reserve_fd_ >= 0) {
+        // Out of descriptors: with the one kept in reserve, take the waiting
+        // connection off the backlog and close it (counted), so it is not
+        // left unread; then reserve one again.
+        close(reserve_fd_);
+        reserve_fd_ = -1;
+        int drop = accept4(listener_->fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (drop >= 0) {
+          close(drop);
+          counters_.accept_emfile++;
+          counters_.connections_refused++;
+          ctx_.log_limit.Log(int(Err::kTooManyConnections), spdlog::level::warn,
+                             "accept: {}: a waiting connection was closed (accept_emfile)",
+                             strerror(e));
+        }
+        reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (drop >= 0) continue;
+      }
       ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "accept: {}; pausing accepts for 100ms",
                          strerror(e));
       // Out of descriptors or memory: the listening socket stays readable, so
@@ -206,14 +228,28 @@ void Server::AcceptAll() {
       peer.pid = uint32_t(cr.pid);
       peer.uid = uint32_t(cr.uid);
       peer.gid = uint32_t(cr.gid);
-      peer.comm = ReadComm(peer.pid);
     }
+    // One uid may not take every slot (root and our own uid may).
+    bool limited = peer.uid != 0 && peer.uid != uint32_t(geteuid());
+    if (limited && conns_by_uid_[peer.uid] >= cfg_.max_connections_per_uid) {
+      close(fd);
+      counters_.connections_refused++;
+      counters_.Count(Err::kUidConnections);
+      ctx_.log_limit.Log(int(Err::kUidConnections), spdlog::level::warn,
+                         "uid {} holds max_connections_per_uid ({}): connection closed", peer.uid,
+                         cfg_.max_connections_per_uid);
+      continue;
+    }
+    peer.comm = ReadComm(peer.pid);
+    conns_by_uid_[peer.uid]++;
     auto *c = new Conn;
     c->server = this;
     c->fd = fd;
+    c->accepted_ms = uv_now(&loop_);
     c->session = std::make_unique<Session>(&ctx_, CurrentLimits(), std::move(peer));
     if (int rc = uv_poll_init(&loop_, &c->poll, fd); rc < 0) {
       spdlog::error("uv_poll_init: {}", uv_strerror(rc));
+      if (--conns_by_uid_[c->session->peer().uid] == 0) conns_by_uid_.erase(c->session->peer().uid);
       close(fd);
       delete c;
       continue;
@@ -314,6 +350,9 @@ void Server::CloseConn(Conn *c) {
   last->index = c->index;
   conns_.pop_back();
   counters_.connections_current--;
+  uint32_t uid = c->session->peer().uid;
+  if (auto it = conns_by_uid_.find(uid); it != conns_by_uid_.end() && --it->second == 0)
+    conns_by_uid_.erase(it);
   c->closed = true;
   uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
     auto *conn = static_cast<Conn *>(h->data);
@@ -402,6 +441,11 @@ void Server::OnStallTimer(uv_timer_t *t) {
       c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
                                                   now - c->session->partial_since_ms()));
       s->CloseConn(c);
+    } else if (!c->session->any_frame() && !c->session->partial() &&
+               now - c->accepted_ms >= s->cfg_.stall_timeout_ms) {
+      c->session->Fail(Err::kStalled,
+                       fmt::format("no frame within {} ms of connecting", now - c->accepted_ms));
+      s->CloseConn(c);
     }
   }
 }
@@ -448,6 +492,7 @@ void Server::ApplyLive(const config::Config &n) {
   cfg_.fsync_interval_ms = n.fsync_interval_ms;
   cfg_.max_frame = n.max_frame;
   cfg_.max_connections = n.max_connections;
+  cfg_.max_connections_per_uid = n.max_connections_per_uid;
   cfg_.max_sites_per_connection = n.max_sites_per_connection;
   cfg_.stall_timeout_ms = n.stall_timeout_ms;
   cfg_.read_budget = n.read_budget;

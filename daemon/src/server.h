@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "counters.h"
@@ -83,6 +84,8 @@ class Server {
   Counters counters_;
   Context ctx_;
   std::vector<Conn *> conns_;
+  std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
+  int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;
   bool stopping_ = false;
 };

@@ -125,6 +125,7 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
 }
 
 bool Session::HandleFrame(const ls_frame &f) {
+  ++frames_;
   switch (f.type) {
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
       if (ls_stats_req_decode(f.payload, f.len) < 0) {

@@ -107,6 +107,8 @@ class Session {
   void Fail(Err e, std::string_view detail);
 
   const Peer &peer() const { return peer_; }
+  // Whether a whole frame has arrived yet (a silent connection holds a slot).
+  bool any_frame() const { return frames_ > 0; }
   uint64_t source_id() const { return source_.id; }
 
  private:
@@ -158,6 +160,7 @@ class Session {
   std::unordered_map<uint32_t, uint32_t> sparse_;
   uint64_t inline_bytes_ = 0;  // bytes of inline_
   uint64_t charged_ = 0;       // what Account() charged to ctx_->memory
+  uint64_t frames_ = 0;        // whole frames handled
   std::vector<SiteEntry> entries_;
   std::string sigs_;
   std::vector<std::string> inline_;  // fmt then file, per inline site

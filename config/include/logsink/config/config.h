@@ -36,6 +36,7 @@ struct Config {
   // [limits]
   uint32_t max_frame = 256u << 10;            // max_frame
   uint32_t max_connections = 1024;            // max_connections
+  uint32_t max_connections_per_uid = 64;      // max_connections_per_uid (root, own uid: exempt)
   uint32_t max_sites_per_connection = 65536;  // max_sites_per_connection
   uint64_t stall_timeout_ms = 10000;          // stall_timeout
   uint32_t read_budget = 256u << 10;          // read_budget (bytes per wakeup per connection)
