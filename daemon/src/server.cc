@@ -511,15 +511,45 @@ void Server::Shutdown(int signum) {
   if (stopping_) return;
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
-  // Connections still in the backlog have sent bytes too: take them first.
-  AcceptAll();
   uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
+  spdlog::info("{}: draining {} connections and the listen backlog", strsignal(signum),
+               conns_.size());
+  uint64_t deadline = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
+  // Connections still in the backlog have sent bytes too. However many
+  // there are (up to SOMAXCONN): take each one, drain it, close it, so the
+  // descriptor and connection limits do not apply and none is left unread.
+  uint64_t backlog = 0;
+  for (;;) {
+    int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && errno == EINTR) continue;
+    if (fd < 0 || uv_hrtime() >= deadline) {
+      if (fd >= 0) close(fd);
+      break;
+    }
+    Peer peer;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+      peer.pid = uint32_t(cr.pid);
+      peer.uid = uint32_t(cr.uid);
+      peer.gid = uint32_t(cr.gid);
+      peer.comm = ReadComm(peer.pid);
+    }
+    Session session(&ctx_, CurrentLimits(), std::move(peer));
+    counters_.connections_total++;
+    ++backlog;
+    for (;;) {
+      ssize_t r = read(fd, rbuf_.data(), rbuf_.size());
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0 || !session.Feed(rbuf_.data(), size_t(r), uv_now(&loop_))) break;
+    }
+    close(fd);
+  }
   CloseListener(listener_);
-  spdlog::info("{}: draining {} connections", strsignal(signum), conns_.size());
+  if (backlog) spdlog::info("drained {} connections from the listen backlog", backlog);
 
   // Read what each client sent before now: the bytes queued on its socket
   // (FIONREAD), up to EOF/EAGAIN, within shutdown_timeout overall.
-  uint64_t deadline = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
   for (size_t i = conns_.size(); i-- > 0;) {
     Conn *c = conns_[i];
     int queued = 0;

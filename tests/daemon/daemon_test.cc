@@ -482,6 +482,30 @@ TEST(Daemon, SigtermDrainsEverythingSentBeforeIt) {
   for (int i = 0; i < n; i++) ASSERT_EQ(Ints(got[i].args.substr(0, 3))[0], i);
 }
 
+// Hundreds of connections still in the listen backlog at SIGTERM (the daemon
+// was stopped while they connected and sent) are drained too.
+TEST(Daemon, SigtermDrainsHundredsOfQueuedConnections) {
+  constexpr int kConns = 300;
+  TempDir dir;
+  Daemon d(dir, {"--size", "8MiB"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
+  std::vector<std::unique_ptr<Client>> cs;
+  for (int i = 0; i < kConns; i++) {
+    cs.push_back(std::make_unique<Client>(d.socket));
+    ASSERT_TRUE(cs.back()->ok()) << i;
+    ASSERT_TRUE(cs.back()->Send(Hello(1, "queued") + Intern(1, 6, 1, "q %d", "q.c") +
+                                Records(1, {{1, kT0 + uint64_t(i), {Arg::I(i)}}})));
+  }
+  ASSERT_EQ(kill(d.pid(), SIGTERM), 0);
+  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
+  EXPECT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
+  std::set<int64_t> seen;
+  for (const auto &r : ReadRing(d.ring))
+    if (r.fmt == "q %d") seen.insert(Ints(r.args)[0]);
+  EXPECT_EQ(seen.size(), size_t(kConns));
+}
+
 TEST(Daemon, SecondDaemonOnTheSameSocketRefusesToStart) {
   TempDir dir;
   Daemon d(dir);
