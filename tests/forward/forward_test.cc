@@ -357,6 +357,50 @@ TEST_F(ForwardNatsTest, RefusesACursorOfAnotherRing) {
   EXPECT_EQ(CursorNext(dir_ / "cursor"), 10);  // untouched
 }
 
+// --level and --app: only matching records are shipped; skipped ones still
+// move the cursor (the forwarder is done with them).
+TEST_F(ForwardNatsTest, LevelAndAppFiltersShipOnlyMatchingRecords) {
+  WriterOptions o;
+  o.file_size = 1 << 20;
+  o.block_size = 4096;
+  std::unique_ptr<RingWriter> w;
+  ASSERT_TRUE(RingWriter::Open(Env::Default(), dir_ / "r.ring", o, &w).ok());
+  Source a{1, 10, 1000, 100, "alpha", "alpha"}, b{2, 11, 1000, 100, "beta", "beta"};
+  Site err{3, 1, "err %d", "t.c"}, info{6, 2, "info %d", "t.c"};
+  uint32_t s_err = w->Intern(err), s_info = w->Intern(info);
+  char sig[8];
+  ls_fmt_signature("err %d", 6, sig, sizeof sig);
+  int n = 0;
+  for (int i = 0; i < 400; ++i) {
+    uint8_t buf[LS_VARINT_MAX];
+    size_t len = ls_put_varint(buf, ls_zigzag(i));
+    std::string_view args(reinterpret_cast<char *>(buf), len);
+    // i % 4: alpha err, alpha info, beta err, beta info
+    ASSERT_TRUE(AppendRecord(w.get(), i % 4 < 2 ? a : b, i % 2 == 0 ? s_err : s_info, sig, args,
+                             1700000000000000000ull + uint64_t(i))
+                    .ok());
+    ++n;
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  std::vector<std::string> args = {"--to",    nats_.url(),     "--subject",     "logs.test",
+                                   "--file",  dir_ / "r.ring", "--cursor-file", dir_ / "cursor",
+                                   "--level", "warning",       "--app",         "alpha"};
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  JsCheck js(nats_.url());
+  ASSERT_EQ(js.Count("LOGS"), 100);  // alpha's err records: i % 4 == 0
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", 100, &bodies, &ids));
+  for (const std::string &body : bodies) {
+    EXPECT_NE(body.find("\"app\":\"alpha\""), std::string::npos) << body;
+    EXPECT_NE(body.find("\"level\":\"err\""), std::string::npos) << body;
+  }
+  EXPECT_EQ(StatusValue(dir_ / "cursor", "filtered"), 300);
+}
+
 TEST(ForwardNatsCluster, ExactlyOnceWhenTheStreamLeaderIsKilled) {
   TempDir dir("logsink-fwd");
   int cport[3] = {FreePort(), FreePort(), FreePort()};
