@@ -47,6 +47,20 @@ constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up o
 constexpr int kAcceptPerWakeup = 256;
 constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
 
+// The kernel's pid, uid and gid of a connection (SO_PEERCRED); comm is read
+// separately, only for connections that are served.
+Peer PeerOf(int fd) {
+  Peer peer;
+  struct ucred cr;
+  socklen_t len = sizeof cr;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+    peer.pid = uint32_t(cr.pid);
+    peer.uid = uint32_t(cr.uid);
+    peer.gid = uint32_t(cr.gid);
+  }
+  return peer;
+}
+
 std::string ReadComm(uint32_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
@@ -221,14 +235,7 @@ void Server::AcceptAll() {
                          "max_connections ({}) reached: connection closed", cfg_.max_connections);
       continue;
     }
-    Peer peer;
-    struct ucred cr;
-    socklen_t len = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
-      peer.pid = uint32_t(cr.pid);
-      peer.uid = uint32_t(cr.uid);
-      peer.gid = uint32_t(cr.gid);
-    }
+    Peer peer = PeerOf(fd);
     // One uid may not take every slot (root and our own uid may).
     bool limited = peer.uid != 0 && peer.uid != uint32_t(geteuid());
     if (limited && conns_by_uid_[peer.uid] >= cfg_.max_connections_per_uid) {
@@ -526,15 +533,8 @@ void Server::Shutdown(int signum) {
       if (fd >= 0) close(fd);
       break;
     }
-    Peer peer;
-    struct ucred cr;
-    socklen_t len = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
-      peer.pid = uint32_t(cr.pid);
-      peer.uid = uint32_t(cr.uid);
-      peer.gid = uint32_t(cr.gid);
-      peer.comm = ReadComm(peer.pid);
-    }
+    Peer peer = PeerOf(fd);
+    peer.comm = ReadComm(peer.pid);
     Session session(&ctx_, CurrentLimits(), std::move(peer));
     counters_.connections_total++;
     ++backlog;
