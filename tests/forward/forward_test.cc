@@ -479,7 +479,7 @@ TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow)
   const int64_t n = ring.count();
   ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }, Ms(30000)))
       << ReadFile(dir / "forward.log");
-  EXPECT_EQ(fwd.Stop(), 0);
+  EXPECT_EQ(fwd.Stop(), 0) << ReadFile(dir / "forward.log");
   rs.Kill(SIGTERM);  // flushes its output file
   std::vector<std::string> lines = Lines(ReadFile(rs.output()));
   std::vector<std::string> other;
