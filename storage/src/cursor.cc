@@ -14,12 +14,21 @@ bool LowerHex(std::string_view s) {
 
 std::string FormatCursor(const std::string &ring_id, uint64_t seq) {
   static const char kHex[] = "0123456789abcdef";
-  std::string num;
+  char num[16];
+  size_t n = 0;
   do {
-    num.insert(num.begin(), kHex[seq & 15]);
+    num[n++] = kHex[seq & 15];
     seq >>= 4;
   } while (seq);
-  return "ls1-" + ring_id + "-" + num;
+  // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict for
+  // operator+ chains and insert at the front.
+  std::string out;
+  out.reserve(4 + ring_id.size() + 1 + n);
+  out.append("ls1-");
+  out.append(ring_id);
+  out.push_back('-');
+  while (n > 0) out.push_back(num[--n]);
+  return out;
 }
 
 bool ParseCursor(std::string_view s, Cursor *out, std::string *why) {
