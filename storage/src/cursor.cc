@@ -36,7 +36,9 @@ bool ParseCursor(std::string_view s, Cursor *out, std::string *why) {
   std::string_view num = s.size() > 37 ? s.substr(37) : std::string_view();
   if (s.substr(0, 4) != "ls1-" || id.size() != 32 || !LowerHex(id) || s.size() < 38 ||
       s[36] != '-' || num.size() > 16 || !LowerHex(num)) {
-    *why = "\"" + std::string(s.substr(0, 80)) + "\" is not a logsink cursor (ls1-RINGID-SEQ)";
+    why->assign(1, '"');
+    why->append(s.substr(0, 80));
+    why->append("\" is not a logsink cursor (ls1-RINGID-SEQ)");
     return false;
   }
   uint64_t v = 0;
