@@ -83,7 +83,7 @@ NatsServer::~NatsServer() { Kill(SIGKILL); }
 bool NatsServer::Start(const NatsServerOptions &opt, std::string *err, Ms limit) {
   opt_ = opt;
   if (opt_.port == 0) opt_.port = FreePort();
-  if (opt_.name.empty()) opt_.name = "n" + std::to_string(opt_.port);
+  if (opt_.name.empty()) opt_.name = std::string("n").append(std::to_string(opt_.port));
   return Restart(err, limit);
 }
 
@@ -95,8 +95,9 @@ bool NatsServer::Restart(std::string *err, Ms limit) {
                                    "-sd",         opt_.dir + "/js-" + opt_.name,
                                    "-n",          opt_.name};
   if (!opt_.cluster_name.empty()) {
-    args.insert(args.end(), {"--cluster_name", opt_.cluster_name, "--cluster",
-                             "nats://127.0.0.1:" + std::to_string(opt_.cluster_port)});
+    args.insert(args.end(),
+                {"--cluster_name", opt_.cluster_name, "--cluster",
+                 std::string("nats://127.0.0.1:").append(std::to_string(opt_.cluster_port))});
     std::string routes;
     for (int r : opt_.routes)
       routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(r);
@@ -115,7 +116,8 @@ bool NatsServer::Restart(std::string *err, Ms limit) {
       },
       limit);
   if (!ready || ReadFile(log_path_).find("Server is ready", log_start) == std::string::npos) {
-    *err = "nats-server did not get ready: " + ReadFile(log_path_).substr(log_start);
+    *err = std::string("nats-server did not get ready: ")
+               .append(ReadFile(log_path_).substr(log_start));
     Kill(SIGKILL);
     return false;
   }
@@ -153,7 +155,10 @@ bool RsyslogServer::Restart(std::string *err, Ms limit) {
   pid_ = Spawn({"rsyslogd", "-n", "-f", dir_ + "/rsyslog.conf", "-i", dir_ + "/rsyslogd.pid"}, log);
   bool ok = WaitUntil([&] { return AcceptsTcp(port_) || Exited(pid_); }, limit);
   if (!ok || !AcceptsTcp(port_)) {
-    *err = "rsyslogd did not listen on port " + std::to_string(port_) + ": " + ReadFile(log);
+    *err = std::string("rsyslogd did not listen on port ")
+               .append(std::to_string(port_))
+               .append(": ")
+               .append(ReadFile(log));
     Kill(SIGKILL);
     return false;
   }
