@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -135,6 +136,12 @@ class PosixEnv final : public Env {
 };
 
 }  // namespace
+
+void Env::SleepMicros(uint32_t us) {
+  struct timespec ts = {time_t(us / 1000000), long(us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
 
 Env *Env::Default() {
   static Env *env = new PosixEnv;  // never deleted

@@ -1,8 +1,6 @@
 // ring_reader.cc: RingReader: reads records oldest -> newest by block
 // sequence number, seeks (oldest, last n, time, end) with binary searches over
 // block headers, follows a live writer and reports lost and skipped data.
-#include <time.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -42,8 +40,11 @@ class RingReader::Impl {
     kAbsent,       // never written, or an older lap's block: not written yet
     kBad,          // corrupt or torn (after retries)
   };
+  // Reads block seq. may_race: the writer may be writing that slot right
+  // now (the newest block, or the one after it), so a CRC failure is re-read
+  // (ReaderOptions) before it counts; elsewhere one read decides.
   Status ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h, Got *got,
-                   BlockState *state);
+                   BlockState *state, bool may_race = false);
   Status ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible);
   // The newest valid block now (binary search over headers, then CRC).
   Status FindNewest(bool *found, BlockHeader *h);
@@ -61,8 +62,11 @@ class RingReader::Impl {
     if (reporter_) reporter_->Corruption(off, why);
   }
   void Fill(const internal::DecodedRecord &d, Record *rec);
+  // Reports block b_ (once) as damaged or missing and moves past it.
+  void SkipDamaged(Got got, BlockState state, const BlockHeader &h);
 
   std::string path_;
+  Env *env_ = nullptr;
   std::unique_ptr<File> file_;
   Reporter *reporter_ = nullptr;
   ReaderOptions opts_;
@@ -78,12 +82,19 @@ class RingReader::Impl {
   uint64_t expect_ = 0;
   bool gap_ok_ = false;        // a corrupt block was skipped: a jump in records is not "lost"
   uint64_t reported_ = ~0ull;  // block sequence number last reported (report once)
-  uint64_t reread_ = ~0ull;    // block re-read once after FindNewest (see Next)
+  uint64_t reread_ = ~0ull;    // block re-read once before it counts as damaged (see Next)
+  // The newest block the last FindNewest found (0: none yet). The writer only
+  // moves forward, so a block below it that fails its check is damage, not a
+  // write in progress: Next skips it without searching again, which keeps
+  // reading a ring with many damaged blocks linear.
+  bool have_newest_ = false;
+  uint64_t newest_ = 0;
 };
 
 Status RingReader::Impl::Open(Env *env, const std::string &path, Reporter *reporter,
                               const ReaderOptions &opts) {
   path_ = path;
+  env_ = env;
   reporter_ = reporter;
   opts_ = opts;
   Status s = env->OpenFile(path, false, &file_);
@@ -112,20 +123,20 @@ Status RingReader::Impl::ReadHeader(uint64_t slot, BlockHeader *h, bool *plausib
 }
 
 Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h,
-                                   Got *got, BlockState *state) {
+                                   Got *got, BlockState *state, bool may_race) {
   const uint64_t slot = seq % layout_.block_count;
   uint32_t sleep_us = opts_.crc_retry_sleep_us;
+  const int retries = may_race ? opts_.crc_retries : 0;
   for (int attempt = 0;; attempt++) {
     size_t n = 0;
     Status s = file_->PRead(layout_.SlotOffset(seq), buf->data(), layout_.block_size, &n);
     if (!s.ok()) return s;
     if (n < layout_.block_size) std::memset(buf->data() + n, 0, layout_.block_size - n);
     *state = internal::CheckBlock(buf->data(), layout_, slot, h);
-    if (*state != BlockState::kBadCrc || attempt >= opts_.crc_retries) break;
+    if (*state != BlockState::kBadCrc || attempt >= retries) break;
     // Possibly a read racing the writer's pwrite of this slot: look again.
     if (sleep_us) {
-      struct timespec ts = {0, long(sleep_us) * 1000};
-      nanosleep(&ts, nullptr);
+      env_->SleepMicros(sleep_us);
       sleep_us *= 2;
     }
   }
@@ -147,10 +158,13 @@ Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, Bloc
   return Status::OK();
 }
 
-// Block sequence numbers increase with the slot index up to the newest block
-// and then drop (FORMAT.md, "Reading"): binary search for the last slot that
-// continues the sequence of the anchor slot (0, or 1 when 0 is unreadable).
-// Slots tried, from slot 0 on, as the anchor of the newest-block search.
+// Block sequence numbers increase by one from slot to slot up to the newest
+// block, and the slot after it holds an older lap's block (FORMAT.md,
+// "Reading"). From an anchor (a whole valid block), binary search for the
+// last slot, going forward and wrapping, that continues the anchor's
+// sequence. Anchors tried: slots 0..kAnchorSlots-1, then the newest block
+// found before, then (a ring damaged at its start) a scan of every slot for
+// the newest valid block.
 constexpr uint64_t kAnchorSlots = 8;
 
 Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
@@ -160,33 +174,53 @@ Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
   bool ok = false;
   uint64_t anchor = 0;
   // The anchor must be a whole valid block (CRC checked), not just a
-  // plausible header: a damaged slot 0 claiming some far-off sequence number
+  // plausible header: a damaged slot claiming some far-off sequence number
   // would otherwise send the search astray.
-  const uint64_t anchors = std::min<uint64_t>(count, kAnchorSlots);
-  for (; anchor < anchors; anchor++) {
+  auto try_slot = [&](uint64_t slot) -> Status {
     size_t got = 0;
-    Status s = file_->PRead(layout_.blocks_off + anchor * layout_.block_size, tmp_.data(),
+    Status s = file_->PRead(layout_.blocks_off + slot * layout_.block_size, tmp_.data(),
                             layout_.block_size, &got);
     if (!s.ok()) return s;
     if (got < layout_.block_size) std::memset(tmp_.data() + got, 0, layout_.block_size - got);
-    if (internal::CheckBlock(tmp_.data(), layout_, anchor, &h) == BlockState::kValid) {
-      ok = true;
-      break;
-    }
+    ok = internal::CheckBlock(tmp_.data(), layout_, slot, &h) == BlockState::kValid;
+    if (ok) anchor = slot;
+    return Status::OK();
+  };
+  for (uint64_t slot = 0; !ok && slot < std::min<uint64_t>(count, kAnchorSlots); slot++) {
+    Status s = try_slot(slot);
+    if (!s.ok()) return s;
+  }
+  if (!ok && have_newest_) {
+    Status s = try_slot(newest_ % count);
+    if (!s.ok()) return s;
+  }
+  if (!ok) {
+    // Costs one pass over the ring; only a ring whose first slots are all
+    // damaged gets here, and the newest block found then anchors later searches.
+    Status s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
+      BlockHeader bh;
+      if (internal::CheckBlock(img, layout_, slot, &bh) != BlockState::kValid) return;
+      if (!ok || bh.seq > h.seq) {
+        ok = true;
+        h = bh;
+        anchor = slot;
+      }
+    });
+    if (!s.ok()) return s;
   }
   if (!ok) return Status::OK();  // empty ring
   const uint64_t base = h.seq;
-  uint64_t lo = anchor, hi = count - 1;
+  uint64_t lo = 0, hi = count - 1;  // offsets from the anchor slot
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo + 1) / 2;
-    Status s = ReadHeader(mid, &h, &ok);
+    Status s = ReadHeader((anchor + mid) % count, &h, &ok);
     if (!s.ok()) return s;
-    if (ok && h.seq == base + (mid - anchor))
+    if (ok && h.seq == base + mid)
       lo = mid;
     else
       hi = mid - 1;
   }
-  uint64_t cand = base + (lo - anchor);
+  uint64_t cand = base + lo;
   // In a sound ring the search lands on the newest block; a damaged header
   // can stop it short, so go on while the next slot holds the next block
   // (one extra header read in the sound case).
@@ -196,15 +230,18 @@ Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
     if (!ok || h.seq != cand + 1) break;
     cand++;
   }
-  // The candidate's header is plausible; walk back past torn or corrupt blocks.
+  // The candidate's header is plausible; walk back past torn or corrupt
+  // blocks. Only the candidate itself may be racing the writer's pwrite.
   for (uint64_t back = 0; back < count; back++) {
     Got got;
     BlockState st;
-    Status s = ReadBlock(cand, &tmp_, &h, &got, &st);
+    Status s = ReadBlock(cand, &tmp_, &h, &got, &st, back == 0);
     if (!s.ok()) return s;
     if (got == Got::kValid) {
       *found = true;
       *out = h;
+      if (!have_newest_ || h.seq > newest_) newest_ = h.seq;
+      have_newest_ = true;
       return Status::OK();
     }
     if (cand == 0) break;
@@ -337,6 +374,32 @@ Status RingReader::Impl::SeekSeq(uint64_t seq) {
   return Status::OK();
 }
 
+void RingReader::Impl::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
+  // A block older than the newest is missing or corrupt: report it once and
+  // go on after it (a jump in record numbers there is not "lost").
+  if (reported_ != b_) {
+    std::string why;
+    if (got == Got::kBad) {
+      why = internal::BlockStateName(state);
+    } else {
+      why = "block ";
+      why += std::to_string(b_);
+      why += " is missing (slot holds ";
+      if (state == BlockState::kEmpty) {
+        why += "nothing";
+      } else {
+        why += "block ";
+        why += std::to_string(h.seq);
+      }
+      why += ")";
+    }
+    Report(layout_.SlotOffset(b_), why);
+    reported_ = b_;
+  }
+  gap_ok_ = true;
+  b_++;
+}
+
 void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
   *rec = Record();
   rec->kind = d.kind;
@@ -423,7 +486,7 @@ Status RingReader::Impl::Next(Record *rec) {
     Got got;
     BlockState state;
     BlockHeader h;
-    Status s = ReadBlock(b_, &blk_, &h, &got, &state);
+    Status s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
     if (!s.ok()) return s;
     if (got == Got::kValid) {
       if (loaded_ && h.used == h_.used && h.flags == h_.flags) {
@@ -444,6 +507,24 @@ Status RingReader::Impl::Next(Record *rec) {
       continue;  // the cursor skips records before expect_
     }
     loaded_ = false;
+
+    // Below the newest block seen and not lapped by it: the writer is done
+    // with block b_, so this is damage (or the writer lapping b_ right now,
+    // which the re-read shows as a valid newer block). A slot whose damaged
+    // header claims a newer block is damage too: only a valid newer block
+    // proves a lap, or a slot holding the block right after the newest (the
+    // writer's write in progress, or torn by a crash): both take the search
+    // below. Otherwise no search, so each damaged block costs two reads.
+    const bool maybe_lap =
+        got == Got::kOverwritten && (state == BlockState::kValid || h.seq == newest_ + 1);
+    if (!maybe_lap && have_newest_ && b_ < newest_ && b_ + count > newest_) {
+      if (reread_ != b_) {
+        reread_ = b_;
+        continue;
+      }
+      SkipDamaged(got, state, h);
+      continue;
+    }
 
     bool found;
     BlockHeader newest;
@@ -473,19 +554,7 @@ Status RingReader::Impl::Next(Record *rec) {
       reread_ = b_;
       continue;
     }
-    // A block older than the newest is missing or corrupt: skip it.
-    if (reported_ != b_) {
-      std::string why = got == Got::kBad
-                            ? internal::BlockStateName(state)
-                            : "block " + std::to_string(b_) + " is missing (slot holds " +
-                                  (state == BlockState::kEmpty ? std::string("nothing")
-                                                               : "block " + std::to_string(h.seq)) +
-                                  ")";
-      Report(layout_.SlotOffset(b_), why);
-      reported_ = b_;
-    }
-    gap_ok_ = true;
-    b_++;
+    SkipDamaged(got, state, h);
   }
   return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
 }

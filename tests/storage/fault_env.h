@@ -31,6 +31,7 @@ class FaultEnv : public Env {
   bool fail_writes = false;  // every write fails (set by a cut: the process died)
   int64_t syncs = 0;
   int64_t reads = 0;                  // PRead calls so far
+  int64_t sleeps = 0;                 // SleepMicros calls so far (never really sleeps)
   std::function<void()> before_read;  // runs before every PRead (e.g. to finish a "racing" write)
 
   void PowerLoss() {
@@ -63,6 +64,7 @@ class FaultEnv : public Env {
     return files_.erase(path) ? Status::OK() : Status::NotFound(path);
   }
   bool FileExists(const std::string &path) override { return files_.count(path) > 0; }
+  void SleepMicros(uint32_t) override { sleeps++; }
 
  private:
   class MemFile : public File {

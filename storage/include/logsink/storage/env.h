@@ -50,6 +50,9 @@ class Env {
                             std::unique_ptr<File> *out) = 0;
   virtual Status RemoveFile(const std::string &path) = 0;
   virtual bool FileExists(const std::string &path) = 0;
+  // Sleeps about `us` microseconds (a reader's pause before re-reading a
+  // block that may be racing the writer). Test Envs count instead.
+  virtual void SleepMicros(uint32_t us);
 
   // The real file system (pread/pwrite/fdatasync on plain fds). Never deleted.
   static Env *Default();

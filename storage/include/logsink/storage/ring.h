@@ -174,9 +174,10 @@ class Reporter {
 };
 
 struct ReaderOptions {
-  // A block that fails its CRC is re-read this many times (sleeping
-  // crc_retry_sleep_us, doubling, between reads) before it is reported: the
-  // read may have raced the writer's pwrite of the same slot.
+  // The newest block (or the one after it) failing its CRC is re-read this
+  // many times (Env::SleepMicros(crc_retry_sleep_us), doubling, between
+  // reads) before it is reported: the read may have raced the writer's pwrite
+  // of the same slot. Older blocks are never waited for (FORMAT.md, "Reading").
   int crc_retries = 3;
   uint32_t crc_retry_sleep_us = 200;
 };
