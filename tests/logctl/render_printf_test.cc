@@ -151,7 +151,11 @@ std::string Snprintf(const Conv &c, const std::string &spec, T v) {
     n = snprintf(buf, sizeof buf, f, p, v);
   else
     n = snprintf(buf, sizeof buf, f, v);
-  if (n < 0 || n >= static_cast<int>(sizeof buf)) return "[snprintf failed: " + spec + "]";
+  if (n < 0 || n >= static_cast<int>(sizeof buf)) {
+    std::string failed = "[snprintf failed: ";
+    failed.append(spec).push_back(']');
+    return failed;
+  }
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -421,7 +425,8 @@ std::string Describe(const Conv &c) {
       break;
     case 's':
     case 'm':
-      v = "string of " + std::to_string(c.s.size()) + " bytes";
+      v = "string of ";
+      v.append(std::to_string(c.s.size())).append(" bytes");
       break;
     case 'u':
     case 'o':
@@ -549,12 +554,42 @@ TEST(RenderPrintfTest, LongPrecisionIsExactUpToTheClamp) {
   EXPECT_EQ(RenderOne("%.4096g", DBL_TRUE_MIN), Libc("%.4096g", DBL_TRUE_MIN));
   EXPECT_EQ(RenderOne("%#.4096g", 1.0), Libc("%#.4096g", 1.0));
   EXPECT_EQ(RenderOne("%.4096a", 1.0), Libc("%.4096a", 1.0));
+  // Where fmt's own fixed precision stops being exact (767 digits in all,
+  // integer digits included) and around it.
+  for (const char *f : {"%.458f", "%.459f", "%.500f", "%.766f", "%.767f", "%.768f", "%.1100f"})
+    for (double d : {DBL_MAX, 1e300, 123.456, 1.0 / 3, 0x1p-715, 0x1.8p-716, 0x1p-1000, 5e-324})
+      EXPECT_EQ(RenderOne(f, d), Libc(f, d)) << f << " of " << d;
   std::string args;
   PutVarint(&args, ls_zigzag(5000));
   PutDouble(&args, 0.1);
   bool ok;
   EXPECT_EQ(Render("%.*f", args, &ok), Libc("%.4096f", 0.1));
   EXPECT_TRUE(ok);
+}
+
+// glibc's %#g, for a value below 10^P that rounds up to 10^P (so style e),
+// prints "1.e+P" where C says "1.000e+P"; the renderer does what glibc does.
+// The cases around it print as C says.
+TEST(RenderPrintfTest, HashGRoundingUpToTheNextPowerOfTenIsAsGlibc) {
+  EXPECT_EQ(RenderOne("%#g", 999999.5), "1.e+06");
+  EXPECT_EQ(RenderOne("%#g", 1e6), "1.00000e+06");
+  EXPECT_EQ(RenderOne("%#.3g", 99.96), "100.");
+  for (int p = 1; p <= 25; p++) {
+    std::string f = "%#.";
+    f.append(std::to_string(p)).push_back('g');
+    std::string e = "%#.";
+    e.append(std::to_string(p - 1)).push_back('e');
+    double pow10 = std::pow(10.0, p);
+    for (double d : {pow10, std::nextafter(pow10, 0.0), pow10 - 0.5, pow10 - 0.25, pow10 * 0.1,
+                     std::nextafter(pow10 * 0.1, 0.0), pow10 * (1 - 1e-9), pow10 * 0.99999}) {
+      EXPECT_EQ(RenderOne(f.c_str(), d), Libc(f.c_str(), d)) << f << " of " << d;
+      EXPECT_EQ(RenderOne(f.c_str(), -d), Libc(f.c_str(), -d)) << f << " of " << -d;
+      EXPECT_EQ(RenderOne(e.c_str(), d), Libc(e.c_str(), d)) << e << " of " << d;
+      std::string plain = f;
+      plain.erase(1, 1);  // without '#'
+      EXPECT_EQ(RenderOne(plain.c_str(), d), Libc(plain.c_str(), d)) << plain << " of " << d;
+    }
+  }
 }
 
 // Where the renderer cannot be snprintf: the client sent a code point.
