@@ -607,6 +607,20 @@ TEST(RenderPrintfTest, CharactersAboveAsciiRenderAsUtf8) {
   }
 }
 
+// FORMAT.md, "Arguments and narrowing": the message narrows, JSON args do not.
+TEST(RenderPrintfTest, NarrowingIsForTheMessageOnly) {
+  std::string args;
+  PutVarint(&args, ls_zigzag(300));
+  PutVarint(&args, 0x1ffffffffULL);
+  render::Format f;
+  render::Compile("%hhd %x", &f);
+  std::string msg, json;
+  EXPECT_TRUE(render::RenderMessage(f, args, &msg));
+  EXPECT_EQ(msg, "44 ffffffff");
+  EXPECT_EQ(render::AppendJsonArgs(&f, args, &json), args.size());
+  EXPECT_EQ(json, "[300,8589934591]");
+}
+
 TEST(RenderPrintfTest, PercentWithAnythingBetweenIsRefused) {
   for (const char *f : {"%5%", "%-%", "%.2%", "%l%", "%*%"}) {
     bool ok;
