@@ -2,7 +2,6 @@
 #include "render.h"
 
 #include <fmt/format.h>
-#include <fmt/printf.h>
 
 #include <cmath>
 #include <cstring>
@@ -45,7 +44,9 @@ void AppendPadded(std::string *out, std::string_view body, unsigned flags, int w
   if (flags & LS_FMT_MINUS) Pad(out, pad, ' ');
 }
 
-// C semantics of d i u o x X with flags, width and precision.
+// C semantics of d i u o x X with flags, width and precision, and of a
+// non-null %p (conv 'p'): glibc prints it as %#lx that keeps the '+' and ' '
+// flags.
 void FormatInteger(std::string *out, char conv, unsigned flags, int width, int precision,
                    bool negative, uint64_t mag) {
   char digits[72];
@@ -61,6 +62,7 @@ void FormatInteger(std::string *out, char conv, unsigned flags, int width, int p
         } while (mag);
         break;
       case 'x':
+      case 'p':
         do {
           *--p = kLowerHex[mag & 15];
           mag >>= 4;
@@ -84,18 +86,19 @@ void FormatInteger(std::string *out, char conv, unsigned flags, int width, int p
   bool was_zero = (nd == 1 && *p == '0') || nd == 0;
   size_t zeros = precision > 0 && static_cast<size_t>(precision) > nd ? precision - nd : 0;
   if (conv == 'o' && (flags & LS_FMT_HASH) && zeros == 0 && (nd == 0 || *p != '0')) zeros = 1;
-  char prefix[2];
+  char prefix[3];
   size_t np = 0;
-  if (conv == 'd' || conv == 'i') {
+  if (conv == 'd' || conv == 'i' || conv == 'p') {
     if (negative)
       prefix[np++] = '-';
     else if (flags & LS_FMT_PLUS)
       prefix[np++] = '+';
     else if (flags & LS_FMT_SPACE)
       prefix[np++] = ' ';
-  } else if ((conv == 'x' || conv == 'X') && (flags & LS_FMT_HASH) && !was_zero) {
+  }
+  if (conv == 'p' || ((conv == 'x' || conv == 'X') && (flags & LS_FMT_HASH) && !was_zero)) {
     prefix[np++] = '0';
-    prefix[np++] = conv;
+    prefix[np++] = conv == 'X' ? 'X' : 'x';
   }
   size_t len = np + zeros + nd;
   size_t w = width > 0 ? static_cast<size_t>(width) : 0;
@@ -109,25 +112,217 @@ void FormatInteger(std::string *out, char conv, unsigned flags, int width, int p
   if (flags & LS_FMT_MINUS) Pad(out, pad, ' ');
 }
 
-void FormatDouble(std::string *out, char conv, unsigned flags, int width, int precision, double d) {
-  // A spec rebuilt from validated parts only: flags, numbers, one conversion.
-  char spec[32];
-  size_t n = 0;
-  spec[n++] = '%';
-  if (flags & LS_FMT_MINUS) spec[n++] = '-';
-  if (flags & LS_FMT_PLUS) spec[n++] = '+';
-  if (flags & LS_FMT_SPACE) spec[n++] = ' ';
-  if (flags & LS_FMT_HASH) spec[n++] = '#';
-  if (flags & LS_FMT_ZERO) spec[n++] = '0';
-  auto r = fmt::format_to_n(spec + n, sizeof spec - n - 1, "{}", width > 0 ? width : 0);
-  n += width > 0 ? r.size : 0;
-  if (precision >= 0) {
-    spec[n++] = '.';
-    r = fmt::format_to_n(spec + n, sizeof spec - n - 1, "{}", precision);
-    n += r.size;
+// No double has more significant decimal digits than this (2^-1074 has 751,
+// the most is 767): past them its exact expansion has ended and every further
+// digit is 0.
+constexpr int kExactDigits = 767;
+
+// The first n >= 1 significant decimal digits of a (finite, >= 0), rounded to
+// nearest with ties to even as glibc does, into *digits (exactly n of them);
+// returns the decimal exponent of the first one (0 for a == 0). fmt makes the
+// digits (its precision is exact up to kExactDigits); the rest are zeros.
+int SignificantDigits(double a, int n, std::string *digits) {
+  char buf[kExactDigits + 32];
+  const int asked = n < kExactDigits ? n : kExactDigits;
+  auto r = fmt::format_to_n(buf, sizeof buf, "{:.{}e}", a, asked - 1);
+  const char *end = buf + (r.size < sizeof buf ? r.size : sizeof buf);
+  const char *q = buf;
+  digits->clear();
+  for (; q < end && *q != 'e'; q++)
+    if (*q != '.') digits->push_back(*q);
+  int exp = 0;
+  bool neg = q + 1 < end && q[1] == '-';
+  for (q += 2; q < end; q++) exp = exp * 10 + (*q - '0');
+  if (static_cast<int>(digits->size()) < n) digits->append(n - digits->size(), '0');
+  return neg ? -exp : exp;
+}
+
+// Appends the fixed-point form of 0.d1d2d3... x 10^(exp + 1) with prec
+// fraction digits, digits past the given ones being 0 (no rounding here).
+void AppendFixedDigits(std::string_view digits, int exp, int prec, std::string *b) {
+  auto digit = [&](int64_t i) {
+    return i >= 0 && static_cast<uint64_t>(i) < digits.size() ? digits[i] : '0';
+  };
+  if (exp < 0) {
+    b->push_back('0');
+  } else {
+    for (int i = 0; i <= exp; i++) b->push_back(digit(i));
   }
-  spec[n++] = conv;
-  out->append(fmt::sprintf(fmt::string_view(spec, n), d));
+  if (prec > 0) {
+    b->push_back('.');
+    for (int k = 1; k <= prec; k++) b->push_back(digit(int64_t{exp} + k));
+  }
+}
+
+// Appends "e+XX": the exponent with a sign and at least two digits.
+void AppendExponent(int exp, char e, std::string *b) {
+  b->push_back(e);
+  b->push_back(exp < 0 ? '-' : '+');
+  unsigned v = exp < 0 ? 0u - static_cast<unsigned>(exp) : static_cast<unsigned>(exp);
+  if (v < 10) b->push_back('0');
+  fmt::format_to(std::back_inserter(*b), "{}", v);
+}
+
+// %f of a (finite, >= 0) without sign or padding.
+void FixedBody(double a, int prec, bool hash, std::string *b) {
+  // fmt's fixed precision is exact as long as it makes at most kExactDigits
+  // digits (integer digits and prec fraction digits); a double has at most 309
+  // integer digits, and none below 1.
+  if (prec <= kExactDigits - 309 || (a < 1 && prec <= kExactDigits)) {
+    fmt::format_to(std::back_inserter(*b), "{:.{}f}", a, prec);
+  } else {
+    // Round the exact expansion at the last fraction digit asked for: that is
+    // n significant digits after the first (exponent exp).
+    std::string digits;
+    int exp = SignificantDigits(a, kExactDigits, &digits);
+    // Here prec > 458 and a >= 1, or prec > 767 and a >= 2^-1074 (or 0):
+    // n >= 445, and only below kExactDigits is there anything to round.
+    const int n = exp + 1 + prec;
+    if (n < kExactDigits) exp = SignificantDigits(a, n > 1 ? n : 1, &digits);
+    AppendFixedDigits(digits, exp, prec, b);
+  }
+  if (prec == 0 && hash) b->push_back('.');
+}
+
+// %e of a (finite, >= 0) without sign or padding.
+void ExpBody(double a, int prec, bool hash, bool upper, std::string *b) {
+  std::string digits;
+  int exp = SignificantDigits(a, prec + 1, &digits);
+  b->push_back(digits[0]);
+  if (prec > 0 || hash) b->push_back('.');
+  b->append(digits, 1, std::string::npos);
+  AppendExponent(exp, upper ? 'E' : 'e', b);
+}
+
+// %g of a (finite, >= 0) without sign or padding: P significant digits
+// (precision, 6 if absent, 1 if 0) in %f style when the exponent X of the %e
+// form is in [-4, P), else in %e style; without '#' the trailing zeros of the
+// fraction go, and the decimal point with them.
+void GeneralBody(double a, int prec, bool hash, bool upper, std::string *b) {
+  const int p = prec < 0 ? 6 : prec == 0 ? 1 : prec;
+  std::string digits;
+  int exp = SignificantDigits(a, p, &digits);
+  const size_t start = b->size();
+  const bool fixed = exp < p && exp >= -4;
+  if (fixed) {
+    AppendFixedDigits(digits, exp, p - 1 - exp, b);
+  } else {
+    b->push_back(digits[0]);
+    if (p > 1) {
+      b->push_back('.');
+      b->append(digits, 1, std::string::npos);
+    }
+  }
+  if (hash && !fixed && exp == p && p > 1 &&
+      digits.find_first_not_of('0', 1) == std::string::npos) {
+    // glibc's quirk: when %#g chose %f style for a value below 10^P and
+    // rounding carried it to 10^P (style e), it prints "1.e+P" without the
+    // P - 1 zeros C asks for. Whether it carried shows in the exact digits.
+    std::string exact;
+    if (SignificantDigits(a, kExactDigits, &exact) == p - 1) {
+      b->resize(start + 2);  // "1."
+      AppendExponent(exp, upper ? 'E' : 'e', b);
+      return;
+    }
+  }
+  if (hash) {
+    if (b->find('.', start) == std::string::npos) b->push_back('.');
+  } else if (b->find('.', start) != std::string::npos) {
+    while (b->back() == '0') b->pop_back();
+    if (b->back() == '.') b->pop_back();
+  }
+  if (!fixed) AppendExponent(exp, upper ? 'E' : 'e', b);
+}
+
+// %a of a (finite, >= 0) without sign, "0x" or padding, as glibc prints a
+// double: a leading 1 (0 for zero and subnormals, whose exponent is -1022),
+// the 52 fraction bits as 13 hex digits without their trailing zeros, or
+// rounded to nearest (ties to even) at the precision, and a decimal exponent.
+// Rounding may make the leading digit 2 (1 for a subnormal).
+void HexBody(double a, int prec, bool hash, bool upper, std::string *b) {
+  const char *hex = upper ? kUpperHex : kLowerHex;
+  uint64_t bits;
+  memcpy(&bits, &a, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  const uint64_t frac = bits & ((uint64_t{1} << 52) - 1);
+  int lead = biased == 0 ? 0 : 1;
+  const int exp = biased == 0 ? (frac == 0 ? 0 : -1022) : biased - 1023;
+  int d[13];
+  for (int i = 0; i < 13; i++) d[i] = static_cast<int>((frac >> (48 - 4 * i)) & 15);
+  int nd = 13;
+  while (nd > 0 && d[nd - 1] == 0) nd--;
+  if (prec >= 0 && prec < nd) {
+    const int last = prec > 0 ? d[prec - 1] : lead;
+    const bool more = (d[prec] & 7) != 0 || prec + 1 < nd;
+    if (d[prec] >= 8 && (more || (last & 1))) {
+      int i = prec - 1;
+      for (; i >= 0 && d[i] == 15; i--) d[i] = 0;
+      if (i >= 0)
+        d[i]++;
+      else
+        lead++;
+    }
+    nd = prec;
+  }
+  const int shown = prec < 0 ? nd : prec;
+  b->push_back(hex[lead]);
+  if (shown > 0 || hash) b->push_back('.');
+  for (int i = 0; i < nd; i++) b->push_back(hex[d[i]]);
+  if (shown > nd) b->append(shown - nd, '0');
+  b->push_back(upper ? 'P' : 'p');
+  b->push_back(exp < 0 ? '-' : '+');
+  fmt::format_to(std::back_inserter(*b), "{}", exp < 0 ? -exp : exp);
+}
+
+// f F e E g G a A as glibc prints a double (in the C locale: '.' as the
+// decimal point, the ' flag has no effect), with our own layout of sign,
+// prefix and padding; the digits come from fmt (decimal) or the bits (hex).
+void FormatDouble(std::string *out, char conv, unsigned flags, int width, int precision, double d) {
+  const bool upper = conv == 'F' || conv == 'E' || conv == 'G' || conv == 'A';
+  const bool hash = (flags & LS_FMT_HASH) != 0;
+  const bool finite = std::isfinite(d);
+  const double a = std::fabs(d);
+  char head[3];
+  size_t nh = 0;
+  if (std::signbit(d))
+    head[nh++] = '-';
+  else if (flags & LS_FMT_PLUS)
+    head[nh++] = '+';
+  else if (flags & LS_FMT_SPACE)
+    head[nh++] = ' ';
+  std::string body;
+  if (!finite) {
+    body = std::isnan(d) ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
+  } else {
+    switch (conv) {
+      case 'f':
+      case 'F':
+        FixedBody(a, precision < 0 ? 6 : precision, hash, &body);
+        break;
+      case 'e':
+      case 'E':
+        ExpBody(a, precision < 0 ? 6 : precision, hash, upper, &body);
+        break;
+      case 'g':
+      case 'G':
+        GeneralBody(a, precision, hash, upper, &body);
+        break;
+      default:  // a A
+        head[nh++] = '0';
+        head[nh++] = upper ? 'X' : 'x';
+        HexBody(a, precision, hash, upper, &body);
+        break;
+    }
+  }
+  const size_t len = nh + body.size();
+  const size_t w = width > 0 ? static_cast<size_t>(width) : 0;
+  const size_t pad = w > len ? w - len : 0;
+  const bool zero_pad = finite && (flags & LS_FMT_ZERO) && !(flags & LS_FMT_MINUS);
+  if (!(flags & LS_FMT_MINUS) && !zero_pad) Pad(out, pad, ' ');
+  out->append(head, nh);
+  if (zero_pad) Pad(out, pad, '0');
+  out->append(body);
+  if (flags & LS_FMT_MINUS) Pad(out, pad, ' ');
 }
 
 // Decodes the arguments of f into vals. Returns true when they cover args
@@ -232,9 +427,7 @@ void FormatOne(const ls_fmt_spec &spec, unsigned flags, int width, int precision
       if (u == 0) {
         AppendPadded(out, "(nil)", flags, width);
       } else {
-        // glibc prints %p as %#lx.
-        FormatInteger(out, 'x', (flags & (LS_FMT_MINUS | LS_FMT_ZERO)) | LS_FMT_HASH, width,
-                      precision, false, u);
+        FormatInteger(out, 'p', flags, width, precision, false, u);
       }
       break;
     }

@@ -18,7 +18,8 @@
 namespace logsink::render {
 
 // Widths and precisions above this are clamped (a hostile "%99999d" must not
-// make every record 100 KB).
+// make every record 100 KB): the result is what snprintf prints with 4096
+// written instead. proto/FORMAT.md ("Rendering") has every rule.
 constexpr int kMaxWidth = 4096;
 
 // A parsed format string: compile once per call site, render many times.
@@ -59,8 +60,9 @@ size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out);
 // Appends at most max_bytes of bytes as lowercase hex, then "…" if cut.
 void AppendHex(std::string_view bytes, std::string *out, size_t max_bytes = 256);
 
-// Formats one already-decoded argument for a conversion, the way C's printf
-// would (width/precision resolved, never LS_FMT_STAR here). Exposed for tests.
+// Formats one already-decoded argument for a conversion byte for byte as
+// glibc's snprintf would in the C locale (width/precision resolved, never
+// LS_FMT_STAR here; clamped to kMaxWidth). Exposed for tests.
 void FormatOne(const ls_fmt_spec &spec, unsigned flags, int width, int precision, uint64_t u,
                double d, std::string_view s, std::string *out);
 
