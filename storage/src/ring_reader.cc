@@ -426,7 +426,9 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
     rec->site_known = true;
   } else {
     rec->site_known = st_.Get(d.site_id, &rec->site);
-    if (!rec->site_known && st_.Load(file_.get()).ok()) {  // the writer interned it since
+    // An id above the table's last one: the writer interned it since. (One
+    // at or below it that is not there is damaged or lost for good.)
+    if (!rec->site_known && d.site_id > st_.last_id() && st_.Load(file_.get()).ok()) {
       rec->site_known = st_.Get(d.site_id, &rec->site);
     }
   }

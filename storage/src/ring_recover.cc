@@ -138,6 +138,7 @@ Status RingWriter::Impl::Recover() {
 
   bool found = false;
   uint64_t newest = 0, max_source = 0;
+  uint32_t max_site = 0;  // the largest string id a record refers to
   BlockCursor cursor;
   s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
     BlockHeader h;
@@ -150,11 +151,19 @@ Status RingWriter::Impl::Recover() {
     cursor.Reset(img, h);
     internal::DecodedRecord r;
     while (cursor.Next(&r) == BlockCursor::kRecord) {
+      if (r.kind == Record::Kind::kRecord) max_site = std::max(max_site, r.site_id);
     }
     for (const auto &src : cursor.sources()) max_source = std::max(max_source, src.id);
   });
   if (!s.ok()) return s;
   next_source_id_ = max_source + 1;
+  // String ids are never reused (FORMAT.md, "String table"): an id records
+  // refer to whose entry is damaged, or was lost with a power loss (entries
+  // and blocks are not written in order), stays retired, and damaged bytes
+  // after the last entry are cleared before new entries go there.
+  st_.RetireUpTo(max_site);
+  s = st_.ClearDamagedTail(file_.get());
+  if (!s.ok()) return s;
   cur_.used = layout_.block_size;  // StartBlock clears the whole buffer
   if (!found) {
     StartBlock(0, 0);

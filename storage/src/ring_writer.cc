@@ -137,7 +137,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
   const Source *src = rec.source;
   if (src && rec.site_id != 0 && rec.truncated == 0 && cur_.count != 0 &&
       rec.args_len < layout_.block_size &&
-      (rec.site_id <= sites_ || rec.site_id <= (sites_ = st_.size()))) {
+      (rec.site_id <= sites_ || rec.site_id <= (sites_ = st_.last_id()))) {
     const uint64_t id = src->id;
     const bool new_src = !has_src_ || src_ != id;
     if (!new_src || Declared(id)) {
@@ -183,7 +183,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
 
 Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
   if (!rec.source) return Status::InvalidArgument("record without a source");
-  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > st_.size()) {
+  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > st_.last_id()) {
     return Status::InvalidArgument("record with an unknown site id " + std::to_string(rec.site_id));
   }
   for (;;) {

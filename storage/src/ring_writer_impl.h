@@ -76,7 +76,7 @@ class RingWriter::Impl {
   bool has_src_ = false;
   uint64_t src_ = 0, tid_ = 0, ts_ = 0;
   std::vector<uint64_t> declared_;  // sources declared in the current block
-  // st_.size() as last seen: the table only grows, so an id <= sites_ is known
+  // st_.last_id() as last seen: ids only grow, so an id <= sites_ was given out
   // without asking the table (refreshed when an id is larger).
   uint32_t sites_ = 0;
 };

@@ -2,6 +2,8 @@
 // deduplicating append.
 #include "strtab.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -26,13 +28,14 @@ void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out) {
   ls_put_u32(out + LS_ST_OFF_CRC, Crc32c(out + kStCrcFrom, n - kStCrcFrom));
 }
 
-StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, Site *site,
+StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t last_id, uint32_t *id, Site *site,
                          size_t *size) {
   if (avail < LS_ST_HDR) {
     *size = LS_ST_HDR;
     return StParse::kNeedMore;
   }
-  if (ls_get_u32(p + LS_ST_OFF_ID) != expected_id) return StParse::kEnd;
+  const uint32_t got_id = ls_get_u32(p + LS_ST_OFF_ID);
+  if (got_id <= last_id) return StParse::kEnd;
   size_t fmt_len = ls_get_u16(p + LS_ST_OFF_FMT_LEN), file_len = ls_get_u16(p + LS_ST_OFF_FILE_LEN);
   if (fmt_len > LS_ST_MAX_FMT || file_len > LS_ST_MAX_FILE || p[LS_ST_OFF_LEVEL] > 7) {
     return StParse::kEnd;
@@ -43,6 +46,7 @@ StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, S
     return StParse::kNeedMore;
   }
   if (ls_get_u32(p + LS_ST_OFF_CRC) != Crc32c(p + kStCrcFrom, n - kStCrcFrom)) return StParse::kEnd;
+  *id = got_id;
   site->level = p[LS_ST_OFF_LEVEL];
   site->line = ls_get_u32(p + LS_ST_OFF_LINE);
   site->fmt = std::string_view(reinterpret_cast<const char *>(p + LS_ST_HDR), fmt_len);
@@ -51,10 +55,43 @@ StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, S
   return StParse::kOk;
 }
 
+size_t StScanner::Scan(const uint8_t *p, size_t n, uint32_t last_id) const {
+  size_t last_nz = n;  // one past the last non-zero byte
+  while (last_nz > 0 && p[last_nz - 1] == 0) last_nz--;
+  size_t pos = 0, end = 0;
+  while (pos < last_nz) {
+    uint32_t id = 0;
+    Site site;
+    size_t sz = 0;
+    if (ParseStrtabEntry(p + pos, n - pos, last_id, &id, &site, &sz) == StParse::kOk) {
+      if (on_entry) on_entry(pos, id, site);
+      last_id = id;
+      pos += sz;
+      end = pos;
+      continue;
+    }
+    // Neither an entry nor the zero tail: damage. The next valid entry with
+    // a larger id, if any, continues the table (one pass: the scan only
+    // moves forward).
+    size_t q = pos + 1;
+    for (; q < last_nz; q++) {
+      if (ParseStrtabEntry(p + q, n - q, last_id, &id, &site, &sz) == StParse::kOk) break;
+    }
+    if (q >= last_nz) break;  // a damaged tail: the table ends at `end`
+    if (on_damage) on_damage(pos, q - pos);
+    pos = q;
+  }
+  return end;
+}
+
 void StringTable::Init(uint64_t region_off, uint64_t region_size) {
   off_ = region_off;
   cap_ = region_size;
   end_ = 0;
+  last_id_ = count_ = 0;
+  damaged_ = 0;
+  tail_damaged_ = loaded_once_ = false;
+  tail_crc_ = 0;
   entries_.clear();
   index_.clear();
 }
@@ -69,14 +106,53 @@ std::string StringTable::Key(const Site &s) {
   return k;
 }
 
-void StringTable::Add(const Site &s) {
-  entries_.push_back(Entry{s.level, s.line, std::string(s.fmt), std::string(s.file)});
-  index_.emplace(Key(s), size());
+void StringTable::Add(uint32_t id, const Site &s) {
+  if (entries_.size() < id) entries_.resize(id);
+  entries_[id - 1] = Entry{true, s.level, s.line, std::string(s.fmt), std::string(s.file)};
+  index_.emplace(Key(s), id);
+  last_id_ = std::max(last_id_, id);
+  count_++;
+}
+
+// The bytes a damaged tail is recognised by: enough to cover any entry that
+// a writer appends over it.
+constexpr size_t kTailProbe = LS_ST_HDR + LS_ST_MAX_FMT + LS_ST_MAX_FILE;
+
+Status StringTable::LoadWhole(File *f) {
+  std::vector<uint8_t> buf(static_cast<size_t>(cap_ - end_));
+  size_t got = 0;
+  Status s = f->PRead(off_ + end_, buf.data(), buf.size(), &got);
+  if (!s.ok()) return s;
+  buf.resize(got);
+  StScanner sc;
+  sc.on_entry = [this](size_t, uint32_t id, const Site &site) { Add(id, site); };
+  sc.on_damage = [this](size_t, size_t len) { damaged_ += len; };
+  const size_t end = sc.Scan(buf.data(), buf.size(), last_id_);
+  end_ += end;
+  tail_damaged_ = std::any_of(buf.begin() + end, buf.end(), [](uint8_t b) { return b != 0; });
+  if (tail_damaged_) {
+    tail_crc_ = Crc32c(buf.data() + end, std::min(kTailProbe, buf.size() - end));
+  }
+  return Status::OK();
 }
 
 Status StringTable::Load(File *f) {
-  constexpr size_t kChunk = 64 * 1024;  // > the largest entry, so a re-read always fits one
+  if (!loaded_once_) {
+    loaded_once_ = true;
+    return LoadWhole(f);
+  }
   std::vector<uint8_t> buf;
+  if (tail_damaged_) {
+    // Scan again only when the bytes there changed (a writer appended).
+    buf.resize(static_cast<size_t>(std::min<uint64_t>(kTailProbe, cap_ - end_)));
+    size_t got = 0;
+    Status s = f->PRead(off_ + end_, buf.data(), buf.size(), &got);
+    if (!s.ok()) return s;
+    if (Crc32c(buf.data(), got) == tail_crc_) return Status::OK();
+    return LoadWhole(f);
+  }
+  // Following a writer: entries appended since, chunk by chunk.
+  constexpr size_t kChunk = 64 * 1024;  // > the largest entry, so a re-read always fits one
   while (end_ < cap_) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, cap_ - end_));
     buf.resize(want);
@@ -87,16 +163,21 @@ Status StringTable::Load(File *f) {
     bool more = false;
     for (;;) {
       Site site;
+      uint32_t id = 0;
       size_t n = 0;
-      StParse r = ParseStrtabEntry(buf.data() + pos, got - pos, size() + 1, &site, &n);
+      StParse r = ParseStrtabEntry(buf.data() + pos, got - pos, last_id_, &id, &site, &n);
       if (r == StParse::kOk) {
-        Add(site);
+        Add(id, site);
         pos += n;
         end_ += n;
         continue;
       }
       // Short of the entry: read on from it unless the region (or file) ends here.
       more = r == StParse::kNeedMore && got == want && end_ + n <= cap_ && pos > 0;
+      if (r == StParse::kEnd && pos + 4 <= got &&
+          (ls_get_u32(buf.data() + pos) != 0 || ls_get_u32(buf.data() + pos + LS_ST_OFF_ID) != 0)) {
+        return LoadWhole(f);  // not the zero tail: a write in progress, or damage
+      }
       break;
     }
     if (!more) break;
@@ -104,8 +185,21 @@ Status StringTable::Load(File *f) {
   return Status::OK();
 }
 
+Status StringTable::ClearDamagedTail(File *f) {
+  if (!tail_damaged_) return Status::OK();
+  std::vector<uint8_t> buf(static_cast<size_t>(cap_ - end_));
+  size_t got = 0;
+  Status s = f->PRead(off_ + end_, buf.data(), buf.size(), &got);
+  if (!s.ok()) return s;
+  while (got > 0 && buf[got - 1] == 0) got--;
+  std::fill(buf.begin(), buf.begin() + got, 0);
+  if (got) s = f->PWrite(off_ + end_, buf.data(), got);
+  if (s.ok()) tail_damaged_ = false;
+  return s;
+}
+
 bool StringTable::Get(uint32_t id, Site *out) const {
-  if (id == 0 || id > entries_.size()) return false;
+  if (id == 0 || id > entries_.size() || !entries_[id - 1].present) return false;
   const Entry &e = entries_[id - 1];
   out->level = e.level;
   out->line = e.line;
@@ -125,14 +219,15 @@ Status StringTable::Append(File *f, const Site &site, uint32_t *id) {
     return Status::OK();
   }
   size_t n = StrtabEntrySize(site);
-  if (end_ + n > cap_) return Status::OK();
+  if (end_ + n > cap_ || last_id_ == UINT32_MAX) return Status::OK();
   std::vector<uint8_t> buf(n);
-  EncodeStrtabEntry(size() + 1, site, buf.data());
+  const uint32_t new_id = last_id_ + 1;
+  EncodeStrtabEntry(new_id, site, buf.data());
   Status s = f->PWrite(off_ + end_, buf.data(), n);
   if (!s.ok()) return s;
-  Add(site);
+  Add(new_id, site);
   end_ += n;
-  *id = size();
+  *id = new_id;
   return Status::OK();
 }
 

@@ -3,8 +3,10 @@
 // writer) and the writer's deduplicating append. Internal to the library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -20,38 +22,70 @@ inline size_t StrtabEntrySize(const Site &s) { return LS_ST_HDR + s.fmt.size() +
 void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out);
 
 enum class StParse { kOk, kEnd, kNeedMore };
-// Parses one entry from [p, p + avail) expecting id. kOk fills *site (views
-// into p) and *size; kNeedMore when avail is short of the entry (*size = bytes
-// needed); kEnd when the bytes are not a valid entry with that id.
-StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t expected_id, Site *site,
+// Parses one entry from [p, p + avail) whose id must be greater than last_id.
+// kOk fills *id, *site (views into p) and *size; kNeedMore when avail is short
+// of the entry (*size = bytes needed); kEnd when the bytes are not a valid
+// entry (CRC, lengths, level, or an id not above last_id).
+StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t last_id, uint32_t *id, Site *site,
                          size_t *size);
+
+// The string table region scanned whole (FORMAT.md, "String table"): calls
+// on_entry for every valid entry in order, on_damage for every damaged
+// stretch skipped (bytes that are neither entries nor the zero tail) and
+// returns the offset where the table ends (after the last valid entry).
+struct StScanner {
+  std::function<void(size_t off, uint32_t id, const Site &site)> on_entry;
+  std::function<void(size_t off, size_t len)> on_damage;
+  size_t Scan(const uint8_t *p, size_t n, uint32_t last_id) const;
+};
 
 class StringTable {
  public:
   void Init(uint64_t region_off, uint64_t region_size);
   // Reads and parses entries from the current end of the table on (all of
-  // them on the first call). Returns the I/O status.
+  // them on the first call, which also reads the rest of the region to find
+  // entries after a damaged one). Returns the I/O status.
   Status Load(File *f);
-  uint32_t size() const { return static_cast<uint32_t>(entries_.size()); }
+  // The largest id taken: loaded, or retired (RetireUpTo). Ids are never
+  // reused, so an id <= last_id() that Get() does not know is damaged or lost.
+  uint32_t last_id() const { return last_id_; }
+  uint32_t count() const { return count_; }  // entries present
   uint64_t used_bytes() const { return end_; }
   uint64_t region_off() const { return off_; }
+  // Damaged bytes between entries, and past the last one (0 when clean).
+  uint64_t damaged_bytes() const { return damaged_; }
+  uint64_t tail_damaged_from() const { return tail_damaged_ ? end_ : 0; }
+  bool tail_damaged() const { return tail_damaged_; }
   bool Get(uint32_t id, Site *out) const;
   // The id of an equal site, or 0.
   uint32_t Find(const Site &site) const;
+  // The writer's: ids up to `id` (referenced by records whose entry is
+  // damaged or was never written) are never given to a new entry.
+  void RetireUpTo(uint32_t id) { last_id_ = std::max(last_id_, id); }
+  // The writer's, at open: zeroes damaged bytes after the last entry so new
+  // entries are appended to a clean tail.
+  Status ClearDamagedTail(File *f);
   // Writes a new entry for site (not already present) and returns its id in
   // *id, or *id = 0 when it does not fit (region full or strings too long).
   Status Append(File *f, const Site &site, uint32_t *id);
 
  private:
   struct Entry {
-    uint8_t level;
-    uint32_t line;
+    bool present = false;
+    uint8_t level = 0;
+    uint32_t line = 0;
     std::string fmt, file;
   };
   static std::string Key(const Site &s);
-  void Add(const Site &s);
+  void Add(uint32_t id, const Site &s);
+  Status LoadWhole(File *f);
 
   uint64_t off_ = 0, cap_ = 0, end_ = 0;
+  uint32_t last_id_ = 0, count_ = 0;
+  uint64_t damaged_ = 0;
+  bool tail_damaged_ = false;
+  bool loaded_once_ = false;
+  uint32_t tail_crc_ = 0;      // CRC of the damaged tail's first bytes when last scanned
   std::deque<Entry> entries_;  // id - 1 -> entry; a deque keeps views stable
   std::unordered_map<std::string, uint32_t> index_;
 };

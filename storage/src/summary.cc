@@ -15,7 +15,7 @@ Status SummarizeRing(File *file, const Layout &layout, StringTable *st,
   *out = RingReader::Summary();
   Status s = st->Load(file);
   if (!s.ok()) return s;
-  out->strings = st->size();
+  out->strings = st->count();
   out->strtab_bytes = st->used_bytes();
   struct Info {
     uint64_t seq, first_rec, count, base_ts, max_ts, used;

@@ -41,7 +41,8 @@ class Verifier {
   Layout l_;
   uint64_t problems_ = 0;
   std::vector<uint8_t> strtab_;  // the region; sites_ point into it
-  std::vector<Site> sites_;      // id - 1 -> site
+  std::vector<Site> sites_;      // id - 1 -> site (fmt.data() null: no such entry)
+  std::vector<bool> present_;    // id - 1 -> an entry with that id is in the table
 };
 
 Status Verifier::Run() {
@@ -155,27 +156,34 @@ Status Verifier::CheckStrtab() {
   size_t got = 0;
   Status s = f_->PRead(l_.strtab_off, strtab_.data(), strtab_.size(), &got);
   if (!s.ok()) return s;
-  size_t pos = 0;
-  for (;;) {
-    Site site;
-    size_t n = 0;
-    uint32_t id = static_cast<uint32_t>(sites_.size() + 1);
-    StParse r = ParseStrtabEntry(strtab_.data() + pos, strtab_.size() - pos, id, &site, &n);
-    if (r != StParse::kOk) break;
-    sites_.push_back(site);
-    pos += n;
-  }
-  // The table ends at a zero id; anything else in the rest of the region is damage.
-  bool clean = std::all_of(strtab_.begin() + pos, strtab_.end(), [](uint8_t b) { return b == 0; });
+  // One scanner for readers, the writer and verify: entries after a damaged
+  // stretch are still found, and the damage is reported.
+  StScanner sc;
+  sc.on_entry = [this](size_t, uint32_t id, const Site &site) {
+    if (sites_.size() < id) {
+      sites_.resize(id);
+      present_.resize(id, false);
+    }
+    sites_[id - 1] = site;
+    present_[id - 1] = true;
+  };
+  sc.on_damage = [this](size_t off, size_t len) {
+    Report(l_.strtab_off + off, "damaged string-table bytes (" + std::to_string(len) +
+                                    "), skipped up to the next entry");
+  };
+  const size_t end = sc.Scan(strtab_.data(), strtab_.size(), 0);
+  // The table ends at the zero tail; anything else after the last entry is damage.
+  bool clean = std::all_of(strtab_.begin() + end, strtab_.end(), [](uint8_t b) { return b == 0; });
   if (!clean) {
     std::string why = "bad string-table entry";
-    if (strtab_.size() - pos >= LS_ST_HDR) {
-      uint32_t id = ls_get_u32(strtab_.data() + pos + LS_ST_OFF_ID);
-      why += id == sites_.size() + 1 ? " (id " + std::to_string(id) + ": CRC or lengths wrong)"
-                                     : " (id " + std::to_string(id) + ", expected " +
-                                           std::to_string(sites_.size() + 1) + ")";
+    if (strtab_.size() - end >= LS_ST_HDR) {
+      why += " (id ";
+      why += std::to_string(ls_get_u32(strtab_.data() + end + LS_ST_OFF_ID));
+      why += ": not after id ";
+      why += std::to_string(sites_.size());
+      why += ", or CRC or lengths wrong)";
     }
-    Report(l_.strtab_off + pos, why);
+    Report(l_.strtab_off + end, why);
   }
   return Status::OK();
 }
@@ -196,8 +204,9 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
     if (d.kind != Record::Kind::kRecord) continue;
     if (d.site_id == 0) {
       CheckArgs(eoff, d.inline_site, d);
-    } else if (d.site_id > sites_.size()) {
-      Report(eoff, "record references unknown string id " + std::to_string(d.site_id));
+    } else if (d.site_id > sites_.size() || !present_[d.site_id - 1]) {
+      Report(eoff, "record references unknown string id " + std::to_string(d.site_id) +
+                       " (its entry is damaged or was lost)");
     } else {
       CheckArgs(eoff, sites_[d.site_id - 1], d);
     }

@@ -52,7 +52,9 @@ TEST(RingIdentity, RandomAtCreationAndKeptAcrossReopen) {
   TempDir dir;
   std::set<std::string> ids;
   for (int k = 0; k < 8; ++k) {
-    std::string path = dir / ("r" + std::to_string(k));
+    std::string name = "r";  // appends: GCC 12 -O3 warns (falsely) on "r" + std::string
+    name += std::to_string(k);
+    std::string path = dir / name;
     std::string id;
     {
       auto w = OpenRing(Env::Default(), path, 4);

@@ -36,7 +36,7 @@ extern "C" {
 /* ---- string table entries, packed from the start of the region ---------- */
 #define LS_ST_HDR 20u             /* fixed part of an entry */
 #define LS_ST_OFF_CRC 0           /* u32 CRC32C of bytes [4, LS_ST_HDR + fmt_len + file_len) */
-#define LS_ST_OFF_ID 4            /* u32 = previous id + 1, first is 1; 0 = end of table */
+#define LS_ST_OFF_ID 4            /* u32 > previous id (ids may be skipped, never reused), >= 1 */
 #define LS_ST_OFF_LINE 8          /* u32 source line */
 #define LS_ST_OFF_LEVEL 12        /* u8 syslog level 0..7 */
 #define LS_ST_OFF_FLAGS 13        /* u8 reserved, 0 */
