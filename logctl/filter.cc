@@ -46,8 +46,9 @@ bool Filter::MatchFields(const storage::Record &r) const {
   if (pid && r.pid != *pid) return false;
   if (uid && r.uid != *uid) return false;
   if (app && !(r.app == *app || (r.app.empty() && r.comm == *app))) return false;
-  if (since_ns && r.ts_ns < *since_ns) return false;
-  if (until_ns && r.ts_ns > *until_ns) return false;
+  // Times the writer can vouch for, not the client's alone (ring.h).
+  if (since_ns && storage::FilterTime(r) < *since_ns) return false;
+  if (until_ns && storage::FilterTime(r) > *until_ns) return false;
   return true;
 }
 

@@ -9,8 +9,7 @@ namespace logsink::storage::internal {
 // The header's reserved bytes [52, 56) follow the flags field (FORMAT.md).
 // The block CRC covers [8, used): everything after the magic and the CRC itself.
 constexpr size_t kBlkCrcFrom = LS_BLK_OFF_SEQ;
-constexpr size_t kBlkOffReserved = LS_BLK_OFF_FLAGS + 4;
-static_assert(kBlkOffReserved + 4 == LS_BLK_HDR, "the reserved word ends the header");
+static_assert(LS_BLK_OFF_OPENED + 4 == LS_BLK_HDR, "the open time ends the header");
 
 // The header's fields past magic and CRC, as one table that ParseBlockHeader
 // and FinishBlock both walk, so the two cannot disagree on an offset.
@@ -25,7 +24,8 @@ constexpr Field<uint64_t> kWide[] = {{LS_BLK_OFF_SEQ, &BlockHeader::seq},
                                      {LS_BLK_OFF_MAX_TS, &BlockHeader::max_ts}};
 constexpr Field<uint32_t> kNarrow[] = {{LS_BLK_OFF_USED, &BlockHeader::used},
                                        {LS_BLK_OFF_COUNT, &BlockHeader::count},
-                                       {LS_BLK_OFF_FLAGS, &BlockHeader::flags}};
+                                       {LS_BLK_OFF_FLAGS, &BlockHeader::flags},
+                                       {LS_BLK_OFF_OPENED, &BlockHeader::opened}};
 
 BlockHeader ParseBlockHeader(const uint8_t *p) {
   BlockHeader h;
@@ -40,7 +40,6 @@ void FinishBlock(uint8_t *p, const BlockHeader &h) {
   ls_put_u32(p + LS_BLK_OFF_MAGIC, LS_BLK_MAGIC);
   for (const auto &f : kWide) ls_put_u64(p + f.off, h.*f.member);
   for (const auto &f : kNarrow) ls_put_u32(p + f.off, h.*f.member);
-  ls_put_u32(p + kBlkOffReserved, 0);
   ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + kBlkCrcFrom, h.used - kBlkCrcFrom));
 }
 

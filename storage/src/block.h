@@ -20,6 +20,7 @@ struct BlockHeader {
   uint32_t magic = 0, crc = 0;
   uint64_t seq = 0, first_rec = 0, base_ts = 0, max_ts = 0;
   uint32_t used = 0, count = 0, flags = 0;
+  uint32_t opened = 0;  // LS_BLK_OFF_OPENED
   bool sealed() const { return flags & LS_BLK_F_SEALED; }
 };
 

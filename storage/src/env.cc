@@ -143,6 +143,12 @@ void Env::SleepMicros(uint32_t us) {
   }
 }
 
+uint64_t Env::NowNanos() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
 Env *Env::Default() {
   static Env *env = new PosixEnv;  // never deleted
   return env;

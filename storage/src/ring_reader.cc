@@ -56,6 +56,10 @@ class RingReader::Impl {
     return s;
   }
   uint64_t Lowest(uint64_t newest) const { return internal::OldestLive(layout_, newest); }
+  // A block's open time in ns since the epoch (0: not recorded).
+  uint64_t OpenedNs(const BlockHeader &bh) const {
+    return bh.opened ? layout_.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
+  }
   void Position(uint64_t block, bool have_expect, uint64_t expect);
   Status PositionAt(uint64_t block);
   void Report(uint64_t off, const std::string &why) {
@@ -322,23 +326,32 @@ Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
   BlockHeader h;
   Status s = FindNewestOrRewind(&found, &h);
   if (!s.ok() || !found) return s;
-  if (h.max_ts < ts_ns) {  // nothing that late yet: follow from the end
+  const uint64_t from = ts_ns > kClockSlackNs ? ts_ns - kClockSlackNs : 0;
+  // Whether block header bh is at or past the time searched for: by its open
+  // time when it has one (only grows), else (older files) by its timestamps.
+  auto reaches = [&](const BlockHeader &bh) {
+    return bh.opened ? OpenedNs(bh) >= from : bh.max_ts >= ts_ns;
+  };
+  if (!h.opened && h.max_ts < ts_ns) {  // nothing that late yet: follow from the end
     Position(h.seq, true, h.first_rec + h.count);
     return Status::OK();
   }
-  // First block whose largest timestamp reaches ts_ns.
-  uint64_t lo = Lowest(h.seq), hi = h.seq;
+  // First block that reaches the time.
+  const uint64_t lowest = Lowest(h.seq);
+  uint64_t lo = lowest, hi = h.seq;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     BlockHeader mh;
     bool ok;
     s = ReadHeader(mid % layout_.block_count, &mh, &ok);
     if (!s.ok()) return s;
-    if (ok && mh.seq == mid && mh.max_ts >= ts_ns)
+    if (ok && mh.seq == mid && reaches(mh))
       hi = mid;
     else
       lo = mid + 1;
   }
+  // Records of the block before it may have been received after `from`.
+  if (h.opened && lo > lowest) lo--;
   return PositionAt(lo);
 }
 
@@ -405,6 +418,7 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
   rec->kind = d.kind;
   rec->seq = h_.first_rec + d.index;
   rec->block_seq = h_.seq;
+  rec->block_opened_ns = OpenedNs(h_);
   rec->ts_ns = d.ts;
   rec->source_id = d.has_source ? d.source_id : 0;
   if (d.source) {

@@ -16,12 +16,6 @@ namespace logsink::storage {
 
 namespace {
 
-uint64_t WallNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
-
 // 16 bytes from the kernel's CSPRNG (getrandom blocks only until it is
 // seeded, early at boot).
 Status NewRingId(Layout *l) {
@@ -44,6 +38,7 @@ std::string Geometry(const Layout &l) {
 
 Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOptions &opts) {
   path_ = path;
+  env_ = env;
   Layout want;
   Status s = Layout::Compute(opts.file_size, opts.block_size, opts.strtab_size, &want);
   if (!s.ok()) return s;
@@ -95,7 +90,7 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
 Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout &want,
                                 uint32_t mode) {
   layout_ = want;
-  layout_.created_ns = WallNs();
+  layout_.created_ns = env->NowNanos();
   Status s = NewRingId(&layout_);
   if (!s.ok()) return s;
   CreateFileOptions co;
@@ -146,6 +141,7 @@ Status RingWriter::Impl::Recover() {
     if (!found || h.seq > newest) {
       newest = h.seq;
       found = true;
+      last_opened_ = h.opened;
       std::memcpy(buf_.data(), img, layout_.block_size);
     }
     cursor.Reset(img, h);

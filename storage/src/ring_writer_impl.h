@@ -43,7 +43,10 @@ class RingWriter::Impl {
   // per-block state the next entry is delta-encoded against. The one place
   // an entry becomes part of the block; callers set tid_ first when it applies.
   void Commit(size_t n, uint64_t source_id, uint64_t ts_ns) {
-    if (cur_.count == 0) cur_.base_ts = cur_.max_ts = ts_ns;
+    if (cur_.count == 0) {
+      cur_.base_ts = cur_.max_ts = ts_ns;
+      cur_.opened = OpenTime();
+    }
     if (ts_ns > cur_.max_ts) cur_.max_ts = ts_ns;
     cur_.used += static_cast<uint32_t>(n);
     cur_.count++;
@@ -53,6 +56,14 @@ class RingWriter::Impl {
     dirty_ = true;
     stats_.records++;
     stats_.bytes += n;
+  }
+  // The open time of a block starting now (LS_BLK_OFF_OPENED): never less
+  // than the previous block's, so it orders blocks even if the clock steps back.
+  uint32_t OpenTime() {
+    const uint64_t now = env_->NowNanos(), created = layout_.created_ns;
+    const uint64_t secs = now > created ? (now - created) / 1000000000ull + 1 : 1;
+    last_opened_ = std::max<uint32_t>(last_opened_, uint32_t(std::min<uint64_t>(secs, UINT32_MAX)));
+    return last_opened_;
   }
   Status Seal();
   bool Declared(uint64_t id) const;
@@ -67,6 +78,8 @@ class RingWriter::Impl {
   Status AppendTruncated(const RecordIn &rec);
 
   std::string path_;
+  Env *env_ = nullptr;
+  uint32_t last_opened_ = 0;  // the newest block's open time
   std::unique_ptr<File> file_;
   internal::Superblock sb_;
   internal::StringTable st_;

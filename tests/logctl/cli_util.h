@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock_env.h"
 #include "common/process.h"
 #include "common/records.h"
 #include "common/staged_binary.h"
@@ -127,7 +128,8 @@ class TestRing {
     o.file_size = file_size;
     o.block_size = block_size;
     o.strtab_size = 4096;
-    Status s = RingWriter::Open(Env::Default(), path, o, &w_);
+    env_.now_ns = 1;  // created "long ago": each record's time is then its block's open time
+    Status s = RingWriter::Open(&env_, path, o, &w_);
     EXPECT_TRUE(s.ok()) << s.ToString();
     src_ = Source{1, 4242, 1000, 100, "testapp", "testcomm"};
   }
@@ -151,6 +153,7 @@ class TestRing {
   // Appends a record of site id with the given signature and argument bytes.
   void Add(uint32_t site, const std::string &sig, const std::string &args, uint64_t ts,
            const Source *src = nullptr, uint64_t tid = 1) {
+    env_.now_ns = ts;  // the writer's clock agrees with the record's
     Status s = AppendRecord(w_.get(), src ? *src : src_, site, sig, args, ts, tid);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
@@ -166,6 +169,7 @@ class TestRing {
 
  private:
   std::string path_;
+  ClockEnv env_;  // outlives w_
   std::unique_ptr<RingWriter> w_;
   Source src_;
   std::vector<std::unique_ptr<std::string>> strings_;

@@ -58,6 +58,8 @@ extern "C" {
 #define LS_BLK_OFF_USED 40        /* u32 bytes used, header included */
 #define LS_BLK_OFF_COUNT 44       /* u32 records (kind RECORD and DROPPED) */
 #define LS_BLK_OFF_FLAGS 48       /* u32 LS_BLK_F_* */
+#define LS_BLK_OFF_OPENED 52      /* u32 writer's clock when the first entry went in: 1 + whole
+                                     seconds since the ring's creation; 0 unknown */
 /* bytes [52, 56) reserved, 0 */
 #define LS_BLK_F_SEALED 0x1u      /* the writer moved on; the block will not grow */
 

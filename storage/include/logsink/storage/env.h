@@ -53,6 +53,9 @@ class Env {
   // Sleeps about `us` microseconds (a reader's pause before re-reading a
   // block that may be racing the writer). Test Envs count instead.
   virtual void SleepMicros(uint32_t us);
+  // The wall clock (CLOCK_REALTIME), ns since the epoch: the ring's creation
+  // time and each block's open time (FORMAT.md, "Blocks"). Test Envs set it.
+  virtual uint64_t NowNanos();
 
   // The real file system (pread/pwrite/fdatasync on plain fds). Never deleted.
   static Env *Default();

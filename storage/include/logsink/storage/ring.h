@@ -161,7 +161,20 @@ struct Record {
   std::string_view args;   // raw argument bytes (decode with the signature of site.fmt)
   uint64_t truncated = 0;  // bytes cut from string arguments
   uint64_t dropped_count = 0, dropped_since_ns = 0;  // kDropped only
+  // When the writer opened the record's block, by its own clock (whole
+  // seconds, not after the true time); 0 when the file does not say.
+  uint64_t block_opened_ns = 0;
 };
+
+// A record's own timestamp comes from its client and is not trusted. Time
+// filters compare FilterTime(): the timestamp, unless it lies more than
+// kClockSlackNs before the writer opened the record's block (a wrong or
+// lying clock), then that open time (FORMAT.md, "What is trusted").
+constexpr uint64_t kClockSlackNs = 60ull * 1000000000ull;
+inline uint64_t FilterTime(const Record &r) {
+  if (r.block_opened_ns == 0 || r.ts_ns + kClockSlackNs >= r.block_opened_ns) return r.ts_ns;
+  return r.block_opened_ns;
+}
 
 // Told about everything a reader skips, with a reason (LevelDB's Reporter).
 class Reporter {
@@ -198,8 +211,12 @@ class RingReader {
   Status SeekOldest();
   // The last n records (n may exceed what is stored). Reads O(n) blocks, not the ring.
   Status SeekLast(uint64_t n);
-  // The first record whose block may hold timestamps >= ts_ns (binary search
-  // over block headers; the caller still filters per record).
+  // The first record that may have FilterTime() >= ts_ns: the block before
+  // the first one the writer opened at or after ts_ns - kClockSlackNs (a
+  // binary search over block open times, which only grow), so records
+  // received more than that before ts_ns are not shown whatever their
+  // timestamps. Blocks of files that do not record open times are searched
+  // by their largest timestamp. The caller still filters per record.
   Status SeekTime(uint64_t ts_ns);
   // After the newest record present now (for "follow from now").
   Status SeekEnd();
