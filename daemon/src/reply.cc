@@ -41,6 +41,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   f("connections_total", c.connections_total);
   f("connections_refused", c.connections_refused);
   f("app_truncated", c.app_truncated);
+  f("sites_cut", c.sites_cut);
   f("stats_requests", c.stats_requests);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);

@@ -220,6 +220,7 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
   full.fmt = std::string_view(in.fmt, in.fmt_len);
   full.file = std::string_view(in.file, in.file_len);
   e.global = ctx_->writer->Intern(full);
+  if (e.global == 0 && !InlineSiteFits(in.site, sig, size_t(nargs), &full)) return false;
   if (e.global == 0) {  // string table full: records carry the site inline
     e.inline_idx = uint32_t(inline_.size());
     inline_.emplace_back(full.fmt);
@@ -238,6 +239,38 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
   }
   // Charged now, so that a frame of many INTERNs is stopped at the bound.
   return Account();
+}
+
+// The string table is full, so records of this site would carry it inline:
+// a site too large for a block that way could never be stored. Its file name
+// is cut until it fits (FORMAT.md: the file name is only shown); a format
+// string that cannot fit even so is refused here, never accepted and lost.
+bool Session::InlineSiteFits(uint64_t site_id, const char *sig, size_t nargs, storage::Site *site) {
+  size_t floor = 0;  // the arguments with every string cut to nothing
+  for (size_t i = 0; i < nargs; i++) floor += sig[i] == LS_ARG_STR ? 1 : LS_VARINT_MAX;
+  const storage::RingWriter &w = *ctx_->writer;
+  if (w.InlineSiteFits(source_, *site, floor)) return true;
+  storage::Site cut = *site;
+  cut.file = {};
+  if (!w.InlineSiteFits(source_, cut, floor)) {
+    Fail(Err::kBadIntern,
+         fmt::format("site {}: a {}-byte format cannot be stored: the string table is full "
+                     "and a {}-byte block cannot hold it in each record",
+                     site_id, site->fmt.size(), w.layout().block_size));
+    return false;
+  }
+  size_t lo = 0, hi = site->file.size();  // the longest file name that fits
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo + 1) / 2;
+    cut.file = site->file.substr(0, mid);
+    if (w.InlineSiteFits(source_, cut, floor))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  site->file = site->file.substr(0, lo);
+  ctx_->counters->sites_cut++;
+  return true;
 }
 
 bool Session::OnRecords(const uint8_t *p, size_t n) {

@@ -123,6 +123,7 @@ class Session {
   bool HandleFrame(const ls_frame &f);
   bool OnHello(const uint8_t *p, size_t n);
   bool OnIntern(const uint8_t *p, size_t n);
+  bool InlineSiteFits(uint64_t site_id, const char *sig, size_t nargs, storage::Site *site);
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
   // Counts and reports (rate-limited) a failed append to the ring.

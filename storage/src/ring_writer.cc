@@ -323,6 +323,18 @@ Status RingWriter::Impl::Flush() {
   return Status::OK();
 }
 
+bool RingWriter::Impl::InlineSiteFits(const Source &src, const Site &site,
+                                      size_t args_floor) const {
+  RecordFields f;
+  f.flags = LS_E_F_SOURCE | LS_E_F_TID | LS_E_F_TRUNC | LS_E_F_INLINE;
+  f.source_id = src.id;
+  f.tid = f.truncated = f.ts_zz = ~0ull;
+  f.inline_site = &site;
+  const size_t body = internal::RecordFixedLen(f) + args_floor;
+  const size_t need = LS_BLK_HDR + internal::SourceEntrySize(src) + ls_varint_len(body) + body;
+  return need <= layout_.block_size;
+}
+
 uint32_t RingWriter::Impl::Intern(const Site &site) {
   uint32_t id = st_.Find(site);
   if (id) return id;
@@ -357,6 +369,9 @@ Status RingWriter::Flush() { return impl_->Flush(); }
 Status RingWriter::Sync() { return impl_->Sync(); }
 const Layout &RingWriter::layout() const { return impl_->layout_; }
 const WriterStats &RingWriter::stats() const { return impl_->stats_; }
+bool RingWriter::InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const {
+  return impl_->InlineSiteFits(src, site, args_floor);
+}
 uint64_t RingWriter::next_record_seq() const { return impl_->cur_.first_rec + impl_->cur_.count; }
 uint64_t RingWriter::current_block_seq() const { return impl_->cur_.seq; }
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }

@@ -22,6 +22,7 @@ class RingWriter::Impl {
  public:
   Status Open(Env *env, const std::string &path, const WriterOptions &opts);
   uint32_t Intern(const Site &site);
+  bool InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const;
   bool LookupSite(uint32_t id, Site *out) const { return st_.Get(id, out); }
   Status Append(const RecordIn &rec);
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);

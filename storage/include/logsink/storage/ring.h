@@ -112,6 +112,12 @@ class RingWriter {
   // Returns the string-table id of site (deduplicated, >= 1), or 0 when the
   // table is full: the caller then appends records with the site inline.
   uint32_t Intern(const Site &site);
+  // Whether a record of src with `site` inline (the table being full) fits an
+  // empty block in the worst case: every optional field at its largest, and
+  // args_floor bytes of arguments (the arguments with every string cut to
+  // nothing). When it does not, such a record could not be stored at all:
+  // the caller refuses the site instead of accepting records that vanish.
+  bool InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const;
   // Looks an id up (for tests and for the daemon's validation cache).
   bool LookupSite(uint32_t id, Site *out) const;
 
