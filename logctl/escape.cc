@@ -71,6 +71,22 @@ void AppendUtf8(std::string *out, char32_t cp) {
   out->append(reinterpret_cast<const char *>(b), n);
 }
 
+// Invisible characters that change how the text around them reads: bidi
+// embeddings, overrides and isolates (U+202E turns "exe.txt" into "txt.exe"),
+// line and paragraph separators (a line break to some terminals and
+// viewers), zero-width characters and the BOM.
+static bool Deceptive(char32_t cp) {
+  return cp == 0x061C || cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) ||
+         (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) ||
+         (cp >= 0x2066 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
+static void AppendCodePointEscape(std::string *out, char32_t cp) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->append("\\u", 2);
+  for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(cp >> shift) & 0xf]);
+}
+
 void AppendTerminalSafe(std::string *out, std::string_view s) {
   const auto *p = reinterpret_cast<const unsigned char *>(s.data());
   const auto *end = p + s.size();
@@ -100,6 +116,9 @@ void AppendTerminalSafe(std::string *out, std::string_view s) {
     } else if (cp >= 0x80 && cp <= 0x9f) {
       // C1 controls: U+009B is CSI on some terminals.
       for (size_t i = 0; i < n; i++) AppendHexByte(out, p[i]);
+      p += n;
+    } else if (Deceptive(cp)) {
+      AppendCodePointEscape(out, cp);
       p += n;
     } else {
       out->append(reinterpret_cast<const char *>(p), n);

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <iterator>
+
 #include "escape.h"
 #include "filter.h"
 
@@ -40,9 +43,34 @@ void AppendNum(std::string *out, T v) {
   out->append(f.data(), f.size());
 }
 
+// A name in the "NAME[PID]:" prefix: terminal-safe, and one token: the
+// characters that shape the prefix (space [ ] ( ) : < >) are escaped as \xNN,
+// so no label can imitate another prefix ("sshd[1]: <crit> ...").
+void AppendName(std::string *out, std::string_view name) {
+  std::string safe;
+  render::AppendTerminalSafe(&safe, name);
+  for (char c : safe) {
+    if (std::strchr(" []():<>", c) && c != '\0') {
+      fmt::format_to(std::back_inserter(*out), "\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+// "LABEL[PID]": the client's app label when it is the process's name, else
+// "LABEL(COMM)[PID]", so a label that is not the process's own name shows as
+// such (comm is read from /proc at accept; the pid is the kernel's).
 void AppendIdent(const Record &r, std::string *out) {
-  std::string_view id = !r.app.empty() ? r.app : !r.comm.empty() ? r.comm : "?";
-  render::AppendTerminalSafe(out, id);
+  if (r.app.empty() || r.app == r.comm || r.comm.empty()) {
+    std::string_view id = !r.app.empty() ? r.app : !r.comm.empty() ? r.comm : "?";
+    AppendName(out, id);
+  } else {
+    AppendName(out, r.app);
+    out->push_back('(');
+    AppendName(out, r.comm);
+    out->push_back(')');
+  }
   out->push_back('[');
   AppendNum(out, r.pid);
   out->append("]: <");

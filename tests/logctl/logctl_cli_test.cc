@@ -52,7 +52,8 @@ TEST_F(LogctlTest, TailPrintsTheLastTenOldestFirst) {
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 10u) << r.out;
   for (int i = 0; i < 10; i++)
-    EXPECT_EQ(lines[i], Line(15 + i, "testapp[4242]: <info> n=" + std::to_string(15 + i)));
+    EXPECT_EQ(lines[i],
+              Line(15 + i, "testapp(testcomm)[4242]: <info> n=" + std::to_string(15 + i)));
   EXPECT_EQ(r.err, "");
 }
 
@@ -64,11 +65,11 @@ TEST_F(LogctlTest, TailLineCounts) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
   r = RunLogctl({"tail", "-n1", "--file", dir_.File("r.ring")});
-  EXPECT_EQ(r.out, Line(24, "testapp[4242]: <info> n=24\n"));
+  EXPECT_EQ(r.out, Line(24, "testapp(testcomm)[4242]: <info> n=24\n"));
   r = RunLogctl({"tail", "--lines=1000", "--file", dir_.File("r.ring")});
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 25u);
-  EXPECT_EQ(lines.front(), Line(0, "testapp[4242]: <info> n=0"));
+  EXPECT_EQ(lines.front(), Line(0, "testapp(testcomm)[4242]: <info> n=0"));
 }
 
 TEST_F(LogctlTest, EmptyRingPrintsNothing) {
@@ -114,8 +115,8 @@ TEST_F(LogctlTest, LevelFilterShowsThatLevelAndMoreSevere) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 5u) << r.out;
-  EXPECT_EQ(lines[0], Line(0, "testapp[4242]: <emerg> at emerg"));
-  EXPECT_EQ(lines[4], Line(4, "testapp[4242]: <warning> at warning"));
+  EXPECT_EQ(lines[0], Line(0, "testapp(testcomm)[4242]: <emerg> at emerg"));
+  EXPECT_EQ(lines[4], Line(4, "testapp(testcomm)[4242]: <warning> at warning"));
   r = RunLogctl({"cat", "--level", "3", "--file", dir_.File("r.ring")});
   EXPECT_EQ(Lines(r.out).size(), 4u);
   r = RunLogctl({"cat", "-p", "debug", "--file", dir_.File("r.ring")});
@@ -141,7 +142,8 @@ TEST_F(LogctlTest, PidUidAndAppFilters) {
   r = RunLogctl({"cat", "--uid", "1000", "--file", f});
   lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 3u);
-  for (auto &l : lines) EXPECT_NE(l.find("testapp[4242]: <info> from mine"), std::string::npos);
+  for (auto &l : lines)
+    EXPECT_NE(l.find("testapp(testcomm)[4242]: <info> from mine"), std::string::npos);
   r = RunLogctl({"cat", "--app", "testapp", "--file", f});
   EXPECT_EQ(Lines(r.out).size(), 3u);
   // An empty label falls back to the process name.
@@ -223,6 +225,27 @@ TEST_F(LogctlTest, TailWithFilterWalksBackForMatches) {
   EXPECT_NE(lines[1].find("noise 7999"), std::string::npos);
 }
 
+// Issue 12 (9): a label cannot imitate another line's prefix, and a label
+// that is not the process's name shows the name beside it.
+TEST_F(LogctlTest, ShortPrefixShowsLabelAndCommAndEscapesStructure) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(6, "hello");
+  Source fake{2, 77, 1000, 100, "sshd[1]: <crit> fake", "python3"};
+  Source same{3, 78, 0, 0, "sshd", "sshd"};
+  Source none{4, 79, 0, 0, "", "cron"};
+  ring.Add(site, "", "", kT0, &fake);
+  ring.Add(site, "", "", kT0 + 1, &same);
+  ring.Add(site, "", "", kT0 + 2, &none);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.err;
+  EXPECT_EQ(lines[0],
+            Line(0, "sshd\\x5b1\\x5d\\x3a\\x20\\x3ccrit\\x3e\\x20fake(python3)[77]: <info> hello"));
+  EXPECT_NE(lines[1].find(" sshd[78]: <info> hello"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(" cron[79]: <info> hello"), std::string::npos) << lines[2];
+}
+
 TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
   TestRing ring(dir_.File("r.ring"));
   uint32_t site = ring.Intern(4, "user %s port %d ratio %.2f", 42);
@@ -273,9 +296,10 @@ TEST_F(LogctlTest, DroppedEntryInShortOutput) {
   ring.writer()->AppendDropped(ring.source(), kT0 + 5 * kMs, 3, kT0);
   ring.Close();
   Result r = RunLogctl({"tail", "--file", dir_.File("r.ring")});
-  EXPECT_EQ(r.out, Line(5,
-                        "testapp[4242]: <warning> -- 3 records dropped by the client since "
-                        "2025-11-23 10:00:00.000 +0000 --\n"));
+  EXPECT_EQ(r.out,
+            Line(5,
+                 "testapp(testcomm)[4242]: <warning> -- 3 records dropped by the client since "
+                 "2025-11-23 10:00:00.000 +0000 --\n"));
 }
 
 TEST_F(LogctlTest, FormatArgumentMismatchShowsTheRawParts) {
@@ -287,7 +311,7 @@ TEST_F(LogctlTest, FormatArgumentMismatchShowsTheRawParts) {
   Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, Line(0,
-                        "testapp[4242]: <info> [logsink: format/argument mismatch] "
+                        "testapp(testcomm)[4242]: <info> [logsink: format/argument mismatch] "
                         "fmt=\"a %d and %s\" args=[i:5]\n"));
   r = RunLogctl({"cat", "--json", "--file", dir_.File("r.ring")});
   json v = ParseJson(Lines(r.out)[0]);
@@ -366,7 +390,7 @@ TEST_F(LogctlTest, RawOutputShowsFormatAndArguments) {
   ring.Add(site, "si", Args().s("bob").i(22).bytes(), kT0);
   ring.Close();
   Result r = RunLogctl({"cat", "--output", "raw", "--file", dir_.File("r.ring")});
-  EXPECT_EQ(r.out, Line(0, "testapp[4242]: <info> site=" + std::to_string(site) +
+  EXPECT_EQ(r.out, Line(0, "testapp(testcomm)[4242]: <info> site=" + std::to_string(site) +
                                " fmt=\"user %s port %d\" args=[s:\"bob\", i:22]\n"));
 }
 
@@ -448,8 +472,8 @@ TEST_F(LogctlTest, DamagedStringTableShowsUnknownFormat) {
   FlipByte(f, 8192 + 20);  // the first string-table entry's format bytes
   Result c = RunLogctl({"cat", "--file", f});
   EXPECT_EQ(c.status, 0) << c.err;
-  EXPECT_EQ(c.out, Line(0, "testapp[4242]: <info> [unknown format #" + std::to_string(site) +
-                               "] args=[hex:0a]\n"));
+  EXPECT_EQ(c.out, Line(0, "testapp(testcomm)[4242]: <info> [unknown format #" +
+                               std::to_string(site) + "] args=[hex:0a]\n"));
   Result v = RunLogctl({"verify", "--file", f});
   EXPECT_EQ(v.status, 1) << v.out;
   EXPECT_NE(v.out.find("offset 8192"), std::string::npos) << v.out;

@@ -35,7 +35,7 @@ TEST(LogctlDaemonTest, SendThenCat) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto lines = CatUntil(d.ring, 3);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_NE(lines[0].find(" tester["), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(" tester(logctl)["), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("]: <err> disk sda1 full"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find(" logctl["), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("]: <info> line one"), std::string::npos);

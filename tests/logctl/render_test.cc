@@ -282,6 +282,25 @@ TEST(EscapeTest, TerminalNeverGetsControlCharacters) {
   EXPECT_EQ(out, "a\\x00b");
 }
 
+// Issue 12 (9): invisible characters that change how text reads are shown
+// as \uXXXX: a right-to-left override, line and paragraph separators, a BOM,
+// zero-width and isolate characters.
+TEST(EscapeTest, TerminalShowsBidiSeparatorsAndBomEscaped) {
+  std::string out;
+  AppendTerminalSafe(&out,
+                     "a\xe2\x80\xae"
+                     "txt.exe b\xe2\x80\xa8"
+                     "c\xe2\x80\xa9"
+                     "d\xef\xbb\xbf"
+                     "e\xe2\x80\x8b"
+                     "f\xe2\x81\xa6"
+                     "g\xd8\x9c");
+  EXPECT_EQ(out, "a\\u202etxt.exe b\\u2028c\\u2029d\\ufeffe\\u200bf\\u2066g\\u061c");
+  out.clear();
+  AppendTerminalSafe(&out, "\xe2\x80\x94 \xe2\x80\xa6");  // em dash, ellipsis: kept
+  EXPECT_EQ(out, "\xe2\x80\x94 \xe2\x80\xa6");
+}
+
 TEST(EscapeTest, JsonIsAlwaysValid) {
   std::string out;
   AppendJsonEscaped(&out, "q\"b\\s\n\x01\x1b\x7f \xff \xc3\xa9 \xc2\x85 \xf0\x9f\x98\x80");
