@@ -67,6 +67,42 @@ static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need
   return ok;
 }
 
+/* A record at flush_level or more severe was staged: wait (futex) until the
+ * sender has written it, and everything this thread staged before it, into
+ * the socket (an ls_flush bounded by block_timeout_ms), so a crash or kill
+ * right after the call cannot lose it. Without a connection, or while the
+ * daemon is not draining (stall_mark, see ls__ring_wait), only wake the
+ * sender: no thread waits on a daemon that does not read. */
+static __attribute__((noinline, cold)) void ls__flush_wait(ls_client *c) {
+  ls__conn *k = &c->conn;
+  uint64_t moved = atomic_load_explicit(&k->st_bytes, memory_order_relaxed);
+  if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) ||
+      !atomic_load_explicit(&k->st_connected, memory_order_relaxed) ||
+      atomic_load_explicit(&c->stall_mark, memory_order_relaxed) == moved + 1) {
+    ls__wake(c);
+    return;
+  }
+  /* head was published (release) before this request: the sender's pass
+   * for it snapshots the ring after reading the request, so it sees the record. */
+  uint32_t req = atomic_fetch_add(&c->flush_req, 1) + 1;
+  ls__wake(c);
+  uint64_t deadline = ls__now_mono_ns() + (uint64_t)c->block_timeout_ms * 1000000u;
+  for (;;) {
+    uint32_t done = atomic_load(&c->flush_done);
+    if ((int32_t)(done - req) >= 0) return;
+    if (!atomic_load_explicit(&k->st_connected, memory_order_relaxed)) return;
+    uint64_t now = ls__now_mono_ns();
+    if (now >= deadline) {
+      atomic_store_explicit(&c->stall_mark,
+                            atomic_load_explicit(&k->st_bytes, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
+      return;
+    }
+    uint64_t wait = deadline - now < 10000000u ? deadline - now : 10000000u;
+    ls__futex_wait(&c->flush_done, done, wait);
+  }
+}
+
 /* Stages one record. ap NULL: `text` is the single string argument. */
 static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__ring *r,
                                                            const ls__prog *p, int level,
@@ -141,7 +177,10 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
   if (LS__UNLIKELY(head - r->wake_pos >= c->batch_bytes || level <= c->flush_level)) {
     int e = errno;
     r->wake_pos = head;
-    ls__wake(c);
+    if (level <= c->flush_level)
+      ls__flush_wait(c);
+    else
+      ls__wake(c);
     errno = e;
   }
   return 0;

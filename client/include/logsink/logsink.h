@@ -156,8 +156,8 @@ typedef struct ls_stats {
   uint64_t disconnects;      /* connections lost (send failed or timed out) */
   uint64_t buffered_bytes;   /* bytes waiting in staging buffers now */
   int connected;             /* 1 when the client holds a connection now */
-  uint64_t fd_lost; /* times the client's socket descriptor was found closed or replaced by the
-                       application: let go without closing, counted in disconnects, reconnected */
+  uint64_t fd_lost;   /* times the client's socket descriptor was found closed or replaced by the
+                         application: let go without closing, counted in disconnects, reconnected */
   uint64_t formatted; /* ls_log/ls_vlog records rendered in the process and sent as text
                          because the table of run-time formats was full */
 } ls_stats;
@@ -190,7 +190,8 @@ LS__EXPORT int ls_flush(ls_client *c);
 /* Logs `len` bytes of dynamic text (any bytes; no format is applied) at
  * `level` (0..7). Returns 0 when the record was buffered, -EAGAIN when it was
  * dropped (buffers full, or a stalled or absent daemon), -EINVAL for a bad
- * level or client, -ETIMEDOUT (LS_BLOCK_ALWAYS) when no space came free in time. c NULL: the default client. */
+ * level or client, -ETIMEDOUT (LS_BLOCK_ALWAYS) when no space came free in time. c NULL: the
+ * default client. */
 LS__EXPORT int ls_log_text(ls_client *c, int level, const char *msg, size_t len);
 
 /* A run-time level (0..7) and format, for code that wraps its logger:
