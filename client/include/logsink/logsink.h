@@ -115,7 +115,10 @@ typedef struct ls_options {
   size_t max_record_bytes;
   /* Records never wait longer than this before being sent (100 ms). */
   unsigned flush_interval_ms;
-  /* Records at this level or more severe are sent at once (LS_WARNING); -1: never. */
+  /* Records at this level or more severe are in the socket when the call
+   * returns, with everything the thread logged before (the call waits up to
+   * block_timeout_ms, not without a connection or while the daemon does not
+   * read); LS_WARNING; -1: never. */
   int flush_level;
   /* What a call does when its thread's buffer is full (LS_BLOCK_*):
    * LS_BLOCK_WHILE_DRAINING (default): wait for space (futex, no spinning)
