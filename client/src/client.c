@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "logsink/proto/paths.h"
 #include "logsink/proto/wire.h"
 #include "sender.h"
@@ -42,6 +43,7 @@ void ls_options_init(ls_options *o) {
   o->reconnect_min_ms = 10;
   o->reconnect_max_ms = 1000;
   o->close_timeout_ms = 2000;
+  o->crash_handler = 1;
 }
 
 static size_t ls__pow2(size_t n) {
@@ -240,6 +242,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
     ls__all = c;
   }
   pthread_mutex_unlock(&ls__all_mu);
+  if (!rc && o.crash_handler) ls__crash_install(&ls__all);
   if (rc) {
     pthread_mutex_destroy(&c->mu);
     ls__conn_free(&c->conn);

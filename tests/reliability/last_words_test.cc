@@ -3,9 +3,13 @@
 // severe is in the socket when LS_LOG returns, together with everything the
 // same thread logged before it: a process that logs 1,000 info records and
 // one LS_ERR and is SIGKILLed right after the call loses none of them.
-// (Before: 0 of the 1,001 landed.)
+// (Before: 0 of the 1,001 landed.) And the fatal-signal handler: a process
+// that logs 1,000 info records (staged, not yet sent) and then aborts,
+// dereferences NULL or is killed by SIGSEGV keeps them all, dies by the same
+// signal, and a handler the application installed before still runs.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +67,106 @@ TEST(LastWords, ErrorAndEverythingBeforeItSurviveSigkillRightAfterTheCall) {
       "last words: %d/%d processes SIGKILLed right after LS_ERR kept all %d info records "
       "and the error",
       complete, kRounds, kInfo);
+}
+
+enum class Death { kAbort, kNullDeref, kChained };
+
+// The child of the crash tests: 1,000 info records stay staged (below
+// batch_bytes and the flush interval), then it dies.
+[[noreturn]] void CrashChild(const std::string &socket, Death how, int pipe_fd) {
+  rlimit none{0, 0};
+  setrlimit(RLIMIT_CORE, &none);  // the default action, without a core file
+  // Under ASan its own SIGSEGV handler would come first in the chain: the
+  // default action is what these tests expect before ours.
+  signal(SIGSEGV, SIG_DFL);
+  if (how == Death::kChained) {
+    static int fd = pipe_fd;
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+      char b = 'h';
+      (void)!write(fd, &b, 1);
+      _exit(42);
+    };
+    sigaction(SIGSEGV, &sa, nullptr);
+  }
+  ls_client *c = ls_open(socket.c_str(), "crash", nullptr);
+  if (!c || ls_flush(c) != 0) _exit(3);
+  for (int i = 0; i < kInfo; i++) LS_LOG(c, LS_INFO, "crash info %d", i);
+  if (how == Death::kAbort) abort();
+  volatile int *volatile p = nullptr;
+  *p = 1;
+  _exit(4);
+}
+
+int CrashRun(Death how, int *landed, bool *handler_ran) {
+  TempDir dir;
+  Daemon d(dir, {"--size", "16MiB"});
+  EXPECT_TRUE(d.Start()) << d.Stderr();
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    CrashChild(d.socket, how, fds[1]);
+  }
+  close(fds[1]);
+  int st = WaitExit(pid, Ms(20000));
+  char b;
+  *handler_ran = read(fds[0], &b, 1) == 1;
+  close(fds[0]);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  *landed = 0;
+  for (const OwnedRecord &r : ReadRing(d.ring))
+    *landed += r.app == "crash" && r.fmt == "crash info %d";
+  return st;
+}
+
+TEST(LastWords, AbortSendsWhatWasStagedAndStillAborts) {
+  int landed = 0;
+  bool ran = false;
+  EXPECT_EQ(CrashRun(Death::kAbort, &landed, &ran), 128 + SIGABRT);
+  EXPECT_EQ(landed, kInfo);
+  Figures("crash handler: abort() after %d staged records: %d landed", kInfo, landed);
+}
+
+TEST(LastWords, NullDereferenceSendsWhatWasStagedAndDiesBySigsegv) {
+  int landed = 0;
+  bool ran = false;
+  EXPECT_EQ(CrashRun(Death::kNullDeref, &landed, &ran), 128 + SIGSEGV);
+  EXPECT_EQ(landed, kInfo);
+  Figures("crash handler: NULL dereference after %d staged records: %d landed", kInfo, landed);
+}
+
+TEST(LastWords, TheApplicationsEarlierHandlerRunsAfterTheRecordsAreSent) {
+  int landed = 0;
+  bool ran = false;
+  EXPECT_EQ(CrashRun(Death::kChained, &landed, &ran), 42);
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(landed, kInfo);
+}
+
+// $LOGSINK_CRASH_HANDLER=0 and ls_options.crash_handler = 0 leave the
+// signal dispositions alone.
+TEST(LastWords, CrashHandlerCanBeTurnedOff) {
+  for (int mode = 0; mode < 3; mode++) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      signal(SIGSEGV, SIG_DFL);
+      if (mode == 0) setenv("LOGSINK_CRASH_HANDLER", "0", 1);
+      ls_options o;
+      ls_options_init(&o);
+      o.crash_handler = mode == 1 ? 0 : 1;
+      ls_client *c = ls_open("/nonexistent/logsink.sock", "off", &o);
+      if (!c) _exit(3);
+      struct sigaction now {};
+      sigaction(SIGSEGV, nullptr, &now);
+      bool ours = (now.sa_flags & SA_SIGINFO) != 0;
+      _exit(ours ? 10 : 11);
+    }
+    // mode 2 (defaults) installs it: the control that this test can fail.
+    EXPECT_EQ(WaitExit(pid, Ms(20000)), mode == 2 ? 10 : 11) << "mode " << mode;
+  }
 }
 
 }  // namespace

@@ -140,6 +140,12 @@ typedef struct ls_options {
   unsigned reconnect_max_ms;
   /* Longest wait of ls_flush, ls_close and the exit handler (2000 ms). */
   unsigned close_timeout_ms;
+  /* 1 (default): on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT, every open
+   * client's staged records are sent (at most 1 s) before the signal goes on
+   * to the handler installed before, or to its default action (core dump).
+   * Installed once per process by the first ls_open that asks for it, unless
+   * $LOGSINK_CRASH_HANDLER is "0". 0: not installed by this call. */
+  int crash_handler;
 } ls_options;
 
 /* Counters of a client since ls_open (or since fork, in a child). */
