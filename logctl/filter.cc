@@ -11,6 +11,11 @@ const char *const kLevelNames[8] = {"emerg",   "alert",  "crit", "err",
 
 int ParseLevel(std::string_view s) {
   if (s.size() == 1 && s[0] >= '0' && s[0] <= '7') return s[0] - '0';
+  if (s.size() > 16) return -1;
+  char low[16];
+  for (size_t i = 0; i < s.size(); i++)
+    low[i] = s[i] >= 'A' && s[i] <= 'Z' ? char(s[i] - 'A' + 'a') : s[i];
+  s = std::string_view(low, s.size());
   for (int i = 0; i < 8; i++)
     if (s == kLevelNames[i]) return i;
   if (s == "error") return 3;
@@ -18,6 +23,24 @@ int ParseLevel(std::string_view s) {
   if (s == "emergency") return 0;
   if (s == "critical") return 2;
   return -1;
+}
+
+bool ParseLevelRange(std::string_view s, int *lo, int *hi) {
+  size_t dots = s.find("..");
+  if (dots == std::string_view::npos) {
+    int l = ParseLevel(s);
+    if (l < 0) return false;
+    *lo = 0;
+    *hi = l;
+    return true;
+  }
+  std::string_view a = s.substr(0, dots), b = s.substr(dots + 2);
+  int from = a.empty() ? 0 : ParseLevel(a);
+  int to = b.empty() ? 7 : ParseLevel(b);
+  if (from < 0 || to < 0) return false;
+  *lo = from < to ? from : to;
+  *hi = from < to ? to : from;
+  return true;
 }
 
 const char *LevelName(int level) { return level >= 0 && level < 8 ? kLevelNames[level] : "?"; }
@@ -42,7 +65,7 @@ bool Filter::SetGrep(const std::string &re, bool ignore_case, std::string *why) 
 
 bool Filter::MatchFields(const storage::Record &r) const {
   int level = r.kind == storage::Record::Kind::kDropped ? kDroppedLevel : r.site.level;
-  if (level > max_level) return false;
+  if (level < min_level || level > max_level) return false;
   if (pid && r.pid != *pid) return false;
   if (uid && r.uid != *uid) return false;
   if (app && !(r.app == *app || (r.app.empty() && r.comm == *app))) return false;

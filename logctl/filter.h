@@ -17,8 +17,12 @@ namespace logsink::logctl {
 constexpr int kDroppedLevel = 4;
 
 // Parses a level name (emerg alert crit err error warning warn notice info
-// debug) or a number 0..7. Returns -1 if invalid.
+// debug, in any case) or a number 0..7. Returns -1 if invalid.
 int ParseLevel(std::string_view s);
+// Parses a --level filter: L (L and more severe, 0..L) or a range FROM..TO as
+// journalctl takes it (both ends included, in either order; an empty FROM is
+// emerg, an empty TO is debug). Returns false if invalid.
+bool ParseLevelRange(std::string_view s, int *lo, int *hi);
 const char *LevelName(int level);
 
 class Filter {
@@ -28,7 +32,8 @@ class Filter {
   Filter(const Filter &) = delete;
   Filter &operator=(const Filter &) = delete;
 
-  int max_level = 7;  // show records with level <= max_level (more severe)
+  int min_level = 0;  // show records with min_level <= level <= max_level
+  int max_level = 7;  // (a smaller level is more severe)
   std::optional<uint32_t> pid, uid;
   std::optional<std::string> app;  // matches the app label, or comm when the label is empty
   std::optional<uint64_t> since_ns, until_ns;
@@ -38,7 +43,7 @@ class Filter {
   bool SetGrep(const std::string &re, bool ignore_case, std::string *why);
 
   bool any() const {
-    return max_level < 7 || pid || uid || app || since_ns || until_ns || has_grep_;
+    return min_level > 0 || max_level < 7 || pid || uid || app || since_ns || until_ns || has_grep_;
   }
   bool needs_message() const { return has_grep_; }
   // Everything except the regular expression.

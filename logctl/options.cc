@@ -83,8 +83,9 @@ const char *Help(Command c) {
 
 const char kFilterHelp[] =
     "Filters:\n"
-    "  --level L        records at L or more severe (emerg alert crit err warning notice info\n"
-    "                   debug, or 0-7)\n"
+    "  -p, --level L    records at L or more severe (emerg alert crit err warning notice info\n"
+    "                   debug in any case, or 0-7); FROM..TO: records from FROM to TO\n"
+    "                   (err..warning; an empty end means emerg or debug: ..warning, err..)\n"
     "  --pid PID, --uid UID, --app NAME\n"
     "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
     "                   today, yesterday\n"
@@ -96,6 +97,11 @@ const char kFilterHelp[] =
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
     "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
     "                   last record shown in F\n";
+
+// The accepted forms of --level, for its error message.
+const char kLevelForms[] =
+    "': expected emerg, alert, crit, err, warning, notice, info, debug (any case) or 0-7";
+const char kLevelRangeForms[] = ", or a range FROM..TO such as err..warning, ..warning, err..";
 
 bool ParseU64(const char *s, uint64_t *v) {
   if (!*s || *s == '-') return false;
@@ -260,12 +266,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         o->socket = arg;
         break;
       case kLevel: {
-        int l = ParseLevel(arg);
-        if (l < 0) return usage(std::string("bad level '") + arg + "' (emerg..debug or 0-7)");
-        if (cmd == Command::kSend)
+        std::string why("bad level '");
+        why.append(arg);
+        if (cmd == Command::kSend) {
+          int l = ParseLevel(arg);
+          if (l < 0) return usage(why.append(kLevelForms));
           o->send_level = l;
-        else
-          o->filter.max_level = l;
+        } else if (!ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+          return usage(why.append(kLevelForms).append(kLevelRangeForms));
+        }
         break;
       }
       case kPid:

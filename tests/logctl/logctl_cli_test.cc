@@ -123,6 +123,66 @@ TEST_F(LogctlTest, LevelFilterShowsThatLevelAndMoreSevere) {
   EXPECT_EQ(Lines(r.out).size(), 8u);
 }
 
+// Issue 15: -p takes journalctl's ranges FROM..TO and names in any case.
+TEST_F(LogctlTest, LevelRangesAndNamesInAnyCase) {
+  TestRing ring(dir_.File("r.ring"));
+  const char *names[] = {"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"};
+  for (int l = 0; l < 8; l++) {
+    uint32_t site = ring.Intern(static_cast<uint8_t>(l), std::string("at ") + names[l]);
+    ring.Add(site, "", "", kT0 + l * kMs);
+  }
+  ring.Close();
+  std::string f = dir_.File("r.ring");
+  // The levels shown, as the digits of their numbers.
+  auto levels = [&](const std::string &p) {
+    Result r = RunLogctl({"cat", "-p", p, "--file", f});
+    EXPECT_EQ(r.status, 0) << p << ": " << r.err;
+    std::string got;
+    for (auto &l : Lines(r.out))
+      for (int i = 0; i < 8; i++)
+        if (l.size() > strlen(names[i]) + 3 &&
+            l.compare(l.size() - strlen(names[i]) - 3, std::string::npos,
+                      std::string("at ") + names[i]) == 0)
+          got += char('0' + i);
+    return got;
+  };
+  EXPECT_EQ(levels("err..warning"), "34");
+  EXPECT_EQ(levels("warning..err"), "34");  // either order, like journalctl
+  EXPECT_EQ(levels("..warning"), "01234");
+  EXPECT_EQ(levels("notice.."), "567");
+  EXPECT_EQ(levels(".."), "01234567");
+  EXPECT_EQ(levels("3..4"), "34");
+  EXPECT_EQ(levels("1..crit"), "12");
+  EXPECT_EQ(levels("ERR"), "0123");
+  EXPECT_EQ(levels("Warning"), "01234");
+  EXPECT_EQ(levels("CRIT..Notice"), "2345");
+  EXPECT_EQ(levels("debug..debug"), "7");
+  EXPECT_EQ(levels("5"), "012345");
+  // tail counts matching records, and --level works like -p.
+  Result r = RunLogctl({"tail", "-n", "1", "--level=alert..err", "--file", f});
+  ASSERT_EQ(Lines(r.out).size(), 1u) << r.out << r.err;
+  EXPECT_NE(r.out.find("at err"), std::string::npos) << r.out;
+  for (const char *bad : {"loud", "err...warning", "err..loud", "8", "err..warning..", "-1", "",
+                          "e", "errr", "0x3"}) {
+    r = RunLogctl({"cat", "-p", bad, "--file", f});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_EQ(r.out, "") << bad;
+    EXPECT_EQ(r.err, std::string("logctl: cat: bad level '") + bad +
+                         "': expected emerg, alert, crit, err, warning, notice, info, debug (any "
+                         "case) or 0-7, or a range FROM..TO such as err..warning, ..warning, "
+                         "err..\nTry 'logctl cat --help'.\n")
+        << bad;
+  }
+  // send takes one level (in any case), not a range.
+  r = RunLogctl({"send", "--level", "err..warning", "--socket", dir_.File("none.sock"), "x"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
+            "logctl: send: bad level 'err..warning': expected emerg, alert, crit, err, warning, "
+            "notice, info, debug (any case) or 0-7");
+  r = RunLogctl({"cat", "--help"});
+  EXPECT_NE(r.out.find("FROM..TO"), std::string::npos) << r.out;
+}
+
 TEST_F(LogctlTest, PidUidAndAppFilters) {
   TestRing ring(dir_.File("r.ring"));
   Source other{2, 777, 0, 0, "", "otherproc"};
@@ -539,7 +599,9 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
       {{"tail", "-x"}, "logctl: tail: unknown option '-x'\n"},
       {{"tail", "-n"}, "logctl: tail: option '-n' needs an argument\n"},
       {{"tail", "-n", "abc"}, "logctl: tail: bad number of lines 'abc'\n"},
-      {{"cat", "--level", "loud"}, "logctl: cat: bad level 'loud' (emerg..debug or 0-7)\n"},
+      {{"cat", "--level", "loud"},
+       "logctl: cat: bad level 'loud': expected emerg, alert, crit, err, warning, notice, info, "
+       "debug (any case) or 0-7, or a range FROM..TO such as err..warning, ..warning, err..\n"},
       {{"cat", "--pid", "-1"}, "logctl: cat: bad number '-1' for --pid\n"},
       {{"cat", "-f"}, "logctl: cat: option '-f' does not apply here\n"},
       {{"cat", "--output", "xml"}, "logctl: cat: bad output mode 'xml' (short, json or raw)\n"},
