@@ -86,10 +86,12 @@ const char kFilterHelp[] =
     "  -p, --level L    records at L or more severe (emerg alert crit err warning notice info\n"
     "                   debug in any case, or 0-7); FROM..TO: records from FROM to TO\n"
     "                   (err..warning; an empty end means emerg or debug: ..warning, err..)\n"
-    "  --pid PID, --uid UID, --app NAME\n"
+    "  --pid PID, --uid UID, --app NAME   records of that process, user or application\n"
     "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
     "                   today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
+    "  A repeated --pid, --uid, --app or --grep matches any of its values (--app a --app b:\n"
+    "  a or b); different filters must all match.\n"
     "Output:\n"
     "  -o, --output short|json|raw   --json   --no-color   --utc\n"
     "Cursors (tail, cat):\n"
@@ -202,8 +204,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
     return kExitUsage;
   };
-  std::string grep;
-  bool ignore_case = false, have_grep = false;
+  std::vector<std::string> greps;  // compiled at the end, when -i is known
+  bool ignore_case = false;
   o->cmd = cmd;
   opterr = 0;
   optind = 1;
@@ -282,14 +284,14 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         uint64_t v;
         if (!ParseU64(arg, &v) || v > UINT32_MAX)
           return usage("bad number '" + std::string(arg) + "' for " + opt);
-        (c == kPid ? o->filter.pid : o->filter.uid) = static_cast<uint32_t>(v);
+        (c == kPid ? o->filter.pids : o->filter.uids).push_back(static_cast<uint32_t>(v));
         break;
       }
       case kApp:
         if (cmd == Command::kSend)
           o->send_app = arg;
         else
-          o->filter.app = arg;
+          o->filter.apps.emplace_back(arg);
         break;
       case kSince:
       case kUntil: {
@@ -301,8 +303,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       }
       case kGrep:
-        grep = arg;
-        have_grep = true;
+        greps.emplace_back(arg);
         break;
       case kIgnoreCase:
         ignore_case = true;
@@ -362,9 +363,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   if (cmd != Command::kSend && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
   if (cmd == Command::kExport && o->export_path.empty()) return usage("--output FILE is required");
-  if (have_grep) {
+  for (const std::string &grep : greps) {
     std::string why;
-    if (!o->filter.SetGrep(grep, ignore_case, &why))
+    if (!o->filter.AddGrep(grep, ignore_case, &why))
       return usage("bad regular expression '" + grep + "': " + why);
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)

@@ -214,6 +214,69 @@ TEST_F(LogctlTest, PidUidAndAppFilters) {
   EXPECT_EQ(r.status, 0);
 }
 
+// Issue 15: a repeated --pid, --uid, --app or --grep matches any of its
+// values (the last one used to win); different filters are ANDed.
+TEST_F(LogctlTest, RepeatedMatchesAreOredAndFieldsAnded) {
+  TestRing ring(dir_.File("r.ring"));
+  Source a{1, 101, 1001, 0, "alpha", "alpha"};
+  Source b{2, 102, 1002, 0, "beta", "beta"};
+  Source c{3, 103, 1003, 0, "", "gamma"};
+  uint32_t info = ring.Intern(6, "%s says %s");
+  uint32_t err = ring.Intern(3, "%s fails %s");
+  int t = 0;
+  for (const Source *src : {&a, &b, &c}) {
+    std::string name(src->comm);
+    ring.Add(info, "ss", Args().s(name).s("hello").bytes(), kT0 + t++ * kMs, src);
+    ring.Add(err, "ss", Args().s(name).s("badly").bytes(), kT0 + t++ * kMs, src);
+  }
+  ring.Close();
+  std::string f = dir_.File("r.ring");
+  // The messages shown, joined by '|'.
+  auto shown = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "cat");
+    args.push_back("--file");
+    args.push_back(f);
+    Result r = RunLogctl(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::string got;
+    for (auto &l : Lines(r.out)) {
+      size_t p = l.find("> ");
+      got += (got.empty() ? "" : "|") + (p == std::string::npos ? l : l.substr(p + 2));
+    }
+    return got;
+  };
+  EXPECT_EQ(shown({"--app", "alpha", "--app", "gamma"}),
+            "alpha says hello|alpha fails badly|gamma says hello|gamma fails badly");
+  EXPECT_EQ(shown({"--pid", "102", "--pid", "103"}),
+            "beta says hello|beta fails badly|gamma says hello|gamma fails badly");
+  EXPECT_EQ(shown({"--uid", "1001", "--uid", "1002", "--uid", "1001"}),
+            "alpha says hello|alpha fails badly|beta says hello|beta fails badly");
+  EXPECT_EQ(shown({"-g", "^beta says", "--grep", "gamma fails"}),
+            "beta says hello|gamma fails badly");
+  EXPECT_EQ(shown({"-g", "^BETA SAYS", "-i", "--grep", "GAMMA"}),
+            "beta says hello|gamma says hello|gamma fails badly");
+  // Across fields: AND.
+  EXPECT_EQ(shown({"--app", "alpha", "--app", "beta", "-p", "err"}),
+            "alpha fails badly|beta fails badly");
+  EXPECT_EQ(shown({"--app", "alpha", "--app", "beta", "--pid", "102", "--pid", "103"}),
+            "beta says hello|beta fails badly");
+  EXPECT_EQ(shown({"--app", "alpha", "--grep", "beta", "--grep", "gamma"}), "");
+  // tail walks back for matches of any value.
+  Result r = RunLogctl({"tail", "-n", "3", "--app", "alpha", "--app", "gamma", "--file", f});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_NE(lines[0].find("alpha fails badly"), std::string::npos);
+  EXPECT_NE(lines[2].find("gamma fails badly"), std::string::npos);
+  // One bad expression among good ones is still a usage error.
+  r = RunLogctl({"cat", "-g", "ok", "-g", "(", "--file", f});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("logctl: cat: bad regular expression '(': ", 0), 0u) << r.err;
+  r = RunLogctl({"cat", "--help"});
+  EXPECT_NE(r.out.find("A repeated --pid, --uid, --app or --grep matches any of its values"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(LogctlTest, SinceAndUntil) {
   TestRing ring(dir_.File("r.ring"));
   uint32_t site = ring.Intern(6, "m%d");
