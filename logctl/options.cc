@@ -75,8 +75,9 @@ const char *Help(Command c) {
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
     case Command::kExport:
-      return "usage: logctl export --output FILE [--format text|json] [--file PATH] [FILTERS]\n"
-             "Writes the records oldest first, rendered, to FILE.\n";
+      return "usage: logctl export -o FILE|- [--format text|json] [--file PATH] [FILTERS]\n"
+             "Writes the records oldest first, rendered, to a new FILE, or to standard output\n"
+             "with -o -.\n";
   }
   return "";
 }
@@ -91,7 +92,10 @@ const char kFilterHelp[] =
     "                   today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
     "  A repeated --pid, --uid, --app or --grep matches any of its values (--app a --app b:\n"
-    "  a or b); different filters must all match.\n"
+    "  a or b); different filters must all match.\n";
+
+// tail and cat only.
+const char kReadHelp[] =
     "Output:\n"
     "  -o, --output short|json|raw   --json   --no-color   --utc\n"
     "Cursors (tail, cat):\n"
@@ -99,6 +103,15 @@ const char kFilterHelp[] =
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
     "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
     "                   last record shown in F\n";
+
+// export only: its -o/--output is the destination, not an output mode.
+const char kExportHelp[] =
+    "Export:\n"
+    "  -o, --output FILE|-   where to write: FILE (created; an existing file is never\n"
+    "                   overwritten) or - for standard output. For export, -o names the\n"
+    "                   destination, not an output mode: choose the rendering with --format.\n"
+    "  --format text|json    text as 'logctl cat' prints it (the default), or one JSON\n"
+    "                   object per line as 'logctl cat -o json' prints it\n";
 
 // The accepted forms of --level, for its error message.
 const char kLevelForms[] =
@@ -167,7 +180,7 @@ void PrintUsage(FILE *to) {
       "  stats              ring geometry and usage, daemon counters\n"
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
-      "  export --output F  write a chronological, rendered copy\n\n"
+      "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
       "Every command takes --file PATH (default: the daemon's ring) and --help.\n",
       to);
 }
@@ -260,6 +273,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         std::fputs("  --file PATH      the ring file (default: the daemon's)\n", stdout);
         if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
           std::fputs(kFilterHelp, stdout);
+        if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, stdout);
+        if (cmd == Command::kExport) std::fputs(kExportHelp, stdout);
         return kExitOk;
       case kFile:
         o->file = arg;
@@ -362,7 +377,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
   if (cmd != Command::kSend && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
-  if (cmd == Command::kExport && o->export_path.empty()) return usage("--output FILE is required");
+  if (cmd == Command::kExport && o->export_path.empty())
+    return usage("--output FILE (or - for standard output) is required");
   for (const std::string &grep : greps) {
     std::string why;
     if (!o->filter.AddGrep(grep, ignore_case, &why))

@@ -24,7 +24,7 @@ struct Options {
   bool json = false;               // --json (stats too)
   bool no_color = false;           // --no-color
   bool utc = false;                // --utc
-  std::string export_path;         // export --output FILE
+  std::string export_path;         // export -o/--output FILE ("-": standard output)
   bool export_json = false;        // export --format json
   std::optional<int> send_level;   // send --level
   std::string send_app;            // send --app

@@ -671,7 +671,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
       {{"cat", "extra"}, "logctl: cat: unexpected argument 'extra'\n"},
       {{"cat", "--grep", "("}, ""},
       {{"cat", "--since", "soonish"}, ""},
-      {{"export"}, "logctl: export: --output FILE is required\n"},
+      {{"export"}, "logctl: export: --output FILE (or - for standard output) is required\n"},
       {{"export", "--output", "x", "--format", "yaml"},
        "logctl: export: bad format 'yaml' (text or json)\n"},
       {{"frobnicate"},
@@ -729,6 +729,53 @@ TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   r = RunLogctl({"export", "--output", dir_.File("no/such/dir"), "--file", f});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "logctl: " + dir_.File("no/such/dir") + ": No such file or directory\n");
+}
+
+// Issue 15: `export -o -` writes to standard output (it used to create a
+// file named "-"); export's -o is the destination, as its --help says.
+TEST_F(LogctlTest, ExportToStandardOutput) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 50);
+  ring.Close();
+  Result cat = RunLogctl({"cat", "--file", f});
+  ASSERT_EQ(Lines(cat.out).size(), 50u);
+  // Run in dir_, so a file named "-" would appear there.
+  SubprocessOptions so;
+  const std::string dir = dir_.path();
+  so.child_setup = [dir] {
+    setenv("TZ", "UTC", 1);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+  };
+  Subprocess p(LogctlPath(), {"export", "--output", "-", "--file", f}, so);
+  Result r = p.Finish(Ms(30000));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, cat.out);
+  EXPECT_EQ(r.err, "");
+  struct stat st;
+  EXPECT_NE(stat(dir_.File("-").c_str(), &st), 0) << "export -o - created a file named '-'";
+  // -o - with filters and JSON.
+  r = RunLogctl({"export", "-o", "-", "--format", "json", "-g", "n=4[0-9]$", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 10u) << r.out;
+  for (auto &l : lines) EXPECT_FALSE(ParseJson(l).is_discarded()) << l;
+  EXPECT_EQ(ParseJson(lines[0])["msg"].get<std::string>(), "n=40");
+  // A path that merely ends in "-" is a file, as before.
+  r = RunLogctl({"export", "-o", dir_.File("-"), "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(stat(dir_.File("-").c_str(), &st), 0);
+  // export's help names -o as the destination, not as an output mode.
+  r = RunLogctl({"export", "--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: logctl export -o FILE|- ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("  -o, --output FILE|-   where to write"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("short|json|raw"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--show-cursor"), std::string::npos) << r.out;
+  // tail and cat keep -o as the output mode.
+  r = RunLogctl({"cat", "--help"});
+  EXPECT_NE(r.out.find("-o, --output short|json|raw"), std::string::npos) << r.out;
 }
 
 TEST_F(LogctlTest, StatsWithoutDaemon) {
