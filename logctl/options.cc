@@ -181,8 +181,18 @@ void PrintUsage(FILE *to) {
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
-      "Every command takes --file PATH (default: the daemon's ring) and --help.\n",
+      "Every command takes --file PATH (default: the daemon's ring) and --help;\n"
+      "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
       to);
+}
+
+void PrintCommandHelp(Command cmd, FILE *to) {
+  std::fputs(Help(cmd), to);
+  std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
+  if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
+    std::fputs(kFilterHelp, to);
+  if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);
+  if (cmd == Command::kExport) std::fputs(kExportHelp, to);
 }
 
 int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
@@ -269,12 +279,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
     switch (c) {
       case kHelp:
-        std::fputs(Help(cmd), stdout);
-        std::fputs("  --file PATH      the ring file (default: the daemon's)\n", stdout);
-        if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
-          std::fputs(kFilterHelp, stdout);
-        if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, stdout);
-        if (cmd == Command::kExport) std::fputs(kExportHelp, stdout);
+        PrintCommandHelp(cmd, stdout);
         return kExitOk;
       case kFile:
         o->file = arg;

@@ -42,5 +42,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o);
 
 // The top-level usage text.
 void PrintUsage(FILE *to);
+// One command's usage and options (`logctl CMD --help`, `logctl help CMD`).
+void PrintCommandHelp(Command cmd, FILE *to);
 
 }  // namespace logsink::logctl

@@ -695,6 +695,35 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
   EXPECT_EQ(r.out.rfind("usage: logctl tail", 0), 0u);
 }
 
+// Issue 15: `logctl help CMD` prints CMD's usage (it printed the general
+// one), the same as `logctl CMD --help`.
+TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
+  for (const char *cmd : {"tail", "cat", "stats", "send", "verify", "export"}) {
+    Result h = RunLogctl({"help", cmd});
+    Result o = RunLogctl({cmd, "--help"});
+    EXPECT_EQ(h.status, 0) << cmd << h.err;
+    EXPECT_EQ(o.status, 0) << cmd << o.err;
+    EXPECT_EQ(h.out.rfind(std::string("usage: logctl ") + cmd + " ", 0), 0u) << h.out;
+    EXPECT_EQ(h.out, o.out) << cmd;
+    EXPECT_EQ(h.err, "") << cmd;
+    Result s = RunLogctl({cmd, "-h"});
+    EXPECT_EQ(s.out, o.out) << cmd;
+  }
+  Result r = RunLogctl({"help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("usage: logctl COMMAND [OPTIONS]\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("'logctl help COMMAND'"), std::string::npos) << r.out;
+  EXPECT_EQ(RunLogctl({"--help"}).out, r.out);
+  r = RunLogctl({"help", "frobnicate"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "logctl: frobnicate: unknown command (tail, cat, stats, send, verify, export)\n");
+  r = RunLogctl({"help", "tail", "extra"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");
+}
+
 TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   std::string f = dir_.File("r.ring");
   TestRing ring(f);
