@@ -358,10 +358,14 @@ int RunExport(Options &o) {
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
+  // "-" is standard output (a file named "-" is "./-").
+  const bool to_stdout = o.export_path == "-";
+  const std::string dest = to_stdout ? "stdout" : o.export_path;
   struct stat a, b;
-  if (stat(path.c_str(), &a) == 0 && stat(o.export_path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
-      a.st_ino == b.st_ino) {
-    Error(o.export_path, "is the ring file itself");
+  if (stat(path.c_str(), &a) == 0 &&
+      (to_stdout ? fstat(STDOUT_FILENO, &b) : stat(o.export_path.c_str(), &b)) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    Error(dest, "is the ring file itself");
     return kExitError;
   }
   // A new file only (O_EXCL, which also never follows a symlink at the
@@ -369,7 +373,9 @@ int RunExport(Options &o) {
   // the same records, so no more people may read it than can read the ring.
   mode_t mode = 0600;
   if (stat(path.c_str(), &a) == 0) mode = a.st_mode & 0666;
-  int fd = open(o.export_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  int fd = to_stdout ? STDOUT_FILENO
+                     : open(o.export_path.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
     Error(o.export_path, errno == EEXIST ? std::string("exists; refusing to overwrite it")
                                          : std::string(std::strerror(errno)));
@@ -385,14 +391,14 @@ int RunExport(Options &o) {
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) {
       pipeline.ReadError(s);
-      close(fd);
+      if (!to_stdout) close(fd);
       return kExitError;
     }
     bool ok = pipeline.Drain();
-    rc = FinishOutput(&out, o.export_path);
+    rc = FinishOutput(&out, dest);
     if (!ok && pipeline.failed()) rc = kExitError;
   }
-  if (close(fd) != 0 && rc == kExitOk) {
+  if (!to_stdout && close(fd) != 0 && rc == kExitOk) {
     Error(o.export_path, std::strerror(errno));
     rc = kExitError;
   }

@@ -2,6 +2,7 @@
 #include "common.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,6 +74,39 @@ bool SocketPath(const std::string &explicit_path, std::string *path) {
   return true;
 }
 
+namespace {
+
+// What follows "Permission denied" on the ring: who may read it. The system
+// ring is 0640 logsink:logsink in a 0750 logsink:logsink directory
+// (logsinkd(8), systemd/logsink.tmpfiles.conf).
+std::string AccessHint(const std::string &path) {
+  struct stat st;
+  std::string hint(" (");
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & S_IRGRP)) {
+    struct group *g = getgrgid(st.st_gid);
+    hint.append("members of the group ")
+        .append(g ? std::string(g->gr_name) : std::to_string(st.st_gid))
+        .append(", which owns it, can read it: see logsinkd(8))");
+  } else {
+    hint.append("members of the logsink group can read the system ring: see logsinkd(8))");
+  }
+  return hint;
+}
+
+// The storage library's message without the path it starts with (logctl
+// prints the path in front already), and without the internal code name.
+std::string Reason(const std::string &path, const storage::Status &s) {
+  const std::string &m = s.message();
+  if (m.size() > path.size() && m.compare(0, path.size(), path) == 0) {
+    std::string rest = m.substr(path.size());
+    if (rest.rfind(": ", 0) == 0) return rest.substr(2);
+    if (rest.rfind(" is ", 0) == 0) return std::string("the file").append(rest);
+  }
+  return m.empty() ? std::string("cannot be read as a logsink ring file") : m;
+}
+
+}  // namespace
+
 int OpenRing(const std::string &path, storage::Reporter *reporter,
              std::unique_ptr<storage::RingReader> *out) {
   // Check with open(2) first so the reason is errno's, not a guess.
@@ -81,7 +115,10 @@ int OpenRing(const std::string &path, storage::Reporter *reporter,
   // for a regular file.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    Error(path, std::strerror(errno));
+    int e = errno;
+    std::string why(std::strerror(e));
+    if (e == EACCES) why.append(AccessHint(path));
+    Error(path, why);
     return kExitError;
   }
   struct stat st;
@@ -98,15 +135,23 @@ int OpenRing(const std::string &path, storage::Reporter *reporter,
   storage::Status s = storage::RingReader::Open(storage::Env::Default(), path, reporter, out);
   if (s.ok()) return kExitOk;
   switch (s.code()) {
-    case storage::Status::Code::kNotOurs:
-      Error(path,
-            "not a logsink ring file" + (s.message().empty() ? "" : " (" + s.message() + ")"));
+    case storage::Status::Code::kNotOurs: {
+      // Once: "PATH: not a logsink ring file (no LSRING superblock)".
+      std::string why = Reason(path, s);
+      if (s.message().empty())
+        why = "not a logsink ring file";
+      else if (why.rfind("the file is not a logsink ring file", 0) == 0)
+        why.erase(0, std::strlen("the file is "));
+      else
+        why = std::string("not a logsink ring file (").append(why).append(")");
+      Error(path, why);
       break;
+    }
     case storage::Status::Code::kNotFound:
       Error(path, "No such file or directory");
       break;
     default:
-      Error(path, s.ToString());
+      Error(path, Reason(path, s));
       break;
   }
   return kExitError;

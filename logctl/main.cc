@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "commands.h"
 #include "common.h"
@@ -13,13 +14,41 @@ using namespace logsink::logctl;
 
 namespace {
 
+const struct {
+  const char *name;
+  Command cmd;
+} kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
+                 {"stats", Command::kStats},   {"send", Command::kSend},
+                 {"verify", Command::kVerify}, {"export", Command::kExport}};
+const char kUnknownCommand[] = "unknown command (tail, cat, stats, send, verify, export)";
+
+// `logctl help [COMMAND]`.
+int HelpCommand(int argc, char **argv) {
+  if (argc < 3) {
+    PrintUsage(stdout);
+    return kExitOk;
+  }
+  if (argc > 3) {
+    Error("help", std::string("unexpected argument '") + argv[3] + "'");
+    return kExitUsage;
+  }
+  for (const auto &k : kCommands) {
+    if (std::strcmp(argv[2], k.name) != 0) continue;
+    PrintCommandHelp(k.cmd, stdout);
+    return kExitOk;
+  }
+  Error(argv[2], kUnknownCommand);
+  return kExitUsage;
+}
+
 int Main(int argc, char **argv) {
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsage;
   }
   const char *c = argv[1];
-  if (!std::strcmp(c, "--help") || !std::strcmp(c, "-h") || !std::strcmp(c, "help")) {
+  if (!std::strcmp(c, "help")) return HelpCommand(argc, argv);
+  if (!std::strcmp(c, "--help") || !std::strcmp(c, "-h")) {
     PrintUsage(stdout);
     return kExitOk;
   }
@@ -27,12 +56,6 @@ int Main(int argc, char **argv) {
     std::puts("logctl " LOGSINK_VERSION);
     return kExitOk;
   }
-  static const struct {
-    const char *name;
-    Command cmd;
-  } kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
-                   {"stats", Command::kStats},   {"send", Command::kSend},
-                   {"verify", Command::kVerify}, {"export", Command::kExport}};
   for (const auto &k : kCommands) {
     if (std::strcmp(c, k.name) != 0) continue;
     Options o;
@@ -52,7 +75,7 @@ int Main(int argc, char **argv) {
         return RunExport(o);
     }
   }
-  Error(c, "unknown command (tail, cat, stats, send, verify, export)");
+  Error(c, kUnknownCommand);
   return kExitUsage;
 }
 

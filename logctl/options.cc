@@ -75,20 +75,27 @@ const char *Help(Command c) {
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
     case Command::kExport:
-      return "usage: logctl export --output FILE [--format text|json] [--file PATH] [FILTERS]\n"
-             "Writes the records oldest first, rendered, to FILE.\n";
+      return "usage: logctl export -o FILE|- [--format text|json] [--file PATH] [FILTERS]\n"
+             "Writes the records oldest first, rendered, to a new FILE, or to standard output\n"
+             "with -o -.\n";
   }
   return "";
 }
 
 const char kFilterHelp[] =
     "Filters:\n"
-    "  --level L        records at L or more severe (emerg alert crit err warning notice info\n"
-    "                   debug, or 0-7)\n"
-    "  --pid PID, --uid UID, --app NAME\n"
+    "  -p, --level L    records at L or more severe (emerg alert crit err warning notice info\n"
+    "                   debug in any case, or 0-7); FROM..TO: records from FROM to TO\n"
+    "                   (err..warning; an empty end means emerg or debug: ..warning, err..)\n"
+    "  --pid PID, --uid UID, --app NAME   records of that process, user or application\n"
     "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
     "                   today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
+    "  A repeated --pid, --uid, --app or --grep matches any of its values (--app a --app b:\n"
+    "  a or b); different filters must all match.\n";
+
+// tail and cat only.
+const char kReadHelp[] =
     "Output:\n"
     "  -o, --output short|json|raw   --json   --no-color   --utc\n"
     "Cursors (tail, cat):\n"
@@ -96,6 +103,20 @@ const char kFilterHelp[] =
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
     "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
     "                   last record shown in F\n";
+
+// export only: its -o/--output is the destination, not an output mode.
+const char kExportHelp[] =
+    "Export:\n"
+    "  -o, --output FILE|-   where to write: FILE (created; an existing file is never\n"
+    "                   overwritten) or - for standard output. For export, -o names the\n"
+    "                   destination, not an output mode: choose the rendering with --format.\n"
+    "  --format text|json    text as 'logctl cat' prints it (the default), or one JSON\n"
+    "                   object per line as 'logctl cat -o json' prints it\n";
+
+// The accepted forms of --level, for its error message.
+const char kLevelForms[] =
+    "': expected emerg, alert, crit, err, warning, notice, info, debug (any case) or 0-7";
+const char kLevelRangeForms[] = ", or a range FROM..TO such as err..warning, ..warning, err..";
 
 bool ParseU64(const char *s, uint64_t *v) {
   if (!*s || *s == '-') return false;
@@ -159,9 +180,19 @@ void PrintUsage(FILE *to) {
       "  stats              ring geometry and usage, daemon counters\n"
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
-      "  export --output F  write a chronological, rendered copy\n\n"
-      "Every command takes --file PATH (default: the daemon's ring) and --help.\n",
+      "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
+      "Every command takes --file PATH (default: the daemon's ring) and --help;\n"
+      "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
       to);
+}
+
+void PrintCommandHelp(Command cmd, FILE *to) {
+  std::fputs(Help(cmd), to);
+  std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
+  if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
+    std::fputs(kFilterHelp, to);
+  if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);
+  if (cmd == Command::kExport) std::fputs(kExportHelp, to);
 }
 
 int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
@@ -196,8 +227,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
     return kExitUsage;
   };
-  std::string grep;
-  bool ignore_case = false, have_grep = false;
+  std::vector<std::string> greps;  // compiled at the end, when -i is known
+  bool ignore_case = false;
   o->cmd = cmd;
   opterr = 0;
   optind = 1;
@@ -248,10 +279,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
     switch (c) {
       case kHelp:
-        std::fputs(Help(cmd), stdout);
-        std::fputs("  --file PATH      the ring file (default: the daemon's)\n", stdout);
-        if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
-          std::fputs(kFilterHelp, stdout);
+        PrintCommandHelp(cmd, stdout);
         return kExitOk;
       case kFile:
         o->file = arg;
@@ -260,12 +288,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         o->socket = arg;
         break;
       case kLevel: {
-        int l = ParseLevel(arg);
-        if (l < 0) return usage(std::string("bad level '") + arg + "' (emerg..debug or 0-7)");
-        if (cmd == Command::kSend)
+        std::string why("bad level '");
+        why.append(arg);
+        if (cmd == Command::kSend) {
+          int l = ParseLevel(arg);
+          if (l < 0) return usage(why.append(kLevelForms));
           o->send_level = l;
-        else
-          o->filter.max_level = l;
+        } else if (!ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+          return usage(why.append(kLevelForms).append(kLevelRangeForms));
+        }
         break;
       }
       case kPid:
@@ -273,14 +304,14 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         uint64_t v;
         if (!ParseU64(arg, &v) || v > UINT32_MAX)
           return usage("bad number '" + std::string(arg) + "' for " + opt);
-        (c == kPid ? o->filter.pid : o->filter.uid) = static_cast<uint32_t>(v);
+        (c == kPid ? o->filter.pids : o->filter.uids).push_back(static_cast<uint32_t>(v));
         break;
       }
       case kApp:
         if (cmd == Command::kSend)
           o->send_app = arg;
         else
-          o->filter.app = arg;
+          o->filter.apps.emplace_back(arg);
         break;
       case kSince:
       case kUntil: {
@@ -292,8 +323,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       }
       case kGrep:
-        grep = arg;
-        have_grep = true;
+        greps.emplace_back(arg);
         break;
       case kIgnoreCase:
         ignore_case = true;
@@ -352,10 +382,11 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
   if (cmd != Command::kSend && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
-  if (cmd == Command::kExport && o->export_path.empty()) return usage("--output FILE is required");
-  if (have_grep) {
+  if (cmd == Command::kExport && o->export_path.empty())
+    return usage("--output FILE (or - for standard output) is required");
+  for (const std::string &grep : greps) {
     std::string why;
-    if (!o->filter.SetGrep(grep, ignore_case, &why))
+    if (!o->filter.AddGrep(grep, ignore_case, &why))
       return usage("bad regular expression '" + grep + "': " + why);
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)

@@ -24,7 +24,7 @@ struct Options {
   bool json = false;               // --json (stats too)
   bool no_color = false;           // --no-color
   bool utc = false;                // --utc
-  std::string export_path;         // export --output FILE
+  std::string export_path;         // export -o/--output FILE ("-": standard output)
   bool export_json = false;        // export --format json
   std::optional<int> send_level;   // send --level
   std::string send_app;            // send --app
@@ -42,5 +42,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o);
 
 // The top-level usage text.
 void PrintUsage(FILE *to);
+// One command's usage and options (`logctl CMD --help`, `logctl help CMD`).
+void PrintCommandHelp(Command cmd, FILE *to);
 
 }  // namespace logsink::logctl
