@@ -90,7 +90,7 @@ void StringTable::Init(uint64_t region_off, uint64_t region_size) {
   end_ = 0;
   last_id_ = count_ = 0;
   damaged_ = 0;
-  tail_damaged_ = loaded_once_ = false;
+  tail_damaged_ = false;
   tail_crc_ = 0;
   entries_.clear();
   index_.clear();
@@ -136,11 +136,23 @@ Status StringTable::LoadWhole(File *f) {
   return Status::OK();
 }
 
+// Whether the table ends at end_ (buf[pos] is at end_): a whole entry's worth
+// of zero bytes follows (or the region ends), so it is not a zeroed entry
+// with more after it. Reads the probe when buf holds too little of it.
+bool StringTable::ZeroTail(File *f, const std::vector<uint8_t> &buf, size_t pos, size_t got,
+                           Status *s) const {
+  const size_t tail = static_cast<size_t>(std::min<uint64_t>(kTailProbe, cap_ - end_));
+  auto zero = [](const uint8_t *p, size_t n) {
+    return std::all_of(p, p + n, [](uint8_t b) { return b == 0; });
+  };
+  if (got - pos >= tail) return zero(buf.data() + pos, tail);
+  std::vector<uint8_t> probe(tail);
+  size_t n = 0;
+  *s = f->PRead(off_ + end_, probe.data(), tail, &n);
+  return s->ok() && zero(probe.data(), n);  // bytes past the file's end read as zero
+}
+
 Status StringTable::Load(File *f) {
-  if (!loaded_once_) {
-    loaded_once_ = true;
-    return LoadWhole(f);
-  }
   std::vector<uint8_t> buf;
   if (tail_damaged_) {
     // Scan again only when the bytes there changed (a writer appended).
@@ -151,7 +163,8 @@ Status StringTable::Load(File *f) {
     if (Crc32c(buf.data(), got) == tail_crc_) return Status::OK();
     return LoadWhole(f);
   }
-  // Following a writer: entries appended since, chunk by chunk.
+  // Entries (all at first, then those a writer appended since), chunk by
+  // chunk: opening a reader costs the table's entries, not its region.
   constexpr size_t kChunk = 64 * 1024;  // > the largest entry, so a re-read always fits one
   while (end_ < cap_) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, cap_ - end_));
@@ -174,9 +187,10 @@ Status StringTable::Load(File *f) {
       }
       // Short of the entry: read on from it unless the region (or file) ends here.
       more = r == StParse::kNeedMore && got == want && end_ + n <= cap_ && pos > 0;
-      if (r == StParse::kEnd && pos + 4 <= got &&
-          (ls_get_u32(buf.data() + pos) != 0 || ls_get_u32(buf.data() + pos + LS_ST_OFF_ID) != 0)) {
-        return LoadWhole(f);  // not the zero tail: a write in progress, or damage
+      if (!more && !ZeroTail(f, buf, pos, got, &s)) {
+        // Not the zero tail: a write in progress, damage, or a zeroed entry
+        // with more entries after it. Scan the rest of the region.
+        return s.ok() ? LoadWhole(f) : s;
       }
       break;
     }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "logsink/proto/format.h"
 #include "logsink/storage/env.h"
@@ -43,8 +44,9 @@ class StringTable {
  public:
   void Init(uint64_t region_off, uint64_t region_size);
   // Reads and parses entries from the current end of the table on (all of
-  // them on the first call, which also reads the rest of the region to find
-  // entries after a damaged one). Returns the I/O status.
+  // them on the first call). Where they stop short of a zero tail (damage, a
+  // zeroed entry, a write in progress) the rest of the region is scanned for
+  // entries after it. Returns the I/O status.
   Status Load(File *f);
   // The largest id taken: loaded, or retired (RetireUpTo). Ids are never
   // reused, so an id <= last_id() that Get() does not know is damaged or lost.
@@ -79,12 +81,12 @@ class StringTable {
   static std::string Key(const Site &s);
   void Add(uint32_t id, const Site &s);
   Status LoadWhole(File *f);
+  bool ZeroTail(File *f, const std::vector<uint8_t> &buf, size_t pos, size_t got, Status *s) const;
 
   uint64_t off_ = 0, cap_ = 0, end_ = 0;
   uint32_t last_id_ = 0, count_ = 0;
   uint64_t damaged_ = 0;
   bool tail_damaged_ = false;
-  bool loaded_once_ = false;
   uint32_t tail_crc_ = 0;      // CRC of the damaged tail's first bytes when last scanned
   std::deque<Entry> entries_;  // id - 1 -> entry; a deque keeps views stable
   std::unordered_map<std::string, uint32_t> index_;
