@@ -64,6 +64,10 @@ struct Counters {
   uint64_t stats_requests = 0;
   uint64_t accept_emfile = 0;  // connections accepted with the reserve fd and closed (EMFILE)
   uint64_t memory_used = 0;    // bytes of connection state now (a gauge, see MemoryBudget)
+  uint64_t text_streams = 0;        // connections that said HELLO with LS_HELLO_TEXT
+  uint64_t text_lines = 0;          // lines of text streams stored as records
+  uint64_t text_lines_cut = 0;      // ... of which longer than kMaxTextLine (cut, TRUNC)
+  uint64_t text_partial_lines = 0;  // ... of which had no newline when the stream ended
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

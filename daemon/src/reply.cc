@@ -45,6 +45,10 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   f("stats_requests", c.stats_requests);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);
+  f("text_streams", c.text_streams);
+  f("text_lines", c.text_lines);
+  f("text_lines_cut", c.text_lines_cut);
+  f("text_partial_lines", c.text_partial_lines);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 

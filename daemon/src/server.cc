@@ -78,8 +78,9 @@ std::string ReadComm(uint32_t pid) {
 
 Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener,
                Reload reload)
-    : cfg_(cfg), writer_(writer), listener_(listener), reload_(std::move(reload)) {
+    : cfg_(cfg), writer_(writer), listener_(listener), reload_(std::move(reload)), text_(writer) {
   ctx_.writer = writer_;
+  ctx_.text = &text_;
   ctx_.counters = &counters_;
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
   ctx_.memory.limit = cfg_.max_memory;
@@ -310,15 +311,25 @@ void Server::ReadConn(Conn *c, size_t budget) {
     if (r == 0) {  // EOF; a partial frame is discarded
       if (c->session->partial())
         spdlog::debug("pid {} closed in the middle of a frame", c->session->peer().pid);
-      CloseConn(c);
+      EndStream(c);
       return;
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    CloseConn(c);  // ECONNRESET and the like
+    EndStream(c);  // ECONNRESET and the like
     return;
   }
   if (!c->session->out().empty()) SendOut(c);
+}
+
+// The peer is gone. A text stream's last line is stored even without its
+// newline, and its lines are written to the file before the connection
+// closes: a client that waits for our close after its EOF knows readers see
+// every line (PROTOCOL.md, "Text streams").
+void Server::EndStream(Conn *c) {
+  c->session->Finish();
+  if (c->session->text() && writer_->dirty()) FlushNow();
+  CloseConn(c);
 }
 
 void Server::SendOut(Conn *c) {

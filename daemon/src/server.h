@@ -58,6 +58,7 @@ class Server {
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
+  void EndStream(Conn *c);
   void AfterWrites();
   void FlushNow();  // writes the partial block (one pwrite) and notes when
   void RequestSync();
@@ -82,6 +83,7 @@ class Server {
   SyncPolicy sync_policy_;  // which writes the last fdatasync request covered
 
   Counters counters_;
+  TextSites text_;
   Context ctx_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid

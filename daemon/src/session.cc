@@ -1,6 +1,6 @@
 // session.cc: one connection's protocol handling: frame reassembly, HELLO,
 // INTERN (signature cache), RECORDS (validate all, then append), DROPPED,
-// STATS_REQ.
+// STATS_REQ, and the lines of a text stream.
 #include "session.h"
 
 #include <spdlog/spdlog.h>
@@ -37,7 +37,7 @@ uint64_t Session::Holding() const {
   return kFixed + index_.capacity() * sizeof(uint32_t) + sparse_.size() * 48 +
          entries_.capacity() * sizeof(SiteEntry) + sigs_.capacity() +
          inline_.capacity() * sizeof(std::string) + inline_bytes_ + pending_.capacity() +
-         out_.capacity() + app_.capacity();
+         out_.capacity() + app_.capacity() + line_.capacity();
 }
 
 bool Session::Account() {
@@ -73,6 +73,7 @@ void Session::WriteFailed(const storage::Status &s) {
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
   ls_frame f;
+  if (text_) return FeedText(p, n);
   if (!pending_.empty()) {
     // Complete the frame started by an earlier read: copy only its bytes.
     if (pending_.size() < 4) {
@@ -104,6 +105,7 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
     if (pending_.capacity() > (64u << 10)) std::vector<uint8_t>().swap(pending_);
     partial_since_ms_ = 0;
     if (!ok) return false;
+    if (text_) return FeedText(p, n);
   }
   while (n > 0) {
     ptrdiff_t r = ls_frame_parse(p, n, limits_.max_frame, &f);
@@ -120,8 +122,70 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
     if (!HandleFrame(f)) return false;
     p += r;
     n -= size_t(r);
+    if (text_) return FeedText(p, n);  // the rest of the connection is text
   }
   return Account();
+}
+
+// ---- text streams ------------------------------------------------------------
+
+bool Session::FeedText(const uint8_t *p, size_t n) {
+  while (n > 0) {
+    const uint8_t *nl = static_cast<const uint8_t *>(memchr(p, '\n', n));
+    size_t len = nl ? size_t(nl - p) : n;
+    size_t keep = std::min(len, kMaxTextLine - line_.size());
+    line_.append(reinterpret_cast<const char *>(p), keep);
+    line_cut_ += len - keep;
+    if (!nl) break;
+    EndLine();
+    p = nl + 1;
+    n -= len + 1;
+  }
+  return Account();
+}
+
+// Parses a leading "<N>" (N 0..191, decimal, at most 3 digits); returns the
+// prefix's length, or 0 when the line has none.
+static size_t PrioPrefix(std::string_view line, unsigned *prio) {
+  if (line.size() < 3 || line[0] != '<') return 0;
+  unsigned v = 0;
+  size_t i = 1;
+  for (; i < line.size() && i <= 3 && line[i] >= '0' && line[i] <= '9'; i++)
+    v = v * 10 + unsigned(line[i] - '0');
+  if (i == 1 || i >= line.size() || line[i] != '>' || v > 191) return 0;
+  *prio = v;
+  return i + 1;
+}
+
+void Session::EndLine() {
+  unsigned level = text_flags_ >> LS_HELLO_LEVEL_SHIFT & 7u;
+  unsigned facility = text_flags_ >> LS_HELLO_FACILITY_SHIFT & 31u;
+  std::string_view msg = line_;
+  unsigned prio;
+  size_t k;
+  if ((text_flags_ & LS_HELLO_PRIO_PREFIX) && (k = PrioPrefix(msg, &prio)) > 0) {
+    msg.remove_prefix(k);
+    level = prio & 7u;
+    if (prio >= 8) facility = prio >> 3;
+  }
+  static constexpr TextKind kStream[] = {TextKind::kText, TextKind::kStdout, TextKind::kStderr};
+  TextKind kind = kStream[text_flags_ >> LS_HELLO_STREAM_SHIFT & 3u];
+  TextFields f;
+  f.msg = msg;
+  ctx_->counters->text_lines++;
+  if (line_cut_) ctx_->counters->text_lines_cut++;
+  storage::Status s = ctx_->text->Append(source_, kind, uint8_t(facility), uint8_t(level),
+                                         WallClockNanos(), f, line_cut_);
+  if (!s.ok()) WriteFailed(s);
+  line_.clear();
+  line_cut_ = 0;
+}
+
+bool Session::Finish() {
+  if (!text_ || (line_.empty() && line_cut_ == 0)) return false;
+  ctx_->counters->text_partial_lines++;
+  EndLine();
+  return true;
 }
 
 bool Session::HandleFrame(const ls_frame &f) {
@@ -187,6 +251,9 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   }
   app_.assign(h.app, len);
   hello_ = true;
+  text_ = (h.flags & LS_HELLO_TEXT) != 0;
+  text_flags_ = h.flags;
+  if (text_) ctx_->counters->text_streams++;
   source_.id = ctx_->next_source_id++;
   source_.app = app_;
   spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, peer_.pid,

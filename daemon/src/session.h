@@ -12,10 +12,14 @@
 #include "counters.h"
 #include "logsink/storage/ring.h"
 #include "ratelimit.h"
+#include "text_record.h"
 
 struct ls_frame;
 
 namespace logsink::daemon {
+
+// The bytes of a text-stream line that are kept; the rest is cut and counted.
+constexpr size_t kMaxTextLine = 8192;
 
 // Per-connection limits, fixed when the connection is accepted.
 struct Limits {
@@ -76,6 +80,7 @@ struct MemoryBudget {
 // What sessions share: the daemon's writer, counters and error log.
 struct Context {
   storage::RingWriter *writer = nullptr;
+  TextSites *text = nullptr;  // free-text records (text streams, syslog)
   Counters *counters = nullptr;
   uint64_t next_source_id = 1;  // the next connection's Source id
   RateLimit<int(Err::kCount) + 1> log_limit;
@@ -96,8 +101,16 @@ class Session {
   // hold a last frame (REFUSE) to send first.
   bool Feed(const uint8_t *p, size_t n, uint64_t now_ms);
 
-  // A frame has started but not completed; since when (loop time, ms).
+  // The peer closed its end (EOF): a text stream's partial last line is
+  // stored. Returns whether it stored one.
+  bool Finish();
+
+  // A frame has started but not completed; since when (loop time, ms). A
+  // text stream's unfinished line is not a partial frame: a program may
+  // write half a line and take its time.
   bool partial() const { return !pending_.empty(); }
+  // The connection carries text lines (HELLO with LS_HELLO_TEXT).
+  bool text() const { return text_; }
   uint64_t partial_since_ms() const { return partial_since_ms_; }
 
   // Bytes to send to the client (STATS, REFUSE). The owner sends and erases.
@@ -126,6 +139,9 @@ class Session {
   bool InlineSiteFits(uint64_t site_id, const char *sig, size_t nargs, storage::Site *site);
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
+  // Text streams: splits bytes into lines, each one record.
+  bool FeedText(const uint8_t *p, size_t n);
+  void EndLine();
   // Counts and reports (rate-limited) a failed append to the ring.
   void WriteFailed(const storage::Status &s);
   const SiteEntry *Lookup(uint32_t site) const {
@@ -151,6 +167,12 @@ class Session {
   storage::Source source_;
 
   std::vector<uint8_t> pending_;  // a partial frame, at most max_frame + 4 bytes
+
+  // Text streams (PROTOCOL.md, "Text streams").
+  bool text_ = false;
+  uint32_t text_flags_ = 0;
+  std::string line_;       // the current line's first kMaxTextLine bytes
+  uint64_t line_cut_ = 0;  // bytes of the current line past those
   uint64_t partial_since_ms_ = 0;
   std::string out_;
 

@@ -243,7 +243,7 @@ TEST(Daemon, BadInputsCloseOnlyThatConnection) {
       {"records before hello", Records(1, {{1, 1, {Arg::I(1)}}}), "err_no_hello"},
       {"second hello", hello + hello, "err_no_hello"},
       {"future version", Hello(2, "future"), "err_bad_version", true},
-      {"hello flags", Hello(1, "flags", 1), "err_bad_hello"},
+      {"hello flags", Hello(1, "flags", 4), "err_bad_hello"},
       {"intern %n", hello + Intern(1, 6, 1, "wrote %n bytes", "bad.c"), "err_bad_intern"},
       {"intern level 9", hello + Intern(1, 9, 1, "x", "bad.c"), "err_bad_intern"},
       {"too many sites", hello + intern_d + intern_s + Intern(3, 6, 3, "third", "bad.c"),

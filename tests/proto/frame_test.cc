@@ -64,6 +64,27 @@ TEST(Hello, DecodesAndRefusesOtherVersions) {
   EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);  // unknown flags
 }
 
+TEST(Hello, TextStreamFlags) {
+  ls_hello h;
+  uint32_t ok = ls_hello_text_flags(3, 23, LS_HELLO_STREAM_STDERR, 1);
+  EXPECT_EQ(ok, 0x02170303u);
+  std::string p = Payload(logsink::test::Hello(1, "t", ok));
+  ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
+  EXPECT_EQ(h.flags, ok);
+  const uint32_t bad[] = {
+      LS_HELLO_PRIO_PREFIX,                            // text fields without TEXT
+      6u << LS_HELLO_LEVEL_SHIFT,                      // ditto
+      LS_HELLO_TEXT | 24u << LS_HELLO_FACILITY_SHIFT,  // facility 24
+      LS_HELLO_TEXT | 3u << LS_HELLO_STREAM_SHIFT,     // stream 3
+      LS_HELLO_TEXT | 0x4u,                            // an unknown bit
+      LS_HELLO_TEXT | 0x80000000u,
+  };
+  for (uint32_t f : bad) {
+    p = Payload(logsink::test::Hello(1, "t", f));
+    EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG) << std::hex << f;
+  }
+}
+
 TEST(Hello, EveryPrefixAndTrailingByteIsMalformed) {
   std::string p = Payload(logsink::test::Hello(1, "myapp"));
   ls_hello h;

@@ -72,6 +72,37 @@ static inline int ls__get_var(const uint8_t **pp, const uint8_t *end, uint64_t *
 }
 
 /* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
+/* flags 0: a frame connection. LS_HELLO_TEXT: after the HELLO frame the
+ * connection carries lines of text, one record each (PROTOCOL.md, "Text
+ * streams"); the other fields say how they are stored. */
+#define LS_HELLO_TEXT 0x1u         /* the rest of the connection is text lines */
+#define LS_HELLO_PRIO_PREFIX 0x2u  /* a line's leading "<N>" (0..191) sets its priority */
+#define LS_HELLO_LEVEL_SHIFT 8     /* bits 8-10: level of lines without a prefix */
+#define LS_HELLO_FACILITY_SHIFT 16 /* bits 16-20: facility (0..23) */
+#define LS_HELLO_STREAM_SHIFT 24   /* bits 24-25: 0 text, 1 stdout, 2 stderr */
+#define LS_HELLO_STREAM_TEXT 0u
+#define LS_HELLO_STREAM_STDOUT 1u
+#define LS_HELLO_STREAM_STDERR 2u
+
+static inline uint32_t ls_hello_text_flags(unsigned level, unsigned facility, unsigned stream,
+                                           int prio_prefix) {
+  return LS_HELLO_TEXT | (prio_prefix ? LS_HELLO_PRIO_PREFIX : 0u) |
+         (uint32_t)(level & 7u) << LS_HELLO_LEVEL_SHIFT |
+         (uint32_t)(facility & 31u) << LS_HELLO_FACILITY_SHIFT |
+         (uint32_t)(stream & 3u) << LS_HELLO_STREAM_SHIFT;
+}
+
+/* Whether flags is 0 or a valid text-stream HELLO (no unknown bit, facility
+ * at most 23, stream at most 2). */
+static inline int ls_hello_flags_valid(uint32_t flags) {
+  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | 7u << LS_HELLO_LEVEL_SHIFT |
+                         31u << LS_HELLO_FACILITY_SHIFT | 3u << LS_HELLO_STREAM_SHIFT;
+  if (flags == 0) return 1;
+  if (!(flags & LS_HELLO_TEXT) || (flags & ~known)) return 0;
+  return (flags >> LS_HELLO_FACILITY_SHIFT & 31u) <= 23u &&
+         (flags >> LS_HELLO_STREAM_SHIFT & 3u) <= LS_HELLO_STREAM_STDERR;
+}
+
 typedef struct ls_hello {
   uint32_t version;
   uint32_t flags;
@@ -81,7 +112,7 @@ typedef struct ls_hello {
 
 /* Returns 0; -EPROTONOSUPPORT when the version is not LS_PROTO_VERSION (the
  * version field is filled, the rest is not decoded); -EBADMSG when malformed,
- * flags are not 0 or bytes are left over. */
+ * flags are not valid (ls_hello_flags_valid) or bytes are left over. */
 static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   const uint8_t *end = p + len;
   if (len < 4) return -EBADMSG;
@@ -89,7 +120,7 @@ static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   if (h->version != LS_PROTO_VERSION) return -EPROTONOSUPPORT;
   if (len < 8) return -EBADMSG;
   h->flags = ls_get_u32(p + 4);
-  if (h->flags != 0) return -EBADMSG;
+  if (!ls_hello_flags_valid(h->flags)) return -EBADMSG;
   p += 8;
   if (ls__get_str(&p, end, len, &h->app, &h->app_len) < 0) return -EBADMSG;
   return p == end ? 0 : -EBADMSG;

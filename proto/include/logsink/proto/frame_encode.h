@@ -79,7 +79,7 @@ static inline ptrdiff_t ls__frame_open_varint(uint8_t *buf, size_t cap, uint8_t 
 /* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
 static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello *h) {
   size_t at = 0;
-  if (h->flags != 0 || h->app_len > LS_APP_MAX) return -EINVAL;
+  if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX) return -EINVAL;
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_HELLO)) < 0 || cap - at < 8) return -ENOBUFS;
   ls_put_u32(buf + at, h->version);
   ls_put_u32(buf + at + 4, h->flags);

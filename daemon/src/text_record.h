@@ -1,0 +1,72 @@
+// text_record.h: free-text records (a line of a text stream, a syslog
+// datagram) stored as ordinary records of a few fixed sites, so every reader
+// of the ring shows them without knowing where they came from (FORMAT.md,
+// "Free-text records"): the text is the one shown argument of the site's
+// format, the syslog header fields ride along as "%.0s" arguments (kept as
+// data, rendered as nothing), the site's file names the way in and its line
+// carries the syslog facility.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "logsink/storage/ring.h"
+
+namespace logsink::daemon {
+
+// The ways in, each one fixed site per (facility, level).
+enum class TextKind : uint8_t {
+  kText,       // a text-stream connection's line (PROTOCOL.md, "Text streams")
+  kStdout,     // ... of a program's standard output (`logctl run`)
+  kStderr,     // ... of a program's standard error
+  kRfc3164,    // a syslog datagram in the BSD form (with or without hostname)
+  kRfc5424,    // a syslog datagram in the RFC 5424 form
+  kSyslogRaw,  // a datagram that parsed as neither: its bytes, as they came
+  kCount
+};
+
+// The site's file name for kind ("text", "stdout", "syslog:rfc5424", ...).
+const char *TextKindFile(TextKind k);
+
+// The fields of one free-text record. Only msg is shown; the others exist
+// for the syslog kinds (empty when the message had none) and are stored in
+// this order: RFC 3164 msg, timestamp, hostname; RFC 5424 msg, timestamp,
+// hostname, msgid, structured data.
+struct TextFields {
+  std::string_view msg;
+  std::string_view timestamp, hostname, msgid, sd;
+};
+
+constexpr uint8_t kMaxFacility = 23;
+
+// The daemon's wall clock (CLOCK_REALTIME), ns since the epoch: the
+// timestamp of a free-text record.
+inline uint64_t WallClockNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}  // syslog facilities 0 (kern) .. 23 (local7)
+
+// Appends free-text records to the ring, interning each site once and
+// caching its string-table id. One per daemon (the loop thread).
+class TextSites {
+ public:
+  explicit TextSites(storage::RingWriter *writer) : writer_(writer) {}
+
+  // Appends one record from src at ts_ns (the daemon's clock: a client's
+  // timestamp is data, not order). facility is clamped to 0..23 and level to
+  // 0..7; `truncated` counts bytes the caller already cut from the text (a
+  // record too big for a block is cut further by the writer).
+  storage::Status Append(const storage::Source &src, TextKind kind, uint8_t facility, uint8_t level,
+                         uint64_t ts_ns, const TextFields &f, uint64_t truncated);
+
+ private:
+  storage::RingWriter *writer_;
+  uint32_t ids_[size_t(TextKind::kCount)][kMaxFacility + 1][8] = {};  // 0: not interned yet
+  std::string args_;  // the argument bytes of the record being appended (capacity reused)
+};
+
+}  // namespace logsink::daemon
