@@ -22,8 +22,7 @@ void Append(std::string *out, size_t cap, F encode) {
 
 }  // namespace
 
-void ForEachCounter(const Counters &c, const storage::RingWriter &w,
-                    const std::function<void(std::string_view, uint64_t)> &f) {
+void ForEachCounter(const Counters &c, const storage::RingWriter &w, const CounterFn &f) {
   const storage::WriterStats &s = w.stats();
   f("records", s.records);
   f("bytes", s.bytes);
@@ -52,13 +51,13 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 
-void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out) {
+void AppendCountersFrame(const std::function<void(const CounterFn &)> &each, std::string *out) {
   uint64_t n = 0;
-  ForEachCounter(c, w, [&](std::string_view, uint64_t) { n++; });
+  each([&](std::string_view, uint64_t) { n++; });
   Append(out, LS_FRAME_HDR + LS_VARINT_MAX + n * LS_STATSFRAME_ENTRY_MAX,
          [&](uint8_t *buf, size_t cap) -> ptrdiff_t {
            ptrdiff_t at = ls_statsframe_open(buf, cap, n);
-           ForEachCounter(c, w, [&](std::string_view name, uint64_t v) {
+           each([&](std::string_view name, uint64_t v) {
              if (at >= 0) {
                ptrdiff_t k =
                    ls_statsframe_add(buf + at, cap - size_t(at), name.data(), name.size(), v);
@@ -67,6 +66,10 @@ void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::stri
            });
            return at < 0 ? at : ls_frame_close(buf, buf + at);
          });
+}
+
+void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out) {
+  AppendCountersFrame([&](const CounterFn &f) { ForEachCounter(c, w, f); }, out);
 }
 
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out) {

@@ -12,9 +12,14 @@
 
 namespace logsink::daemon {
 
+using CounterFn = std::function<void(std::string_view, uint64_t)>;
+
 // Calls f(name, value) for every counter, in the order of PROTOCOL.md.
-void ForEachCounter(const Counters &c, const storage::RingWriter &w,
-                    const std::function<void(std::string_view, uint64_t)> &f);
+void ForEachCounter(const Counters &c, const storage::RingWriter &w, const CounterFn &f);
+
+// Appends a STATS frame with the (name, value) pairs `each` gives its
+// argument, in that order.
+void AppendCountersFrame(const std::function<void(const CounterFn &)> &each, std::string *out);
 
 // Appends a STATS frame with every counter to *out.
 void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out);

@@ -311,25 +311,31 @@ void Server::ReadConn(Conn *c, size_t budget) {
     if (r == 0) {  // EOF; a partial frame is discarded
       if (c->session->partial())
         spdlog::debug("pid {} closed in the middle of a frame", c->session->peer().pid);
-      EndStream(c);
+      EndStream(c, true);
       return;
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    EndStream(c);  // ECONNRESET and the like
+    EndStream(c, false);  // ECONNRESET and the like
     return;
   }
   if (!c->session->out().empty()) SendOut(c);
 }
 
-// The peer is gone. A text stream's last line is stored even without its
-// newline, and its lines are written to the file before the connection
-// closes: a client that waits for our close after its EOF knows readers see
-// every line (PROTOCOL.md, "Text streams").
-void Server::EndStream(Conn *c) {
-  c->session->Finish();
-  if (c->session->text() && writer_->dirty()) FlushNow();
-  CloseConn(c);
+// The peer is done (eof) or gone. A text stream's last line is stored even
+// without its newline, its lines are written to the file, and after an EOF
+// the client gets the acknowledgment it may wait for (PROTOCOL.md, "Text
+// streams"): when it arrives, readers see every line.
+void Server::EndStream(Conn *c, bool eof) {
+  if (c->session->text()) {
+    c->session->Finish();
+    if (writer_->dirty()) FlushNow();
+    if (eof) {
+      c->session->AppendTextAck();
+      SendOut(c);
+    }
+  }
+  if (!c->closed) CloseConn(c);
 }
 
 void Server::SendOut(Conn *c) {

@@ -58,7 +58,7 @@ class Server {
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
-  void EndStream(Conn *c);
+  void EndStream(Conn *c, bool eof);
   void AfterWrites();
   void FlushNow();  // writes the partial block (one pwrite) and notes when
   void RequestSync();

@@ -173,7 +173,11 @@ void Session::EndLine() {
   TextFields f;
   f.msg = msg;
   ctx_->counters->text_lines++;
-  if (line_cut_) ctx_->counters->text_lines_cut++;
+  lines_++;
+  if (line_cut_) {
+    ctx_->counters->text_lines_cut++;
+    lines_cut_++;
+  }
   storage::Status s = ctx_->text->Append(source_, kind, uint8_t(facility), uint8_t(level),
                                          WallClockNanos(), f, line_cut_);
   if (!s.ok()) WriteFailed(s);
@@ -184,8 +188,19 @@ void Session::EndLine() {
 bool Session::Finish() {
   if (!text_ || (line_.empty() && line_cut_ == 0)) return false;
   ctx_->counters->text_partial_lines++;
+  partial_lines_++;
   EndLine();
   return true;
+}
+
+void Session::AppendTextAck() {
+  AppendCountersFrame(
+      [&](const CounterFn &f) {
+        f("lines", lines_);
+        f("lines_cut", lines_cut_);
+        f("partial_lines", partial_lines_);
+      },
+      &out_);
 }
 
 bool Session::HandleFrame(const ls_frame &f) {

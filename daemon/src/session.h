@@ -104,6 +104,10 @@ class Session {
   // The peer closed its end (EOF): a text stream's partial last line is
   // stored. Returns whether it stored one.
   bool Finish();
+  // Appends a text stream's acknowledgment to out(): a STATS frame with the
+  // lines stored, cut and partial on this connection (PROTOCOL.md, "Text
+  // streams").
+  void AppendTextAck();
 
   // A frame has started but not completed; since when (loop time, ms). A
   // text stream's unfinished line is not a partial frame: a program may
@@ -173,6 +177,7 @@ class Session {
   uint32_t text_flags_ = 0;
   std::string line_;       // the current line's first kMaxTextLine bytes
   uint64_t line_cut_ = 0;  // bytes of the current line past those
+  uint64_t lines_ = 0, lines_cut_ = 0, partial_lines_ = 0;  // this connection's
   uint64_t partial_since_ms_ = 0;
   std::string out_;
 

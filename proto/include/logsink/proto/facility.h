@@ -1,0 +1,33 @@
+/* facility.h: syslog facility numbers and their names, for the records that
+ * carry a facility (FORMAT.md, "Free-text records"). 0-11 and 16-23 are
+ * glibc's and logger(1)'s names; 12-15, which they leave unnamed, are named
+ * after their meaning in RFC 5424, section 6.2.1. */
+#ifndef LOGSINK_PROTO_FACILITY_H
+#define LOGSINK_PROTO_FACILITY_H
+
+#include <string.h>
+
+#define LS_FACILITY_MAX 23 /* local7 */
+#define LS_FACILITY_USER 1
+
+/* The name of facility f (0..23), or NULL. */
+static inline const char *ls_facility_name(unsigned f) {
+  static const char *const names[LS_FACILITY_MAX + 1] = {
+      "kern",   "user",   "mail",     "daemon", "auth",   "syslog", "lpr",    "news",
+      "uucp",   "cron",   "authpriv", "ftp",    "ntp",    "audit",  "alert",  "clock",
+      "local0", "local1", "local2",   "local3", "local4", "local5", "local6", "local7"};
+  return f <= LS_FACILITY_MAX ? names[f] : NULL;
+}
+
+/* The facility named by the len bytes at s (one of the names above, or
+ * "security", logger's and glibc's old name for auth), or -1. */
+static inline int ls_facility_parse(const char *s, size_t len) {
+  if (len == 8 && memcmp(s, "security", 8) == 0) return 4;
+  for (unsigned f = 0; f <= LS_FACILITY_MAX; f++) {
+    const char *n = ls_facility_name(f);
+    if (strlen(n) == len && memcmp(n, s, len) == 0) return (int)f;
+  }
+  return -1;
+}
+
+#endif
