@@ -1,85 +1,78 @@
-// cmd_send.cc: `logctl send`: logs MESSAGE (or each line of standard input)
-// through liblogsink in blocking mode, and fails when a record was not
-// delivered to the daemon.
+// cmd_send.cc: `logctl send`, logger(1) for logsink: MESSAGE (or each line of
+// standard input) goes to logsinkd over a text stream (PROTOCOL.md, "Text
+// streams"), and send fails unless the daemon acknowledges every line.
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <string>
 
 #include "commands.h"
 #include "common.h"
-#include "logsink/logsink.h"
+#include "logsink/proto/frame.h"
+#include "text_stream.h"
 
 namespace logsink::logctl {
 namespace {
 
-constexpr int kConnectWaitMs = 1000;  // how long to wait for the daemon
-
-void SleepMs(int ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, nullptr);
-}
+constexpr int kTimeoutMs = 10000;  // connect, and the acknowledgment after our EOF
 
 }  // namespace
 
 int RunSend(Options &o) {
   std::string socket;
   if (!SocketPath(o.socket, &socket)) return kExitError;
-  ls_options opts;
-  ls_options_init(&opts);
-  opts.blocking = 1;  // wait for buffer space instead of dropping
   std::string app = o.send_app.empty() ? "logctl" : o.send_app;
-  ls_client *c = ls_open(o.socket.empty() ? nullptr : o.socket.c_str(), app.c_str(), &opts);
-  if (!c) {
-    Error("send", std::strerror(errno));
+  uint32_t flags =
+      ls_hello_text_flags(unsigned(o.send_level.value_or(6)), unsigned(o.send_facility),
+                          LS_HELLO_STREAM_TEXT, o.prio_prefix);
+  std::string why;
+  int fd = OpenTextStream(socket, app, flags, kTimeoutMs, &why);
+  if (fd < 0) {
+    Error("send", why);
     return kExitError;
   }
-  // The client connects in the background; records logged before it did
-  // would be dropped, so wait for the connection first.
-  ls_stats st;
-  st.size = sizeof st;
-  for (int waited = 0; ls_get_stats(c, &st) == 0 && !st.connected && waited < kConnectWaitMs;
-       waited += 5)
-    SleepMs(5);
-  if (!st.connected) {
-    ls_close(c);
-    Error("send", "daemon not running (socket " + socket + ")");
-    return kExitError;
-  }
-  int level = o.send_level.value_or(LS_INFO);
-  uint64_t refused = 0;
-  auto log = [&](const std::string &msg) {
-    if (ls_log_text(c, level, msg.data(), msg.size()) != 0) refused++;
-  };
+  uint64_t lines = 0;
+  bool ok = true;
   if (!o.words.empty()) {
     std::string msg;
-    for (size_t i = 0; i < o.words.size(); i++) msg += (i ? " " : "") + o.words[i];
-    log(msg);
+    for (size_t i = 0; i < o.words.size(); i++) {
+      if (i) msg += ' ';
+      msg += o.words[i];
+    }
+    if (msg.empty() || msg.back() != '\n') msg += '\n';
+    for (char ch : msg) lines += ch == '\n';
+    ok = WriteText(fd, msg, &why);
   } else {
     char *line = nullptr;
     size_t cap = 0;
     ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) >= 0) {
-      if (n > 0 && line[n - 1] == '\n') n--;
-      log(std::string(line, static_cast<size_t>(n)));
+    while (ok && (n = getline(&line, &cap, stdin)) >= 0) {
+      std::string l(line, size_t(n));
+      if (l.empty() || l.back() != '\n') l += '\n';
+      lines++;
+      ok = WriteText(fd, l, &why);
     }
     std::free(line);
   }
-  int frc = ls_flush(c);
-  st.size = sizeof st;
-  ls_get_stats(c, &st);
-  ls_close(c);
-  uint64_t lost = st.dropped + st.errors + refused;
-  if (frc != 0 || lost != 0 || st.sent < st.logged) {
-    uint64_t undelivered = lost + (st.logged > st.sent ? st.logged - st.sent : 0);
-    Error("send", std::to_string(undelivered) + " record(s) not delivered to " + socket +
-                      (frc != 0 ? std::string(": ") + std::strerror(-frc) : ""));
+  if (!ok) {
+    close(fd);
+    Error("send", why + " (" + socket + ")");
     return kExitError;
   }
+  TextAck ack;
+  if (!FinishTextStream(fd, kTimeoutMs, &ack, &why)) {
+    Error("send", why + " (" + socket + ")");
+    return kExitError;
+  }
+  if (ack.lines != lines) {
+    Error("send", std::to_string(lines - std::min(lines, ack.lines)) + " of " +
+                      std::to_string(lines) + " line(s) not stored by the daemon at " + socket);
+    return kExitError;
+  }
+  if (ack.lines_cut)
+    Warn("send: " + std::to_string(ack.lines_cut) +
+         " line(s) longer than 8192 bytes were cut (flagged as truncated)");
   return kExitOk;
 }
 

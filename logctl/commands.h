@@ -10,5 +10,6 @@ int RunExport(Options &o);  // export --output FILE
 int RunStats(Options &o);
 int RunVerify(Options &o);
 int RunSend(Options &o);
+int RunRun(Options &o);  // run -- CMD ARGS...
 
 }  // namespace logsink::logctl

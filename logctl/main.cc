@@ -19,8 +19,9 @@ const struct {
   Command cmd;
 } kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
                  {"stats", Command::kStats},   {"send", Command::kSend},
-                 {"verify", Command::kVerify}, {"export", Command::kExport}};
-const char kUnknownCommand[] = "unknown command (tail, cat, stats, send, verify, export)";
+                 {"verify", Command::kVerify}, {"export", Command::kExport},
+                 {"run", Command::kRun}};
+const char kUnknownCommand[] = "unknown command (tail, cat, stats, send, run, verify, export)";
 
 // `logctl help [COMMAND]`.
 int HelpCommand(int argc, char **argv) {
@@ -73,6 +74,8 @@ int Main(int argc, char **argv) {
         return RunVerify(o);
       case Command::kExport:
         return RunExport(o);
+      case Command::kRun:
+        return RunRun(o);
     }
   }
   Error(c, kUnknownCommand);

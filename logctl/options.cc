@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "logsink/proto/facility.h"
 #include "timeparse.h"
 
 namespace logsink::logctl {
@@ -36,6 +37,11 @@ enum Opt {
   kShowCursor,
   kAfterCursor,
   kCursorFile,
+  kTag,
+  kPrioPrefix,
+  kId,
+  kLevelStdout,
+  kLevelStderr,
 };
 
 const char *Name(Command c) {
@@ -52,6 +58,8 @@ const char *Name(Command c) {
       return "verify";
     case Command::kExport:
       return "export";
+    case Command::kRun:
+      return "run";
   }
   return "?";
 }
@@ -69,8 +77,30 @@ const char *Help(Command c) {
       return "usage: logctl stats [--file PATH] [--socket PATH] [--json]\n"
              "Prints the ring's geometry and usage, and the daemon's counters if it runs.\n";
     case Command::kSend:
-      return "usage: logctl send [--level L] [--app NAME] [--socket PATH] [MESSAGE...]\n"
-             "Logs MESSAGE (or one record per line of standard input) through logsinkd.\n";
+      return "usage: logctl send [-p [FACILITY.]LEVEL] [-t TAG] [--prio-prefix] [--socket PATH]\n"
+             "                   [MESSAGE...]\n"
+             "Logs MESSAGE (or one record per line of standard input) through logsinkd and\n"
+             "waits until the daemon has stored every line; a MESSAGE with newlines is one\n"
+             "record per line.\n"
+             "  -p, --priority, --level [FACILITY.]LEVEL   level (default info) and facility\n"
+             "                   (default user) as logger(1) takes them: user.err, local3.notice\n"
+             "  -t, --tag, --app TAG   the records' application label (default logctl)\n"
+             "  --prio-prefix    a line starting with <N> (N = facility * 8 + level, 0-191, or\n"
+             "                   just 0-7) has that priority; the prefix is not stored\n"
+             "  --id             accepted for logger(1) compatibility: every record carries the\n"
+             "                   sender's pid from the kernel; --id=ID (a claimed pid) is refused\n"
+             "  --socket PATH    the daemon's socket (default $LOGSINK_SOCKET, else the default)\n";
+    case Command::kRun:
+      return "usage: logctl run [--app NAME] [--level-stdout L] [--level-stderr L] [-p FACILITY]\n"
+             "                  [--prio-prefix] [--socket PATH] -- CMD [ARGS...]\n"
+             "Runs CMD with its standard output and standard error captured line by line into\n"
+             "the ring, and exits with CMD's status (128 + N when a signal N killed it). The\n"
+             "records carry CMD's own pid. Standard input is CMD's.\n"
+             "  --app NAME       the records' application label (default: CMD's file name)\n"
+             "  --level-stdout L, --level-stderr L   levels of the two streams (info, err)\n"
+             "  -p, --priority FACILITY   facility of both streams (default user)\n"
+             "  --prio-prefix    a line starting with <N> has that priority (as for send)\n"
+             "  --socket PATH    the daemon's socket (default $LOGSINK_SOCKET, else the default)\n";
     case Command::kVerify:
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
@@ -117,6 +147,26 @@ const char kExportHelp[] =
 const char kLevelForms[] =
     "': expected emerg, alert, crit, err, warning, notice, info, debug (any case) or 0-7";
 const char kLevelRangeForms[] = ", or a range FROM..TO such as err..warning, ..warning, err..";
+const char kFacilityForms[] =
+    "kern, user, mail, daemon, auth, syslog, lpr, news, uucp, cron, authpriv, ftp, ntp, audit, "
+    "alert, clock, local0-local7";
+const char kPriorityForms[] =
+    "': expected LEVEL or FACILITY.LEVEL (user.err, local3.notice); levels: emerg, alert, "
+    "crit, err, warning, notice, info, debug or 0-7; facilities: ";
+
+// logger(1)'s -p: LEVEL or FACILITY.LEVEL.
+bool ParsePriority(const char *arg, int *facility, std::optional<int> *level) {
+  const char *dot = std::strrchr(arg, '.');
+  int l = ParseLevel(dot ? dot + 1 : arg);
+  if (l < 0) return false;
+  if (dot) {
+    int f = ls_facility_parse(arg, size_t(dot - arg));
+    if (f < 0) return false;
+    *facility = f;
+  }
+  *level = l;
+  return true;
+}
 
 bool ParseU64(const char *s, uint64_t *v) {
   if (!*s || *s == '-') return false;
@@ -132,13 +182,21 @@ bool Allowed(Command c, int opt) {
   bool reads = c == Command::kTail || c == Command::kCat || c == Command::kExport;
   switch (opt) {
     case kFile:
-      return c != Command::kSend;
+      return c != Command::kSend && c != Command::kRun;
     case kSocket:
-      return c == Command::kStats || c == Command::kSend;
+      return c == Command::kStats || c == Command::kSend || c == Command::kRun;
     case kLevel:
-      return reads || c == Command::kSend;
+      return reads || c == Command::kSend || c == Command::kRun;
     case kApp:
-      return reads || c == Command::kSend;
+      return reads || c == Command::kSend || c == Command::kRun;
+    case kTag:
+    case kId:
+      return c == Command::kSend;
+    case kPrioPrefix:
+      return c == Command::kSend || c == Command::kRun;
+    case kLevelStdout:
+    case kLevelStderr:
+      return c == Command::kRun;
     case kPid:
     case kUid:
     case kSince:
@@ -179,16 +237,19 @@ void PrintUsage(FILE *to) {
       "  cat                every record, oldest first\n"
       "  stats              ring geometry and usage, daemon counters\n"
       "  send [MESSAGE...]  log a message through logsinkd\n"
+      "  run -- CMD [ARGS]  run CMD with its output captured into the ring\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
-      "Every command takes --file PATH (default: the daemon's ring) and --help;\n"
+      "Every command but send and run takes --file PATH (default: the daemon's ring);\n"
+      "every command takes --help;\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
       to);
 }
 
 void PrintCommandHelp(Command cmd, FILE *to) {
   std::fputs(Help(cmd), to);
-  std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
+  if (cmd != Command::kSend && cmd != Command::kRun)
+    std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
   if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
     std::fputs(kFilterHelp, to);
   if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);
@@ -219,6 +280,11 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"show-cursor", no_argument, nullptr, kShowCursor},
       {"after-cursor", required_argument, nullptr, kAfterCursor},
       {"cursor-file", required_argument, nullptr, kCursorFile},
+      {"tag", required_argument, nullptr, kTag},
+      {"prio-prefix", no_argument, nullptr, kPrioPrefix},
+      {"id", optional_argument, nullptr, kId},
+      {"level-stdout", required_argument, nullptr, kLevelStdout},
+      {"level-stderr", required_argument, nullptr, kLevelStderr},
       {nullptr, 0, nullptr, 0},
   };
   const char *name = Name(cmd);
@@ -235,7 +301,10 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   int c, li = -1;
   // '+' for send: stop at the first word so a message may start with '-'
   // after "--"; ':' so a missing argument is reported as such.
-  const char *shorts = cmd == Command::kSend ? "+:h" : ":n:fo:g:hip:";
+  // run stops at CMD for the same reason.
+  const char *shorts = cmd == Command::kSend  ? "+:hp:t:"
+                       : cmd == Command::kRun ? "+:hp:"
+                                              : ":n:fo:g:hip:";
   while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
@@ -269,6 +338,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case 'h':
         c = kHelp;
         break;
+      case 't':
+        c = kTag;
+        break;
       case ':':
         return usage("option '" + opt + "' needs an argument");
       case '?':
@@ -291,9 +363,13 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         std::string why("bad level '");
         why.append(arg);
         if (cmd == Command::kSend) {
-          int l = ParseLevel(arg);
-          if (l < 0) return usage(why.append(kLevelForms));
-          o->send_level = l;
+          if (!ParsePriority(arg, &o->send_facility, &o->send_level))
+            return usage(why.append(kPriorityForms).append(kFacilityForms));
+        } else if (cmd == Command::kRun) {
+          int f = ls_facility_parse(arg, std::strlen(arg));
+          if (f < 0)
+            return usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
+          o->send_facility = f;
         } else if (!ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
           return usage(why.append(kLevelForms).append(kLevelRangeForms));
         }
@@ -308,11 +384,28 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       }
       case kApp:
-        if (cmd == Command::kSend)
+      case kTag:
+        if (cmd == Command::kSend || cmd == Command::kRun)
           o->send_app = arg;
         else
           o->filter.apps.emplace_back(arg);
         break;
+      case kPrioPrefix:
+        o->prio_prefix = true;
+        break;
+      case kId:
+        if (arg)
+          return usage("--id=" + std::string(arg) +
+                       " would claim another process's id; every record carries the sender's "
+                       "pid from the kernel (--id without a value is accepted)");
+        break;
+      case kLevelStdout:
+      case kLevelStderr: {
+        int l = ParseLevel(arg);
+        if (l < 0) return usage(std::string("bad level '").append(arg).append(kLevelForms));
+        (c == kLevelStdout ? o->level_stdout : o->level_stderr) = l;
+        break;
+      }
       case kSince:
       case kUntil: {
         uint64_t t;
@@ -380,8 +473,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     }
   }
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
-  if (cmd != Command::kSend && !o->words.empty())
+  if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
+  if (cmd == Command::kRun && o->words.empty()) return usage("a command to run is required");
   if (cmd == Command::kExport && o->export_path.empty())
     return usage("--output FILE (or - for standard output) is required");
   for (const std::string &grep : greps) {

@@ -12,7 +12,7 @@
 
 namespace logsink::logctl {
 
-enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport };
+enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun };
 
 struct Options {
   Command cmd = Command::kTail;
@@ -26,9 +26,13 @@ struct Options {
   bool utc = false;                // --utc
   std::string export_path;         // export -o/--output FILE ("-": standard output)
   bool export_json = false;        // export --format json
-  std::optional<int> send_level;   // send --level
-  std::string send_app;            // send --app
-  std::vector<std::string> words;  // send MESSAGE...
+  std::optional<int> send_level;   // send -p/--level (the LEVEL of FACILITY.LEVEL)
+  int send_facility = 1;           // send -p FACILITY.LEVEL, run -p FACILITY (default user)
+  bool prio_prefix = false;        // send/run --prio-prefix: lines may start with <N>
+  std::string send_app;            // send/run --app, -t/--tag
+  int level_stdout = 6;            // run --level-stdout (info)
+  int level_stderr = 3;            // run --level-stderr (err)
+  std::vector<std::string> words;  // send MESSAGE..., run CMD ARGS...
   bool show_cursor = false;        // --show-cursor (tail, cat)
   std::string after_cursor;        // --after-cursor C (tail, cat)
   std::string cursor_file;         // --cursor-file F (tail, cat)

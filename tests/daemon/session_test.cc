@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <random>
 #include <set>
 
 #include "common/seed.h"
 #include "daemon/harness.h"
 #include "logsink/proto/args.h"
+#include "logsink/proto/frame.h"
 
 namespace logsink::test {
 namespace {
@@ -41,6 +43,8 @@ class SessionTest : public ::testing::Test {
     ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
     ctx_.writer = w_.get();
     ctx_.counters = &counters_;
+    text_ = std::make_unique<TextSites>(w_.get());
+    ctx_.text = text_.get();
   }
   std::vector<OwnedRecord> Flushed() {
     EXPECT_TRUE(w_->Flush().ok());
@@ -48,9 +52,83 @@ class SessionTest : public ::testing::Test {
   }
   TempDir dir_;
   std::unique_ptr<storage::RingWriter> w_;
+  std::unique_ptr<TextSites> text_;
   Counters counters_;
   Context ctx_;
 };
+
+// A text stream (HELLO with LS_HELLO_TEXT): text may follow HELLO in the same
+// read, lines may be split anywhere, bytes that look like frames are text,
+// <N> prefixes set a line's priority, the partial last line is kept at the
+// end, and the acknowledgment counts every line.
+TEST_F(SessionTest, TextStreamSplitAnywhere) {
+  std::string frame_like(
+      "\x00\x00\x00\x05\x03"
+      "abc",
+      8);
+  const std::string text = "one\n<11>two\n" + frame_like + "\npartial";
+  const std::string s =
+      Hello(1, "txt", ls_hello_text_flags(4, 3, LS_HELLO_STREAM_STDOUT, 1)) + text;
+  for (size_t k = 0; k <= s.size(); k++) {
+    Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    ASSERT_TRUE(sess.Feed(U(s), k, 0));
+    ASSERT_TRUE(sess.Feed(U(s) + k, s.size() - k, 0));
+    EXPECT_FALSE(sess.partial()) << "an unfinished line is not a stalled frame";
+    EXPECT_TRUE(sess.text());
+    EXPECT_TRUE(sess.Finish());
+    sess.AppendTextAck();
+    ls_frame f;
+    ls_statsframe_iter it;
+    ASSERT_EQ(ls_frame_parse(U(sess.out()), sess.out().size(), LS_FRAME_MAX, &f),
+              ptrdiff_t(sess.out().size()));
+    ASSERT_EQ(f.type, LS_F_STATS);
+    ASSERT_EQ(ls_statsframe_begin(f.payload, f.len, &it), 0);
+    std::map<std::string, uint64_t> ack;
+    const char *name;
+    size_t len;
+    uint64_t v;
+    while (ls_statsframe_next(&it, &name, &len, &v) == 1) ack[std::string(name, len)] = v;
+    EXPECT_EQ(ack, (std::map<std::string, uint64_t>{
+                       {"lines", 4}, {"lines_cut", 0}, {"partial_lines", 1}}));
+  }
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), (s.size() + 1) * 4);
+  for (size_t i = 0; i < got.size(); i += 4) {
+    EXPECT_EQ(got[i].args, EncodeArgs({Arg::S("one")}));
+    EXPECT_EQ(got[i].level, 4);
+    EXPECT_EQ(got[i].line, 3u) << "the facility";
+    EXPECT_EQ(got[i].file, "stdout");
+    EXPECT_EQ(got[i].fmt, "%s");
+    EXPECT_EQ(got[i].app, "txt");
+    EXPECT_EQ(got[i].pid, 1u);
+    EXPECT_EQ(got[i + 1].args, EncodeArgs({Arg::S("two")}));
+    EXPECT_EQ(got[i + 1].level, 3);
+    EXPECT_EQ(got[i + 1].line, 1u);
+    EXPECT_EQ(got[i + 2].args, EncodeArgs({Arg::S(frame_like)}));
+    EXPECT_EQ(got[i + 3].args, EncodeArgs({Arg::S("partial")}));
+  }
+  EXPECT_EQ(counters_.errors(), 0u);
+  EXPECT_EQ(counters_.text_streams, s.size() + 1);
+  EXPECT_EQ(counters_.text_partial_lines, s.size() + 1);
+}
+
+TEST_F(SessionTest, TextStreamLongLineIsCutAndCounted) {
+  const std::string s = Hello(1, "txt", ls_hello_text_flags(6, 1, LS_HELLO_STREAM_TEXT, 0)) +
+                        std::string(3 * kMaxTextLine, 'y') + "\nnext\n";
+  Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  for (size_t at = 0; at < s.size(); at += 1000)  // in pieces, as reads come
+    ASSERT_TRUE(sess.Feed(U(s) + at, std::min<size_t>(1000, s.size() - at), 0));
+  EXPECT_FALSE(sess.Finish()) << "no partial line";
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].file, "text");
+  EXPECT_EQ(got[0].truncated + got[0].args.size() - 2, 3 * kMaxTextLine)
+      << "every byte is either stored or counted (2: the string's length varint)";
+  EXPECT_GE(got[0].truncated, 2 * kMaxTextLine);
+  EXPECT_EQ(got[1].args, EncodeArgs({Arg::S("next")}));
+  EXPECT_EQ(counters_.text_lines_cut, 1u);
+  EXPECT_EQ(counters_.text_lines, 2u);
+}
 
 TEST_F(SessionTest, EverySplitGivesTheSameRecords) {
   const std::string s = Stream();

@@ -174,12 +174,14 @@ TEST_F(LogctlTest, LevelRangesAndNamesInAnyCase) {
                          "err..\nTry 'logctl cat --help'.\n")
         << bad;
   }
-  // send takes one level (in any case), not a range.
+  // send takes one level (in any case) or FACILITY.LEVEL, not a range.
   r = RunLogctl({"send", "--level", "err..warning", "--socket", dir_.File("none.sock"), "x"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
-            "logctl: send: bad level 'err..warning': expected emerg, alert, crit, err, warning, "
-            "notice, info, debug (any case) or 0-7");
+            "logctl: send: bad level 'err..warning': expected LEVEL or FACILITY.LEVEL (user.err, "
+            "local3.notice); levels: emerg, alert, crit, err, warning, notice, info, debug or "
+            "0-7; facilities: kern, user, mail, daemon, auth, syslog, lpr, news, uucp, cron, "
+            "authpriv, ftp, ntp, audit, alert, clock, local0-local7");
   r = RunLogctl({"cat", "--help"});
   EXPECT_NE(r.out.find("FROM..TO"), std::string::npos) << r.out;
 }
@@ -695,7 +697,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
       {{"export", "--output", "x", "--format", "yaml"},
        "logctl: export: bad format 'yaml' (text or json)\n"},
       {{"frobnicate"},
-       "logctl: frobnicate: unknown command (tail, cat, stats, send, verify, "
+       "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, "
        "export)\n"},
   };
   for (auto &u : usage) {
@@ -718,7 +720,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
 // Issue 15: `logctl help CMD` prints CMD's usage (it printed the general
 // one), the same as `logctl CMD --help`.
 TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
-  for (const char *cmd : {"tail", "cat", "stats", "send", "verify", "export"}) {
+  for (const char *cmd : {"tail", "cat", "stats", "send", "run", "verify", "export"}) {
     Result h = RunLogctl({"help", cmd});
     Result o = RunLogctl({cmd, "--help"});
     EXPECT_EQ(h.status, 0) << cmd << h.err;
@@ -738,7 +740,7 @@ TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "logctl: frobnicate: unknown command (tail, cat, stats, send, verify, export)\n");
+            "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, export)\n");
   r = RunLogctl({"help", "tail", "extra"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");

@@ -61,9 +61,17 @@ TEST_F(FrameEncode, HelloMatchesGolden) {
   ls_hello h;
   ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
   EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_hello_encode(b, c, &h); }), v_["hello"]);
-  h.flags = 1;
+  h.flags = LS_HELLO_PRIO_PREFIX;  // a text-stream field without LS_HELLO_TEXT
   uint8_t buf[256];
   EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &h), -EINVAL);
+  h.flags = ls_hello_text_flags(3, 1, LS_HELLO_STREAM_STDERR, 0);
+  ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
+  ASSERT_GT(n, 0);
+  ls_frame g = {};
+  ls_hello back;
+  ASSERT_EQ(ls_frame_parse(buf, size_t(n), 1024, &g), n);
+  ASSERT_EQ(ls_hello_decode(g.payload, g.len, &back), 0);
+  EXPECT_EQ(back.flags, h.flags);
   std::string long_app(LS_APP_MAX + 1, 'a');
   ls_hello big = {LS_PROTO_VERSION, 0, long_app.data(), long_app.size()};
   EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &big), -EINVAL);

@@ -1,0 +1,33 @@
+// text_stream.h: the client side of a text-stream connection (PROTOCOL.md,
+// "Text streams"), used by `logctl send` and `logctl run`: connect, HELLO
+// with LS_HELLO_TEXT, then lines; after our EOF the daemon acknowledges
+// with the number of lines it stored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace logsink::logctl {
+
+// What the daemon acknowledged after the stream's EOF.
+struct TextAck {
+  uint64_t lines = 0, lines_cut = 0, partial_lines = 0;
+};
+
+// Connects to the daemon at socket_path within timeout_ms and sends HELLO
+// with app and flags (ls_hello_text_flags). Returns a blocking descriptor
+// (close-on-exec, no send or receive timeout left set), or -1 with a
+// one-sentence reason in *why.
+int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
+                   int timeout_ms, std::string *why);
+
+// Writes all of s (blocking while the daemon drains). false with *why on
+// failure (the daemon went away).
+bool WriteText(int fd, std::string_view s, std::string *why);
+
+// Ends the stream: shuts down our side, waits up to timeout_ms for the
+// daemon's acknowledgment and closes fd. false with *why when none came.
+bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why);
+
+}  // namespace logsink::logctl

@@ -1,0 +1,183 @@
+// logctl_text_test.cc: the ways in for programs that do not link liblogsink,
+// against the real logsinkd: `logctl send` as logger(1) users write it (-p
+// FACILITY.LEVEL, -t TAG, <N> prefixes, --id) and `logctl run -- CMD`, whose
+// records carry CMD's own pid, its output's exact text and its exit status.
+#include "cli_util.h"
+#include "common/daemon_process.h"
+
+namespace logsink::test {
+namespace {
+
+// `logctl cat --json` until it prints at least n records.
+std::vector<json> JsonUntil(const std::string &ring, size_t n) {
+  std::vector<json> out;
+  WaitUntil(
+      [&] {
+        out.clear();
+        for (const std::string &l : Lines(RunLogctl({"cat", "--json", "--file", ring}).out))
+          out.push_back(ParseJson(l));
+        return out.size() >= n;
+      },
+      kHang, Ms(20));
+  return out;
+}
+
+class LogctlTextTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(d_.Start()) << d_.Stderr(); }
+  TempDir dir_;
+  Daemon d_{dir_};
+};
+
+TEST_F(LogctlTextTest, SendTakesLoggersPriorityAndTag) {
+  Result r = RunLogctl({"send", "--socket", d_.socket, "-p", "local3.err", "-t", "backup", "--id",
+                        "disk", "91%", "full"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "WARNING", "--tag", "t2", "plain"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto v = JsonUntil(d_.ring, 2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0]["msg"], "disk 91% full");
+  EXPECT_EQ(v[0]["fmt"], "%s") << "free text is never a format";
+  EXPECT_EQ(v[0]["priority"], 3);
+  EXPECT_EQ(v[0]["app"], "backup");
+  EXPECT_EQ(v[0]["file"], "text");
+  EXPECT_EQ(v[0]["line"], 19) << "the facility (local3)";
+  EXPECT_EQ(v[0]["comm"], "logctl");
+  EXPECT_EQ(v[1]["priority"], 4);
+  EXPECT_EQ(v[1]["line"], 1) << "user, the default facility";
+
+  r = RunLogctl({"send", "--socket", d_.socket, "--id=4242", "x"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("logctl: send: --id=4242 would claim another process's id", 0), 0u)
+      << r.err;
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "nosuch.err", "x"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("logctl: send: bad level 'nosuch.err': expected LEVEL or FACILITY", 0), 0u)
+      << r.err;
+}
+
+TEST_F(LogctlTextTest, PrioPrefixesSetEachLinesPriority) {
+  SpawnOptions in;
+  // <11> = user.err; <3> = err, facility from -p; <191> = local7.debug;
+  // <192>, <x> and <> are not prefixes and stay in the text. The last line
+  // has no newline.
+  in.stdin_data = "<11>a\n<3>b\n<191>c\n<192>d\n<x>e\n<>f\nplain\n<0>last";
+  Result r = RunLogctl({"send", "--socket", d_.socket, "--prio-prefix", "-p", "daemon.notice"}, in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto v = JsonUntil(d_.ring, 8);
+  ASSERT_EQ(v.size(), 8u);
+  struct Want {
+    const char *msg;
+    int priority, facility;
+  } want[] = {{"a", 3, 1},    {"b", 3, 3},   {"c", 7, 23},    {"<192>d", 5, 3},
+              {"<x>e", 5, 3}, {"<>f", 5, 3}, {"plain", 5, 3}, {"last", 0, 3}};
+  for (size_t i = 0; i < 8; i++) {
+    EXPECT_EQ(v[i]["msg"], want[i].msg) << i;
+    EXPECT_EQ(v[i]["priority"], want[i].priority) << i;
+    EXPECT_EQ(v[i]["line"], want[i].facility) << i;
+  }
+  // Without --prio-prefix a prefix is text.
+  in.stdin_data = "<11>kept\n";
+  ASSERT_EQ(RunLogctl({"send", "--socket", d_.socket}, in).status, 0);
+  v = JsonUntil(d_.ring, 9);
+  ASSERT_EQ(v.size(), 9u);
+  EXPECT_EQ(v[8]["msg"], "<11>kept");
+  EXPECT_EQ(v[8]["priority"], 6);
+}
+
+TEST_F(LogctlTextTest, LongLinesAreCutAndCounted) {
+  SpawnOptions in;
+  in.stdin_data = std::string(20000, 'x') + "\nshort\n";
+  Result r = RunLogctl({"send", "--socket", d_.socket}, in);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("1 line(s) longer than 8192 bytes were cut"), std::string::npos) << r.err;
+  auto v = JsonUntil(d_.ring, 2);
+  ASSERT_EQ(v.size(), 2u);
+  // The daemon keeps 8192 bytes of the line; the record must also fit an
+  // 8 KiB block, so the writer cuts a little more. Every cut byte is counted.
+  std::string kept = v[0]["args"][0].get<std::string>();
+  EXPECT_GT(kept.size(), 8000u);
+  EXPECT_LE(kept.size(), 8192u);
+  EXPECT_EQ(kept.find_first_not_of('x'), std::string::npos);
+  EXPECT_EQ(v[0]["truncated"].get<uint64_t>() + kept.size(), 20000u);
+  EXPECT_EQ(v[1]["msg"], "short");
+  EXPECT_FALSE(v[1].contains("truncated"));
+  r = RunLogctl({"stats", "--file", d_.ring, "--socket", d_.socket, "--json"});
+  json s = ParseJson(Lines(r.out)[0]);
+  EXPECT_EQ(s["daemon"]["counters"]["text_lines_cut"], 1) << r.out;
+  EXPECT_EQ(s["daemon"]["counters"]["text_lines"], 2) << r.out;
+}
+
+TEST_F(LogctlTextTest, RunCapturesBothStreamsWithTheCommandsPid) {
+  // The command prints its own pid: the records must carry it, not logctl's.
+  Result r = RunLogctl({"run", "--socket", d_.socket, "--", "sh", "-c",
+                        "echo $$; echo out; echo 'err  two' >&2; printf 'no newline'; exit 3"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_EQ(r.out, "") << "the output went to the ring";
+  EXPECT_EQ(r.err, "");
+  auto v = JsonUntil(d_.ring, 4);
+  ASSERT_EQ(v.size(), 4u);
+  std::string pid = v[0]["msg"];
+  ASSERT_FALSE(pid.empty());
+  std::map<std::string, json> by_msg;
+  for (const json &j : v) by_msg[j["msg"]] = j;
+  for (const char *m : {"out", "err  two", "no newline"}) {
+    ASSERT_EQ(by_msg.count(m), 1u) << m;
+    const json &j = by_msg[m];
+    EXPECT_EQ(std::to_string(j["pid"].get<uint64_t>()), pid) << m;
+    EXPECT_EQ(j["app"], "sh") << m;
+    EXPECT_EQ(j["comm"], "sh") << m;
+  }
+  EXPECT_EQ(by_msg["out"]["priority"], 6);
+  EXPECT_EQ(by_msg["out"]["file"], "stdout");
+  EXPECT_EQ(by_msg["err  two"]["priority"], 3);
+  EXPECT_EQ(by_msg["err  two"]["file"], "stderr");
+  EXPECT_EQ(by_msg["no newline"]["priority"], 6) << "a partial last line is kept";
+}
+
+TEST_F(LogctlTextTest, RunTakesLevelsAppAndFacility) {
+  Result r =
+      RunLogctl({"run", "--socket", d_.socket, "--app", "job", "--level-stdout", "notice",
+                 "--level-stderr", "crit", "-p", "local0", "--", "sh", "-c", "echo o; echo e >&2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto v = JsonUntil(d_.ring, 2);
+  ASSERT_EQ(v.size(), 2u);
+  std::map<std::string, json> by_msg;
+  for (const json &j : v) by_msg[j["msg"]] = j;
+  EXPECT_EQ(by_msg["o"]["priority"], 5);
+  EXPECT_EQ(by_msg["e"]["priority"], 2);
+  EXPECT_EQ(by_msg["o"]["app"], "job");
+  EXPECT_EQ(by_msg["o"]["line"], 16);
+}
+
+TEST_F(LogctlTextTest, RunReportsSignalsAndCommandsThatCannotRun) {
+  Result r = RunLogctl({"run", "--socket", d_.socket, "--", "sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;
+  r = RunLogctl({"run", "--socket", d_.socket, "--", dir_.File("no-such-command")});
+  EXPECT_EQ(r.status, 127);
+  EXPECT_EQ(r.err,
+            "logctl: run: " + dir_.File("no-such-command") + ": No such file or directory\n");
+  WriteFile(dir_.File("not-executable"), "#!/bin/sh\n");
+  r = RunLogctl({"run", "--socket", d_.socket, "--", dir_.File("not-executable")});
+  EXPECT_EQ(r.status, 126);
+  r = RunLogctl({"run", "--socket", d_.socket});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("logctl: run: a command to run is required\n", 0), 0u) << r.err;
+}
+
+TEST(LogctlTextNoDaemon, RunAndSendFailWithoutRunningTheCommand) {
+  TempDir dir;
+  std::string sock = dir.File("nobody.sock");
+  std::string marker = dir.File("ran");
+  Result r = RunLogctl({"run", "--socket", sock, "--", "touch", marker});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: run: daemon not running (socket " + sock + ")\n");
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran without its log";
+  r = RunLogctl({"send", "--socket", sock, "x"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: send: daemon not running (socket " + sock + ")\n");
+}
+
+}  // namespace
+}  // namespace logsink::test
