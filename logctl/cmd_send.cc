@@ -16,6 +16,7 @@ namespace logsink::logctl {
 namespace {
 
 constexpr int kTimeoutMs = 10000;  // connect, and the acknowledgment after our EOF
+constexpr size_t kBatch = 64u << 10;
 
 }  // namespace
 
@@ -44,15 +45,22 @@ int RunSend(Options &o) {
     for (char ch : msg) lines += ch == '\n';
     ok = WriteText(fd, msg, &why);
   } else {
+    // Lines are batched into writes of up to kBatch bytes (one send per line
+    // would cost a system call each).
     char *line = nullptr;
     size_t cap = 0;
     ssize_t n;
+    std::string batch;
     while (ok && (n = getline(&line, &cap, stdin)) >= 0) {
-      std::string l(line, size_t(n));
-      if (l.empty() || l.back() != '\n') l += '\n';
+      batch.append(line, size_t(n));
+      if (batch.back() != '\n') batch += '\n';
       lines++;
-      ok = WriteText(fd, l, &why);
+      if (batch.size() >= kBatch) {
+        ok = WriteText(fd, batch, &why);
+        batch.clear();
+      }
     }
+    if (ok) ok = WriteText(fd, batch, &why);
     std::free(line);
   }
   if (!ok) {
