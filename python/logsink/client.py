@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 
 from . import _args, _conn, _paths, _printf, _render
 from . import _wire as W
@@ -119,11 +120,14 @@ class Client:
         """Logs a printf-style record at syslog level 0..7. Returns True when
         it was buffered, False when it was dropped (and counted)."""
         f = sys._getframe(1)
+        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:
+            args = args[0]  # "%(name)s" style, as logging does
         return self._log(level, fmt, args, f.f_code.co_filename, f.f_lineno, time.time_ns())
 
     def flush(self, timeout=None):
         """Sends everything logged before, waiting at most timeout (default
-        close_timeout). True when it is in the socket."""
+        close_timeout). True when it is in the socket; False without a
+        connection (a connect is tried first) or when time ran out."""
         if self._pid != os.getpid():
             self._after_fork()
         t = self.close_timeout if timeout is None else timeout
@@ -173,7 +177,7 @@ class Client:
                     specs = None
                 if len(self._specs) < self.max_formats:
                     self._specs[fmt] = specs
-            if specs is not None:
+            if specs is not None and isinstance(args, tuple):
                 enc = _args.encode(specs, args, budget)
                 if enc is not None:
                     key = (fmt.encode("utf-8"), level, file, line)
@@ -368,7 +372,7 @@ class Client:
         try:
             with self._lock:
                 if self._sock is None:
-                    return not self._out and not self._cur
+                    return False
                 self._close_cur()
                 report = 0
                 if self._unreported and not self._in_flight_report:

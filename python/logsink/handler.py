@@ -77,7 +77,7 @@ class Handler(logging.Handler):
                 fmt, args = (msg, ()) if "%" not in msg else ("%s", (msg,))
             else:
                 fmt = msg
-            self.client._log(level, fmt, tuple(args), record.pathname, record.lineno,
+            self.client._log(level, fmt, args if isinstance(args, tuple) else tuple(args), record.pathname, record.lineno,
                              int(record.created * 1e9), self._trace(record), strict=True)
         except RecursionError:
             raise
