@@ -20,8 +20,12 @@ def connect(path):
     return s
 
 
+OK, TIMEOUT, ERROR = 0, 1, 2
+
+
 def write(sock, data, deadline):
-    """Writes data before the monotonic deadline. Returns (ok, bytes written)."""
+    """Writes data before the monotonic deadline. Returns (OK, TIMEOUT or
+    ERROR, bytes written)."""
     view = memoryview(data)
     done = 0
     total = len(data)
@@ -35,10 +39,10 @@ def write(sock, data, deadline):
         except BlockingIOError:
             pass
         except OSError:
-            return False, done
+            return ERROR, done
         left = deadline - time.monotonic()
         if left <= 0:
-            return False, done
+            return TIMEOUT, done
         if poller is None:
             poller = select.poll()
             poller.register(sock, select.POLLOUT)
@@ -46,5 +50,5 @@ def write(sock, data, deadline):
             poller.poll(max(1, int(left * 1000 + 0.999)))
         except OSError as e:
             if e.errno != errno.EINTR:
-                return False, done
-    return True, done
+                return ERROR, done
+    return OK, done

@@ -386,15 +386,18 @@ class Client:
                 self._space.notify_all()
             if not data:
                 return True
-            ok, done = _conn.write(sock, data, min(deadline, time.monotonic() + self.send_timeout))
+            start = time.monotonic()
+            st, done = _conn.write(sock, data, min(deadline, start + self.send_timeout))
             with self._lock:
                 delivered = frames = reported = 0
+                k = 0
                 for end, n, rep in marks:
                     if end > done:
                         break
                     delivered += n
                     frames += 1
                     reported += rep
+                    k += 1
                 s = self._stats
                 s["sent"] += delivered
                 s["bytes_sent"] += done
@@ -402,15 +405,27 @@ class Client:
                 if reported:
                     s["dropped_reported"] += reported
                     self._unreported -= reported
-                self._in_flight_report = 0
-                if not ok:
+                # A timeout of the caller's deadline, not the daemon's stall:
+                # the rest (a frame may be half written) stays queued.
+                kept = (st == _conn.TIMEOUT and gen == self._gen
+                        and time.monotonic() - start < self.send_timeout)
+                if reported or not kept:
+                    self._in_flight_report = 0
+                if done and self._stalled and gen == self._gen:
+                    self._stalled = False
+                if kept:
+                    self._out[:0] = data[done:]
+                    self._marks[:0] = [(e - done, n, r) for e, n, r in marks[k:]]
+                    shift = len(data) - done
+                    self._marks[len(marks) - k:] = [
+                        (e + shift, n, r) for e, n, r in self._marks[len(marks) - k:]]
+                    self._out_records += nrec - delivered
+                elif st != _conn.OK:
                     self._drop(nrec - delivered)
                     if gen == self._gen:
                         self._disconnect(count=True)
-                elif self._stalled and gen == self._gen:
-                    self._stalled = False
                 self._space.notify_all()
-                return ok
+                return st == _conn.OK
         finally:
             self._send_lock.release()
 
