@@ -164,8 +164,9 @@ class Client:
 
     # ---- logging ---------------------------------------------------------
 
-    def _encode(self, level, fmt, args, file, line):
-        """(site key, argument bytes, truncated bytes, last resort) of one record."""
+    def _encode(self, level, fmt, args, file, line, counts):
+        """(site key, argument bytes, truncated bytes, last resort) of one
+        record; names of counters to add to are appended to counts."""
         budget = self.max_record_bytes
         if isinstance(fmt, str):
             specs = self._specs.get(fmt, False)
@@ -183,19 +184,19 @@ class Client:
                     key = (fmt.encode("utf-8"), level, file, line)
                     if self._admit(key):
                         return key, enc[0], enc[1], False
-                    self._stats["formatted"] += 1
-                    return self._text(level, fmt, args, "", 0)
-        self._stats["fallback"] += 1
-        return self._text(level, fmt, args, file, line)
+                    counts.append("formatted")
+                    return self._text(level, fmt, args, "", 0, counts)
+        counts.append("fallback")
+        return self._text(level, fmt, args, file, line, counts)
 
-    def _text(self, level, fmt, args, file, line):
+    def _text(self, level, fmt, args, file, line, counts):
         """The record as text rendered by Python, under the format "%s"."""
         key = (_TEXT_FMT, level, file, line)
         if not self._admit(key):
             key = (_TEXT_FMT, level, "", 0)  # at most 8 of these, never refused
         text, ok = _render.render(fmt, args)
         if not ok:
-            self._stats["errors"] += 1
+            counts.append("errors")
         data, trunc = _args.text(text, self.max_record_bytes)
         return key, data, trunc, not ok
 
@@ -209,7 +210,7 @@ class Client:
             return True
         return False
 
-    def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False):
+    def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None):
         """Stages one record (and `extra` text after it). strict: raise
         TypeError, after staging, when neither the daemon nor Python could
         render fmt with args (the record went in its last-resort form)."""
@@ -217,12 +218,13 @@ class Client:
             raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
         if self._pid != os.getpid():
             self._after_fork()
-        recs = [self._encode(level, fmt, args, file, line)]
+        counts = counts or []
+        recs = [self._encode(level, fmt, args, file, line, counts)]
         bad = recs[0][3]
         if extra:
-            recs.append(self._text(level, "%s", (extra,), file, line))
+            recs.append(self._text(level, "%s", (extra,), file, line, counts))
         tid = threading.get_native_id()
-        ok = self._stage(recs, tid, ts)
+        ok = self._stage(recs, tid, ts, counts)
         if ok and level <= self.flush_level and not self._stalled:
             self._drain(time.monotonic() + self.block_timeout)
         if bad and strict:
@@ -230,10 +232,12 @@ class Client:
                             % (fmt, args))
         return ok
 
-    def _stage(self, recs, tid, ts):
+    def _stage(self, recs, tid, ts, counts):
         with self._lock:
             if self._closed:
                 raise ValueError("logsink client is closed")
+            for name in counts:
+                self._stats[name] += 1
             if self._sock is None:
                 self._maybe_connect()
             need = sum(len(r[1]) for r in recs) + 64 * len(recs)

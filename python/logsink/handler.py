@@ -70,15 +70,17 @@ class Handler(logging.Handler):
         try:
             level = syslog_level(record.levelno)
             msg, args = record.msg, record.args
+            counts = None
             if not isinstance(msg, str) or isinstance(args, Mapping):
                 fmt, args = "%s", (record.getMessage(),)
-                self.client._stats["fallback"] += 1
+                counts = ["fallback"]
             elif not args:
                 fmt, args = (msg, ()) if "%" not in msg else ("%s", (msg,))
             else:
                 fmt = msg
             self.client._log(level, fmt, args if isinstance(args, tuple) else tuple(args), record.pathname, record.lineno,
-                             int(record.created * 1e9), self._trace(record), strict=True)
+                             int(record.created * 1e9), self._trace(record), strict=True,
+                             counts=counts)
         except RecursionError:
             raise
         except Exception:  # noqa: BLE001 - logging's contract: handleError
