@@ -146,3 +146,64 @@ def assemble(parts, budget):
 def text(s, budget):
     """A single %s argument carrying rendered text: (bytes, truncated)."""
     return assemble([("s", s.encode("utf-8", "backslashreplace"))], budget)
+
+
+# ---- the fast path: a plan per format, for the common conversions ----------
+_OP_INT, _OP_UINT, _OP_DBL, _OP_STR = range(4)
+_DBL = __import__("struct").Struct("<d").pack
+
+
+def plan(specs):
+    """A list of (op, lo, hi) when every conversion of specs is a plain
+    integer, double or %s (no `*`, width or precision on %s, no flags that
+    differ); None otherwise (encode() then does the work)."""
+    ops = []
+    for spec in specs:
+        if not spec.type:
+            continue
+        if spec.width == P.STAR or spec.precision == P.STAR:
+            return None
+        t = spec.type
+        if t == "i":
+            ops.append((_OP_INT,) + _SIGNED.get(spec.length, _I64))
+        elif t == "u" and not (b"#" in spec.flags and spec.conv in "oxX"):
+            ops.append((_OP_UINT, 0, _UNSIGNED.get(spec.length, _U64)))
+        elif t == "f" and spec.conv != "a":
+            ops.append((_OP_DBL, 0, 0))
+        elif (t == "s" and spec.conv == "s" and spec.width == P.NONE
+              and spec.precision == P.NONE and b"0" not in spec.flags):
+            ops.append((_OP_STR, 0, 0))
+        else:
+            return None
+    return ops
+
+
+def encode_plan(ops, specs, args, budget):
+    """encode() for a format with a plan: the same bytes, faster."""
+    if len(args) != len(ops):
+        return None
+    out = bytearray()
+    for (op, lo, hi), v in zip(ops, args):
+        if op == _OP_STR:
+            b = (v if type(v) is str else str(v)).encode("utf-8", "backslashreplace")
+            out += varint(len(b))
+            out += b
+        elif op == _OP_DBL:
+            if type(v) is float:
+                out += _DBL(v)
+            elif isinstance(v, (int, float)) and (isinstance(v, float) or -(1 << 53) <= v <= 1 << 53):
+                out += _DBL(float(v))
+            else:
+                return None
+        else:
+            if not isinstance(v, int) or not lo <= v <= hi:
+                return None
+            if op == _OP_INT:
+                v = (v << 1) ^ (v >> 63)
+            if v < 0x80:
+                out.append(v)
+            else:
+                out += varint(v)
+    if len(out) + _VARINT_MAX * len(ops) > budget:
+        return encode(specs, args, budget)  # strings may need cutting: the careful way
+    return bytes(out), 0

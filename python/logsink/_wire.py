@@ -18,10 +18,15 @@ _HDR = struct.Struct("<IB")
 _DOUBLE = struct.Struct("<d")
 
 
+_SMALL = [bytes((i,)) for i in range(0x80)]
+
+
 def varint(v: int) -> bytes:
     """Unsigned LEB128 of 0 <= v < 2**64."""
     if v < 0x80:
-        return bytes((v,))
+        return _SMALL[v]
+    if v < 0x4000:
+        return bytes((v & 0x7F | 0x80, v >> 7))
     out = bytearray()
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80)
@@ -76,7 +81,8 @@ def finish(buf: bytearray) -> bytearray:
 
 
 def record(site: int, trunc: int, ts_delta: int, args: bytes) -> bytes:
-    head = varint(site << 1 | (1 if trunc else 0))
     if trunc:
-        head += varint(trunc)
-    return head + varint(zigzag(ts_delta)) + args
+        head = varint(site << 1 | 1) + varint(trunc)
+    else:
+        head = varint(site << 1)
+    return b"".join((head, varint(zigzag(ts_delta)), args))

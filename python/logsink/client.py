@@ -38,6 +38,17 @@ _TEXT_FMT = b"%s"
 _TEXT_SPECS = _printf.parse(_TEXT_FMT)
 
 _clients = weakref.WeakSet()
+_tls = threading.local()  # the thread's native id (a new one after fork)
+
+
+def _parse(fmt):
+    """(format bytes, conversions or None if the daemon refuses it, plan)."""
+    try:
+        fb = fmt.encode("utf-8")
+    except UnicodeEncodeError:
+        return None, None, None
+    specs = _printf.parse(fb) if len(fb) <= W.FMT_MAX else None
+    return fb, specs, (_args.plan(specs) if specs is not None else None)
 
 
 class Client:
@@ -106,6 +117,9 @@ class Client:
              "disconnects", "formatted", "fallback"), 0)
 
     def _after_fork(self):
+        global _tls
+        if self._pid != os.getpid():
+            _tls = threading.local()  # thread ids of the parent are not ours
         sock = self._sock
         self._reset()
         if sock is not None:
@@ -169,19 +183,19 @@ class Client:
         record; names of counters to add to are appended to counts."""
         budget = self.max_record_bytes
         if isinstance(fmt, str):
-            specs = self._specs.get(fmt, False)
-            if specs is False:
-                try:
-                    fb = fmt.encode("utf-8")
-                    specs = _printf.parse(fb) if len(fb) <= W.FMT_MAX else None
-                except UnicodeEncodeError:
-                    specs = None
+            parsed = self._specs.get(fmt)
+            if parsed is None:
+                parsed = _parse(fmt)
                 if len(self._specs) < self.max_formats:
-                    self._specs[fmt] = specs
+                    self._specs[fmt] = parsed
+            fb, specs, ops = parsed
             if specs is not None and isinstance(args, tuple):
-                enc = _args.encode(specs, args, budget)
+                if ops is not None:
+                    enc = _args.encode_plan(ops, specs, args, budget)
+                else:
+                    enc = _args.encode(specs, args, budget)
                 if enc is not None:
-                    key = (fmt.encode("utf-8"), level, file, line)
+                    key = (fb, level, file, line)
                     if self._admit(key):
                         return key, enc[0], enc[1], False
                     counts.append("formatted")
@@ -216,17 +230,19 @@ class Client:
         render fmt with args (the record went in its last-resort form)."""
         if not isinstance(level, int) or not 0 <= level <= 7:
             raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
-        if self._pid != os.getpid():
-            self._after_fork()
         counts = counts or []
         recs = [self._encode(level, fmt, args, file, line, counts)]
         bad = recs[0][3]
         if extra:
             recs.append(self._text(level, "%s", (extra,), file, line, counts))
-        tid = threading.get_native_id()
+        try:
+            tid = _tls.tid
+        except AttributeError:
+            tid = _tls.tid = threading.get_native_id()
+        start = time.monotonic()  # one block_timeout for the space and the flush
         ok = self._stage(recs, tid, ts, counts)
         if ok and level <= self.flush_level and not self._stalled:
-            self._drain(time.monotonic() + self.block_timeout)
+            self._drain(start + self.block_timeout)
         if bad and strict:
             raise TypeError("logsink: format %r does not take arguments %r; sent as text"
                             % (fmt, args))
@@ -241,7 +257,8 @@ class Client:
             if self._sock is None:
                 self._maybe_connect()
             need = sum(len(r[1]) for r in recs) + 64 * len(recs)
-            if self._sock is None or self._stalled or not self._room(need):
+            full = len(self._out) + (len(self._cur) if self._cur else 0) + need > self.buffer_bytes
+            if self._sock is None or self._stalled or (full and not self._room(need)):
                 self._drop(len(recs))
                 return False
             for key, data, trunc, _ in recs:
@@ -266,16 +283,14 @@ class Client:
         self._stats["interned"] += 1
 
     def _append(self, site, data, trunc, tid, ts):
-        if self._cur is not None and self._cur_tid != tid:
+        cur = self._cur
+        if cur is not None and (self._cur_tid != tid or len(cur) + len(data) + 32 > _FRAME_MAX):
             self._close_cur()
-        rec = W.record(site, trunc, ts - (self._cur_ts if self._cur is not None else 0), data)
-        if self._cur is not None and len(self._cur) + len(rec) > _FRAME_MAX:
-            self._close_cur()
-            rec = W.record(site, trunc, ts, data)
-        if self._cur is None:
-            self._cur = W.records_header(tid)
-            self._cur_tid, self._cur_n = tid, 0
-        self._cur += rec
+            cur = None
+        if cur is None:
+            cur = self._cur = W.records_header(tid)
+            self._cur_tid, self._cur_n, self._cur_ts = tid, 0, 0
+        cur += W.record(site, trunc, ts - self._cur_ts, data)
         self._cur_ts = ts
         self._cur_n += 1
         self._stats["logged"] += 1
@@ -295,8 +310,6 @@ class Client:
         bytes of buffer; sets the stall when none comes."""
         def used():
             return len(self._out) + (len(self._cur) if self._cur else 0)
-        if used() + need <= self.buffer_bytes:
-            return True
         deadline = time.monotonic() + self.block_timeout
         gen = self._gen
         while used() + need > self.buffer_bytes:
@@ -370,6 +383,10 @@ class Client:
     def _drain(self, deadline):
         """Writes every whole frame staged so far. True when all of it is in
         the socket; waits for another writer at most until the deadline."""
+        if self._pid != os.getpid():
+            # A fork that bypassed os.register_at_fork (a C extension's raw
+            # fork()): once per send, never write into the parent's socket.
+            self._after_fork()
         left = deadline - time.monotonic()
         if not self._send_lock.acquire(timeout=max(left, 0)):
             return False
@@ -453,6 +470,8 @@ def _sender(ref, pid):
 
 
 def _after_fork_in_child():
+    global _tls
+    _tls = threading.local()
     for c in list(_clients):
         c._after_fork()
 

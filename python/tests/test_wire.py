@@ -2,10 +2,12 @@
 printf rules against printf.h's accept/refuse cases (no daemon needed)."""
 
 import os
+import random
 import unittest
 
 from logsink import _args, _printf
 from logsink import _wire as W
+from harness import seed
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "golden", "frames.hex")
 
@@ -87,6 +89,25 @@ class PrintfTest(unittest.TestCase):
         self.assertFalse(typed("%.*f", -1, 1.5))   # negative precision differs
         self.assertFalse(typed("%d %d", 1))        # too few
         self.assertFalse(typed("%d", 1, 2))        # too many
+
+    def test_plan_equals_generic(self):
+        rnd = random.Random(seed())
+        convs = ["%d", "%ld", "%hd", "%u", "%lu", "%x", "%#x", "%f", "%.2e", "%s", "%-3s", "%g",
+                 "%lld", "%zu", "%i"]
+        values = [0, 1, -1, 127, 128, 40000, -(1 << 31), (1 << 31), (1 << 63) - 1, -(1 << 63),
+                  (1 << 64) - 1, 1 << 64, 2.5, float("inf"), "", "ab", "\u00e9\u4e2d", None,
+                  True, [1], "x" * 9000]
+        for _ in range(3000):
+            k = rnd.randrange(0, 5)
+            fmt = " ".join(rnd.choice(convs) for _ in range(k)).encode()
+            args = tuple(rnd.choice(values) for _ in range(k + rnd.choice([0, 0, 0, 1, -1])
+                                                            if k else 0))
+            specs = _printf.parse(fmt)
+            ops = _args.plan(specs)
+            if ops is None:
+                continue
+            self.assertEqual(_args.encode_plan(ops, specs, args, 8192),
+                             _args.encode(specs, args, 8192), (fmt, args))
 
     def test_cut(self):
         specs = _printf.parse(b"%s|%s|%d")
