@@ -111,6 +111,9 @@ def main():
     sys_lines = wait_lines(a.rsyslog_out, total)
     print("  landed: logsink %d (client: sent %d, dropped %d), FileHandler %d, rsyslogd %d of %d"
           % (ring_records, ls["sent"], ls["dropped"], file_lines, sys_lines, total))
+    size = os.path.getsize
+    print("  text bytes per record: FileHandler %.1f, rsyslogd's file %.1f"
+          % (size(a.file_out) / max(file_lines, 1), size(a.rsyslog_out) / max(sys_lines, 1)))
     lost = ring_records != total or ls["dropped"] != 0
     return 1 if lost else 0
 
