@@ -35,7 +35,6 @@ EMERG, ALERT, CRIT, ERR, WARNING, NOTICE, INFO, DEBUG = range(8)
 
 _FRAME_MAX = (64 << 10) - 5  # RECORDS frames stay within 64 KiB (PROTOCOL.md)
 _TEXT_FMT = b"%s"
-_TEXT_SPECS = _printf.parse(_TEXT_FMT)
 
 _clients = weakref.WeakSet()
 _tls = threading.local()  # the thread's native id (a new one after fork)
