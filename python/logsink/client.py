@@ -349,6 +349,17 @@ class Client:
         self._stalled = False
         self._out += W.hello(self._app)
         self._marks.append((len(self._out), 0, 0))
+        self._queue_report()  # the drops come before the records logged since
+
+    def _queue_report(self):
+        """Appends a DROPPED frame for the drops not reported yet (one in flight
+        at a time; its count is settled when the frame reaches the socket)."""
+        if self._unreported and not self._in_flight_report:
+            report = min(self._unreported, W.DROPPED_MAX)
+            self._close_cur()
+            self._out += W.dropped(report, self._since_ns, time.time_ns())
+            self._marks.append((len(self._out), 0, report))
+            self._in_flight_report = report
 
     def _disconnect(self, count, lost=True):
         """Drops the connection and what was encoded for it (its site ids)."""
@@ -394,12 +405,7 @@ class Client:
                 if self._sock is None:
                     return False
                 self._close_cur()
-                report = 0
-                if self._unreported and not self._in_flight_report:
-                    report = min(self._unreported, W.DROPPED_MAX)
-                    self._out += W.dropped(report, self._since_ns, time.time_ns())
-                    self._marks.append((len(self._out), 0, report))
-                    self._in_flight_report = report
+                self._queue_report()
                 data, marks, nrec = self._out, self._marks, self._out_records
                 self._out, self._marks, self._out_records = bytearray(), [], 0
                 sock, gen = self._sock, self._gen

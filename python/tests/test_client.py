@@ -3,6 +3,7 @@ fallback to text, strings cut with TRUNC counted, and drops while the
 daemon is absent, reported in a DROPPED entry once it is back."""
 
 import random
+import time
 import unittest
 
 import logsink
@@ -104,6 +105,24 @@ class AbsentDaemonTest(DaemonTest):
         self.assertEqual(recs[1]["msg"], "kept 1")
         s = c.stats()
         self.assertEqual((s["dropped_reported"], s["sent"], s["connects"]), (5, 1, 1))
+
+    def test_calls_reconnect_after_backoff(self):
+        c = logsink.Client(socket=self.daemon.socket, app="pyretry", reconnect_min=0.01,
+                           reconnect_max=0.05)
+        self.addCleanup(c.close)
+        self.assertFalse(c.log(logsink.INFO, "lost %d", 0))
+        self.daemon.start()
+        tries = 1
+        deadline = time.monotonic() + 30
+        while not c.log(logsink.INFO, "kept %d", tries):  # no flush: the calls reconnect
+            tries += 1
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.005)  # pacing of the calls; the deadline decides
+        self.assertTrue(c.flush())
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 2))
+        self.assertEqual(recs[0]["dropped"], tries)
+        self.assertEqual(recs[1]["msg"], "kept %d" % tries)
+        self.assertEqual(c.stats()["reconnects"], 0)  # the first connection
 
     def test_daemon_goes_away(self):
         self.daemon.start()
