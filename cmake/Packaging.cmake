@@ -9,7 +9,10 @@
 #                 pkg-config and CMake package files, liblogsink(3);
 #   logsink-forward (component forward): logsink-forward, its template unit,
 #                 man page and example configuration (a package of its own:
-#                 it links libnats and librelp, which logsinkd does not need).
+#                 it links libnats and librelp, which logsinkd does not need);
+#   python3-logsink (component python): the pure-Python client package in
+#                 /usr/lib/python3/dist-packages (Architecture all, sources
+#                 only, no bytecode).
 # The units, /etc and ExecStart paths are fixed at configure time, so packages
 # are only built from a tree configured with -DCMAKE_INSTALL_PREFIX=/usr (cpack
 # refuses others, see logsink-cpack-check.cmake below). Debian-only files
@@ -28,7 +31,7 @@ set(CPACK_PACKAGE_CONTACT "logsink maintainers <maintainers@logsink.invalid>")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL lib daemon dev forward)
+set(CPACK_COMPONENTS_ALL lib daemon dev forward python)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${LOGSINK_DEB_REVISION})
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
@@ -87,6 +90,16 @@ record to a NATS JetStream stream (exactly once, deduplicated by cursor)
 or to rsyslog over RELP (acknowledged, at least once), resuming from an
 atomically written cursor after a restart.")
 
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-logsink)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_COMPONENT_PYTHON_DESCRIPTION "Python client of the logsink local log sink
+A pure-Python (standard library only) client of logsinkd: logsink.Client
+logs printf-style records with typed arguments, and logsink.Handler sends
+the records of the logging module, format and arguments apart, with the
+drop-and-count policy of liblogsink.")
+
 # Per package: machine-readable copyright, changelog.Debian.gz (gzip -9n, as
 # the man pages), and lintian overrides where a package has any.
 set(_changelog ${PROJECT_BINARY_DIR}/deb/changelog.Debian.gz)
@@ -96,7 +109,7 @@ add_custom_command(OUTPUT ${_changelog}
   DEPENDS ${_deb}/changelog ${LOGSINK_MAN_SCRIPT}
   COMMENT "changelog.Debian.gz")
 add_custom_target(logsink_deb_changelog ALL DEPENDS ${_changelog})
-foreach(comp lib daemon dev forward)
+foreach(comp lib daemon dev forward python)
   string(TOUPPER ${comp} _c)
   set(_doc ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${_c}_PACKAGE_NAME})
   install(FILES ${_deb}/copyright ${_changelog} DESTINATION ${_doc}

@@ -48,10 +48,11 @@ if ! bash tests/fuzz/run_fuzz.sh "${LOGSINK_FUZZ_SECONDS:-60}"; then
 fi
 
 stage "5/6 benchmark smoke runs"
-# One Release build serves both (bench/run.sh configures it without tests).
+# One Release build serves them all (bench/run.sh configures it without tests).
 BUILD_DIR=build/bench-release bash bench/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/compare/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/forward/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/python/run.sh --smoke
 
 stage "6/6 private checkout: plain Release build, ctest, .deb packages, lintian"
 JOBS=$jobs bash scripts/check_checkout.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# deb_test.sh: `cpack -G DEB` on a built /usr tree gives the three packages
-# (liblogsink0, logsink, logsink-dev) with the right files, modes, control
-# data and maintainer scripts, and they install, configure and purge with dpkg
+# deb_test.sh: `cpack -G DEB` on a built /usr tree gives the packages
+# (liblogsink0, logsink, logsink-dev; python3-logsink is checked by
+# deb_python_check.sh) with the right files, modes, control data and
+# maintainer scripts, and they install, configure and purge with dpkg
 # inside a scratch root. Lintian's verdict is CI's packaging stage.
 # Usage: deb_test.sh <source dir> <build dir> <Debian version>
 # A build dir for another prefix is not touched: the packages then come from
@@ -85,6 +86,9 @@ overlap=$( (for r in l d v; do (cd "$tmp/$r" && find . -type f); done) | sort | 
 grep -q '^prefix=/usr$' "$tmp"/v/usr/lib/*/pkgconfig/logsink.pc || bad "logsink.pc prefix is not /usr"
 grep -q '^ExecStart=/usr/bin/logsinkd --config /etc/logsink/logsinkd.toml ' \
   "$tmp/d/lib/systemd/system/logsinkd.service" || bad "ExecStart does not run /usr/bin/logsinkd with /etc/logsink"
+
+# python3-logsink has a check of its own.
+"$(dirname "$0")/deb_python_check.sh" "$tmp/out/python3-logsink_${version}_all.deb" || bad "python3-logsink"
 
 # ---- control data ----
 info=$(dpkg-deb -I "$deb")

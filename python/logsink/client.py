@@ -1,0 +1,494 @@
+"""client: logsink.Client, one connection to logsinkd with liblogsink's
+default policy (client/include/logsink/logsink.h):
+
+- A call encodes its record into the client's buffer and returns; a
+  background thread sends the buffer every flush_interval (100 ms) or once
+  batch_bytes (32 KiB) wait. A record at flush_level (LS_WARNING) or more
+  severe is written to the socket before the call returns, waiting at most
+  block_timeout (1 s), not without a connection nor while stalled.
+- Buffer full (buffer_bytes, 256 KiB): the call waits while the daemon
+  drains, at most block_timeout; if no space comes, the client is stalled
+  and drops (and counts) at once until the sender moves data again.
+- No connection: the record is dropped and counted at once; connecting is
+  retried after reconnect_min (10 ms), doubled per failure up to
+  reconnect_max (1 s). A daemon that reads nothing for send_timeout (1 s)
+  loses the connection, which is re-made. Drops are reported to the daemon
+  in a DROPPED frame once a connection works.
+- Threads: one lock guards the state; the socket is written by one thread
+  at a time, outside that lock. Fork: the child drops the parent's buffer
+  and socket (never writes into the parent's connection), starts its
+  counters at zero and connects on its own when it next logs.
+"""
+
+import atexit
+import os
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+
+from . import _args, _conn, _paths, _printf, _render
+from . import _wire as W
+
+EMERG, ALERT, CRIT, ERR, WARNING, NOTICE, INFO, DEBUG = range(8)
+
+_FRAME_MAX = (64 << 10) - 5  # RECORDS frames stay within 64 KiB (PROTOCOL.md)
+_TEXT_FMT = b"%s"
+
+_clients = weakref.WeakSet()
+_tls = threading.local()  # the thread's native id (a new one after fork)
+
+
+def _parse(fmt):
+    """(format bytes, conversions or None if the daemon refuses it, plan)."""
+    try:
+        fb = fmt.encode("utf-8")
+    except UnicodeEncodeError:
+        return None, None, None
+    specs = _printf.parse(fb) if len(fb) <= W.FMT_MAX else None
+    return fb, specs, (_args.plan(specs) if specs is not None else None)
+
+
+class Client:
+    """A connection to logsinkd. socket: path (None: $LOGSINK_SOCKET, else
+    the default of paths.h); app: the label sent in HELLO (None: the
+    program's name). The keyword options are liblogsink's ls_options, in
+    seconds and bytes."""
+
+    def __init__(self, socket=None, app=None, *, flush_interval=0.1, flush_level=WARNING,
+                 block_timeout=1.0, send_timeout=1.0, reconnect_min=0.01, reconnect_max=1.0,
+                 close_timeout=2.0, max_record_bytes=8192, buffer_bytes=256 << 10,
+                 batch_bytes=32 << 10, max_formats=4096):
+        if not 1024 <= max_record_bytes <= 65536:
+            raise ValueError("max_record_bytes must be 1024..65536")
+        if not 0 <= max_formats <= 65000:
+            raise ValueError("max_formats must be 0..65000 (sites per connection)")
+        self._path, self._user_dir = _paths.client_socket(socket)
+        if app is None:
+            app = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else "python")
+        self._app = app.encode("utf-8", "backslashreplace")[:W.APP_MAX]
+        self.flush_interval = flush_interval
+        self.flush_level = flush_level
+        self.block_timeout = block_timeout
+        self.send_timeout = send_timeout
+        self.reconnect_min = reconnect_min
+        self.reconnect_max = reconnect_max
+        self.close_timeout = close_timeout
+        self.max_record_bytes = max_record_bytes
+        self.buffer_bytes = buffer_bytes
+        self.batch_bytes = batch_bytes
+        self.max_formats = max_formats
+        self._specs = {}  # format (str) -> parsed conversions or None (refused)
+        self._closed = False
+        self._reset()
+        _clients.add(self)
+
+    # ---- state -----------------------------------------------------------
+
+    def _reset(self):
+        """Fresh state: at creation and in a fork child (nothing inherited)."""
+        self._pid = os.getpid()
+        self._lock = threading.RLock()
+        self._space = threading.Condition(self._lock)
+        self._work = threading.Condition(self._lock)
+        self._send_lock = threading.Lock()
+        self._sock = None
+        self._gen = 0
+        self._sites = {}  # (fmt bytes, level, file, line) -> site id, this connection
+        self._keys = set()  # site keys this client has known (bounded by max_formats)
+        self._out = bytearray()  # whole frames waiting to be sent
+        self._marks = []  # (end offset in _out, records, dropped count reported)
+        self._out_records = 0
+        self._cur = None  # the open RECORDS frame
+        self._cur_tid = self._cur_ts = self._cur_n = 0
+        self._stalled = False
+        self._ever = False
+        self._next_connect = 0.0
+        self._backoff = self.reconnect_min
+        self._unreported = 0
+        self._since_ns = 0
+        self._in_flight_report = 0
+        self._thread = None
+        self._stats = dict.fromkeys(
+            ("logged", "sent", "dropped", "dropped_reported", "errors", "truncated",
+             "bytes_sent", "frames_sent", "interned", "connects", "reconnects",
+             "disconnects", "formatted", "fallback"), 0)
+
+    def _after_fork(self):
+        global _tls
+        if self._pid != os.getpid():
+            _tls = threading.local()  # thread ids of the parent are not ours
+        sock = self._sock
+        self._reset()
+        if sock is not None:
+            try:
+                sock.close()  # the child's copy only: the parent's connection stays
+            except OSError:
+                pass
+
+    # ---- public ----------------------------------------------------------
+
+    def log(self, level, fmt, *args):
+        """Logs a printf-style record at syslog level 0..7. Returns True when
+        it was buffered, False when it was dropped (and counted)."""
+        f = sys._getframe(1)
+        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:
+            args = args[0]  # "%(name)s" style, as logging does
+        return self._log(level, fmt, args, f.f_code.co_filename, f.f_lineno, time.time_ns())
+
+    def flush(self, timeout=None):
+        """Sends everything logged before, waiting at most timeout (default
+        close_timeout). True when it is in the socket; False without a
+        connection (a connect is tried first) or when time ran out."""
+        if self._pid != os.getpid():
+            self._after_fork()
+        t = self.close_timeout if timeout is None else timeout
+        with self._lock:
+            if self._sock is None:
+                self._maybe_connect(force=True)
+        return self._drain(time.monotonic() + t)
+
+    def close(self):
+        """Flushes (at most close_timeout), then closes the connection."""
+        if self._closed:
+            return
+        self.flush()
+        with self._lock:
+            self._closed = True
+            self._work.notify_all()
+            self._disconnect(count=True, lost=False)
+
+    def stats(self):
+        """The client's counters since it was made (or since fork, in a child),
+        named like liblogsink's ls_stats, plus `fallback` (records rendered in
+        Python and sent as text) and `connected`."""
+        with self._lock:
+            s = dict(self._stats)
+            s["connected"] = self._sock is not None
+            s["buffered_bytes"] = len(self._out) + (len(self._cur) if self._cur else 0)
+            return s
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- logging ---------------------------------------------------------
+
+    def _encode(self, level, fmt, args, file, line, counts):
+        """(site key, argument bytes, truncated bytes, last resort) of one
+        record; names of counters to add to are appended to counts."""
+        budget = self.max_record_bytes
+        if isinstance(fmt, str):
+            parsed = self._specs.get(fmt)
+            if parsed is None:
+                parsed = _parse(fmt)
+                if len(self._specs) < self.max_formats:
+                    self._specs[fmt] = parsed
+            fb, specs, ops = parsed
+            if specs is not None and isinstance(args, tuple):
+                if ops is not None:
+                    enc = _args.encode_plan(ops, specs, args, budget)
+                else:
+                    enc = _args.encode(specs, args, budget)
+                if enc is not None:
+                    key = (fb, level, file, line)
+                    if self._admit(key):
+                        return key, enc[0], enc[1], False
+                    counts.append("formatted")
+                    return self._text(level, fmt, args, "", 0, counts)
+        counts.append("fallback")
+        return self._text(level, fmt, args, file, line, counts)
+
+    def _text(self, level, fmt, args, file, line, counts):
+        """The record as text rendered by Python, under the format "%s"."""
+        key = (_TEXT_FMT, level, file, line)
+        if not self._admit(key):
+            key = (_TEXT_FMT, level, "", 0)  # at most 8 of these, never refused
+        text, ok = _render.render(fmt, args)
+        if not ok:
+            counts.append("errors")
+        data, trunc = _args.text(text, self.max_record_bytes)
+        return key, data, trunc, not ok
+
+    def _admit(self, key):
+        """Whether key may have a site of its own: the first max_formats keys
+        do (like ls_vlog's table of run-time formats)."""
+        if key in self._keys:
+            return True
+        if len(self._keys) < self.max_formats:
+            self._keys.add(key)
+            return True
+        return False
+
+    def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None):
+        """Stages one record (and `extra` text after it). strict: raise
+        TypeError, after staging, when neither the daemon nor Python could
+        render fmt with args (the record went in its last-resort form)."""
+        if not isinstance(level, int) or not 0 <= level <= 7:
+            raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
+        counts = counts or []
+        recs = [self._encode(level, fmt, args, file, line, counts)]
+        bad = recs[0][3]
+        if extra:
+            recs.append(self._text(level, "%s", (extra,), file, line, counts))
+        try:
+            tid = _tls.tid
+        except AttributeError:
+            tid = _tls.tid = threading.get_native_id()
+        start = time.monotonic()  # one block_timeout for the space and the flush
+        ok = self._stage(recs, tid, ts, counts)
+        if ok and level <= self.flush_level and not self._stalled:
+            self._drain(start + self.block_timeout)
+        if bad and strict:
+            raise TypeError("logsink: format %r does not take arguments %r; sent as text"
+                            % (fmt, args))
+        return ok
+
+    def _stage(self, recs, tid, ts, counts):
+        with self._lock:
+            if self._closed:
+                raise ValueError("logsink client is closed")
+            for name in counts:
+                self._stats[name] += 1
+            if self._sock is None:
+                self._maybe_connect()
+            need = sum(len(r[1]) for r in recs) + 64 * len(recs)
+            full = len(self._out) + (len(self._cur) if self._cur else 0) + need > self.buffer_bytes
+            if self._sock is None or self._stalled or (full and not self._room(need)):
+                self._drop(len(recs))
+                return False
+            for key, data, trunc, _ in recs:
+                if key not in self._sites:
+                    self._intern(key)
+                self._append(self._sites[key], data, trunc, tid, ts)
+            pending = len(self._out) + len(self._cur)
+            if self._thread is None:
+                self._start_sender()
+            elif pending >= self.batch_bytes:
+                self._work.notify()
+            return True
+
+    def _intern(self, key):
+        fname = str(key[2]).encode("utf-8", "backslashreplace")[:W.FILE_MAX]
+        site = len(self._sites) + 1
+        line = key[3] if 0 <= key[3] <= W.LINE_MAX else 0
+        self._close_cur()
+        self._out += W.intern(site, key[1], line, key[0], fname)
+        self._marks.append((len(self._out), 0, 0))
+        self._sites[key] = site
+        self._stats["interned"] += 1
+
+    def _append(self, site, data, trunc, tid, ts):
+        cur = self._cur
+        if cur is not None and (self._cur_tid != tid or len(cur) + len(data) + 32 > _FRAME_MAX):
+            self._close_cur()
+            cur = None
+        if cur is None:
+            cur = self._cur = W.records_header(tid)
+            self._cur_tid, self._cur_n, self._cur_ts = tid, 0, 0
+        cur += W.record(site, trunc, ts - self._cur_ts, data)
+        self._cur_ts = ts
+        self._cur_n += 1
+        self._stats["logged"] += 1
+        if trunc:
+            self._stats["truncated"] += 1
+
+    def _close_cur(self):
+        if self._cur is not None:
+            self._out += W.finish(self._cur)
+            self._out_records += self._cur_n
+            self._marks.append((len(self._out), self._cur_n, 0))
+            self._cur = None
+            self._cur_n = 0
+
+    def _room(self, need):
+        """Waits (at most block_timeout) while the daemon drains for need
+        bytes of buffer; sets the stall when none comes."""
+        def used():
+            return len(self._out) + (len(self._cur) if self._cur else 0)
+        deadline = time.monotonic() + self.block_timeout
+        gen = self._gen
+        while used() + need > self.buffer_bytes:
+            self._work.notify()
+            left = deadline - time.monotonic()
+            if left <= 0 or self._gen != gen or self._stalled:
+                self._stalled = self._gen == gen
+                return False
+            self._space.wait(left)
+        return True
+
+    def _drop(self, n):
+        self._stats["dropped"] += n
+        if not self._unreported:
+            self._since_ns = time.time_ns()
+        self._unreported += n
+
+    # ---- connection ------------------------------------------------------
+
+    def _maybe_connect(self, force=False):
+        now = time.monotonic()
+        if not force and now < self._next_connect:
+            return
+        sock = None
+        if self._user_dir is None or _paths.user_dir_ok(self._user_dir):
+            sock = _conn.connect(self._path)
+        if sock is None:
+            self._next_connect = now + self._backoff
+            self._backoff = min(self._backoff * 2, self.reconnect_max)
+            return
+        self._sock = sock
+        self._gen += 1
+        self._backoff = self.reconnect_min
+        self._stats["connects"] += 1
+        if self._ever:
+            self._stats["reconnects"] += 1
+        self._ever = True
+        self._stalled = False
+        self._out += W.hello(self._app)
+        self._marks.append((len(self._out), 0, 0))
+        self._queue_report()  # the drops come before the records logged since
+
+    def _queue_report(self):
+        """Appends a DROPPED frame for the drops not reported yet (one in flight
+        at a time; its count is settled when the frame reaches the socket)."""
+        if self._unreported and not self._in_flight_report:
+            report = min(self._unreported, W.DROPPED_MAX)
+            self._close_cur()
+            self._out += W.dropped(report, self._since_ns, time.time_ns())
+            self._marks.append((len(self._out), 0, report))
+            self._in_flight_report = report
+
+    def _disconnect(self, count, lost=True):
+        """Drops the connection and what was encoded for it (its site ids)."""
+        self._close_cur()
+        if count:
+            self._drop(self._out_records)
+        self._out = bytearray()
+        self._marks = []
+        self._out_records = 0
+        self._sites = {}
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+            self._sock = None
+            self._gen += 1
+            if lost:
+                self._stats["disconnects"] += 1
+                self._next_connect = time.monotonic() + self._backoff
+        self._stalled = False
+        self._space.notify_all()
+
+    # ---- sending ---------------------------------------------------------
+
+    def _start_sender(self):
+        self._thread = threading.Thread(target=_sender, args=(weakref.ref(self), self._pid),
+                                        name="logsink-sender", daemon=True)
+        self._thread.start()
+
+    def _drain(self, deadline):
+        """Writes every whole frame staged so far. True when all of it is in
+        the socket; waits for another writer at most until the deadline."""
+        if self._pid != os.getpid():
+            # A fork that bypassed os.register_at_fork (a C extension's raw
+            # fork()): once per send, never write into the parent's socket.
+            self._after_fork()
+        left = deadline - time.monotonic()
+        if not self._send_lock.acquire(timeout=max(left, 0)):
+            return False
+        try:
+            with self._lock:
+                if self._sock is None:
+                    return False
+                self._close_cur()
+                self._queue_report()
+                data, marks, nrec = self._out, self._marks, self._out_records
+                self._out, self._marks, self._out_records = bytearray(), [], 0
+                sock, gen = self._sock, self._gen
+                self._space.notify_all()
+            if not data:
+                return True
+            start = time.monotonic()
+            st, done = _conn.write(sock, data, min(deadline, start + self.send_timeout))
+            with self._lock:
+                delivered = frames = reported = 0
+                k = 0
+                for end, n, rep in marks:
+                    if end > done:
+                        break
+                    delivered += n
+                    frames += 1
+                    reported += rep
+                    k += 1
+                s = self._stats
+                s["sent"] += delivered
+                s["bytes_sent"] += done
+                s["frames_sent"] += frames
+                if reported:
+                    s["dropped_reported"] += reported
+                    self._unreported -= reported
+                # A timeout of the caller's deadline, not the daemon's stall:
+                # the rest (a frame may be half written) stays queued.
+                kept = (st == _conn.TIMEOUT and gen == self._gen
+                        and time.monotonic() - start < self.send_timeout)
+                if reported or not kept:
+                    self._in_flight_report = 0
+                if done and self._stalled and gen == self._gen:
+                    self._stalled = False
+                if kept:
+                    self._out[:0] = data[done:]
+                    self._marks[:0] = [(e - done, n, r) for e, n, r in marks[k:]]
+                    shift = len(data) - done
+                    self._marks[len(marks) - k:] = [
+                        (e + shift, n, r) for e, n, r in self._marks[len(marks) - k:]]
+                    self._out_records += nrec - delivered
+                elif st != _conn.OK:
+                    self._drop(nrec - delivered)
+                    if gen == self._gen:
+                        self._disconnect(count=True)
+                self._space.notify_all()
+                return st == _conn.OK
+        finally:
+            self._send_lock.release()
+
+
+def _sender(ref, pid):
+    """The background sender: sends every flush_interval, or at once when a
+    caller wakes it (batch_bytes waiting, a caller waiting for space)."""
+    while True:
+        c = ref()
+        if c is None or c._closed or c._pid != pid:
+            return
+        with c._lock:
+            c._work.wait(c.flush_interval)
+            if c._closed or c._pid != pid:
+                return
+            if c._sock is None and c._unreported:
+                c._maybe_connect()  # report drops without waiting for a call
+            timeout = c.send_timeout
+        c._drain(time.monotonic() + timeout)
+        del c
+
+
+def _after_fork_in_child():
+    global _tls
+    _tls = threading.local()
+    for c in list(_clients):
+        c._after_fork()
+
+
+def _at_exit():
+    for c in list(_clients):
+        if not c._closed and c._pid == os.getpid():
+            try:
+                c.flush()
+            except Exception:  # noqa: BLE001 - exit must go on
+                pass
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_at_exit)

@@ -1,0 +1,99 @@
+"""handler: logsink.Handler, a logging.Handler that sends each LogRecord to
+logsinkd as a record of its own call site: record.msg is the format
+(interned once per connection), record.args its typed arguments,
+record.pathname and record.lineno the site's file and line, record.created
+its timestamp.
+
+Levels (logging -> syslog): a level between two of logging's standard
+levels maps like the standard level below it (the less severe one):
+    levelno >= 50 (CRITICAL)  -> 2 crit
+    40..49   (ERROR)          -> 3 err
+    30..39   (WARNING)        -> 4 warning
+    20..29   (INFO)           -> 6 info
+    < 20     (DEBUG, NOTSET)  -> 7 debug
+
+Text instead of a format (sent with the format "%s", counted in the
+client's `fallback`): a record without args whose msg contains '%'
+(logging prints such a msg as it is), a msg that is not a str, args that
+are a mapping, and whatever Client.log falls back for.
+
+exc_info / stack_info: the traceback (formatted by this handler's
+formatter, or logging's default one) and the stack follow as a second
+record, "%s" at the same level and site, staged together with the first so
+no other record comes between them."""
+
+import logging
+from collections.abc import Mapping
+
+from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client
+
+
+def syslog_level(levelno):
+    """The syslog level (0..7) of a logging level number."""
+    if levelno >= logging.CRITICAL:
+        return CRIT
+    if levelno >= logging.ERROR:
+        return ERR
+    if levelno >= logging.WARNING:
+        return WARNING
+    if levelno >= logging.INFO:
+        return INFO
+    return DEBUG
+
+
+_default_formatter = logging.Formatter()
+
+
+class Handler(logging.Handler):
+    """A logging handler writing to logsinkd. app/socket: as for Client;
+    client: an existing Client to share instead (then close() leaves it
+    open)."""
+
+    def __init__(self, app=None, socket=None, level=logging.NOTSET, client=None):
+        super().__init__(level)
+        self._own = client is None
+        self.client = client if client is not None else Client(socket=socket, app=app)
+
+    def _trace(self, record):
+        fmt = self.formatter or _default_formatter
+        parts = []
+        if record.exc_info:
+            if not record.exc_text:
+                record.exc_text = fmt.formatException(record.exc_info)
+        if record.exc_text:
+            parts.append(record.exc_text)
+        if record.stack_info:
+            parts.append(fmt.formatStack(record.stack_info))
+        return "\n".join(parts) or None
+
+    def emit(self, record):
+        try:
+            level = syslog_level(record.levelno)
+            msg, args = record.msg, record.args
+            counts = None
+            if not isinstance(msg, str) or isinstance(args, Mapping):
+                fmt, args = "%s", (record.getMessage(),)
+                counts = ["fallback"]
+            elif not args:
+                fmt, args = (msg, ()) if "%" not in msg else ("%s", (msg,))
+            else:
+                fmt = msg
+            self.client._log(level, fmt, args if isinstance(args, tuple) else tuple(args), record.pathname, record.lineno,
+                             int(record.created * 1e9), self._trace(record), strict=True,
+                             counts=counts)
+        except RecursionError:
+            raise
+        except Exception:  # noqa: BLE001 - logging's contract: handleError
+            self.handleError(record)
+
+    def flush(self):
+        self.client.flush()
+
+    def close(self):
+        try:
+            if self._own:
+                self.client.close()
+            else:
+                self.client.flush()
+        finally:
+            super().close()

@@ -1,0 +1,96 @@
+"""test_handler: logsink.Handler with the real logsinkd (issue 14's "done
+when": a logging call lands with its format, level, app and pid)."""
+
+import logging
+import os
+import sys
+import unittest
+
+import logsink
+from harness import DaemonTest
+
+
+class HandlerTest(DaemonTest):
+    def setUp(self):
+        super().setUp()
+        self.handler = logsink.Handler(app="pyapp", socket=self.daemon.socket)
+        self.logger = logging.getLogger()
+        self.old_level = self.logger.level
+        self.logger.setLevel(1)
+        self.logger.addHandler(self.handler)
+
+    def tearDown(self):
+        self.logger.removeHandler(self.handler)
+        self.logger.setLevel(self.old_level)
+        self.handler.close()
+        super().tearDown()
+
+    def test_done_when(self):
+        logging.getLogger().warning("disk %s at %d%%", "sda", 91)
+        line = sys._getframe().f_lineno - 1
+        recs = self.daemon.wait_records(lambda r: self.mine(r))
+        r = self.mine(recs)[0]
+        self.assertEqual(r["fmt"], "disk %s at %d%%")
+        self.assertEqual(r["args"], ["sda", 91])
+        self.assertEqual(r["msg"], "disk sda at 91%")
+        self.assertEqual(r["level"], "warning")
+        self.assertEqual(r["app"], "pyapp")
+        self.assertEqual(r["pid"], os.getpid())
+        self.assertEqual(r["file"], __file__)
+        self.assertEqual(r["line"], line)
+        self.assertNotIn("truncated", r)
+        s = self.handler.client.stats()
+        self.assertEqual((s["sent"], s["dropped"], s["fallback"]), (1, 0, 0))
+
+    def test_levels(self):
+        for lv in (logging.CRITICAL, 45, logging.ERROR, logging.WARNING, 25, logging.INFO,
+                   15, logging.DEBUG, 5):
+            self.logger.log(lv, "level %d", lv)
+        self.handler.flush()
+        recs = self.daemon.wait_records(lambda r: len(self.mine(r)) == 9)
+        got = [(r["args"][0], r["level"]) for r in self.mine(recs)]
+        self.assertEqual(got, [(50, "crit"), (45, "err"), (40, "err"), (30, "warning"),
+                               (25, "info"), (20, "info"), (15, "debug"), (10, "debug"),
+                               (5, "debug")])
+
+    def test_text_cases(self):
+        self.logger.info("no args, 100% literal")        # logging prints msg as it is
+        self.logger.info("constant message")             # interned as a format
+        self.logger.info("user %(name)s", {"name": "bob"})  # mapping args
+        self.logger.info(ValueError("not a str"))         # msg is an object
+        self.logger.info("%r and %s", [1], "x")          # Python-only conversion
+        self.handler.flush()
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 5))
+        self.assertEqual([r["msg"] for r in recs],
+                         ["no args, 100% literal", "constant message", "user bob", "not a str",
+                          "[1] and x"])
+        self.assertEqual([r["fmt"] for r in recs], ["%s", "constant message", "%s", "%s", "%s"])
+        self.assertEqual(self.handler.client.stats()["fallback"], 3)
+
+    def test_exc_info(self):
+        try:
+            raise KeyError("boom")
+        except KeyError:
+            self.logger.exception("failed %d", 7)
+        self.handler.flush()
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 2))
+        self.assertEqual(recs[0]["msg"], "failed 7")
+        self.assertEqual(recs[0]["level"], "err")
+        self.assertEqual(recs[1]["fmt"], "%s")
+        self.assertEqual(recs[1]["level"], "err")
+        self.assertTrue(recs[1]["msg"].startswith("Traceback"), recs[1]["msg"])
+        self.assertIn("KeyError: 'boom'", recs[1]["msg"])
+
+    def test_bad_args_handle_error(self):
+        errors = []
+        self.handler.handleError = errors.append
+        self.logger.info("disk %d full", "sda")  # neither C nor Python can render it
+        self.handler.flush()
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 1))
+        self.assertEqual(recs[0]["msg"], "disk %d full [args: 'sda']")
+        self.assertEqual(len(errors), 1)
+        self.assertEqual(self.handler.client.stats()["errors"], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
