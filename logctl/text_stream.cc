@@ -57,8 +57,9 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
   if (!SetTimeout(fd, SO_SNDTIMEO, timeout_ms) ||
       connect(fd, reinterpret_cast<const struct sockaddr *>(&addr), sizeof addr) != 0) {
     int err = errno;
-    *why = err == ENOENT || err == ECONNREFUSED ? "daemon not running (socket " + socket_path + ")"
-                                                : Errno("connect", err);
+    *why = err == ENOENT || err == ECONNREFUSED
+               ? "daemon not running (socket " + socket_path + ")"
+               : Errno("connect", err) + " (socket " + socket_path + ")";
     close(fd);
     return -1;
   }

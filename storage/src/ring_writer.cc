@@ -193,6 +193,7 @@ Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
     size_t need = Plan(rec, rec.args_len, rec.truncated, &f, &fixed, &declare);
     if (cur_.used + need <= layout_.block_size) {
       Emit(rec, f, fixed, declare, rec.args, rec.args_len);
+      if (rec.truncated) stats_.truncated_records++;  // cut by its client
       return Status::OK();
     }
     if (cur_.count == 0) break;  // does not fit even an empty block

@@ -252,6 +252,19 @@ TEST_F(RoundTrip, OversizedRecordIsTruncatedLongestFirst) {
   EXPECT_EQ(w->stats().truncated_records, 1u);
   auto got = ReadBack();
   ASSERT_EQ(got.size(), 2u);
+  // A record only its client cut counts too (PROTOCOL.md, truncated_records).
+  auto w2 = OpenWriter(Opts(4));
+  std::string small = Args().Str("a").Int(1).Str("b").Str("c").str();
+  RecordIn in;
+  in.source = &a_;
+  in.site_id = id;
+  in.signature = "siss";
+  in.args = reinterpret_cast<const uint8_t *>(small.data());
+  in.args_len = small.size();
+  in.ts_ns = 3;
+  in.truncated = 5;
+  ASSERT_TRUE(w2->Append(in).ok());
+  EXPECT_EQ(w2->stats().truncated_records, 1u);
   const OwnedRecord &r = got[1];
   EXPECT_EQ(r.block_seq, 1u);  // it got an empty block of its own
   ASSERT_GT(r.truncated, 0u);

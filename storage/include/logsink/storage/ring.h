@@ -95,7 +95,7 @@ struct WriterStats {
   uint64_t blocks_written = 0;  // sealed (full) blocks written
   uint64_t flushes = 0;         // partial-block writes
   uint64_t wraps = 0;           // times slot 0 was reused since open
-  uint64_t truncated_records = 0;
+  uint64_t truncated_records = 0;  // records stored cut (by their client, the writer or both)
   uint64_t strtab_full = 0;  // Intern() calls that returned 0
 };
 
