@@ -6,8 +6,10 @@
 #                 compare_run, blocking mode), done when all N landed
 #   logctl send   the N lines on standard input, done when the daemon
 #                 acknowledged every line (it has written them)
-#   logctl run    `logctl run -- cat FILE`: the N lines as a program's
-#                 standard output, done when the daemon's text_lines is N
+#   logctl run    `logctl run -- python3 drain.py FILE`: the N lines as a
+#                 program's standard output; the program shuts its stdout
+#                 down and reads the daemon's acknowledgment, so it is done
+#                 when the daemon has written every line
 # and prints records/s and bytes per record in the ring (the daemon's
 # `bytes` / `records` counters): free text is not indexed, each record
 # carries its whole text, where a native record carries the site id and the
@@ -58,7 +60,6 @@ counter() {  # dir name: the daemon's counter
   "$bin/logctl" stats --file "$1/ls.ring" --socket "$1/ls.sock" --json |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon"]["counters"][sys.argv[1]])' "$2"
 }
-counter_at() { [ "$(counter "$1" "$2")" -ge "$3" ]; }
 start_logsinkd() {  # dir
   "$bin/logsinkd" --socket "$1/ls.sock" --file "$1/ls.ring" --size 256MiB --log-level warn \
     2>"$1/logsinkd.err" &
@@ -98,11 +99,22 @@ send_run() {  # rep
   t1=$(now_ns)
   result "$d" "$t0" "$t1"; stop_all
 }
+# The program under `logctl run`: writes FILE to its standard output (a text
+# stream), then ends the stream and waits for the daemon's acknowledgment
+# (PROTOCOL.md, "Text streams").
+cat >"$tmp/drain.py" <<'PY'
+import socket, sys
+data = open(sys.argv[1], "rb").read()
+out = socket.socket(fileno=1)
+out.sendall(data)
+out.shutdown(socket.SHUT_WR)
+while out.recv(4096):
+    pass
+PY
 run_run() {  # rep
   local d=$tmp/run$1; mkdir -p "$d"; start_logsinkd "$d"
   local t0 t1; t0=$(now_ns)
-  "$bin/logctl" run --socket "$d/ls.sock" -- cat "$tmp/lines"
-  wait_for 600 counter_at "$d" text_lines "$n"
+  "$bin/logctl" run --socket "$d/ls.sock" -- python3 "$tmp/drain.py" "$tmp/lines"
   t1=$(now_ns)
   result "$d" "$t0" "$t1"; stop_all
 }
