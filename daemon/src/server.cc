@@ -560,6 +560,7 @@ void Server::Shutdown(int signum) {
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0 || !session.Feed(rbuf_.data(), size_t(r), uv_now(&loop_))) break;
     }
+    session.Finish();  // a text stream's unfinished line is kept
     close(fd);
   }
   CloseListener(listener_);
@@ -591,7 +592,12 @@ void Server::Shutdown(int signum) {
     if (left > 0 && uv_hrtime() >= deadline)
       spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
   }
-  while (!conns_.empty()) CloseConn(conns_.back());
+  // A text stream's unfinished line is kept (the client gets no
+  // acknowledgment: it did not end the stream).
+  while (!conns_.empty()) {
+    conns_.back()->session->Finish();
+    CloseConn(conns_.back());
+  }
 
   storage::Status st = writer_->Flush();
   if (!st.ok()) {

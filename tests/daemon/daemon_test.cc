@@ -124,6 +124,36 @@ TEST(Daemon, RoundTripEveryArgumentType) {
   EXPECT_EQ(got[3].seq, 3u);
 }
 
+// Text streams (PROTOCOL.md): after EOF the daemon acknowledges with its
+// line counts; on SIGTERM an unfinished line is stored, not dropped.
+TEST(Daemon, TextStreamsAcknowledgeAndKeepUnfinishedLines) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const uint32_t flags = ls_hello_text_flags(5, 3, LS_HELLO_STREAM_TEXT, 0);
+  Client acked(d.socket), open_at_stop(d.socket);
+  ASSERT_TRUE(acked.ok() && open_at_stop.ok());
+  ASSERT_TRUE(acked.Send(Hello(1, "acked", flags) + "x\ny"));
+  ASSERT_EQ(shutdown(acked.fd(), SHUT_WR), 0);
+  auto ack = acked.ReadStats();
+  EXPECT_EQ(
+      ack, (std::map<std::string, uint64_t>{{"lines", 2}, {"lines_cut", 0}, {"partial_lines", 1}}));
+  EXPECT_TRUE(acked.WaitClosed()) << "the daemon closes after its acknowledgment";
+
+  ASSERT_TRUE(open_at_stop.Send(Hello(1, "stopped", flags) + "done\nunfinished"));
+  ASSERT_TRUE(open_at_stop.WaitRead());
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  std::vector<std::string> texts;
+  for (const OwnedRecord &r : ReadRing(d.ring)) {
+    EXPECT_EQ(r.file, "text");
+    EXPECT_EQ(r.level, 5);
+    EXPECT_EQ(r.pid, uint32_t(getpid()));
+    texts.push_back(r.app + ":" + r.args.substr(1));  // after the 1-byte length
+  }
+  EXPECT_EQ(texts,
+            (std::vector<std::string>{"acked:x", "acked:y", "stopped:done", "stopped:unfinished"}));
+}
+
 TEST(Daemon, ManyConcurrentClients) {
   constexpr int kClients = 8, kFrames = 25, kPerFrame = 100;
   TempDir dir;

@@ -106,8 +106,13 @@ class Client {
 
   // Sends STATS_REQ and returns the counters.
   std::map<std::string, uint64_t> Stats() {
+    if (!Send(StatsReq())) return {};
+    return ReadStats();
+  }
+
+  // Reads one STATS frame (a STATS reply, a text stream's acknowledgment).
+  std::map<std::string, uint64_t> ReadStats() {
     std::map<std::string, uint64_t> m;
-    if (!Send(StatsReq())) return m;
     auto f = ReadFrame();
     if (!f || f->first != LS_F_STATS) return m;
     ls_statsframe_iter it;
