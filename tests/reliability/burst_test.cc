@@ -161,5 +161,31 @@ TEST_F(BurstTest, StoppedDaemonHoldsCallersBoundedThenLossIsExact) {
       n, took, (unsigned long long)l.records, (unsigned long long)l.dropped_reported, n);
 }
 
+// Issue 13 (2): a record at flush_level waits until it is in the socket, but
+// not on a daemon that does not read: after one bounded wait the client is
+// marked stalled and the next flush-level calls only wake the sender. 20,000
+// LS_ERR calls with 200-byte strings fill the socket buffer many times over;
+// without the stall mark each would wait block_timeout_ms (1 s).
+TEST_F(BurstTest, FlushLevelCallsDoNotWaitOnAStoppedDaemon) {
+  ls_client *c = ls_open(daemon_.socket.c_str(), "errs", nullptr);  // default options
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(WaitUntil([&] { return Stats(c).connected == 1; }));
+  ASSERT_EQ(kill(daemon_.pid(), SIGSTOP), 0);
+  const int n = 20000;
+  const std::string pad(200, 'p');
+  double t0 = MonoS();
+  for (int i = 0; i < n; ++i) LS_LOG(c, LS_ERR, "error %d %s", i, pad.c_str());
+  double took = MonoS() - t0;
+  // A hang limit, not a performance figure: a few block_timeout_ms at most.
+  EXPECT_LT(took, 10.0);
+  ASSERT_EQ(kill(daemon_.pid(), SIGCONT), 0);
+  ASSERT_TRUE(WaitUntil([&] { return ls_flush(c) == 0; }, Ms(20000), Ms(50)));
+  ls_stats s = Stats(c);
+  ls_close(c);
+  EXPECT_EQ(s.sent + s.dropped, uint64_t(n)) << "every call is sent or counted";
+  Figures("SIGSTOPped daemon: %d LS_ERR calls returned in %.3f s (%llu sent, %llu dropped)", n,
+          took, (unsigned long long)s.sent, (unsigned long long)s.dropped);
+}
+
 }  // namespace
 }  // namespace logsink::test
