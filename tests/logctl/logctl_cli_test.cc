@@ -244,7 +244,8 @@ TEST_F(LogctlTest, RepeatedMatchesAreOredAndFieldsAnded) {
     std::string got;
     for (auto &l : Lines(r.out)) {
       size_t p = l.find("> ");
-      got += (got.empty() ? "" : "|") + (p == std::string::npos ? l : l.substr(p + 2));
+      if (!got.empty()) got += '|';
+      got.append(p == std::string::npos ? l : l.substr(p + 2));
     }
     return got;
   };
