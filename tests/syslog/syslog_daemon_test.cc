@@ -446,6 +446,27 @@ TEST(SyslogSocket, ConfigKeyAndPrintConfig) {
   EXPECT_NE(r.out.find("--syslog-socket PATH"), std::string::npos);
 }
 
+// Not reloadable: SIGHUP logs a changed path and keeps serving the old one.
+TEST(SyslogSocket, SighupKeepsTheSocketAndSaysSo) {
+  TempDir dir;
+  std::string first = dir / "first.sock", second = dir / "second.sock";
+  Daemon d(dir, {}, "[syslog]\nsocket = \"" + first + "\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  WriteFile(dir / "logsinkd.toml", "[syslog]\nsocket = \"" + second + "\"\n");
+  ASSERT_EQ(kill(d.pid(), SIGHUP), 0);
+  ASSERT_TRUE(WaitUntil([&] {
+    return d.Stderr().find("syslog.socket changed; it takes effect after a restart") !=
+           std::string::npos;
+  })) << d.Stderr();
+  EXPECT_NE(access(second.c_str(), F_OK), 0);
+  ASSERT_TRUE(SendDatagram(first, "<13>Nov 25 12:00:00 t: still here"));
+  ASSERT_TRUE(WaitUntil([&] {
+    Client c(d.socket);
+    return c.Stats()["syslog_received"] == 1;
+  }));
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 // Socket activation with both units: the stream socket and the datagram
 // socket, in either order; no path is bound.
 TEST(SyslogSocket, TakesBothSocketsFromSystemd) {
