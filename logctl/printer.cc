@@ -8,6 +8,8 @@
 
 #include "escape.h"
 #include "filter.h"
+#include "logsink/proto/codec.h"
+#include "logsink/proto/syslog_names.h"
 
 namespace logsink::logctl {
 namespace {
@@ -76,6 +78,41 @@ void AppendIdent(const Record &r, std::string *out) {
   out->append("]: <");
   out->append(LevelName(LevelOf(r)));
   out->append("> ");
+}
+
+// Free-text records (FORMAT.md, "Free-text records"): the line of a site
+// "text", "stdout", "stderr" or "syslog:*" is the syslog facility, shown by
+// name; a syslog record's header fields (its string arguments after the
+// message) go in a "syslog" object, each one that the record holds.
+void AppendFreeTextFields(const Record &rec, std::string *out) {
+  std::string_view file = rec.site.file;
+  bool syslog = file.substr(0, 7) == "syslog:";
+  if (!syslog && file != "text" && file != "stdout" && file != "stderr") return;
+  if (const char *name = ls_syslog_facility_name(rec.site.line)) {
+    out->append(",\"facility\":\"");
+    out->append(name);
+    out->push_back('"');
+  }
+  static const char *const kFields[] = {"timestamp", "hostname", "msgid", "sd"};
+  size_t nfields = file == "syslog:rfc3164" ? 2 : file == "syslog:rfc5424" ? 4 : 0;
+  if (nfields == 0) return;
+  const auto *p = reinterpret_cast<const uint8_t *>(rec.args.data());
+  const uint8_t *end = p + rec.args.size();
+  out->append(",\"syslog\":{");
+  for (size_t i = 0; i <= nfields; i++) {  // the message first, not repeated here
+    uint64_t len;
+    size_t n = ls_get_varint(p, end, &len);
+    if (n == 0 || len > uint64_t(end - p) - n) break;  // cut by the writer
+    if (i > 0) {
+      if (i > 1) out->push_back(',');
+      out->push_back('"');
+      out->append(kFields[i - 1]);
+      out->append("\":");
+      render::AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
+    }
+    p += n + len;
+  }
+  out->push_back('}');
 }
 
 }  // namespace
@@ -201,6 +238,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     render::AppendJsonString(out, rec.site.file);
     out->append(",\"line\":");
     AppendNum(out, rec.site.line);
+    AppendFreeTextFields(rec, out);
   } else {
     out->append(",\"unknown_site\":true");
   }

@@ -12,6 +12,7 @@ pkgs=(
   clang libclang-rt-14-dev libffi-dev
   libnats-dev librelp-dev
   nats-server rsyslog rsyslog-relp   # the servers logsink-forward's tests talk to
+  bsdutils                           # logger(1), tests/syslog (Essential: normally present)
 )
 
 missing=()

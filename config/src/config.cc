@@ -60,6 +60,10 @@ bool Validate(const Config &cfg, std::string *error) {
     *error = "socket path " + cfg.socket_path + " is too long for a Unix socket (max 107 bytes)";
     return false;
   }
+  if (!cfg.syslog_socket.empty() && cfg.syslog_socket == cfg.socket_path) {
+    *error = "syslog.socket and socket.path are the same path (" + cfg.syslog_socket + ")";
+    return false;
+  }
   if (cfg.max_memory_per_uid > cfg.max_memory) {
     *error = "limits.max_memory_per_uid (" + FormatSize(cfg.max_memory_per_uid) +
              ") is larger than limits.max_memory (" + FormatSize(cfg.max_memory) + ")";

@@ -116,6 +116,14 @@ const Key kKeys[] = {
      }},
     {"socket", "group",
      [](const Value &v, Config *c) -> std::string { return GetString(v, &c->socket_group); }},
+    {"syslog", "socket",
+     [](const Value &v, Config *c) -> std::string {
+       std::string s;
+       if (auto e = GetString(v, &s); !e.empty()) return e;
+       if (s.size() >= 108) return "path is too long for a Unix socket (max 107 bytes)";
+       c->syslog_socket = s;
+       return "";
+     }},
     {"ring", "file",
      [](const Value &v, Config *c) -> std::string { return GetString(v, &c->ring_file); }},
     {"ring", "size",
@@ -210,7 +218,7 @@ bool Apply(const Value &root, const std::string &name, Config *cfg, std::string 
     for (const Key &k : kKeys) known_section |= section == k.section;
     if (!known_section) {
       *error = Where(table, name) + ": " + section +
-               ": unknown section (known: daemon, socket, ring, writer, limits)";
+               ": unknown section (known: daemon, socket, syslog, ring, writer, limits)";
       return false;
     }
     if (!table.is_table()) {

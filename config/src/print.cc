@@ -43,6 +43,8 @@ std::string ToToml(const Config &c) {
   s += "path = " + Quote(c.socket_path) + "\n";
   s += "mode = " + Octal(c.socket_mode) + "\n";
   s += "group = " + Quote(c.socket_group) + "\n";
+  s += "\n[syslog]\n";
+  s += "socket = " + Quote(c.syslog_socket) + "\n";
   s += "\n[ring]\n";
   s += "file = " + Quote(c.ring_file) + "\n";
   s += "size = " + Quote(FormatSize(c.ring_size)) + "\n";

@@ -8,7 +8,8 @@
 namespace logsink::daemon {
 
 const char *Usage() {
-  return "usage: logsinkd [--config FILE] [--socket PATH] [--file PATH] [--size SIZE]\n"
+  return "usage: logsinkd [--config FILE] [--socket PATH] [--syslog-socket PATH]\n"
+         "                [--file PATH] [--size SIZE]\n"
          "                [--block-size SIZE] [--recreate] [--allow-other-owner]\n"
          "                [--log-level LEVEL]\n"
          "                [--print-config] [--version] [--help]\n"
@@ -17,6 +18,8 @@ const char *Usage() {
          "                     defaults; see logsinkd.toml for every key)\n"
          "  --socket PATH      listening socket (default: $LOGSINK_SOCKET, else\n"
          "                     /run/logsink/logsink.sock for root, else a per-user path)\n"
+         "  --syslog-socket PATH  also receive syslog datagrams (RFC 3164, RFC 5424) on\n"
+         "                     this Unix datagram socket (default: none; [syslog] socket)\n"
          "  --file PATH        ring file (default: /var/lib/logsink/logsink.ring for root,\n"
          "                     else a per-user path)\n"
          "  --size SIZE        ring file size, e.g. 64MiB (default 64MiB)\n"
@@ -37,6 +40,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
   enum {
     kConfig = 256,
     kSocket,
+    kSyslogSocket,
     kFile,
     kSize,
     kBlockSize,
@@ -49,6 +53,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
   };
   static const option kOpts[] = {{"config", required_argument, nullptr, kConfig},
                                  {"socket", required_argument, nullptr, kSocket},
+                                 {"syslog-socket", required_argument, nullptr, kSyslogSocket},
                                  {"file", required_argument, nullptr, kFile},
                                  {"size", required_argument, nullptr, kSize},
                                  {"block-size", required_argument, nullptr, kBlockSize},
@@ -75,6 +80,13 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
           return false;
         }
         cli->socket = arg;
+        break;
+      case kSyslogSocket:
+        if (arg.empty() || arg.size() >= 108) {
+          *error = "--syslog-socket: the path must have 1 to 107 bytes";
+          return false;
+        }
+        cli->syslog_socket = arg;
         break;
       case kFile:
         if (arg.empty()) {
@@ -138,6 +150,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
 
 void ApplyCli(const Cli &cli, config::Config *cfg) {
   if (cli.socket) cfg->socket_path = *cli.socket;
+  if (cli.syslog_socket) cfg->syslog_socket = *cli.syslog_socket;
   if (cli.file) cfg->ring_file = *cli.file;
   if (cli.size) cfg->ring_size = *cli.size;
   if (cli.block_size) cfg->block_size = uint32_t(*cli.block_size);

@@ -12,7 +12,7 @@ namespace logsink::daemon {
 
 struct Cli {
   std::string config_file;  // "" = none (embedded defaults)
-  std::optional<std::string> socket, file, log_level;
+  std::optional<std::string> socket, syslog_socket, file, log_level;
   std::optional<uint64_t> size, block_size;
   bool recreate = false;
   bool allow_other_owner = false;

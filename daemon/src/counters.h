@@ -68,6 +68,21 @@ struct Counters {
   uint64_t text_lines = 0;          // lines of text streams stored as records
   uint64_t text_lines_cut = 0;      // ... of which longer than kMaxTextLine (cut, TRUNC)
   uint64_t text_partial_lines = 0;  // ... of which had no newline when the stream ended
+  // The syslog socket (daemon/SYSLOG.md).
+  uint64_t syslog_received = 0;           // datagrams read (each stored as one record)
+  uint64_t syslog_bytes = 0;              // their sizes as sent
+  uint64_t syslog_rfc3164 = 0;            // ... parsed as RFC 3164 (with or without hostname)
+  uint64_t syslog_rfc5424 = 0;            // ... parsed as RFC 5424
+  uint64_t syslog_malformed = 0;          // ... neither: stored raw (syslog:raw), sum of:
+  uint64_t syslog_malformed_pri = 0;      //   no valid "<PRI>"
+  uint64_t syslog_malformed_rfc3164 = 0;  //   a PRI, then no RFC 3164 timestamp
+  uint64_t syslog_malformed_rfc5424 = 0;  //   "<PRI>1 ", then a broken header or SD
+  uint64_t syslog_truncated = 0;          // datagrams longer than kMaxSyslogDatagram (cut)
+  uint64_t syslog_no_credentials = 0;     // datagrams without SCM_CREDENTIALS (pid 0)
+  uint64_t syslog_sources = 0;            // ring sources made for syslog senders
+  uint64_t syslog_sources_evicted = 0;    // ... forgotten (kMaxSyslogSources reached)
+  uint64_t syslog_budget_yields = 0;      // wakeups that stopped on the read budget
+  uint64_t syslog_read_errors = 0;        // recvmsg failures other than EAGAIN/EINTR
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

@@ -27,11 +27,12 @@ bool FillAddr(const std::string &path, sockaddr_un *a) {
   return true;
 }
 
-// 1: something accepts connections at path; 0: nobody (stale); -errno.
-int Probe(const std::string &path) {
+// 1: something receives at path (accepts connections, or datagrams for
+// type SOCK_DGRAM); 0: nobody (stale); -errno.
+int Probe(const std::string &path, int type) {
   sockaddr_un a;
   if (!FillAddr(path, &a)) return -ENAMETOOLONG;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -errno;
   int rc = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
   int e = errno;
@@ -77,22 +78,50 @@ int MakeParentDirs(const std::string &path) {
   return 0;
 }
 
+bool TakeActivatedSockets(Activated *out, std::string *error) {
+  *out = Activated();
+  int n = sd_listen_fds(1);
+  if (n < 0) {
+    *error = "sd_listen_fds: " + Errno(-n);
+    return false;
+  }
+  for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+    if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) > 0 && out->stream < 0) {
+      out->stream = fd;
+    } else if (sd_is_socket_unix(fd, SOCK_DGRAM, -1, nullptr, 0) > 0 && out->dgram < 0) {
+      out->dgram = fd;
+    } else {
+      *error = "socket " + std::to_string(fd - SD_LISTEN_FDS_START + 1) + " of " +
+               std::to_string(n) +
+               " passed by systemd is not the one listening Unix stream socket or the one Unix "
+               "datagram socket";
+      return false;
+    }
+  }
+  if (n > 0 && out->stream < 0) {
+    *error = "the sockets passed by systemd include no listening Unix stream socket";
+    return false;
+  }
+  return true;
+}
+
 ListenError OpenListener(const std::string &path, unsigned mode, const std::string &group,
                          Listener *out, std::string *error) {
+  Activated act;
+  if (!TakeActivatedSockets(&act, error)) return ListenError::kOther;
+  return OpenSocket(path, SOCK_STREAM, mode, group, act.stream, out, error);
+}
+
+ListenError OpenSocket(const std::string &path, int type, unsigned mode, const std::string &group,
+                       int activated, Listener *out, std::string *error) {
   // systemd socket activation: use the socket we were handed.
-  int n = sd_listen_fds(1);
-  if (n > 0) {
-    int fd = SD_LISTEN_FDS_START;
-    if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {
-      *error = "the socket passed by systemd is not a listening Unix stream socket";
-      return ListenError::kOther;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+  if (activated >= 0) {
+    int fl = fcntl(activated, F_GETFL);
+    if (fl < 0 || fcntl(activated, F_SETFL, fl | O_NONBLOCK) < 0) {
       *error = "cannot make the systemd socket non-blocking: " + Errno(errno);
       return ListenError::kOther;
     }
-    out->fd = fd;
+    out->fd = activated;
     out->from_systemd = true;
     return ListenError::kNone;
   }
@@ -112,9 +141,10 @@ ListenError OpenListener(const std::string &path, unsigned mode, const std::stri
       *error = path + " exists and is not a socket; refusing to remove it";
       return ListenError::kOther;
     }
-    int alive = Probe(path);
+    int alive = Probe(path, type);
     if (alive > 0) {
-      *error = "another logsinkd is listening on " + path;
+      *error = type == SOCK_DGRAM ? "another process receives datagrams on " + path
+                                  : "another logsinkd is listening on " + path;
       return ListenError::kInUse;
     }
     if (alive < 0) {
@@ -126,7 +156,7 @@ ListenError OpenListener(const std::string &path, unsigned mode, const std::stri
       return ListenError::kOther;
     }
   }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     *error = "socket: " + Errno(errno);
     return ListenError::kOther;
@@ -158,7 +188,7 @@ ListenError OpenListener(const std::string &path, unsigned mode, const std::stri
     if (int e = ChownBoundSocket(path, res->gr_gid); e != 0)
       return fail("cannot give " + path + " to group " + group + ": " + Errno(e));
   }
-  if (listen(fd, SOMAXCONN) < 0) return fail("listen: " + Errno(errno));
+  if (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0) return fail("listen: " + Errno(errno));
   if (lstat(path.c_str(), &st) == 0) out->inode = st.st_ino;
   out->fd = fd;
   out->path = path;

@@ -3,6 +3,7 @@
 // then the event loop until SIGTERM/SIGINT.
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <csignal>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "logsink/storage/ring.h"
 #include "reply.h"
 #include "server.h"
+#include "syslog_socket.h"
 
 using namespace logsink;
 
@@ -82,11 +84,31 @@ int main(int argc, char **argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e logsinkd[%P] %l: %v");
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
 
-  daemon::Listener listener;
-  if (daemon::OpenListener(cfg.socket_path, cfg.socket_mode, cfg.socket_group, &listener, &error) !=
-      daemon::ListenError::kNone) {
+  daemon::Activated activated;
+  if (!daemon::TakeActivatedSockets(&activated, &error)) {
     spdlog::critical("{}", error);
     return 1;
+  }
+  daemon::Listener listener;
+  if (daemon::OpenSocket(cfg.socket_path, SOCK_STREAM, cfg.socket_mode, cfg.socket_group,
+                         activated.stream, &listener, &error) != daemon::ListenError::kNone) {
+    spdlog::critical("{}", error);
+    return 1;
+  }
+  // The syslog socket: systemd's datagram socket when it passed one, else
+  // the configured path, else none.
+  daemon::Listener syslog;
+  if (activated.dgram >= 0 || !cfg.syslog_socket.empty()) {
+    int e = 0;
+    if (daemon::OpenSocket(cfg.syslog_socket, SOCK_DGRAM, cfg.socket_mode, cfg.socket_group,
+                           activated.dgram, &syslog, &error) != daemon::ListenError::kNone ||
+        (e = daemon::EnableCredentials(syslog.fd)) != 0) {
+      if (e) error = std::string("syslog socket: SO_PASSCRED: ") + std::strerror(e);
+      spdlog::critical("syslog socket: {}", error);
+      daemon::CloseListener(&syslog);
+      daemon::CloseListener(&listener);
+      return 1;
+    }
   }
   if (int rc = daemon::MakeParentDirs(cfg.ring_file); rc < 0)
     spdlog::warn("cannot create the directory of {}: {}", cfg.ring_file, std::strerror(-rc));
@@ -111,18 +133,22 @@ int main(int argc, char **argv) {
                        s.message());
     else
       spdlog::critical("cannot open the ring file {}: {}", cfg.ring_file, s.ToString());
+    daemon::CloseListener(&syslog);
     daemon::CloseListener(&listener);
     return 1;
   }
 
-  daemon::Server server(cfg, writer.get(), &listener, [&cli](config::Config *next) {
-    std::string err;
-    if (!Effective(cli, next, &err)) {
-      spdlog::error("SIGHUP: configuration not reloaded: {}", err);
-      return false;
-    }
-    return true;
-  });
+  daemon::Server server(
+      cfg, writer.get(), &listener,
+      [&cli](config::Config *next) {
+        std::string err;
+        if (!Effective(cli, next, &err)) {
+          spdlog::error("SIGHUP: configuration not reloaded: {}", err);
+          return false;
+        }
+        return true;
+      },
+      &syslog);
   int rc = server.Run();
 
   s = writer->Flush();
@@ -131,6 +157,7 @@ int main(int argc, char **argv) {
     spdlog::error("final flush failed: {}", s.ToString());
     rc = 1;
   }
+  daemon::CloseListener(&syslog);
   daemon::CloseListener(&listener);
   if (cfg.log_level != "off") {
     std::string line = "logsinkd: exiting:";

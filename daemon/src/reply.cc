@@ -48,6 +48,20 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("text_lines", c.text_lines);
   f("text_lines_cut", c.text_lines_cut);
   f("text_partial_lines", c.text_partial_lines);
+  f("syslog_received", c.syslog_received);
+  f("syslog_bytes", c.syslog_bytes);
+  f("syslog_rfc3164", c.syslog_rfc3164);
+  f("syslog_rfc5424", c.syslog_rfc5424);
+  f("syslog_malformed", c.syslog_malformed);
+  f("syslog_malformed_pri", c.syslog_malformed_pri);
+  f("syslog_malformed_rfc3164", c.syslog_malformed_rfc3164);
+  f("syslog_malformed_rfc5424", c.syslog_malformed_rfc5424);
+  f("syslog_truncated", c.syslog_truncated);
+  f("syslog_no_credentials", c.syslog_no_credentials);
+  f("syslog_sources", c.syslog_sources);
+  f("syslog_sources_evicted", c.syslog_sources_evicted);
+  f("syslog_budget_yields", c.syslog_budget_yields);
+  f("syslog_read_errors", c.syslog_read_errors);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 

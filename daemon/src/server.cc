@@ -47,38 +47,16 @@ constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up o
 constexpr int kAcceptPerWakeup = 256;
 constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
 
-// The kernel's pid, uid and gid of a connection (SO_PEERCRED); comm is read
-// separately, only for connections that are served.
-Peer PeerOf(int fd) {
-  Peer peer;
-  struct ucred cr;
-  socklen_t len = sizeof cr;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
-    peer.pid = uint32_t(cr.pid);
-    peer.uid = uint32_t(cr.uid);
-    peer.gid = uint32_t(cr.gid);
-  }
-  return peer;
-}
-
-std::string ReadComm(uint32_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buf[64];
-  ssize_t n = read(fd, buf, sizeof buf);
-  close(fd);
-  if (n <= 0) return "";
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) n--;
-  return std::string(buf, size_t(n));
-}
-
 }  // namespace
 
 Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener,
-               Reload reload)
-    : cfg_(cfg), writer_(writer), listener_(listener), reload_(std::move(reload)), text_(writer) {
+               Reload reload, Listener *syslog)
+    : cfg_(cfg),
+      writer_(writer),
+      listener_(listener),
+      reload_(std::move(reload)),
+      syslog_(syslog && syslog->fd >= 0 ? syslog : nullptr),
+      text_(writer) {
   ctx_.writer = writer_;
   ctx_.text = &text_;
   ctx_.counters = &counters_;
@@ -87,6 +65,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;
   ctx_.memory.used = &counters_.memory_used;
   rbuf_.resize(kReadChunk);
+  if (syslog_) syslog_rx_ = std::make_unique<SyslogReceiver>(&ctx_, syslog_->fd, cfg_.max_app);
 }
 
 Server::~Server() {
@@ -120,6 +99,11 @@ int Server::Run() {
   uv_poll_init(&loop_, &listen_poll_, listener_->fd);
   listen_poll_.data = this;
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
+  if (syslog_) {
+    uv_poll_init(&loop_, &syslog_poll_, syslog_->fd);
+    syslog_poll_.data = this;
+    uv_poll_start(&syslog_poll_, UV_READABLE, OnSyslogReadable);
+  }
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_}) {
     uv_timer_init(&loop_, t);
@@ -144,6 +128,9 @@ int Server::Run() {
   sigprocmask(SIG_UNBLOCK, &held, nullptr);
   sync_policy_.Reset(cfg_.fsync, writer_->stats());
 
+  if (syslog_)
+    spdlog::info("syslog datagrams on {}",
+                 syslog_->from_systemd ? "the datagram socket from systemd" : syslog_->path);
   spdlog::info("serving on {}; ring {} ({} blocks of {} bytes, next record {})",
                listener_->from_systemd ? "the socket from systemd" : listener_->path,
                cfg_.ring_file, writer_->layout().block_count, writer_->layout().block_size,
@@ -174,6 +161,20 @@ void Server::OnListenReadable(uv_poll_t *h, int status, int) {
     return;
   }
   s->AcceptAll();
+}
+
+// Datagrams up to the read budget, then back to the loop: the poll is
+// level-triggered, so what is left wakes us again after the connections had
+// their turn (a syslog flood cannot starve native clients).
+void Server::OnSyslogReadable(uv_poll_t *h, int status, int) {
+  auto *s = static_cast<Server *>(h->data);
+  if (status < 0) {
+    s->ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "syslog socket: {}",
+                          uv_strerror(status));
+    return;
+  }
+  s->syslog_rx_->ReadSome(s->cfg_.read_budget);
+  s->AfterWrites();
 }
 
 void Server::OnAcceptRetry(uv_timer_t *t) {
@@ -493,6 +494,7 @@ void Server::ApplyLive(const config::Config &n) {
   fixed(n.socket_path != cfg_.socket_path, "socket.path");
   fixed(n.socket_mode != cfg_.socket_mode, "socket.mode");
   fixed(n.socket_group != cfg_.socket_group, "socket.group");
+  fixed(n.syslog_socket != cfg_.syslog_socket, "syslog.socket");
   fixed(n.ring_file != cfg_.ring_file, "ring.file");
   fixed(n.ring_size != cfg_.ring_size, "ring.size");
   fixed(n.block_size != cfg_.block_size, "ring.block_size");
@@ -521,6 +523,7 @@ void Server::ApplyLive(const config::Config &n) {
   cfg_.stall_timeout_ms = n.stall_timeout_ms;
   cfg_.read_budget = n.read_budget;
   cfg_.max_app = n.max_app;
+  if (syslog_rx_) syslog_rx_->set_max_app(n.max_app);
   cfg_.shutdown_timeout_ms = n.shutdown_timeout_ms;
   cfg_.max_memory = n.max_memory;  // new charges are checked against the new bounds
   cfg_.max_memory_per_uid = n.max_memory_per_uid;
@@ -536,6 +539,15 @@ void Server::Shutdown(int signum) {
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
   uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
+  if (syslog_) {
+    // Datagrams already queued were sent before the stop: store them (within
+    // shutdown_timeout), then close the socket.
+    uv_close(reinterpret_cast<uv_handle_t *>(&syslog_poll_), nullptr);
+    uint64_t until = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
+    while (syslog_rx_->ReadSome(cfg_.read_budget) && uv_hrtime() < until) {
+    }
+    CloseListener(syslog_);
+  }
   spdlog::info("{}: draining {} connections and the listen backlog", strsignal(signum),
                conns_.size());
   uint64_t deadline = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;

@@ -18,6 +18,7 @@
 #include "logsink/storage/ring.h"
 #include "session.h"
 #include "sync_policy.h"
+#include "syslog_socket.h"
 
 namespace logsink::daemon {
 
@@ -27,7 +28,9 @@ class Server {
   // current one; the reason is already logged).
   using Reload = std::function<bool(config::Config *)>;
 
-  Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener, Reload reload);
+  // syslog: the syslog datagram socket, or nullptr (or fd -1) for none.
+  Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener, Reload reload,
+         Listener *syslog = nullptr);
   ~Server();
   Server(const Server &) = delete;
   Server &operator=(const Server &) = delete;
@@ -43,6 +46,7 @@ class Server {
 
   // libuv callbacks
   static void OnListenReadable(uv_poll_t *h, int status, int events);
+  static void OnSyslogReadable(uv_poll_t *h, int status, int events);
   static void OnConnEvent(uv_poll_t *h, int status, int events);
   static void OnFlushTimer(uv_timer_t *t);
   static void OnFsyncTimer(uv_timer_t *t);
@@ -73,6 +77,8 @@ class Server {
 
   uv_loop_t loop_;
   uv_poll_t listen_poll_;
+  Listener *syslog_ = nullptr;  // nullptr: no syslog socket
+  uv_poll_t syslog_poll_;
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
   uint64_t last_flush_ms_ = 0;  // uv_now() of the last partial-block write
   std::string last_status_;     // the last STATUS= sent to systemd (sent again only when changed)
@@ -85,6 +91,7 @@ class Server {
   Counters counters_;
   TextSites text_;
   Context ctx_;
+  std::unique_ptr<SyslogReceiver> syslog_rx_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
   int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE

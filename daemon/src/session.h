@@ -11,6 +11,7 @@
 
 #include "counters.h"
 #include "logsink/storage/ring.h"
+#include "peer.h"
 #include "ratelimit.h"
 #include "text_record.h"
 
@@ -26,12 +27,6 @@ struct Limits {
   uint32_t max_frame = 256u << 10;
   uint32_t max_sites = 65536;
   uint32_t max_app = 64;
-};
-
-// Trusted facts about the peer, from the kernel at accept.
-struct Peer {
-  uint32_t pid = 0, uid = 0, gid = 0;
-  std::string comm;
 };
 
 // A record of a RECORDS frame that passed validation, waiting to be appended.

@@ -78,6 +78,8 @@ log_level = "debug"
 path = "/tmp/x.sock"
 mode = 0o660
 group = "adm"
+[syslog]
+socket = "/tmp/x-syslog.sock"
 [ring]
 file = "/tmp/x.ring"
 size = "1GiB"
@@ -101,6 +103,7 @@ shutdown_timeout = "1s"
   EXPECT_EQ(c.socket_path, "/tmp/x.sock");
   EXPECT_EQ(c.socket_mode, 0660u);
   EXPECT_EQ(c.socket_group, "adm");
+  EXPECT_EQ(c.syslog_socket, "/tmp/x-syslog.sock");
   EXPECT_EQ(c.ring_file, "/tmp/x.ring");
   EXPECT_EQ(c.ring_size, 1ull << 30);
   EXPECT_EQ(c.block_size, 65536u);
@@ -141,6 +144,10 @@ TEST(Load, ErrorsNameFileLineAndKey) {
       {"[limits]\nmax_sites_per_connection = 0\n",
        {"bad.toml:2", "limits.max_sites_per_connection", "out of range"}},
       {"[ring\nsize = 1\n", {"bad.toml", "syntax", ""}},
+      {"[syslog]\nsocket = 5\n", {"bad.toml:2", "syslog.socket", "expected a string"}},
+      {"[syslog]\nsocket = \"/tmp/a.sock\"\n[socket]\npath = \"/tmp/a.sock\"\n",
+       {"syslog.socket and socket.path are the same path", "", ""}},
+      {"[syslog]\nport = 514\n", {"bad.toml:2", "syslog.port", "unknown key"}},
   };
   for (const BadCase &bc : cases) {
     Config c;
@@ -194,7 +201,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 19);
+  EXPECT_EQ(keys, 20);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ check "$tmp/d" usr/bin/logctl 755
 check "$tmp/d" usr/bin/logsink_hello 755
 check "$tmp/d" lib/systemd/system/logsinkd.service 644
 check "$tmp/d" lib/systemd/system/logsinkd.socket 644
+check "$tmp/d" lib/systemd/system/logsinkd-syslog.socket 644
 check "$tmp/d" usr/lib/sysusers.d/logsink.conf 644
 check "$tmp/d" usr/lib/tmpfiles.d/logsink.conf 644
 check "$tmp/d" etc/logsink/logsinkd.toml 644

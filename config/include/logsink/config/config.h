@@ -21,6 +21,9 @@ struct Config {
   uint32_t socket_mode = 0666;  // mode
   std::string socket_group;     // group; "" = keep the daemon's group
 
+  // [syslog]
+  std::string syslog_socket;  // socket; "" = no syslog socket (the default)
+
   // [ring]
   std::string ring_file;             // file; "" = proto/paths.h default
   uint64_t ring_size = 64ull << 20;  // size

@@ -1,0 +1,25 @@
+// peer.h: what the kernel tells about the process at the other end of a
+// Unix socket: pid, uid and gid (SO_PEERCRED of a connection, SCM_CREDENTIALS
+// of a datagram) and the process's name from /proc/PID/comm.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace logsink::daemon {
+
+// Trusted facts about the peer, from the kernel at accept.
+struct Peer {
+  uint32_t pid = 0, uid = 0, gid = 0;
+  std::string comm;
+};
+
+// The kernel's pid, uid and gid of a connection (SO_PEERCRED); comm is read
+// separately, only for connections that are served. Zeros on failure.
+Peer PeerOf(int fd);
+
+// /proc/PID/comm without its newline; "" when it cannot be read (the
+// process is gone, or /proc is hidden).
+std::string ReadComm(uint32_t pid);
+
+}  // namespace logsink::daemon
