@@ -9,7 +9,7 @@
 #include "escape.h"
 #include "filter.h"
 #include "logsink/proto/codec.h"
-#include "logsink/proto/syslog_names.h"
+#include "logsink/proto/facility.h"
 
 namespace logsink::logctl {
 namespace {
@@ -88,7 +88,7 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
   std::string_view file = rec.site.file;
   bool syslog = file.substr(0, 7) == "syslog:";
   if (!syslog && file != "text" && file != "stdout" && file != "stderr") return;
-  if (const char *name = ls_syslog_facility_name(rec.site.line)) {
+  if (const char *name = ls_facility_name(rec.site.line)) {
     out->append(",\"facility\":\"");
     out->append(name);
     out->push_back('"');

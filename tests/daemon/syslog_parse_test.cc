@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/seed.h"
-#include "logsink/proto/syslog_names.h"
+#include "logsink/proto/facility.h"
 
 namespace logsink::test {
 namespace {
@@ -182,12 +182,16 @@ TEST(SyslogParse, EveryPriValue) {
 }
 
 TEST(SyslogParse, FacilityNames) {
-  EXPECT_STREQ(ls_syslog_facility_name(0), "kern");
-  EXPECT_STREQ(ls_syslog_facility_name(10), "authpriv");
-  EXPECT_STREQ(ls_syslog_facility_name(15), "solaris-cron");
-  EXPECT_STREQ(ls_syslog_facility_name(16), "local0");
-  EXPECT_STREQ(ls_syslog_facility_name(23), "local7");
-  EXPECT_EQ(ls_syslog_facility_name(24), nullptr);
+  EXPECT_STREQ(ls_facility_name(0), "kern");
+  EXPECT_STREQ(ls_facility_name(10), "authpriv");
+  EXPECT_STREQ(ls_facility_name(15), "clock");
+  EXPECT_STREQ(ls_facility_name(13), "audit");
+  EXPECT_EQ(ls_facility_parse("security", 8), 4) << "logger's old name for auth";
+  EXPECT_EQ(ls_facility_parse("local3", 6), 19);
+  EXPECT_EQ(ls_facility_parse("nosuch", 6), -1);
+  EXPECT_STREQ(ls_facility_name(16), "local0");
+  EXPECT_STREQ(ls_facility_name(23), "local7");
+  EXPECT_EQ(ls_facility_name(24), nullptr);
 }
 
 bool Inside(std::string_view part, std::string_view whole) {
