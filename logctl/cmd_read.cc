@@ -307,7 +307,7 @@ bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
 
 int RunTail(Options &o) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
@@ -354,7 +354,7 @@ int RunTail(Options &o) {
 
 int RunExport(Options &o) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;

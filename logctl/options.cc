@@ -134,7 +134,7 @@ bool Allowed(Command c, int opt) {
     case kFile:
       return c != Command::kSend;
     case kSocket:
-      return c == Command::kStats || c == Command::kSend;
+      return true;
     case kLevel:
       return reads || c == Command::kSend;
     case kApp:
@@ -181,14 +181,23 @@ void PrintUsage(FILE *to) {
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
-      "Every command takes --file PATH (default: the daemon's ring) and --help;\n"
+      "Every command takes --socket PATH, --file PATH (default: the ring of the daemon on\n"
+      "the socket) and --help;\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
       to);
 }
 
 void PrintCommandHelp(Command cmd, FILE *to) {
   std::fputs(Help(cmd), to);
-  std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
+  if (cmd != Command::kSend)
+    std::fputs(
+        "  --file PATH      the ring file (default: $LOGSINK_FILE, else the ring the daemon\n"
+        "                   on the socket writes, else the system ring)\n",
+        to);
+  std::fputs(
+      "  --socket PATH    the daemon's socket (default: $LOGSINK_SOCKET, else the\n"
+      "                   default socket)\n",
+      to);
   if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
     std::fputs(kFilterHelp, to);
   if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);

@@ -1,4 +1,4 @@
-// reply.cc: encodes STATS and REFUSE frames (PROTOCOL.md) with proto's
+// reply.cc: encodes STATS, RING and REFUSE frames (PROTOCOL.md) with proto's
 // encoders and enumerates the counters.
 #include "reply.h"
 
@@ -43,6 +43,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w,
   f("app_truncated", c.app_truncated);
   f("sites_cut", c.sites_cut);
   f("stats_requests", c.stats_requests);
+  f("ring_requests", c.ring_requests);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
@@ -63,6 +64,13 @@ void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::stri
            });
            return at < 0 ? at : ls_frame_close(buf, buf + at);
          });
+}
+
+void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint64_t ino,
+                     std::string_view path, std::string *out) {
+  ls_ring r = {ring_id.data(), dev, ino, path.data(), path.size()};
+  Append(out, LS_RING_FRAME_MAX,
+         [&](uint8_t *buf, size_t cap) { return ls_ring_encode(buf, cap, &r); });
 }
 
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out) {

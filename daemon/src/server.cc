@@ -8,11 +8,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 namespace logsink::daemon {
@@ -80,6 +82,18 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
                Reload reload)
     : cfg_(cfg), writer_(writer), listener_(listener), reload_(std::move(reload)) {
   ctx_.writer = writer_;
+  // RING replies name the file absolutely, whatever the client's directory.
+  if (char *abs = realpath(cfg_.ring_file.c_str(), nullptr)) {
+    ctx_.ring_path = abs;
+    free(abs);
+  } else {
+    ctx_.ring_path = cfg_.ring_file;
+  }
+  struct stat st;
+  if (stat(ctx_.ring_path.c_str(), &st) == 0) {
+    ctx_.ring_dev = uint64_t(st.st_dev);
+    ctx_.ring_ino = uint64_t(st.st_ino);
+  }
   ctx_.counters = &counters_;
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
   ctx_.memory.limit = cfg_.max_memory;

@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "common/unix_socket.h"
+#include "logsink/proto/frame_encode.h"
 #include "logsink/proto/wire.h"
 
 namespace logsink::test {
@@ -852,18 +853,31 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_FALSE(v["daemon"]["running"].get<bool>());
 }
 
-// A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
+// A stand-in daemon on a real socket: checks the RING_REQ and STATS_REQ
+// frames and answers them, saying it writes the file (its identity, st_dev
+// and st_ino).
 TEST_F(LogctlTest, StatsAsksTheDaemon) {
   std::string f = EmptyRing(), sock = dir_.File("d.sock");
   int lfd = ListenUnix(sock, 4);
   ASSERT_GE(lfd, 0);
+  std::unique_ptr<RingReader> reader;
+  ASSERT_TRUE(RingReader::Open(Env::Default(), f, nullptr, &reader).ok());
+  struct stat st;
+  ASSERT_EQ(stat(f.c_str(), &st), 0);
+  std::string ring_frame(LS_RING_FRAME_MAX, '\0');
+  ls_ring ring = {reader->layout().ring_id.data(), uint64_t(st.st_dev), uint64_t(st.st_ino),
+                  f.data(), f.size()};
+  ptrdiff_t ring_len =
+      ls_ring_encode(reinterpret_cast<uint8_t *>(ring_frame.data()), ring_frame.size(), &ring);
+  ASSERT_GT(ring_len, 0);
+  ring_frame.resize(size_t(ring_len));
   std::string got;
   std::thread server([&] {
     int c = accept(lfd, nullptr, nullptr);
     if (c < 0) return;
-    // STATS_REQ = 5 bytes, no HELLO needed (PROTOCOL.md).
+    // RING_REQ and STATS_REQ, 5 bytes each, no HELLO needed (PROTOCOL.md).
     char b[64];
-    size_t want = 5;
+    size_t want = 10;
     while (got.size() < want) {
       ssize_t n = read(c, b, sizeof b);
       if (n <= 0) break;
@@ -881,6 +895,7 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
     memcpy(frame.data(), &len, 4);
     frame += static_cast<char>(LS_F_STATS);
     frame += payload;
+    frame = ring_frame + frame;
     if (write(c, frame.data(), frame.size()) < 0) {
     }
     close(c);
@@ -893,7 +908,7 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
       r.out.find("daemon:        running (socket " + sock + ")\n  records_in=300\n  queued=0\n"),
       std::string::npos)
       << r.out;
-  EXPECT_EQ(got, std::string("\x01\0\0\0\x05", 5));
+  EXPECT_EQ(got, std::string("\x01\0\0\0\x06\x01\0\0\0\x05", 10));
 }
 
 TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
