@@ -36,6 +36,9 @@ enum Opt {
   kShowCursor,
   kAfterCursor,
   kCursorFile,
+  kReverse,
+  kNoPager,
+  kPagerEnd,
 };
 
 const char *Name(Command c) {
@@ -59,12 +62,13 @@ const char *Name(Command c) {
 const char *Help(Command c) {
   switch (c) {
     case Command::kTail:
-      return "usage: logctl tail [-n N] [-f] [--file PATH] [FILTERS] [OUTPUT]\n"
-             "Prints the last N records (default 10) oldest first; -f keeps printing new ones.\n"
-             "With filters, -n counts matching records.\n";
+      return "usage: logctl tail [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints the last N records (default 10) oldest first (-r: newest first); -f keeps\n"
+             "printing new ones. With filters, -n counts matching records.\n";
     case Command::kCat:
-      return "usage: logctl cat [--file PATH] [FILTERS] [OUTPUT]\n"
-             "Prints every record in the ring, oldest first.\n";
+      return "usage: logctl cat [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints every record in the ring, oldest first (-r: newest first). 'logctl' with\n"
+             "no arguments is 'logctl cat'.\n";
     case Command::kStats:
       return "usage: logctl stats [--file PATH] [--socket PATH] [--json]\n"
              "Prints the ring's geometry and usage, and the daemon's counters if it runs.\n";
@@ -75,9 +79,9 @@ const char *Help(Command c) {
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
     case Command::kExport:
-      return "usage: logctl export -o FILE|- [--format text|json] [--file PATH] [FILTERS]\n"
-             "Writes the records oldest first, rendered, to a new FILE, or to standard output\n"
-             "with -o -.\n";
+      return "usage: logctl export [-o FILE|-] [--format text|json] [--file PATH] [FILTERS]\n"
+             "Writes the records oldest first, rendered as text or JSON lines, to standard\n"
+             "output (the default, or -o -) or to a new FILE.\n";
   }
   return "";
 }
@@ -97,7 +101,16 @@ const char kFilterHelp[] =
 // tail and cat only.
 const char kReadHelp[] =
     "Output:\n"
-    "  -o, --output short|json|raw   --json   --no-color   --utc\n"
+    "  -o, --output MODE  short (the default), short-iso (seconds), short-precise\n"
+    "                   (nanoseconds), short-unix (seconds since the epoch), short-monotonic\n"
+    "                   ([seconds] since this boot, from the realtime stamp), cat (message\n"
+    "                   only), verbose (every field), json, json-pretty, raw\n"
+    "  --json           -o json    --no-color    --utc (times in UTC)\n"
+    "  -r, --reverse    newest first (not with -f)\n"
+    "Pager (tail, cat): on a terminal the output goes through $LOGSINK_PAGER, else $PAGER,\n"
+    "else less (with LESS=FRSXMK when LESS is unset); not with -f. Empty or \"cat\": none.\n"
+    "  --no-pager       never page\n"
+    "  -e, --pager-end  start the pager at the end (less: +G)\n"
     "Cursors (tail, cat):\n"
     "  --show-cursor    print \"-- cursor: C\" after the last record shown\n"
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
@@ -108,8 +121,9 @@ const char kReadHelp[] =
 const char kExportHelp[] =
     "Export:\n"
     "  -o, --output FILE|-   where to write: FILE (created; an existing file is never\n"
-    "                   overwritten) or - for standard output. For export, -o names the\n"
-    "                   destination, not an output mode: choose the rendering with --format.\n"
+    "                   overwritten) or - for standard output, the default (text, so a\n"
+    "                   terminal is fine). For export, -o names the destination, not an\n"
+    "                   output mode: choose the rendering with --format.\n"
     "  --format text|json    text as 'logctl cat' prints it (the default), or one JSON\n"
     "                   object per line as 'logctl cat -o json' prints it\n";
 
@@ -161,6 +175,9 @@ bool Allowed(Command c, int opt) {
     case kShowCursor:
     case kAfterCursor:
     case kCursorFile:
+    case kReverse:
+    case kNoPager:
+    case kPagerEnd:
       return c == Command::kTail || c == Command::kCat;
     case kHelp:
       return true;
@@ -180,7 +197,9 @@ void PrintUsage(FILE *to) {
       "  stats              ring geometry and usage, daemon counters\n"
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
-      "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
+      "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
+      "  help [COMMAND]     this text, or a command's options\n\n"
+      "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
       "Every command takes --socket PATH, --file PATH (default: the ring of the daemon on\n"
       "the socket) and --help;\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
@@ -228,6 +247,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"show-cursor", no_argument, nullptr, kShowCursor},
       {"after-cursor", required_argument, nullptr, kAfterCursor},
       {"cursor-file", required_argument, nullptr, kCursorFile},
+      {"reverse", no_argument, nullptr, kReverse},
+      {"no-pager", no_argument, nullptr, kNoPager},
+      {"pager-end", no_argument, nullptr, kPagerEnd},
       {nullptr, 0, nullptr, 0},
   };
   const char *name = Name(cmd);
@@ -244,7 +266,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   int c, li = -1;
   // '+' for send: stop at the first word so a message may start with '-'
   // after "--"; ':' so a missing argument is reported as such.
-  const char *shorts = cmd == Command::kSend ? "+:h" : ":n:fo:g:hip:";
+  const char *shorts = cmd == Command::kSend ? "+:h" : ":n:fo:g:hip:re";
   while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
@@ -274,6 +296,12 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case 'p':
         c = kLevel;
+        break;
+      case 'r':
+        c = kReverse;
+        break;
+      case 'e':
+        c = kPagerEnd;
         break;
       case 'h':
         c = kHelp;
@@ -358,14 +386,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kOutput:
         if (cmd == Command::kExport) {
           o->export_path = arg;
-        } else if (std::strcmp(arg, "short") == 0) {
-          o->mode = OutputMode::kShort;
-        } else if (std::strcmp(arg, "json") == 0) {
-          o->mode = OutputMode::kJson;
-        } else if (std::strcmp(arg, "raw") == 0) {
-          o->mode = OutputMode::kRaw;
-        } else {
-          return usage("bad output mode '" + std::string(arg) + "' (short, json or raw)");
+        } else if (!ParseOutputMode(arg, &o->mode)) {
+          return usage("bad output mode '" + std::string(arg) + "' (" + kOutputModeNames + ")");
         }
         break;
       case kLines:
@@ -384,6 +406,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kCursorFile:
         o->cursor_file = arg;
         break;
+      case kReverse:
+        o->reverse = true;
+        break;
+      case kNoPager:
+        o->no_pager = true;
+        break;
+      case kPagerEnd:
+        o->pager_end = true;
+        break;
       default:
         return usage("unknown option '" + opt + "'");
     }
@@ -391,8 +422,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
   if (cmd != Command::kSend && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
-  if (cmd == Command::kExport && o->export_path.empty())
-    return usage("--output FILE (or - for standard output) is required");
+  if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
+  if (o->reverse && o->follow) return usage("--reverse and --follow cannot be combined");
   for (const std::string &grep : greps) {
     std::string why;
     if (!o->filter.AddGrep(grep, ignore_case, &why))

@@ -104,7 +104,21 @@ bool Printer::Message(const Record &rec, std::string *msg) {
 void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
   switch (mode_) {
     case OutputMode::kShort:
+    case OutputMode::kShortIso:
+    case OutputMode::kShortPrecise:
+    case OutputMode::kShortUnix:
+    case OutputMode::kShortMonotonic:
       ShortLine(rec, msg, out);
+      break;
+    case OutputMode::kCat:
+      render::AppendTerminalSafe(out, msg);
+      out->push_back('\n');
+      break;
+    case OutputMode::kVerbose:
+      VerboseLine(rec, msg, msg_ok, out);
+      break;
+    case OutputMode::kJsonPretty:
+      JsonPrettyLine(rec, msg, msg_ok, out);
       break;
     case OutputMode::kRaw:
       RawLine(rec, out);
@@ -116,7 +130,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
 }
 
 void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *out) {
-  time_.AppendShort(rec.ts_ns, out);
+  Stamp(rec.ts_ns, out);
   out->push_back(' ');
   AppendIdent(rec, out);
   const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
@@ -220,7 +234,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
 }
 
 void Printer::Lost(uint64_t n, std::string *out) {
-  if (mode_ == OutputMode::kJson) {
+  if (mode_ == OutputMode::kJson || mode_ == OutputMode::kJsonPretty) {
     out->append("{\"lost\":");
     AppendNum(out, n);
     out->append(",\"msg\":\"-- ");
