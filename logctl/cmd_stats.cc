@@ -109,13 +109,14 @@ int RunStats(Options &o) {
     fmt::format_to(it,
                    ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
                    "\"blocks_used\":{},\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},"
-                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"newest_ts_ns\":{},\"span_ns\":{},"
+                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"oldest_ts_ns_str\":\"{}\","
+                   "\"newest_ts_ns\":{},\"newest_ts_ns_str\":\"{}\",\"span_ns\":{},"
                    "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
                    "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
                    L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
                    sum.bytes_used, records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns,
-                   sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries, sum.strings,
-                   sum.strtab_bytes, L.strtab_size, rep.corrupt);
+                   sum.oldest_ts_ns, sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped,
+                   dropped_entries, sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
     b += ",\"daemon\":";
     if (drc == 0 && !ours) {
       b += "{\"running\":true,\"socket\":";

@@ -172,10 +172,17 @@ void Printer::RawLine(const Record &rec, std::string *out) {
 
 void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
   int level = LevelOf(rec);
+  // u64 fields that can pass 2^53 also come as exact strings (*_str), for
+  // readers such as jq that hold numbers as doubles (FORMAT.md, "JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
-  out->append(",\"ts_ns\":");
+  out->append(",\"seq_str\":\"");
+  AppendNum(out, rec.seq);
+  out->append("\",\"ts_ns\":");
   AppendNum(out, rec.ts_ns);
+  out->append(",\"ts_ns_str\":\"");
+  AppendNum(out, rec.ts_ns);
+  out->push_back('"');
   out->append(",\"ts\":\"");
   time_.AppendRfc3339(rec.ts_ns, out);
   out->append("\",\"level\":\"");
@@ -201,6 +208,9 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     AppendNum(out, rec.dropped_count);
     out->append(",\"dropped_since_ns\":");
     AppendNum(out, rec.dropped_since_ns);
+    out->append(",\"dropped_since_ns_str\":\"");
+    AppendNum(out, rec.dropped_since_ns);
+    out->push_back('"');
     out->append("}\n");
     return;
   }
@@ -224,6 +234,11 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(",\"args_raw\":\"");
     render::AppendHex(rec.args.substr(used), out, SIZE_MAX);
     out->push_back('"');
+  }
+  tmp_.clear();
+  if (render::AppendJsonArgsExact(f, rec.args, &tmp_)) {
+    out->append(",\"args_str\":");
+    out->append(tmp_);
   }
   if (!msg_ok) out->append(",\"mismatch\":true");
   if (rec.truncated) {

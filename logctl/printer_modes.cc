@@ -189,10 +189,8 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
 
 void Printer::JsonPrettyLine(const Record &rec, const std::string &msg, bool msg_ok,
                              std::string *out) {
-  tmp_.clear();
-  JsonLine(rec, msg, msg_ok, &tmp_);
-  std::string line;
-  line.swap(tmp_);
+  std::string line;  // not tmp_: JsonLine uses it
+  JsonLine(rec, msg, msg_ok, &line);
   Indent(line, out);
 }
 

@@ -1108,5 +1108,56 @@ TEST_F(LogctlTest, NoArgumentsIsTheWholeLogThroughThePager) {
   EXPECT_EQ(ReadFile(pager + ".in"), r.out);
 }
 
+// Issue 15: u64 fields beyond 2^53 (which jq rounds) have exact string
+// copies: seq_str, ts_ns_str, dropped_since_ns_str always, args_str when an
+// integer argument is beyond +-2^53; the numeric fields stay as they were.
+TEST_F(LogctlTest, JsonHasExactStringCopiesOfLargeIntegers) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  uint32_t big = ring.Intern(6, "%lu %lld %d %s %.1f");
+  uint32_t small = ring.Intern(6, "%d");
+  const uint64_t ts = kT0 + 123456789;  // 1763892000123456789 > 2^53
+  const uint64_t u = 18446744073709551611ull;
+  const int64_t i = -(int64_t(1) << 60) - 3;
+  std::string dbl(8, '\0');
+  double half = 0.5;
+  std::memcpy(dbl.data(), &half, 8);
+  ring.Add(big, "uiisf", Args().u(u).i(i).i(7).s("x").raw(dbl).bytes(), ts);
+  ring.Add(small, "i", Args().i(int64_t(1) << 53).bytes(), ts + 1);
+  ring.writer()->AppendDropped(ring.source(), ts + 2, 4, ts - 1000);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--json", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  // Parsed as text, not as doubles: the copies must be the exact decimals.
+  EXPECT_NE(lines[0].find("\"seq\":0,\"seq_str\":\"0\",\"ts_ns\":1763892000123456789,"
+                          "\"ts_ns_str\":\"1763892000123456789\""),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"args\":[18446744073709551611,-1152921504606846979,7,\"x\",0.5]"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"args_str\":[\"18446744073709551611\",\"-1152921504606846979\","
+                          "\"7\",\"x\",0.5]"),
+            std::string::npos)
+      << lines[0];
+  json v = ParseJson(lines[0]);
+  ASSERT_FALSE(v.is_discarded());
+  EXPECT_EQ(v["ts_ns_str"].get<std::string>(), std::to_string(ts));
+  EXPECT_EQ(v["ts_ns"].get<uint64_t>(), ts);
+  // 2^53 itself is exact as a double: no args_str.
+  json w = ParseJson(lines[1]);
+  EXPECT_EQ(w["seq_str"].get<std::string>(), "1");
+  EXPECT_FALSE(w.contains("args_str")) << lines[1];
+  json d = ParseJson(lines[2]);
+  EXPECT_EQ(d["dropped_since_ns_str"].get<std::string>(), std::to_string(ts - 1000)) << lines[2];
+  // stats --json: the timestamps too.
+  r = RunLogctl({"stats", "--json", "--file", f, "--socket", dir_.File("none.sock")});
+  json s = ParseJson(Lines(r.out)[0]);
+  EXPECT_EQ(s["oldest_ts_ns_str"].get<std::string>(), std::to_string(ts)) << r.out;
+  EXPECT_EQ(s["newest_ts_ns_str"].get<std::string>(), std::to_string(ts + 2)) << r.out;
+}
+
 }  // namespace
 }  // namespace logsink::test
