@@ -124,6 +124,37 @@ TEST(LogctlDaemonTest, LogsinkSocketAlonePicksTheDaemonsRing) {
   EXPECT_EQ(v["records"].get<uint64_t>(), 1u);
 }
 
+// A daemon started with a relative --file answers RING_REQ with the absolute
+// path, so logctl finds it from any directory.
+TEST(LogctlDaemonTest, RelativeRingPathIsAnsweredAbsolute) {
+  TempDir dir;
+  Daemon d(dir, {"--file", "rel.ring"});
+  const std::string where = dir.path();
+  d.child_setup = [where] {
+    if (chdir(where.c_str()) != 0) _exit(126);
+  };
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  SpawnOptions env;
+  env.env = {{"LOGSINK_SOCKET", d.socket}};
+  ASSERT_EQ(RunLogctl({"send", "relative"}, env).status, 0);
+  Result r;
+  WaitUntil(
+      [&] {
+        r = RunLogctl({"cat", "-o", "cat"}, env);  // run from the test's directory
+        return r.out == "relative\n";
+      },
+      kHang, Ms(20));
+  EXPECT_EQ(r.out, "relative\n") << r.err;
+  r = RunLogctl({"stats", "--json"}, env);
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  char *abs = realpath((dir / "rel.ring").c_str(), nullptr);
+  ASSERT_NE(abs, nullptr);
+  EXPECT_EQ(v["file"].get<std::string>(), std::string(abs));
+  EXPECT_EQ(v["daemon"]["ring"].get<std::string>(), std::string(abs));
+  free(abs);
+}
+
 // $LOGSINK_FILE comes before the daemon's ring, and --file before both.
 TEST(LogctlDaemonTest, FileFlagThenLogsinkFileThenTheDaemon) {
   TempDir dir;
