@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
   s = writer->Flush();
   if (s.ok() && cfg.fsync != config::FsyncPolicy::kNever) s = writer->Sync();
   if (!s.ok()) {
-    spdlog::error("final flush failed: {}", s.ToString());
+    spdlog::error("final flush failed: {}", s.message());
     rc = 1;
   }
   daemon::CloseListener(&listener);

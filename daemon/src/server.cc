@@ -411,7 +411,7 @@ void Server::FlushNow() {
   storage::Status st = writer_->Flush();
   if (!st.ok()) {
     counters_.write_errors++;
-    ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "flush failed: {}", st.ToString());
+    ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "flush failed: {}", st.message());
   }
 }
 
@@ -593,7 +593,7 @@ void Server::Shutdown(int signum) {
   storage::Status st = writer_->Flush();
   if (!st.ok()) {
     counters_.write_errors++;
-    spdlog::error("flush failed: {}", st.ToString());
+    spdlog::error("flush failed: {}", st.message());
   }
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_})

@@ -68,7 +68,7 @@ void Session::Fail(Err e, std::string_view detail) {
 
 void Session::WriteFailed(const storage::Status &s) {
   ctx_->counters->write_errors++;
-  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.ToString());
+  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.message());
 }
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
