@@ -15,11 +15,13 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "commands.h"
 #include "common.h"
 #include "logsink/storage/cursor.h"
 #include "out.h"
+#include "pager.h"
 #include "printer.h"
 
 namespace logsink::logctl {
@@ -71,7 +73,12 @@ class ReadPipeline {
       Status s = r_->Next(&rec);
       if (s.IsNotFound()) return true;
       if (!s.ok()) return ReadError(s);
-      if (Render(rec, out_->buf())) last_shown_ = rec.seq;
+      if (collect_) {
+        std::string line;
+        if (Render(rec, &line)) Emit(rec.seq, std::move(line));
+      } else if (Render(rec, out_->buf())) {
+        last_shown_ = rec.seq;
+      }
       out_->MaybeFlush();
       if (out_->failed()) return false;
     }
@@ -112,11 +119,7 @@ class ReadPipeline {
       if (got.size() >= n || count < k || k > (UINT64_MAX >> 3)) break;
       k *= 4;
     }
-    for (auto &[seq, line] : got) {
-      out_->buf()->append(line);
-      out_->MaybeFlush();
-      last_shown_ = seq;
-    }
+    for (auto &[seq, line] : got) Emit(seq, std::move(line));
     return true;
   }
 
@@ -136,13 +139,22 @@ class ReadPipeline {
         if (keep.size() > n) keep.pop_front();
       }
     }
-    for (auto &[seq, line] : keep) {
-      out_->buf()->append(line);
-      out_->MaybeFlush();
-      last_shown_ = seq;
-    }
+    for (auto &[seq, line] : keep) Emit(seq, std::move(line));
     return true;
   }
+
+  // Prints a rendered line, or keeps it for --reverse.
+  void Emit(uint64_t seq, std::string &&line) {
+    if (collect_) {
+      collect_->push_back(std::move(line));
+    } else {
+      out_->buf()->append(line);
+      out_->MaybeFlush();
+    }
+    last_shown_ = seq;
+  }
+  // --reverse: lines are kept here, and printed newest first by the caller.
+  void Collect(std::vector<std::string> *lines) { collect_ = lines; }
 
   bool ReadError(const Status &s) {
     Error(path_, s.ToString());
@@ -160,6 +172,7 @@ class ReadPipeline {
   Printer *pr_;
   const std::string &path_;
   std::string msg_;
+  std::vector<std::string> *collect_ = nullptr;
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
 };
@@ -219,8 +232,12 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path) {
   return f.stop_ok;
 }
 
-bool UseColor(const Options &o) {
-  if (o.no_color || o.mode != OutputMode::kShort || !isatty(STDOUT_FILENO)) return false;
+bool UseColor(const Options &o, bool tty) {
+  if (o.no_color || !tty) return false;
+  if (o.mode != OutputMode::kShort && o.mode != OutputMode::kShortIso &&
+      o.mode != OutputMode::kShortPrecise && o.mode != OutputMode::kShortUnix &&
+      o.mode != OutputMode::kShortMonotonic)
+    return false;
   const char *nc = std::getenv("NO_COLOR");
   return !(nc && nc[0]);
 }
@@ -305,16 +322,25 @@ bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
 
 }  // namespace
 
-int RunTail(Options &o) {
+namespace {
+
+int Tail(Options &o, bool tty) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
-  Printer pr(o.mode, UseColor(o), o.utc);
+  Printer pr(o.mode, UseColor(o, tty), o.utc);
   Out out(STDOUT_FILENO);
-  rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
   ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+  std::vector<std::string> reversed;
+  if (o.reverse) pipeline.Collect(&reversed);
+  rep.on_lost = [&](uint64_t n) {
+    if (!o.reverse) return pr.Lost(n, out.buf());
+    std::string line;
+    pr.Lost(n, &line);
+    reversed.push_back(std::move(line));
+  };
   bool ok = true;
   Status s;
   std::optional<storage::Cursor> start;
@@ -341,6 +367,10 @@ int RunTail(Options &o) {
     ok = pipeline.Drain();
   }
   if (pipeline.failed()) return kExitError;
+  for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
+    out.buf()->append(*it);
+    out.MaybeFlush();
+  }
   if (ok && o.follow) {
     out.Flush();
     if (!out.failed() && !FollowLoop(&pipeline, &out, path)) return kExitError;
@@ -352,9 +382,22 @@ int RunTail(Options &o) {
   return FinishOutput(&out, "stdout");
 }
 
+}  // namespace
+
+int RunTail(Options &o) {
+  // The pager comes first, so that whatever is printed goes through it;
+  // colours are decided by the terminal behind it.
+  bool tty = isatty(STDOUT_FILENO) == 1;
+  Pager pager;
+  if (!o.follow && !o.no_pager) pager.Start(o.pager_end);
+  int rc = Tail(o, tty);
+  pager.Finish();
+  return rc;
+}
+
 int RunExport(Options &o) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;

@@ -1,6 +1,7 @@
 // cmd_stats.cc: `logctl stats`: the ring's geometry and usage (Summarize, plus
 // one full scan to add up the DROPPED entries) and the daemon's live counters.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,7 +55,7 @@ double Pct(uint64_t a, uint64_t b) {
 
 int RunStats(Options &o) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   StatsReporter rep;
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
@@ -85,9 +86,18 @@ int RunStats(Options &o) {
   std::string socket;
   if (!SocketPath(o.socket, &socket)) return kExitError;
   StatList counters;
+  DaemonRing ring;
   std::string why;
-  int drc = QueryDaemonStats(socket, 1000, &counters, &why);
+  int drc = QueryDaemonStatsAndRing(socket, 1000, &counters, &ring, &why);
   bool not_running = drc == -ENOENT || drc == -ECONNREFUSED;
+  // The daemon's counters describe the file only when it writes this very
+  // ring: the same identity and the same file (st_dev, st_ino), not the same
+  // path string. A recreated file at the path has another identity; a copy
+  // has the identity but is another file.
+  struct stat st;
+  bool ours = drc == 0 && !L.RingIdHex().empty() && ring.id == L.ring_id &&
+              stat(path.c_str(), &st) == 0 && uint64_t(st.st_dev) == ring.dev &&
+              uint64_t(st.st_ino) == ring.ino;
 
   render::TimeFormatter tf(false);
   Out out(STDOUT_FILENO);
@@ -99,17 +109,26 @@ int RunStats(Options &o) {
     fmt::format_to(it,
                    ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
                    "\"blocks_used\":{},\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},"
-                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"newest_ts_ns\":{},\"span_ns\":{},"
+                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"oldest_ts_ns_str\":\"{}\","
+                   "\"newest_ts_ns\":{},\"newest_ts_ns_str\":\"{}\",\"span_ns\":{},"
                    "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
                    "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
                    L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
                    sum.bytes_used, records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns,
-                   sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries, sum.strings,
-                   sum.strtab_bytes, L.strtab_size, rep.corrupt);
+                   sum.oldest_ts_ns, sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped,
+                   dropped_entries, sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
     b += ",\"daemon\":";
-    if (drc == 0) {
+    if (drc == 0 && !ours) {
       b += "{\"running\":true,\"socket\":";
       render::AppendJsonString(&b, socket);
+      b += ",\"writes_this_file\":false,\"ring\":";
+      render::AppendJsonString(&b, ring.path);
+      b += "}";
+    } else if (drc == 0) {
+      b += "{\"running\":true,\"socket\":";
+      render::AppendJsonString(&b, socket);
+      b += ",\"writes_this_file\":true,\"ring\":";
+      render::AppendJsonString(&b, ring.path);
       b += ",\"counters\":{";
       bool first = true;
       for (auto &[name, value] : counters) {
@@ -156,7 +175,13 @@ int RunStats(Options &o) {
                    sum.strtab_bytes, L.strtab_size, Pct(sum.strtab_bytes, L.strtab_size));
     if (rep.corrupt)
       fmt::format_to(it, "skipped:       {} damaged blocks (run logctl verify)\n", rep.corrupt);
-    if (drc == 0) {
+    if (drc == 0 && !ours) {
+      b += "daemon:        running (socket ";
+      render::AppendTerminalSafe(&b, socket);
+      b += "), writing another ring: ";
+      render::AppendTerminalSafe(&b, ring.path);
+      b += "\n";
+    } else if (drc == 0) {
       b += "daemon:        running (socket ";
       render::AppendTerminalSafe(&b, socket);
       b += ")\n";

@@ -26,7 +26,7 @@ class VerifyReporter : public storage::Reporter {
 
 int RunVerify(Options &o) {
   std::string path;
-  if (!RingPath(o.file, &path)) return kExitError;
+  if (!RingPath(o.file, o.socket, &path)) return kExitError;
   VerifyReporter rep;
   std::unique_ptr<storage::RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;

@@ -8,12 +8,18 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include "daemon_stats.h"
 #include "logsink/proto/paths.h"
 
 namespace logsink::logctl {
+
+namespace {
+constexpr int kRingQueryMs = 1000;  // a daemon that does not answer: the default ring
+}  // namespace
 
 void Error(const std::string &what, const std::string &why) {
   std::fprintf(stderr, "logctl: %s: %s\n", what.c_str(), why.c_str());
@@ -21,10 +27,31 @@ void Error(const std::string &what, const std::string &why) {
 
 void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
 
-bool RingPath(const std::string &file, std::string *path) {
+bool RingPath(const std::string &file, const std::string &socket, std::string *path) {
   if (!file.empty()) {
     *path = file;  // the user's choice: not subject to the per-user rule
     return true;
+  }
+  const char *env = std::getenv("LOGSINK_FILE");
+  if (env && env[0]) {
+    *path = env;  // the user's choice too
+    return true;
+  }
+  // The ring of the daemon that `logctl send` and the applications reach.
+  // A socket in a per-user directory that fails the safe-path rule is not
+  // asked; the same directory's ring is then refused below, as "ring".
+  std::string sock, why;
+  if (!socket.empty() && !SocketPath(socket, &sock)) return false;
+  if (!sock.empty() || SocketPath(socket, &sock, &why)) {
+    DaemonRing ring;
+    int rc = QueryDaemonRing(sock, kRingQueryMs, &ring, &why);
+    if (rc == 0) {
+      *path = ring.path;
+      return true;
+    }
+    if (rc != -ENOENT && rc != -ECONNREFUSED)
+      Warn("the daemon on " + sock + " did not say which ring it writes (" + why +
+           "); reading the default ring");
   }
   char buf[4096];
   if (ls_default_ring(buf, sizeof buf) < 0) {
@@ -52,7 +79,7 @@ bool RingPath(const std::string &file, std::string *path) {
   return true;
 }
 
-bool SocketPath(const std::string &explicit_path, std::string *path) {
+bool SocketPath(const std::string &explicit_path, std::string *path, std::string *refused) {
   char buf[4096];
   int in_user_dir = 0;
   if (ls_client_socket(explicit_path.empty() ? nullptr : explicit_path.c_str(), buf, sizeof buf,
@@ -67,7 +94,10 @@ bool SocketPath(const std::string &explicit_path, std::string *path) {
   if (in_user_dir && ls_user_dir(dir, sizeof dir) > 0) {
     int rc = ls_user_dir_check(dir, 0, why, sizeof why);
     if (rc < 0 && rc != -ENOENT) {
-      Error("socket", why);
+      if (refused)
+        *refused = why;
+      else
+        Error("socket", why);
       return false;
     }
   }

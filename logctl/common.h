@@ -17,15 +17,19 @@ void Error(const std::string &what, const std::string &why);
 // Prints a warning line "logctl: warning: <text>" to stderr.
 void Warn(const std::string &text);
 
-// The ring file to read: file (--file) if not empty, else ls_default_ring(),
-// or the system ring if the per-user directory or ring does not exist and
-// the system one does. A per-user directory that fails the safe-path rule
+// The ring file to read: file (--file) if not empty, else $LOGSINK_FILE if
+// set and not empty, else the ring the daemon on socket (--socket, else
+// $LOGSINK_SOCKET, else the default socket: see SocketPath) writes, asked
+// with RING_REQ; when no daemon answers, ls_default_ring(), or the system
+// ring if the per-user directory or ring does not exist and the system one
+// does. A per-user directory that fails the safe-path rule
 // (ls_user_dir_check) is refused: prints the reason and returns false.
-bool RingPath(const std::string &file, std::string *path);
+bool RingPath(const std::string &file, const std::string &socket, std::string *path);
 // The daemon's socket: --socket, $LOGSINK_SOCKET or the default (see
 // ls_client_socket). A default in a per-user directory that fails the
-// safe-path rule is refused: prints the reason and returns false.
-bool SocketPath(const std::string &explicit_path, std::string *path);
+// safe-path rule is refused: prints the reason (or, with why, stores it
+// there instead) and returns false.
+bool SocketPath(const std::string &explicit_path, std::string *path, std::string *why = nullptr);
 
 // Opens path for reading. On failure prints the reason (missing, permission
 // denied, not a regular file, not a logsink ring file, corrupted) and returns

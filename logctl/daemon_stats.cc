@@ -1,4 +1,5 @@
-// daemon_stats.cc: the STATS_REQ client used by `logctl stats`. Frames are
+// daemon_stats.cc: the STATS_REQ and RING_REQ client used by `logctl stats`
+// and to find the daemon's ring. Frames are
 // encoded and decoded with proto's codec; every step, connect included, is
 // bounded by the one timeout.
 #include "daemon_stats.h"
@@ -103,9 +104,10 @@ std::string Reason(int rc) {
   return rc == -ETIMEDOUT ? "no answer within the timeout" : std::strerror(-rc);
 }
 
-// Reads frames until the STATS answer (or a REFUSE) and decodes it.
-int ReadAnswer(int fd, int64_t deadline, StatList *out, std::string *why) {
-  for (;;) {
+// Reads frames until the STATS answer (when stats) and the RING answer (when
+// ring) are in, or a REFUSE, and decodes them.
+int ReadAnswers(int fd, int64_t deadline, StatList *stats, DaemonRing *ring, std::string *why) {
+  while (stats || ring) {
     uint8_t hdr[LS_FRAME_HDR];
     int rc = ReadFull(fd, hdr, sizeof hdr, deadline);
     if (rc < 0) {
@@ -125,7 +127,7 @@ int ReadAnswer(int fd, int64_t deadline, StatList *out, std::string *why) {
       *why = Reason(rc);
       return rc;
     }
-    ls_frame f;
+    ls_frame f{};
     if (ls_frame_parse(p, frame.size(), kMaxStatsFrame, &f) != ptrdiff_t(frame.size())) {
       *why = "malformed frame";
       return -EPROTO;
@@ -137,29 +139,43 @@ int ReadAnswer(int fd, int64_t deadline, StatList *out, std::string *why) {
       *why = "the daemon refused: " + reason;
       return -EPROTO;
     }
-    if (f.type != LS_F_STATS) continue;  // nothing else is sent unasked; skip
+    if (f.type == LS_F_RING && ring) {
+      ls_ring r{};
+      if (ls_ring_decode(f.payload, f.len, &r) < 0) {
+        *why = "malformed RING frame";
+        return -EPROTO;
+      }
+      ring->path.assign(r.path, r.path_len);
+      std::memcpy(ring->id.data(), r.ring_id, ring->id.size());
+      ring->dev = r.dev;
+      ring->ino = r.ino;
+      ring = nullptr;
+      continue;
+    }
+    if (f.type != LS_F_STATS || !stats) continue;  // nothing else is sent unasked; skip
     ls_statsframe_iter it;
     const char *name;
     size_t name_len;
     uint64_t value;
-    out->clear();
+    stats->clear();
     rc = ls_statsframe_begin(f.payload, f.len, &it);
     while (rc == 0 && (rc = ls_statsframe_next(&it, &name, &name_len, &value)) == 1) {
-      out->emplace_back(std::string(name, name_len), value);
+      stats->emplace_back(std::string(name, name_len), value);
       rc = 0;
     }
     if (rc < 0) {
       *why = "malformed STATS frame";
       return -EPROTO;
     }
-    return 0;
+    stats = nullptr;
   }
+  return 0;
 }
 
 }  // namespace
 
-int QueryDaemonStats(const std::string &socket_path, int timeout_ms, StatList *out,
-                     std::string *why) {
+int QueryDaemonStatsAndRing(const std::string &socket_path, int timeout_ms, StatList *stats,
+                            DaemonRing *ring, std::string *why) {
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) {
@@ -177,17 +193,30 @@ int QueryDaemonStats(const std::string &socket_path, int timeout_ms, StatList *o
   if (rc < 0) {
     *why = rc == -ETIMEDOUT ? "connect: no answer within the timeout" : std::strerror(-rc);
   } else {
-    // STATS_REQ needs no HELLO (PROTOCOL.md): a query is not a logging client.
-    uint8_t req[LS_FRAME_HDR];
-    ptrdiff_t n = ls_stats_req_encode(req, sizeof req);
-    rc = n < 0 ? int(n) : SendAll(fd, req, size_t(n), deadline);
+    // RING_REQ and STATS_REQ need no HELLO (PROTOCOL.md): a query is not a
+    // logging client.
+    uint8_t req[2 * LS_FRAME_HDR];
+    size_t n = 0;
+    if (ring) n += size_t(ls_ring_req_encode(req + n, sizeof req - n));
+    if (stats) n += size_t(ls_stats_req_encode(req + n, sizeof req - n));
+    rc = SendAll(fd, req, n, deadline);
     if (rc < 0)
       *why = std::string("send: ") + Reason(rc);
     else
-      rc = ReadAnswer(fd, deadline, out, why);
+      rc = ReadAnswers(fd, deadline, stats, ring, why);
   }
   close(fd);
   return rc;
+}
+
+int QueryDaemonStats(const std::string &socket_path, int timeout_ms, StatList *out,
+                     std::string *why) {
+  return QueryDaemonStatsAndRing(socket_path, timeout_ms, out, nullptr, why);
+}
+
+int QueryDaemonRing(const std::string &socket_path, int timeout_ms, DaemonRing *out,
+                    std::string *why) {
+  return QueryDaemonStatsAndRing(socket_path, timeout_ms, nullptr, out, why);
 }
 
 }  // namespace logsink::logctl

@@ -43,9 +43,10 @@ int HelpCommand(int argc, char **argv) {
 }
 
 int Main(int argc, char **argv) {
-  if (argc < 2) {
-    PrintUsage(stderr);
-    return kExitUsage;
+  if (argc < 2) {  // like journalctl: the whole log, through the pager
+    Options o;
+    int rc = ParseOptions(Command::kCat, 1, argv, &o);
+    return rc >= 0 ? rc : RunTail(o);
   }
   const char *c = argv[1];
   if (!std::strcmp(c, "help")) return HelpCommand(argc, argv);

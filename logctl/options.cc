@@ -42,6 +42,9 @@ enum Opt {
   kId,
   kLevelStdout,
   kLevelStderr,
+  kReverse,
+  kNoPager,
+  kPagerEnd,
 };
 
 const char *Name(Command c) {
@@ -67,12 +70,13 @@ const char *Name(Command c) {
 const char *Help(Command c) {
   switch (c) {
     case Command::kTail:
-      return "usage: logctl tail [-n N] [-f] [--file PATH] [FILTERS] [OUTPUT]\n"
-             "Prints the last N records (default 10) oldest first; -f keeps printing new ones.\n"
-             "With filters, -n counts matching records.\n";
+      return "usage: logctl tail [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints the last N records (default 10) oldest first (-r: newest first); -f keeps\n"
+             "printing new ones. With filters, -n counts matching records.\n";
     case Command::kCat:
-      return "usage: logctl cat [--file PATH] [FILTERS] [OUTPUT]\n"
-             "Prints every record in the ring, oldest first.\n";
+      return "usage: logctl cat [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Prints every record in the ring, oldest first (-r: newest first). 'logctl' with\n"
+             "no arguments is 'logctl cat'.\n";
     case Command::kStats:
       return "usage: logctl stats [--file PATH] [--socket PATH] [--json]\n"
              "Prints the ring's geometry and usage, and the daemon's counters if it runs.\n";
@@ -88,8 +92,7 @@ const char *Help(Command c) {
              "  --prio-prefix    a line starting with <N> (N = facility * 8 + level, 0-191, or\n"
              "                   just 0-7) has that priority; the prefix is not stored\n"
              "  --id             accepted for logger(1) compatibility: every record carries the\n"
-             "                   sender's pid from the kernel; --id=ID (a claimed pid) is refused\n"
-             "  --socket PATH    the daemon's socket (default $LOGSINK_SOCKET, else the default)\n";
+             "                   sender's pid from the kernel; --id=ID (a claimed pid) is refused\n";
     case Command::kRun:
       return "usage: logctl run [--app NAME] [--level-stdout L] [--level-stderr L] [-p FACILITY]\n"
              "                  [--prio-prefix] [--socket PATH] -- CMD [ARGS...]\n"
@@ -99,15 +102,14 @@ const char *Help(Command c) {
              "  --app NAME       the records' application label (default: CMD's file name)\n"
              "  --level-stdout L, --level-stderr L   levels of the two streams (info, err)\n"
              "  -p, --priority FACILITY   facility of both streams (default user)\n"
-             "  --prio-prefix    a line starting with <N> has that priority (as for send)\n"
-             "  --socket PATH    the daemon's socket (default $LOGSINK_SOCKET, else the default)\n";
+             "  --prio-prefix    a line starting with <N> has that priority (as for send)\n";
     case Command::kVerify:
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
     case Command::kExport:
-      return "usage: logctl export -o FILE|- [--format text|json] [--file PATH] [FILTERS]\n"
-             "Writes the records oldest first, rendered, to a new FILE, or to standard output\n"
-             "with -o -.\n";
+      return "usage: logctl export [-o FILE|-] [--format text|json] [--file PATH] [FILTERS]\n"
+             "Writes the records oldest first, rendered as text or JSON lines, to standard\n"
+             "output (the default, or -o -) or to a new FILE.\n";
   }
   return "";
 }
@@ -127,7 +129,16 @@ const char kFilterHelp[] =
 // tail and cat only.
 const char kReadHelp[] =
     "Output:\n"
-    "  -o, --output short|json|raw   --json   --no-color   --utc\n"
+    "  -o, --output MODE  short (the default), short-iso (seconds), short-precise\n"
+    "                   (nanoseconds), short-unix (seconds since the epoch), short-monotonic\n"
+    "                   ([seconds] since this boot, from the realtime stamp), cat (message\n"
+    "                   only), verbose (every field), json, json-pretty, raw\n"
+    "  --json           -o json    --no-color    --utc (times in UTC)\n"
+    "  -r, --reverse    newest first (not with -f)\n"
+    "Pager (tail, cat): on a terminal the output goes through $LOGSINK_PAGER, else $PAGER,\n"
+    "else less (with LESS=FRSXMK when LESS is unset); not with -f. Empty or \"cat\": none.\n"
+    "  --no-pager       never page\n"
+    "  -e, --pager-end  start the pager at the end (less: +G)\n"
     "Cursors (tail, cat):\n"
     "  --show-cursor    print \"-- cursor: C\" after the last record shown\n"
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
@@ -138,8 +149,9 @@ const char kReadHelp[] =
 const char kExportHelp[] =
     "Export:\n"
     "  -o, --output FILE|-   where to write: FILE (created; an existing file is never\n"
-    "                   overwritten) or - for standard output. For export, -o names the\n"
-    "                   destination, not an output mode: choose the rendering with --format.\n"
+    "                   overwritten) or - for standard output, the default (text, so a\n"
+    "                   terminal is fine). For export, -o names the destination, not an\n"
+    "                   output mode: choose the rendering with --format.\n"
     "  --format text|json    text as 'logctl cat' prints it (the default), or one JSON\n"
     "                   object per line as 'logctl cat -o json' prints it\n";
 
@@ -184,7 +196,7 @@ bool Allowed(Command c, int opt) {
     case kFile:
       return c != Command::kSend && c != Command::kRun;
     case kSocket:
-      return c == Command::kStats || c == Command::kSend || c == Command::kRun;
+      return true;
     case kLevel:
       return reads || c == Command::kSend || c == Command::kRun;
     case kApp:
@@ -219,6 +231,9 @@ bool Allowed(Command c, int opt) {
     case kShowCursor:
     case kAfterCursor:
     case kCursorFile:
+    case kReverse:
+    case kNoPager:
+    case kPagerEnd:
       return c == Command::kTail || c == Command::kCat;
     case kHelp:
       return true;
@@ -239,9 +254,11 @@ void PrintUsage(FILE *to) {
       "  send [MESSAGE...]  log a message through logsinkd\n"
       "  run -- CMD [ARGS]  run CMD with its output captured into the ring\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
-      "  export -o FILE|-   write a chronological, rendered copy (-: standard output)\n\n"
-      "Every command but send and run takes --file PATH (default: the daemon's ring);\n"
-      "every command takes --help;\n"
+      "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
+      "  help [COMMAND]     this text, or a command's options\n\n"
+      "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
+      "Every command takes --socket PATH and --help; those that read the ring take\n"
+      "--file PATH (default: the ring of the daemon on the socket);\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
       to);
 }
@@ -249,7 +266,14 @@ void PrintUsage(FILE *to) {
 void PrintCommandHelp(Command cmd, FILE *to) {
   std::fputs(Help(cmd), to);
   if (cmd != Command::kSend && cmd != Command::kRun)
-    std::fputs("  --file PATH      the ring file (default: the daemon's)\n", to);
+    std::fputs(
+        "  --file PATH      the ring file (default: $LOGSINK_FILE, else the ring the daemon\n"
+        "                   on the socket writes, else the system ring)\n",
+        to);
+  std::fputs(
+      "  --socket PATH    the daemon's socket (default: $LOGSINK_SOCKET, else the\n"
+      "                   default socket)\n",
+      to);
   if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
     std::fputs(kFilterHelp, to);
   if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);
@@ -285,6 +309,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"id", optional_argument, nullptr, kId},
       {"level-stdout", required_argument, nullptr, kLevelStdout},
       {"level-stderr", required_argument, nullptr, kLevelStderr},
+      {"reverse", no_argument, nullptr, kReverse},
+      {"no-pager", no_argument, nullptr, kNoPager},
+      {"pager-end", no_argument, nullptr, kPagerEnd},
       {nullptr, 0, nullptr, 0},
   };
   const char *name = Name(cmd);
@@ -304,7 +331,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   // run stops at CMD for the same reason.
   const char *shorts = cmd == Command::kSend  ? "+:hp:t:"
                        : cmd == Command::kRun ? "+:hp:"
-                                              : ":n:fo:g:hip:";
+                                              : ":n:fo:g:hip:re";
   while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
@@ -334,6 +361,12 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case 'p':
         c = kLevel;
+        break;
+      case 'r':
+        c = kReverse;
+        break;
+      case 'e':
+        c = kPagerEnd;
         break;
       case 'h':
         c = kHelp;
@@ -442,14 +475,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kOutput:
         if (cmd == Command::kExport) {
           o->export_path = arg;
-        } else if (std::strcmp(arg, "short") == 0) {
-          o->mode = OutputMode::kShort;
-        } else if (std::strcmp(arg, "json") == 0) {
-          o->mode = OutputMode::kJson;
-        } else if (std::strcmp(arg, "raw") == 0) {
-          o->mode = OutputMode::kRaw;
-        } else {
-          return usage("bad output mode '" + std::string(arg) + "' (short, json or raw)");
+        } else if (!ParseOutputMode(arg, &o->mode)) {
+          return usage("bad output mode '" + std::string(arg) + "' (" + kOutputModeNames + ")");
         }
         break;
       case kLines:
@@ -468,6 +495,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kCursorFile:
         o->cursor_file = arg;
         break;
+      case kReverse:
+        o->reverse = true;
+        break;
+      case kNoPager:
+        o->no_pager = true;
+        break;
+      case kPagerEnd:
+        o->pager_end = true;
+        break;
       default:
         return usage("unknown option '" + opt + "'");
     }
@@ -476,8 +512,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");
   if (cmd == Command::kRun && o->words.empty()) return usage("a command to run is required");
-  if (cmd == Command::kExport && o->export_path.empty())
-    return usage("--output FILE (or - for standard output) is required");
+  if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
+  if (o->reverse && o->follow) return usage("--reverse and --follow cannot be combined");
   for (const std::string &grep : greps) {
     std::string why;
     if (!o->filter.AddGrep(grep, ignore_case, &why))

@@ -36,6 +36,9 @@ struct Options {
   bool show_cursor = false;        // --show-cursor (tail, cat)
   std::string after_cursor;        // --after-cursor C (tail, cat)
   std::string cursor_file;         // --cursor-file F (tail, cat)
+  bool reverse = false;            // -r/--reverse (tail, cat): newest first
+  bool no_pager = false;           // --no-pager (tail, cat)
+  bool pager_end = false;          // -e/--pager-end (tail, cat): the pager starts at the end
   Filter filter;
 };
 

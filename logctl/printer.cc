@@ -141,7 +141,21 @@ bool Printer::Message(const Record &rec, std::string *msg) {
 void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
   switch (mode_) {
     case OutputMode::kShort:
+    case OutputMode::kShortIso:
+    case OutputMode::kShortPrecise:
+    case OutputMode::kShortUnix:
+    case OutputMode::kShortMonotonic:
       ShortLine(rec, msg, out);
+      break;
+    case OutputMode::kCat:
+      render::AppendTerminalSafe(out, msg);
+      out->push_back('\n');
+      break;
+    case OutputMode::kVerbose:
+      VerboseLine(rec, msg, msg_ok, out);
+      break;
+    case OutputMode::kJsonPretty:
+      JsonPrettyLine(rec, msg, msg_ok, out);
       break;
     case OutputMode::kRaw:
       RawLine(rec, out);
@@ -153,7 +167,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
 }
 
 void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *out) {
-  time_.AppendShort(rec.ts_ns, out);
+  Stamp(rec.ts_ns, out);
   out->push_back(' ');
   AppendIdent(rec, out);
   const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
@@ -195,10 +209,17 @@ void Printer::RawLine(const Record &rec, std::string *out) {
 
 void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
   int level = LevelOf(rec);
+  // u64 fields that can pass 2^53 also come as exact strings (*_str), for
+  // readers such as jq that hold numbers as doubles (FORMAT.md, "JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
-  out->append(",\"ts_ns\":");
+  out->append(",\"seq_str\":\"");
+  AppendNum(out, rec.seq);
+  out->append("\",\"ts_ns\":");
   AppendNum(out, rec.ts_ns);
+  out->append(",\"ts_ns_str\":\"");
+  AppendNum(out, rec.ts_ns);
+  out->push_back('"');
   out->append(",\"ts\":\"");
   time_.AppendRfc3339(rec.ts_ns, out);
   out->append("\",\"level\":\"");
@@ -224,6 +245,9 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     AppendNum(out, rec.dropped_count);
     out->append(",\"dropped_since_ns\":");
     AppendNum(out, rec.dropped_since_ns);
+    out->append(",\"dropped_since_ns_str\":\"");
+    AppendNum(out, rec.dropped_since_ns);
+    out->push_back('"');
     out->append("}\n");
     return;
   }
@@ -249,6 +273,11 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     render::AppendHex(rec.args.substr(used), out, SIZE_MAX);
     out->push_back('"');
   }
+  tmp_.clear();
+  if (render::AppendJsonArgsExact(f, rec.args, &tmp_)) {
+    out->append(",\"args_str\":");
+    out->append(tmp_);
+  }
   if (!msg_ok) out->append(",\"mismatch\":true");
   if (rec.truncated) {
     out->append(",\"truncated\":");
@@ -258,7 +287,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
 }
 
 void Printer::Lost(uint64_t n, std::string *out) {
-  if (mode_ == OutputMode::kJson) {
+  if (mode_ == OutputMode::kJson || mode_ == OutputMode::kJsonPretty) {
     out->append("{\"lost\":");
     AppendNum(out, n);
     out->append(",\"msg\":\"-- ");

@@ -13,11 +13,29 @@
 
 namespace logsink::logctl {
 
-enum class OutputMode { kShort, kJson, kRaw };
+// -o modes. The short-* modes are "short" with another timestamp; the
+// modes past kRaw are in printer_modes.cc.
+enum class OutputMode {
+  kShort,
+  kJson,
+  kRaw,
+  kShortIso,        // seconds, ISO 8601 with the zone
+  kShortPrecise,    // nanoseconds
+  kShortUnix,       // seconds.nanoseconds since the epoch
+  kShortMonotonic,  // [seconds.microseconds] since this boot (see printer_modes.cc)
+  kCat,             // the message only
+  kVerbose,         // every field, one per line
+  kJsonPretty,      // the json object, indented over several lines
+};
+
+// Parses an -o name ("short", "json-pretty", ...). False when unknown.
+bool ParseOutputMode(const std::string &name, OutputMode *mode);
+// The accepted names, for messages and help.
+extern const char kOutputModeNames[];
 
 class Printer {
  public:
-  Printer(OutputMode mode, bool color, bool utc) : mode_(mode), color_(color), time_(utc) {}
+  Printer(OutputMode mode, bool color, bool utc);
 
   // Renders rec's message into *msg (replacing its contents). Returns false
   // when the format and the arguments did not match (the raw parts were
@@ -38,12 +56,19 @@ class Printer {
   void ShortLine(const storage::Record &rec, const std::string &msg, std::string *out);
   void RawLine(const storage::Record &rec, std::string *out);
   void JsonLine(const storage::Record &rec, const std::string &msg, bool msg_ok, std::string *out);
+  // printer_modes.cc
+  void Stamp(uint64_t ts_ns, std::string *out);
+  void VerboseLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
+                   std::string *out);
+  void JsonPrettyLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
+                      std::string *out);
 
   OutputMode mode_;
   bool color_;
   render::TimeFormatter time_;
   render::FormatCache formats_;
   std::string msg_, tmp_;
+  int64_t boot_ns_ = 0;  // CLOCK_REALTIME at boot, for short-monotonic
 };
 
 }  // namespace logsink::logctl

@@ -562,29 +562,53 @@ void AppendRawArgs(const Format *f, std::string_view args, std::string *out) {
   out->push_back(']');
 }
 
+namespace {
+
+// One argument as AppendJsonArgs writes it.
+void AppendJsonValue(const ls_arg &a, std::string *out) {
+  // Numbers stay JSON numbers; anything JSON has no number for (a
+  // non-finite double, a pointer) and text become JSON strings.
+  if (a.type == LS_ARG_INT || a.type == LS_ARG_UINT) return AppendInteger(a, out);
+  if (a.type == LS_ARG_DOUBLE && std::isfinite(a.f)) return AppendDoubleShortest(a.f, out);
+  if (a.type == LS_ARG_STR)
+    return AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(a.s), a.len));
+  std::string text;
+  if (a.type == LS_ARG_DOUBLE) {
+    AppendDoubleShortest(a.f, &text);
+  } else if (a.type == LS_ARG_PTR) {
+    fmt::format_to(std::back_inserter(text), "{:#x}", a.u);
+  } else if (a.type == LS_ARG_CHAR) {
+    AppendUtf8(&text, a.u > 0x10ffff ? 0xfffd : static_cast<char32_t>(a.u));
+  } else {
+    return;
+  }
+  AppendJsonString(out, text);
+}
+
+}  // namespace
+
 size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out) {
   size_t count;
-  size_t consumed = AppendArgList(f, args, ",", out, &count, [out](const ls_arg &a) {
-    // Numbers stay JSON numbers; anything JSON has no number for (a
-    // non-finite double, a pointer) and text become JSON strings.
-    if (a.type == LS_ARG_INT || a.type == LS_ARG_UINT) return AppendInteger(a, out);
-    if (a.type == LS_ARG_DOUBLE && std::isfinite(a.f)) return AppendDoubleShortest(a.f, out);
-    if (a.type == LS_ARG_STR)
-      return AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(a.s), a.len));
-    std::string text;
-    if (a.type == LS_ARG_DOUBLE) {
-      AppendDoubleShortest(a.f, &text);
-    } else if (a.type == LS_ARG_PTR) {
-      fmt::format_to(std::back_inserter(text), "{:#x}", a.u);
-    } else if (a.type == LS_ARG_CHAR) {
-      AppendUtf8(&text, a.u > 0x10ffff ? 0xfffd : static_cast<char32_t>(a.u));
-    } else {
-      return;
-    }
-    AppendJsonString(out, text);
-  });
+  size_t consumed =
+      AppendArgList(f, args, ",", out, &count, [out](const ls_arg &a) { AppendJsonValue(a, out); });
   out->push_back(']');
   return consumed;
+}
+
+bool AppendJsonArgsExact(const Format *f, std::string_view args, std::string *out) {
+  constexpr uint64_t kExact = 1ull << 53;  // every integer up to it is a double
+  bool big = false;
+  size_t count;
+  AppendArgList(f, args, ",", out, &count, [out, &big](const ls_arg &a) {
+    if (a.type != LS_ARG_INT && a.type != LS_ARG_UINT) return AppendJsonValue(a, out);
+    int64_t i = static_cast<int64_t>(a.u);
+    big |= a.type == LS_ARG_INT ? (i > int64_t(kExact) || i < -int64_t(kExact)) : a.u > kExact;
+    out->push_back('"');
+    AppendInteger(a, out);
+    out->push_back('"');
+  });
+  out->push_back(']');
+  return big;
 }
 
 const Format &FormatCache::Get(uint32_t id, std::string_view fmt) {

@@ -56,6 +56,10 @@ void AppendRawArgs(const Format *f, std::string_view args, std::string *out);
 // strings). Returns the number of argument bytes that decoded; the caller
 // reports the rest (see AppendHex) when it is not args.size().
 size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out);
+// The same array with every integer as its exact decimal in a JSON string
+// (the "args_str" copy, FORMAT.md: jq reads numbers as doubles, exact only
+// up to 2^53). Returns whether any integer is beyond +-2^53.
+bool AppendJsonArgsExact(const Format *f, std::string_view args, std::string *out);
 
 // Appends at most max_bytes of bytes as lowercase hex, then "…" if cut.
 void AppendHex(std::string_view bytes, std::string *out, size_t max_bytes = 256);

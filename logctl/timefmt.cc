@@ -68,6 +68,21 @@ void TimeFormatter::AppendShort(uint64_t ts_ns, std::string *out) {
   out->append(c->zone, 5);
 }
 
+void TimeFormatter::AppendLocal(uint64_t ts_ns, int digits, std::string *out) {
+  int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
+  Cache *c = utc_ ? &gmt_ : &local_;
+  if (c->sec != sec) Fill(c, sec, utc_);
+  out->append(c->text, 19);
+  if (digits == 9) {
+    out->push_back('.');
+    AppendFrac(ts_ns % 1000000000u, 9, out);
+  } else if (digits > 0) {
+    out->push_back('.');
+    AppendFrac(ts_ns % 1000000000u / 1000u, 6, out);
+  }
+  out->append(c->zone, 5);
+}
+
 void TimeFormatter::AppendRfc3339(uint64_t ts_ns, std::string *out) {
   int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
   if (gmt_.sec != sec) Fill(&gmt_, sec, true);

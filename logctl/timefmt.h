@@ -17,6 +17,9 @@ class TimeFormatter {
 
   // "YYYY-MM-DDTHH:MM:SS.uuuuuu+hhmm"
   void AppendShort(uint64_t ts_ns, std::string *out);
+  // "YYYY-MM-DDTHH:MM:SS[.f]+hhmm" with `digits` (0, 6 or 9) fraction digits
+  // (short-iso: 0, short-precise: 9).
+  void AppendLocal(uint64_t ts_ns, int digits, std::string *out);
   // "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ"
   void AppendRfc3339(uint64_t ts_ns, std::string *out);
   // "YYYY-MM-DD HH:MM:SS.mmm" local (for stats and messages).

@@ -36,8 +36,7 @@ std::string GetSize(const Value &v, uint64_t min, uint64_t max, uint64_t *out) {
     n = uint64_t(v.as_integer());
   } else if (v.is_string()) {
     if (!ParseSize(v.as_string().str, &n))
-      return "\"" + v.as_string().str +
-             "\" is not a size (e.g. 4096, \"512KiB\", \"64MiB\", \"1GiB\")";
+      return std::string("\"") + v.as_string().str + "\" is not a size: use " + kSizeForms;
   } else {
     return "expected a size (integer or string like \"64MiB\"), got " + TypeName(v);
   }

@@ -40,17 +40,21 @@ bool MulOk(uint64_t a, uint64_t b, uint64_t *out) {
 bool ParseSize(std::string_view s, uint64_t *bytes) {
   uint64_t n;
   std::string_view u;
+  // No space between the number and the unit, and only the units below:
+  // "1GB" or "1gb" could mean 10^9 to a reader, so they are refused rather
+  // than silently taken as 2^30.
+  if (s.empty() || s.front() < '0' || s.front() > '9' || s.find(' ') != s.npos) return false;
   if (!SplitNumber(s, &n, &u)) return false;
   uint64_t mul;
-  if (u.empty() || u == "B")
+  if (u.empty())
     mul = 1;
-  else if (u == "K" || u == "KB" || u == "KiB")
+  else if (u == "K" || u == "KiB")
     mul = 1ull << 10;
-  else if (u == "M" || u == "MB" || u == "MiB")
+  else if (u == "M" || u == "MiB")
     mul = 1ull << 20;
-  else if (u == "G" || u == "GB" || u == "GiB")
+  else if (u == "G" || u == "GiB")
     mul = 1ull << 30;
-  else if (u == "T" || u == "TB" || u == "TiB")
+  else if (u == "T" || u == "TiB")
     mul = 1ull << 40;
   else
     return false;

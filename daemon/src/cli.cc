@@ -11,6 +11,7 @@ const char *Usage() {
   return "usage: logsinkd [--config FILE] [--socket PATH] [--syslog-socket PATH]\n"
          "                [--file PATH] [--size SIZE]\n"
          "                [--block-size SIZE] [--recreate] [--allow-other-owner]\n"
+         "                [--create-dirs]\n"
          "                [--log-level LEVEL]\n"
          "                [--print-config] [--version] [--help]\n"
          "\n"
@@ -22,12 +23,16 @@ const char *Usage() {
          "                     this Unix datagram socket (default: none; [syslog] socket)\n"
          "  --file PATH        ring file (default: /var/lib/logsink/logsink.ring for root,\n"
          "                     else a per-user path)\n"
-         "  --size SIZE        ring file size, e.g. 64MiB (default 64MiB)\n"
+         "  --size SIZE        ring file size, 32KiB..1TiB (default 64MiB): bytes, or a\n"
+         "                     number with K, M, G, T or KiB, MiB, GiB, TiB, all powers\n"
+         "                     of 1024 (K = KiB = 1024 bytes); 1GB, 1gb or 1 G are refused\n"
          "  --block-size SIZE  block size, a power of two in 4KiB..1MiB (default 8KiB)\n"
          "  --recreate         replace an existing ring file of another size or block size\n"
          "                     (its records are lost)\n"
          "  --allow-other-owner  write into a ring file owned by another user (refused\n"
          "                     by default: its owner can read every record)\n"
+         "  --create-dirs      create the ring file's missing directories (done without\n"
+         "                     asking only in logsinkd's own state directory)\n"
          "  --log-level LEVEL  trace, debug, info, warn, error, critical or off\n"
          "  --print-config     print the effective configuration as TOML and exit\n"
          "  --version          print the version and exit\n"
@@ -46,6 +51,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
     kBlockSize,
     kRecreate,
     kAllowOtherOwner,
+    kCreateDirs,
     kLogLevel,
     kPrint,
     kVersion,
@@ -59,6 +65,7 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
                                  {"block-size", required_argument, nullptr, kBlockSize},
                                  {"recreate", no_argument, nullptr, kRecreate},
                                  {"allow-other-owner", no_argument, nullptr, kAllowOtherOwner},
+                                 {"create-dirs", no_argument, nullptr, kCreateDirs},
                                  {"log-level", required_argument, nullptr, kLogLevel},
                                  {"print-config", no_argument, nullptr, kPrint},
                                  {"version", no_argument, nullptr, kVersion},
@@ -96,14 +103,23 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
         cli->file = arg;
         break;
       case kSize:
-        if (!config::ParseSize(arg, &n) || n < (32u << 10) || n > (1ull << 40)) {
-          *error = "--size: '" + arg + "' is not a size in 32KiB..1TiB (e.g. 64MiB)";
+        if (!config::ParseSize(arg, &n)) {
+          *error = std::string("--size: '") + arg + "' is not a size: use " + config::kSizeForms;
+          return false;
+        }
+        if (n < (32u << 10) || n > (1ull << 40)) {
+          *error = std::string("--size: ") + arg + " is outside 32KiB..1TiB";
           return false;
         }
         cli->size = n;
         break;
       case kBlockSize:
-        if (!config::ParseSize(arg, &n) || !config::ValidBlockSize(n)) {
+        if (!config::ParseSize(arg, &n)) {
+          *error =
+              std::string("--block-size: '") + arg + "' is not a size: use " + config::kSizeForms;
+          return false;
+        }
+        if (!config::ValidBlockSize(n)) {
           *error = "--block-size: '" + arg + "' is not a power of two in 4KiB..1MiB";
           return false;
         }
@@ -114,6 +130,9 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
         break;
       case kAllowOtherOwner:
         cli->allow_other_owner = true;
+        break;
+      case kCreateDirs:
+        cli->create_dirs = true;
         break;
       case kLogLevel:
         if (!config::ValidLogLevel(arg)) {

@@ -15,6 +15,7 @@ struct Cli {
   std::optional<std::string> socket, syslog_socket, file, log_level;
   std::optional<uint64_t> size, block_size;
   bool recreate = false;
+  bool create_dirs = false;  // --create-dirs: make a missing directory of --file
   bool allow_other_owner = false;
   bool print_config = false;
   bool version = false;

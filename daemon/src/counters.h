@@ -16,11 +16,11 @@ enum class Err : int {
   kBadIntern,           // malformed INTERN, bad format, too many sites
   kUnknownSite,         // a record names a site not interned on this connection
   kBadRecord,           // malformed record or arguments not matching the signature
-  kBadPayload,          // malformed DROPPED or non-empty STATS_REQ
+  kBadPayload,          // malformed DROPPED or non-empty STATS_REQ / RING_REQ
   kStalled,             // a frame did not complete within stall_timeout
   kTooManyConnections,  // accepted and closed at once
   kMemory,              // the connection's state would pass max_memory(_per_uid)
-  kRepliesUnread,       // STATS_REQ while 64 KiB of earlier replies are unsent
+  kRepliesUnread,       // STATS_REQ/RING_REQ while 64 KiB of earlier replies are unsent
   kUidConnections,      // the uid holds max_connections_per_uid already: closed at once
   kCount
 };
@@ -62,6 +62,7 @@ struct Counters {
   uint64_t syncs = 0;                // fdatasync calls completed
   uint64_t sync_errors = 0;
   uint64_t stats_requests = 0;
+  uint64_t ring_requests = 0;  // RING_REQ frames answered
   uint64_t accept_emfile = 0;       // connections accepted with the reserve fd and closed (EMFILE)
   uint64_t memory_used = 0;         // bytes of connection state now (a gauge, see MemoryBudget)
   uint64_t text_streams = 0;        // connections that said HELLO with LS_HELLO_TEXT

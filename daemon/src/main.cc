@@ -4,7 +4,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/proto/format.h"
+#include "logsink/proto/paths.h"
 #include "logsink/proto/wire.h"
 #include "logsink/storage/ring.h"
 #include "reply.h"
@@ -39,6 +42,53 @@ bool Effective(const daemon::Cli &cli, config::Config *out, std::string *error) 
     return false;
   }
   *out = std::move(c);
+  return true;
+}
+
+// The ring error as one sentence, without the storage library's code name
+// and without saying the path twice.
+std::string RingOpenError(const std::string &path, const storage::Status &s) {
+  std::string m = s.message();
+  if (s.IsNotOurs())
+    return path + " is not a logsink ring file, and logsinkd never overwrites such a file: " +
+           "remove it or choose another --file";
+  // "open PATH: Permission denied" -> "cannot open the ring file PATH: Permission denied"
+  size_t at = m.find(" " + path + ": ");
+  if (at != std::string::npos && m.find(' ') == at)
+    return std::string("cannot ") + m.substr(0, at) + " the ring file " + m.substr(at + 1);
+  if (m.rfind(path, 0) == 0) return "ring file " + m;  // "PATH is owned by uid 0, not 1000: ..."
+  return std::string("cannot open the ring file ") + path + ": " + m;
+}
+
+// Whether dir is logsinkd's own state directory (that of its default ring:
+// /var/lib/logsink for root, the per-user directory otherwise), which it
+// creates when missing.
+bool IsStateDir(const std::string &dir) {
+  char buf[4096];
+  if (ls_default_ring(buf, sizeof buf) < 0) return false;
+  std::string def(buf);
+  size_t slash = def.rfind('/');
+  return slash != std::string::npos && def.substr(0, slash) == dir;
+}
+
+// The ring's directory must exist, unless it is the state directory or
+// --create-dirs asks for it to be made. False with a message.
+bool RingDirectory(const std::string &ring, bool create, std::string *error) {
+  size_t slash = ring.rfind('/');
+  if (slash == std::string::npos || slash == 0) return true;
+  std::string dir = ring.substr(0, slash);
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) return true;
+  if (errno != ENOENT) return true;  // open reports it with the reason
+  if (!create && !IsStateDir(dir)) {
+    *error = "the directory " + dir + " of the ring file does not exist; create it, or start " +
+             "logsinkd with --create-dirs";
+    return false;
+  }
+  if (int rc = daemon::MakeParentDirs(ring); rc < 0) {
+    *error = "cannot create the directory " + dir + " of the ring file: " + std::strerror(-rc);
+    return false;
+  }
   return true;
 }
 
@@ -84,6 +134,10 @@ int main(int argc, char **argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e logsinkd[%P] %l: %v");
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
 
+  if (!RingDirectory(cfg.ring_file, cli.create_dirs, &error)) {
+    spdlog::critical("{}", error);
+    return 1;
+  }
   daemon::Activated activated;
   if (!daemon::TakeActivatedSockets(&activated, &error)) {
     spdlog::critical("{}", error);
@@ -110,8 +164,6 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (int rc = daemon::MakeParentDirs(cfg.ring_file); rc < 0)
-    spdlog::warn("cannot create the directory of {}: {}", cfg.ring_file, std::strerror(-rc));
   storage::WriterOptions wo;
   wo.file_size = cfg.ring_size;
   wo.block_size = cfg.block_size;
@@ -123,16 +175,13 @@ int main(int argc, char **argv) {
   if (!s.ok()) {
     if (s.IsMismatch())
       spdlog::critical(
-          "{}: {}; it was created with another size or block size than the configured {} / {}. "
-          "Start logsinkd with --recreate to replace it (its records are lost), or configure "
-          "the file's geometry",
-          cfg.ring_file, s.message(), config::FormatSize(cfg.ring_size),
-          config::FormatSize(cfg.block_size));
+          "{}, not the configured {} / {}: start logsinkd with --recreate to replace it (its "
+          "records are lost), or configure the file's geometry",
+          s.message(), config::FormatSize(cfg.ring_size), config::FormatSize(cfg.block_size));
     else if (s.IsBusy())
-      spdlog::critical("{} is in use by another writer (another logsinkd?): {}", cfg.ring_file,
-                       s.message());
+      spdlog::critical("{} is in use by another writer (another logsinkd?)", cfg.ring_file);
     else
-      spdlog::critical("cannot open the ring file {}: {}", cfg.ring_file, s.ToString());
+      spdlog::critical("{}", RingOpenError(cfg.ring_file, s));
     daemon::CloseListener(&syslog);
     daemon::CloseListener(&listener);
     return 1;
@@ -154,7 +203,7 @@ int main(int argc, char **argv) {
   s = writer->Flush();
   if (s.ok() && cfg.fsync != config::FsyncPolicy::kNever) s = writer->Sync();
   if (!s.ok()) {
-    spdlog::error("final flush failed: {}", s.ToString());
+    spdlog::error("final flush failed: {}", s.message());
     rc = 1;
   }
   daemon::CloseListener(&syslog);

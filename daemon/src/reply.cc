@@ -1,4 +1,4 @@
-// reply.cc: encodes STATS and REFUSE frames (PROTOCOL.md) with proto's
+// reply.cc: encodes STATS, RING and REFUSE frames (PROTOCOL.md) with proto's
 // encoders and enumerates the counters.
 #include "reply.h"
 
@@ -42,6 +42,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("app_truncated", c.app_truncated);
   f("sites_cut", c.sites_cut);
   f("stats_requests", c.stats_requests);
+  f("ring_requests", c.ring_requests);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);
   f("text_streams", c.text_streams);
@@ -84,6 +85,13 @@ void AppendCountersFrame(const std::function<void(const CounterFn &)> &each, std
 
 void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out) {
   AppendCountersFrame([&](const CounterFn &f) { ForEachCounter(c, w, f); }, out);
+}
+
+void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint64_t ino,
+                     std::string_view path, std::string *out) {
+  ls_ring r = {ring_id.data(), dev, ino, path.data(), path.size()};
+  Append(out, LS_RING_FRAME_MAX,
+         [&](uint8_t *buf, size_t cap) { return ls_ring_encode(buf, cap, &r); });
 }
 
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out) {

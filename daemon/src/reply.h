@@ -1,7 +1,8 @@
-// reply.h: the frames logsinkd sends (STATS, REFUSE) and the list of counter
+// reply.h: the frames logsinkd sends (STATS, RING, REFUSE) and the list of counter
 // names and values they carry, shared with the summary line printed at exit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -23,6 +24,11 @@ void AppendCountersFrame(const std::function<void(const CounterFn &)> &each, std
 
 // Appends a STATS frame with every counter to *out.
 void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::string *out);
+// Appends a RING frame (the ring's identity, the file's st_dev and st_ino,
+// its absolute path) to *out. A path the frame cannot carry (empty, longer
+// than LS_RING_PATH_MAX) appends nothing.
+void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint64_t ino,
+                     std::string_view path, std::string *out);
 // Appends a REFUSE frame to *out.
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out);
 

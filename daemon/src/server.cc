@@ -8,11 +8,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 namespace logsink::daemon {
@@ -59,6 +61,18 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
       text_(writer) {
   ctx_.writer = writer_;
   ctx_.text = &text_;
+  // RING replies name the file absolutely, whatever the client's directory.
+  if (char *abs = realpath(cfg_.ring_file.c_str(), nullptr)) {
+    ctx_.ring_path = abs;
+    free(abs);
+  } else {
+    ctx_.ring_path = cfg_.ring_file;
+  }
+  struct stat st;
+  if (stat(ctx_.ring_path.c_str(), &st) == 0) {
+    ctx_.ring_dev = uint64_t(st.st_dev);
+    ctx_.ring_ino = uint64_t(st.st_ino);
+  }
   ctx_.counters = &counters_;
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
   ctx_.memory.limit = cfg_.max_memory;
@@ -415,7 +429,7 @@ void Server::FlushNow() {
   storage::Status st = writer_->Flush();
   if (!st.ok()) {
     counters_.write_errors++;
-    ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "flush failed: {}", st.ToString());
+    ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "flush failed: {}", st.message());
   }
 }
 
@@ -614,7 +628,7 @@ void Server::Shutdown(int signum) {
   storage::Status st = writer_->Flush();
   if (!st.ok()) {
     counters_.write_errors++;
-    spdlog::error("flush failed: {}", st.ToString());
+    spdlog::error("flush failed: {}", st.message());
   }
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_})

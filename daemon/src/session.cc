@@ -1,6 +1,6 @@
 // session.cc: one connection's protocol handling: frame reassembly, HELLO,
 // INTERN (signature cache), RECORDS (validate all, then append), DROPPED,
-// STATS_REQ, and the lines of a text stream.
+// STATS_REQ, RING_REQ, and the lines of a text stream.
 #include "session.h"
 
 #include <spdlog/spdlog.h>
@@ -68,7 +68,7 @@ void Session::Fail(Err e, std::string_view detail) {
 
 void Session::WriteFailed(const storage::Status &s) {
   ctx_->counters->write_errors++;
-  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.ToString());
+  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.message());
 }
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
@@ -221,6 +221,20 @@ bool Session::HandleFrame(const ls_frame &f) {
       }
       ctx_->counters->stats_requests++;
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
+      return true;
+    case LS_F_RING_REQ:  // allowed before HELLO too (logctl finding the ring)
+      if (ls_ring_req_decode(f.payload, f.len) < 0) {
+        Fail(Err::kBadPayload, "RING_REQ with a payload");
+        return false;
+      }
+      if (out_.size() >= kMaxUnreadReplies) {
+        Fail(Err::kRepliesUnread,
+             fmt::format("RING_REQ while {} bytes of replies are unread", out_.size()));
+        return false;
+      }
+      ctx_->counters->ring_requests++;
+      AppendRingFrame(ctx_->writer->layout().ring_id, ctx_->ring_dev, ctx_->ring_ino,
+                      ctx_->ring_path, &out_);
       return true;
     case LS_F_HELLO:
       if (hello_) {

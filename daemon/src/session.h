@@ -76,6 +76,8 @@ struct MemoryBudget {
 struct Context {
   storage::RingWriter *writer = nullptr;
   TextSites *text = nullptr;  // free-text records (text streams, syslog)
+  std::string ring_path;                // the ring file's absolute path (RING replies)
+  uint64_t ring_dev = 0, ring_ino = 0;  // its stat(2) st_dev and st_ino
   Counters *counters = nullptr;
   uint64_t next_source_id = 1;  // the next connection's Source id
   RateLimit<int(Err::kCount) + 1> log_limit;

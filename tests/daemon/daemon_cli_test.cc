@@ -57,6 +57,79 @@ TEST(DaemonCli, BadFlagsExit2) {
   EXPECT_NE(h.out.find("--print-config"), std::string::npos);
 }
 
+// Issue 15: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024; anything else is
+// refused in one sentence, on the command line and in the file.
+TEST(DaemonCli, SizesTakeBinaryUnitsAndRefuseEverythingElse) {
+  TempDir dir;
+  for (const char *ok : {"2097152", "2048K", "2048KiB", "2M", "2MiB"}) {
+    auto r = RunDaemon(dir, {"--socket", dir / "s.sock", "--file", dir / "r.ring", "--size", ok,
+                             "--print-config"});
+    EXPECT_EQ(r.status, 0) << ok << ": " << r.err;
+    EXPECT_NE(r.out.find("size = \"2MiB\""), std::string::npos) << ok << ": " << r.out;
+  }
+  for (const char *bad : {"1GB", "1gb", "1 G B", "1 G", "1g", "512B", "1.5G"}) {
+    auto r = RunDaemon(dir, {"--size", bad, "--print-config"});
+    EXPECT_EQ(r.status, 2) << bad;
+    std::string first = r.err.substr(0, r.err.find('\n') + 1);
+    EXPECT_EQ(first, std::string("logsinkd: --size: '") + bad + "' is not a size: use " +
+                         config::kSizeForms + "\n")
+        << r.err;
+    r = RunDaemon(dir, {"--block-size", bad, "--print-config"});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find(std::string("--block-size: '") + bad + "' is not a size: use "),
+              std::string::npos)
+        << r.err;
+    std::string cfg = dir / "sizes.toml";
+    WriteFile(cfg, std::string("[ring]\nsize = \"") + bad + "\"\n");
+    r = RunDaemon(dir, {"--config", cfg, "--print-config"});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find(std::string("\"") + bad + "\" is not a size: use " + config::kSizeForms),
+              std::string::npos)
+        << r.err;
+  }
+  auto r = RunDaemon(dir, {"--size", "2T", "--print-config"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("logsinkd: --size: 2T is outside 32KiB..1TiB\n"), std::string::npos)
+      << r.err;
+}
+
+// A file that is not a ring: one sentence, no internal status name.
+TEST(DaemonCli, NotARingFileIsOneClearSentence) {
+  TempDir dir;
+  std::string ring = dir / "hostname";
+  WriteFile(ring, std::string(65536, 'x'));
+  auto r = RunDaemon(dir, {"--socket", dir / "s.sock", "--file", ring, "--size", "1MiB"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(ring + " is not a logsink ring file, and logsinkd never overwrites such a "
+                              "file: remove it or choose another --file\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("NotOurs"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadFile(ring), std::string(65536, 'x'));
+}
+
+// --file in a missing directory outside the state directory is refused
+// (nothing created) unless --create-dirs asks for it.
+TEST(DaemonCli, MissingRingDirectoryNeedsCreateDirs) {
+  TempDir dir;
+  std::string missing = dir / "no/such";
+  std::string ring = missing + "/r.ring";
+  auto r = RunDaemon(dir, {"--socket", dir / "s.sock", "--file", ring, "--size", "1MiB"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("the directory " + missing +
+                       " of the ring file does not exist; create it, or start logsinkd with "
+                       "--create-dirs\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(access((dir / "no").c_str(), F_OK), 0) << "nothing may be created";
+  EXPECT_NE(access((dir / "s.sock").c_str(), F_OK), 0) << "no socket may be created";
+
+  Daemon d(dir, {"--file", ring, "--create-dirs"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  EXPECT_EQ(access(ring.c_str(), F_OK), 0);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 TEST(DaemonCli, TooSmallRingIsAConfigError) {
   TempDir dir;
   auto r = RunDaemon(dir, {"--socket", dir / "s.sock", "--file", dir / "r.ring", "--size", "32KiB",

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -92,6 +94,46 @@ void ExpectEveryTypeRecords(const std::vector<OwnedRecord> &got, size_t at,
   EXPECT_EQ(d.kind, logsink::storage::Record::Kind::kDropped);
   EXPECT_EQ(d.dropped_count, 17u);
   EXPECT_EQ(d.dropped_since_ns, kT0);
+}
+
+// RING_REQ (before HELLO and after) is answered with the ring's identity, as
+// in the file's superblock, and its absolute path; a RING_REQ with a payload
+// is a protocol error.
+TEST(Daemon, RingReqNamesTheRingAndItsIdentity) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.Send(RingReq()));
+  auto f = c.ReadFrame();
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->first, LS_F_RING);
+  ls_ring r{};
+  ASSERT_EQ(
+      ls_ring_decode(reinterpret_cast<const uint8_t *>(f->second.data()), f->second.size(), &r), 0);
+  char *abs = realpath(d.ring.c_str(), nullptr);
+  ASSERT_NE(abs, nullptr);
+  EXPECT_EQ(std::string(r.path, r.path_len), std::string(abs));
+  free(abs);
+  std::unique_ptr<logsink::storage::RingReader> reader;
+  ASSERT_TRUE(
+      logsink::storage::RingReader::Open(logsink::storage::Env::Default(), d.ring, nullptr, &reader)
+          .ok());
+  EXPECT_EQ(0, std::memcmp(r.ring_id, reader->layout().ring_id.data(), LS_RING_ID_LEN));
+  EXPECT_NE(reader->layout().RingIdHex(), "");
+  ASSERT_TRUE(c.Send(Hello(1, "after") + RingReq()));
+  f = c.ReadFrame();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->first, LS_F_RING);
+  auto st = c.Stats();
+  EXPECT_EQ(st["ring_requests"], 2u);
+
+  Client bad(d.socket);
+  ASSERT_TRUE(bad.Send(Frame(LS_F_RING_REQ, "x")));
+  Client probe(d.socket);
+  WaitUntil([&] { return probe.Stats()["err_bad_payload"] == 1u; }, kHang, Ms(10));
+  EXPECT_EQ(probe.Stats()["err_bad_payload"], 1u);
 }
 
 TEST(Daemon, RoundTripEveryArgumentType) {

@@ -2,9 +2,10 @@
 // (proto/frame.h): the input is one connection's byte stream, cut into frames
 // with ls_frame_parse and decoded the way logsinkd does (HELLO, INTERN with
 // the printf signature, RECORDS checked against the interned signatures,
-// DROPPED, STATS_REQ), plus the client-side decoders (REFUSE, STATS) on every
-// payload. Checks that every decoded field lies inside its frame and that
-// ls_records_args and ls_args_check agree on the argument bytes.
+// DROPPED, STATS_REQ, RING_REQ), plus the client-side decoders (REFUSE,
+// STATS, RING) on every payload. Checks that every decoded field lies inside
+// its frame and that ls_records_args and ls_args_check agree on the argument
+// bytes.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -48,6 +49,16 @@ void DecodeAny(const uint8_t *p, size_t len) {
   FUZZ_CHECK(r == 0 || r == -EBADMSG);
   r = ls_stats_req_decode(p, len);
   FUZZ_CHECK(r == (len == 0 ? 0 : -EBADMSG));
+  r = ls_ring_req_decode(p, len);
+  FUZZ_CHECK(r == (len == 0 ? 0 : -EBADMSG));
+  ls_ring rg;
+  if (ls_ring_decode(p, len, &rg) == 0) {
+    FUZZ_CHECK(Inside(rg.ring_id, LS_RING_ID_LEN, p, end));
+    FUZZ_CHECK(Inside(rg.path, rg.path_len, p, end));
+    FUZZ_CHECK(rg.path_len >= 1 && rg.path_len <= LS_RING_PATH_MAX);
+    FUZZ_CHECK(memchr(rg.path, 0, rg.path_len) == nullptr);
+    g_sink = Touch(rg.path, rg.path_len);
+  }
   ls_refuse rf;
   if (ls_refuse_decode(p, len, &rf) == 0) {
     FUZZ_CHECK(Inside(rf.reason, rf.reason_len, p, end));
@@ -164,6 +175,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool ok = true;
     if (f.type == LS_F_STATS_REQ) {
       ok = ls_stats_req_decode(f.payload, f.len) == 0;
+    } else if (f.type == LS_F_RING_REQ) {
+      ok = ls_ring_req_decode(f.payload, f.len) == 0;
     } else if (!conn.hello) {
       ls_hello h;
       ok = f.type == LS_F_HELLO && ls_hello_decode(f.payload, f.len, &h) == 0;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock_env.h"
@@ -46,6 +47,10 @@ using Result = ProcResult;
 struct SpawnOptions {
   bool as_nobody = false;  // as root: run a staged copy of logctl as uid/gid 65534
   std::string stdin_data;
+  // Set in logctl's environment. LOGSINK_FILE, LOGSINK_SOCKET and
+  // LOGSINK_PAGER are unset unless given here, so the test's own
+  // environment cannot pick the ring, the daemon or the pager.
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 // Starts logctl with args; stdout and stderr are pipes. TZ=UTC, no colour.
@@ -60,9 +65,14 @@ class Proc {
     SubprocessOptions o;
     o.stdin_data = opt.stdin_data;
     const StagedBinary *staged = staged_.get();
-    o.child_setup = [staged] {
+    auto env = opt.env;
+    o.child_setup = [staged, env] {
       setenv("TZ", "UTC", 1);
       unsetenv("NO_COLOR");
+      unsetenv("LOGSINK_FILE");
+      unsetenv("LOGSINK_SOCKET");
+      unsetenv("LOGSINK_PAGER");
+      for (const auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       if (staged) {
         staged->SetLibraryPath();
         if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);

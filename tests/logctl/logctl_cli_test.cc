@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "common/unix_socket.h"
+#include "logsink/proto/frame_encode.h"
 #include "logsink/proto/wire.h"
 
 namespace logsink::test {
@@ -466,12 +467,23 @@ TEST_F(LogctlTest, ControlCharactersAreEscaped) {
 }
 
 // Runs logctl on a pseudo-terminal and returns what it printed there.
-std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env) {
+// LOGSINK_PAGER is "" (no pager) unless env sets it.
+std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env,
+                          const std::vector<std::pair<std::string, std::string>> &env = {}) {
   const std::string logctl = LogctlPath();
   int master;
   pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
     setenv("TZ", "UTC", 1);
+    setenv("LOGSINK_PAGER", "", 1);
+    unsetenv("LOGSINK_FILE");
+    unsetenv("LESS");
+    for (const auto &[k, v] : env) {
+      if (k[0] == '-')
+        unsetenv(k.c_str() + 1);  // "-NAME": unset NAME
+      else
+        setenv(k.c_str(), v.c_str(), 1);
+    }
     if (no_color_env) {
       setenv("NO_COLOR", "1", 1);
     } else {
@@ -690,11 +702,15 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
        "debug (any case) or 0-7, or a range FROM..TO such as err..warning, ..warning, err..\n"},
       {{"cat", "--pid", "-1"}, "logctl: cat: bad number '-1' for --pid\n"},
       {{"cat", "-f"}, "logctl: cat: option '-f' does not apply here\n"},
-      {{"cat", "--output", "xml"}, "logctl: cat: bad output mode 'xml' (short, json or raw)\n"},
+      {{"cat", "--output", "xml"},
+       "logctl: cat: bad output mode 'xml' (short, short-iso, short-precise, short-unix, "
+       "short-monotonic, cat, verbose, json, json-pretty or raw)\n"},
       {{"cat", "extra"}, "logctl: cat: unexpected argument 'extra'\n"},
       {{"cat", "--grep", "("}, ""},
       {{"cat", "--since", "soonish"}, ""},
-      {{"export"}, "logctl: export: --output FILE (or - for standard output) is required\n"},
+      {{"tail", "-r", "-f"}, "logctl: tail: --reverse and --follow cannot be combined\n"},
+      {{"export", "-r"}, "logctl: export: option '-r' does not apply here\n"},
+      {{"stats", "--no-pager"}, "logctl: stats: option '--no-pager' does not apply here\n"},
       {{"export", "--output", "x", "--format", "yaml"},
        "logctl: export: bad format 'yaml' (text or json)\n"},
       {{"frobnicate"},
@@ -711,8 +727,6 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
     }
     EXPECT_EQ(r.out, "");
   }
-  r = RunLogctl({});
-  EXPECT_EQ(r.status, 2);
   r = RunLogctl({"tail", "--help"});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out.rfind("usage: logctl tail", 0), 0u);
@@ -806,6 +820,10 @@ TEST_F(LogctlTest, ExportToStandardOutput) {
   EXPECT_EQ(r.err, "");
   struct stat st;
   EXPECT_NE(stat(dir_.File("-").c_str(), &st), 0) << "export -o - created a file named '-'";
+  // Issue 15: without -o, export writes to standard output too.
+  r = RunLogctl({"export", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, cat.out);
   // -o - with filters and JSON.
   r = RunLogctl({"export", "-o", "-", "--format", "json", "-g", "n=4[0-9]$", "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -821,13 +839,13 @@ TEST_F(LogctlTest, ExportToStandardOutput) {
   // export's help names -o as the destination, not as an output mode.
   r = RunLogctl({"export", "--help"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out.rfind("usage: logctl export -o FILE|- ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("usage: logctl export [-o FILE|-] ", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("  -o, --output FILE|-   where to write"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("short|json|raw"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("--show-cursor"), std::string::npos) << r.out;
   // tail and cat keep -o as the output mode.
   r = RunLogctl({"cat", "--help"});
-  EXPECT_NE(r.out.find("-o, --output short|json|raw"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-o, --output MODE  short (the default)"), std::string::npos) << r.out;
 }
 
 TEST_F(LogctlTest, StatsWithoutDaemon) {
@@ -855,18 +873,31 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_FALSE(v["daemon"]["running"].get<bool>());
 }
 
-// A stand-in daemon on a real socket: checks the STATS_REQ frame and answers.
+// A stand-in daemon on a real socket: checks the RING_REQ and STATS_REQ
+// frames and answers them, saying it writes the file (its identity, st_dev
+// and st_ino).
 TEST_F(LogctlTest, StatsAsksTheDaemon) {
   std::string f = EmptyRing(), sock = dir_.File("d.sock");
   int lfd = ListenUnix(sock, 4);
   ASSERT_GE(lfd, 0);
+  std::unique_ptr<RingReader> reader;
+  ASSERT_TRUE(RingReader::Open(Env::Default(), f, nullptr, &reader).ok());
+  struct stat st;
+  ASSERT_EQ(stat(f.c_str(), &st), 0);
+  std::string ring_frame(LS_RING_FRAME_MAX, '\0');
+  ls_ring ring = {reader->layout().ring_id.data(), uint64_t(st.st_dev), uint64_t(st.st_ino),
+                  f.data(), f.size()};
+  ptrdiff_t ring_len =
+      ls_ring_encode(reinterpret_cast<uint8_t *>(ring_frame.data()), ring_frame.size(), &ring);
+  ASSERT_GT(ring_len, 0);
+  ring_frame.resize(size_t(ring_len));
   std::string got;
   std::thread server([&] {
     int c = accept(lfd, nullptr, nullptr);
     if (c < 0) return;
-    // STATS_REQ = 5 bytes, no HELLO needed (PROTOCOL.md).
+    // RING_REQ and STATS_REQ, 5 bytes each, no HELLO needed (PROTOCOL.md).
     char b[64];
-    size_t want = 5;
+    size_t want = 10;
     while (got.size() < want) {
       ssize_t n = read(c, b, sizeof b);
       if (n <= 0) break;
@@ -884,6 +915,7 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
     memcpy(frame.data(), &len, 4);
     frame += static_cast<char>(LS_F_STATS);
     frame += payload;
+    frame = ring_frame + frame;
     if (write(c, frame.data(), frame.size()) < 0) {
     }
     close(c);
@@ -896,7 +928,7 @@ TEST_F(LogctlTest, StatsAsksTheDaemon) {
       r.out.find("daemon:        running (socket " + sock + ")\n  records_in=300\n  queued=0\n"),
       std::string::npos)
       << r.out;
-  EXPECT_EQ(got, std::string("\x01\0\0\0\x05", 5));
+  EXPECT_EQ(got, std::string("\x01\0\0\0\x06\x01\0\0\0\x05", 10));
 }
 
 TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
@@ -910,6 +942,224 @@ TEST_F(LogctlTest, StatsDoesNotHangOnASilentDaemon) {
   EXPECT_NE(r.out.find("daemon: unreachable (socket " + sock + "): no answer within the timeout"),
             std::string::npos)
       << r.out;
+}
+
+// Issue 15: -r/--reverse prints newest first, for cat, tail and tail with a
+// filter; -n still picks the newest N.
+TEST_F(LogctlTest, ReverseIsNewestFirst) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 5);
+  ring.Close();
+  auto fwd = Lines(RunLogctl({"cat", "-o", "cat", "--file", f}).out);
+  ASSERT_EQ(fwd, (std::vector<std::string>{"n=0", "n=1", "n=2", "n=3", "n=4"}));
+  auto rev = Lines(RunLogctl({"cat", "-r", "-o", "cat", "--file", f}).out);
+  EXPECT_EQ(rev, (std::vector<std::string>{"n=4", "n=3", "n=2", "n=1", "n=0"}));
+  rev = Lines(RunLogctl({"tail", "--reverse", "-n", "2", "-o", "cat", "--file", f}).out);
+  EXPECT_EQ(rev, (std::vector<std::string>{"n=4", "n=3"}));
+  rev = Lines(RunLogctl({"tail", "-r", "-n", "2", "-g", "n=[013]", "-o", "cat", "--file", f}).out);
+  EXPECT_EQ(rev, (std::vector<std::string>{"n=3", "n=1"}));
+  rev = Lines(
+      RunLogctl({"tail", "-r", "-n", "3", "--since", "@1763892000.001", "-o", "cat", "--file", f})
+          .out);
+  EXPECT_EQ(rev, (std::vector<std::string>{"n=4", "n=3", "n=2"}));
+}
+
+// Issue 15: the journalctl-like -o modes.
+TEST_F(LogctlTest, OutputModes) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  uint32_t site = ring.Intern(3, "disk %s full");
+  const uint64_t ts = kT0 + 123456789;
+  ring.Add(site, "s", Args().s("sda1").bytes(), ts);
+  ring.Close();
+  auto run = [&](const char *mode) {
+    Result r = RunLogctl({"cat", "--utc", "-o", mode, "--file", f});
+    EXPECT_EQ(r.status, 0) << mode << ": " << r.err;
+    return r.out;
+  };
+  const std::string ident = " testapp(testcomm)[4242]: <err> disk sda1 full\n";
+  EXPECT_EQ(run("short"), "2025-11-23T10:00:00.123456+0000" + ident);
+  EXPECT_EQ(run("short-iso"), "2025-11-23T10:00:00+0000" + ident);
+  EXPECT_EQ(run("short-precise"), "2025-11-23T10:00:00.123456789+0000" + ident);
+  EXPECT_EQ(run("short-unix"), "1763892000.123456789" + ident);
+  EXPECT_EQ(run("cat"), "disk sda1 full\n");
+  // short-monotonic: seconds since this boot, from the realtime stamp.
+  struct timespec rt, bt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_BOOTTIME, &bt);
+  double boot = double(rt.tv_sec - bt.tv_sec) + double(rt.tv_nsec - bt.tv_nsec) / 1e9;
+  std::string mono = run("short-monotonic");
+  ASSERT_EQ(mono.front(), '[') << mono;
+  size_t close = mono.find(']');
+  ASSERT_NE(close, std::string::npos) << mono;
+  double secs = std::stod(mono.substr(1, close - 1));
+  EXPECT_NEAR(secs, double(ts) / 1e9 - boot, 2.0) << mono;
+  EXPECT_EQ(mono.substr(close + 1), ident) << mono;
+  EXPECT_EQ(mono.substr(close - 7, 1), ".") << "microseconds: " << mono;
+  std::string v = run("verbose");
+  EXPECT_EQ(v.rfind("2025-11-23T10:00:00.123456789+0000 [seq 0]\n", 0), 0u) << v;
+  for (const char *field :
+       {"    SEQ=0\n", "    TS_NS=1763892000123456789\n", "    PRIORITY=3\n", "    LEVEL=err\n",
+        "    PID=4242\n", "    APP=testapp\n", "    COMM=testcomm\n", "    FMT=disk %s full\n",
+        "    FILE=test.c\n", "    MESSAGE=disk sda1 full\n"})
+    EXPECT_NE(v.find(field), std::string::npos) << field << " in " << v;
+  std::string pretty = run("json-pretty");
+  EXPECT_GT(std::count(pretty.begin(), pretty.end(), '\n'), 10) << pretty;
+  json a = json::parse(pretty, nullptr, false), b = ParseJson(Lines(run("json"))[0]);
+  ASSERT_FALSE(a.is_discarded()) << pretty;
+  EXPECT_EQ(a, b);
+  EXPECT_NE(pretty.find("\n  \"msg\": \"disk sda1 full\",\n"), std::string::npos) << pretty;
+}
+
+// A fake pager that records its arguments, $LESS and its input.
+std::string FakePager(const TempDir &dir) {
+  std::string path = dir.File("pager.sh");
+  WriteFile(path,
+            "#!/bin/sh\nprintf '%s' \"$*\" > \"$0.args\"\nprintf '%s' \"$LESS\" > \"$0.less\"\n"
+            "cat > \"$0.in\"\n");
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+// Issue 15: on a terminal, tail and cat go through $LOGSINK_PAGER, else
+// $PAGER, with LESS=FRSXMK unless LESS is set; -e starts it at the end
+// (+G); --no-pager, a pipe or -f: no pager.
+TEST_F(LogctlTest, PagerOnATerminal) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 3);
+  ring.Close();
+  const std::string pager = FakePager(dir_);
+  auto reset = [&] {
+    for (const char *ext : {".args", ".less", ".in"}) unlink((pager + ext).c_str());
+  };
+  std::string screen =
+      RunOnTerminal({"cat", "-o", "cat", "--file", f}, true, {{"LOGSINK_PAGER", pager}});
+  EXPECT_EQ(screen, "");
+  EXPECT_EQ(ReadFile(pager + ".in"), "n=0\nn=1\nn=2\n");
+  EXPECT_EQ(ReadFile(pager + ".args"), "");
+  EXPECT_EQ(ReadFile(pager + ".less"), "FRSXMK");
+  reset();
+  RunOnTerminal({"tail", "-e", "-n", "1", "-o", "cat", "--file", f}, true,
+                {{"LOGSINK_PAGER", pager}, {"LESS", "X"}});
+  EXPECT_EQ(ReadFile(pager + ".in"), "n=2\n");
+  EXPECT_EQ(ReadFile(pager + ".args"), "+G");
+  EXPECT_EQ(ReadFile(pager + ".less"), "X");
+  reset();
+  // $PAGER when $LOGSINK_PAGER is unset; colours still follow the terminal.
+  RunOnTerminal({"cat", "--file", f, "-p", "info"}, false,
+                {{"-LOGSINK_PAGER", ""}, {"PAGER", pager}});
+  EXPECT_NE(ReadFile(pager + ".in").find("<info> n=2"), std::string::npos);
+  reset();
+  // --no-pager, or an empty pager: straight to the terminal.
+  screen = RunOnTerminal({"cat", "--no-pager", "-o", "cat", "--file", f}, true,
+                         {{"LOGSINK_PAGER", pager}});
+  EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
+  EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0);
+  screen = RunOnTerminal({"cat", "-o", "cat", "--file", f}, true, {{"LOGSINK_PAGER", "cat"}});
+  EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
+  EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0);
+  // Not a terminal: no pager.
+  SpawnOptions env;
+  env.env = {{"LOGSINK_PAGER", pager}};
+  Result r = RunLogctl({"cat", "-o", "cat", "--file", f}, env);
+  EXPECT_EQ(r.out, "n=0\nn=1\nn=2\n");
+  EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0);
+  // -f: no pager, even on a terminal (the record shows on the terminal).
+  int master;
+  const std::string logctl = LogctlPath();
+  pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    setenv("LOGSINK_PAGER", pager.c_str(), 1);
+    execl(logctl.c_str(), logctl.c_str(), "tail", "-f", "-n", "1", "-o", "cat", "--file", f.c_str(),
+          static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  auto deadline = Clock::now() + kHang;
+  while (Clock::now() < deadline && seen.find("n=2") == std::string::npos) {
+    struct pollfd p = {master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char b[256];
+    ssize_t n = read(master, b, sizeof b);
+    if (n <= 0) break;
+    seen.append(b, size_t(n));
+  }
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  close(master);
+  EXPECT_NE(seen.find("n=2"), std::string::npos) << seen;
+  EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0);
+}
+
+// Issue 15: `logctl` alone is `logctl cat` through the pager.
+TEST_F(LogctlTest, NoArgumentsIsTheWholeLogThroughThePager) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 12);
+  ring.Close();
+  SpawnOptions env;
+  env.env = {{"LOGSINK_FILE", f}};
+  Result r = RunLogctl({}, env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, RunLogctl({"cat", "--file", f}).out);
+  EXPECT_EQ(Lines(r.out).size(), 12u);
+  const std::string pager = FakePager(dir_);
+  std::string screen = RunOnTerminal({}, true, {{"LOGSINK_PAGER", pager}, {"LOGSINK_FILE", f}});
+  EXPECT_EQ(screen, "");
+  EXPECT_EQ(ReadFile(pager + ".in"), r.out);
+}
+
+// Issue 15: u64 fields beyond 2^53 (which jq rounds) have exact string
+// copies: seq_str, ts_ns_str, dropped_since_ns_str always, args_str when an
+// integer argument is beyond +-2^53; the numeric fields stay as they were.
+TEST_F(LogctlTest, JsonHasExactStringCopiesOfLargeIntegers) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  uint32_t big = ring.Intern(6, "%lu %lld %d %s %.1f");
+  uint32_t small = ring.Intern(6, "%d");
+  const uint64_t ts = kT0 + 123456789;  // 1763892000123456789 > 2^53
+  const uint64_t u = 18446744073709551611ull;
+  const int64_t i = -(int64_t(1) << 60) - 3;
+  std::string dbl(8, '\0');
+  double half = 0.5;
+  std::memcpy(dbl.data(), &half, 8);
+  ring.Add(big, "uiisf", Args().u(u).i(i).i(7).s("x").raw(dbl).bytes(), ts);
+  ring.Add(small, "i", Args().i(int64_t(1) << 53).bytes(), ts + 1);
+  ring.writer()->AppendDropped(ring.source(), ts + 2, 4, ts - 1000);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--json", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  // Parsed as text, not as doubles: the copies must be the exact decimals.
+  EXPECT_NE(lines[0].find("\"seq\":0,\"seq_str\":\"0\",\"ts_ns\":1763892000123456789,"
+                          "\"ts_ns_str\":\"1763892000123456789\""),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"args\":[18446744073709551611,-1152921504606846979,7,\"x\",0.5]"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("\"args_str\":[\"18446744073709551611\",\"-1152921504606846979\","
+                          "\"7\",\"x\",0.5]"),
+            std::string::npos)
+      << lines[0];
+  json v = ParseJson(lines[0]);
+  ASSERT_FALSE(v.is_discarded());
+  EXPECT_EQ(v["ts_ns_str"].get<std::string>(), std::to_string(ts));
+  EXPECT_EQ(v["ts_ns"].get<uint64_t>(), ts);
+  // 2^53 itself is exact as a double: no args_str.
+  json w = ParseJson(lines[1]);
+  EXPECT_EQ(w["seq_str"].get<std::string>(), "1");
+  EXPECT_FALSE(w.contains("args_str")) << lines[1];
+  json d = ParseJson(lines[2]);
+  EXPECT_EQ(d["dropped_since_ns_str"].get<std::string>(), std::to_string(ts - 1000)) << lines[2];
+  // stats --json: the timestamps too.
+  r = RunLogctl({"stats", "--json", "--file", f, "--socket", dir_.File("none.sock")});
+  json s = ParseJson(Lines(r.out)[0]);
+  EXPECT_EQ(s["oldest_ts_ns_str"].get<std::string>(), std::to_string(ts)) << r.out;
+  EXPECT_EQ(s["newest_ts_ns_str"].get<std::string>(), std::to_string(ts + 2)) << r.out;
 }
 
 }  // namespace

@@ -89,6 +89,129 @@ TEST(LogctlDaemonTest, StatsShowsLiveCounters) {
       << r.out;
 }
 
+// Issue 15: with only LOGSINK_SOCKET set, every command reads the ring of the
+// daemon on that socket (asked with RING_REQ), not the system default.
+TEST(LogctlDaemonTest, LogsinkSocketAlonePicksTheDaemonsRing) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  SpawnOptions env;
+  env.env = {{"LOGSINK_SOCKET", d.socket}};
+  ASSERT_EQ(RunLogctl({"send", "hello from the demo"}, env).status, 0);
+  Result r;
+  WaitUntil(
+      [&] {
+        r = RunLogctl({"tail", "-n", "1"}, env);
+        return r.out.find("<info> hello from the demo") != std::string::npos;
+      },
+      kHang, Ms(20));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("<info> hello from the demo"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.err, "");
+  r = RunLogctl({"cat", "-o", "json"}, env);
+  ASSERT_EQ(Lines(r.out).size(), 1u) << r.out << r.err;
+  EXPECT_EQ(RunLogctl({"verify"}, env).status, 0);
+  // --socket does the same without the environment.
+  r = RunLogctl({"tail", "-n", "1", "--socket", d.socket});
+  EXPECT_NE(r.out.find("hello from the demo"), std::string::npos) << r.out << r.err;
+  // stats without --file describes the daemon's ring, with its counters.
+  r = RunLogctl({"stats", "--json"}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  EXPECT_TRUE(v["daemon"]["writes_this_file"].get<bool>()) << r.out;
+  EXPECT_FALSE(v["daemon"]["counters"].empty()) << r.out;
+  EXPECT_EQ(v["records"].get<uint64_t>(), 1u);
+}
+
+// A daemon started with a relative --file answers RING_REQ with the absolute
+// path, so logctl finds it from any directory.
+TEST(LogctlDaemonTest, RelativeRingPathIsAnsweredAbsolute) {
+  TempDir dir;
+  Daemon d(dir, {"--file", "rel.ring"});
+  const std::string where = dir.path();
+  d.child_setup = [where] {
+    if (chdir(where.c_str()) != 0) _exit(126);
+  };
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  SpawnOptions env;
+  env.env = {{"LOGSINK_SOCKET", d.socket}};
+  ASSERT_EQ(RunLogctl({"send", "relative"}, env).status, 0);
+  Result r;
+  WaitUntil(
+      [&] {
+        r = RunLogctl({"cat", "-o", "cat"}, env);  // run from the test's directory
+        return r.out == "relative\n";
+      },
+      kHang, Ms(20));
+  EXPECT_EQ(r.out, "relative\n") << r.err;
+  r = RunLogctl({"stats", "--json"}, env);
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  char *abs = realpath((dir / "rel.ring").c_str(), nullptr);
+  ASSERT_NE(abs, nullptr);
+  EXPECT_EQ(v["file"].get<std::string>(), std::string(abs));
+  EXPECT_EQ(v["daemon"]["ring"].get<std::string>(), std::string(abs));
+  free(abs);
+}
+
+// $LOGSINK_FILE comes before the daemon's ring, and --file before both.
+TEST(LogctlDaemonTest, FileFlagThenLogsinkFileThenTheDaemon) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket, "in the daemon's ring"}).status, 0);
+  ASSERT_EQ(CatUntil(d.ring, 1).size(), 1u);
+  std::string other = dir.File("other.ring");
+  {
+    TestRing t(other);
+    uint32_t s = t.Intern(6, "in the other ring");
+    t.Add(s, "", "", kT0);
+    t.Close();
+  }
+  SpawnOptions env;
+  env.env = {{"LOGSINK_SOCKET", d.socket}, {"LOGSINK_FILE", other}};
+  Result r = RunLogctl({"cat"}, env);
+  EXPECT_NE(r.out.find("in the other ring"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.out.find("in the daemon's ring"), std::string::npos) << r.out;
+  r = RunLogctl({"cat", "--file", d.ring}, env);
+  EXPECT_NE(r.out.find("in the daemon's ring"), std::string::npos) << r.out << r.err;
+  env.env = {{"LOGSINK_SOCKET", d.socket}, {"LOGSINK_FILE", ""}};  // empty: unset
+  r = RunLogctl({"cat"}, env);
+  EXPECT_NE(r.out.find("in the daemon's ring"), std::string::npos) << r.out << r.err;
+}
+
+// stats --file of a copy of the daemon's ring (the same identity, another
+// file) or of another ring (another identity): the daemon runs but writes
+// another file, so its live counters are not printed next to its numbers.
+TEST(LogctlDaemonTest, StatsOfAnotherRingShowsNoLiveCounters) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket, "one"}).status, 0);
+  ASSERT_EQ(CatUntil(d.ring, 1).size(), 1u);
+  std::string copy = dir.File("copy.ring");
+  WriteFile(copy, ReadFile(d.ring));
+  SpawnOptions env;
+  env.env = {{"LOGSINK_SOCKET", d.socket}};
+  for (const std::string &file : {copy, dir.File("fresh.ring")}) {
+    if (file != copy) {
+      TestRing t(file);  // another ring: another identity
+      t.Close();
+    }
+    Result r = RunLogctl({"stats", "--file", file, "--json"}, env);
+    ASSERT_EQ(r.status, 0) << r.err;
+    json v = ParseJson(Lines(r.out)[0]);
+    ASSERT_FALSE(v.is_discarded()) << r.out;
+    EXPECT_TRUE(v["daemon"]["running"].get<bool>()) << r.out;
+    EXPECT_FALSE(v["daemon"]["writes_this_file"].get<bool>()) << file << ": " << r.out;
+    EXPECT_FALSE(v["daemon"].contains("counters")) << file << ": " << r.out;
+    r = RunLogctl({"stats", "--file", file}, env);
+    EXPECT_NE(r.out.find("writing another ring: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("next_record_seq="), std::string::npos) << r.out;
+  }
+}
+
 TEST(LogctlDaemonTest, SendFailsWithoutADaemon) {
   TempDir dir;
   std::string sock = dir.File("nobody.sock");

@@ -151,6 +151,26 @@ TEST_F(FrameEncode, DroppedStatsReqRefuseMatchGolden) {
   EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_refuse_encode(b, c, &r); }), v_["refuse"]);
 }
 
+TEST_F(FrameEncode, RingReqAndRingMatchGolden) {
+  EXPECT_EQ(Encode([](uint8_t *b, size_t c) { return ls_ring_req_encode(b, c); }), v_["ring_req"]);
+  ls_frame f = Get("ring");
+  ls_ring r{};
+  ASSERT_EQ(ls_ring_decode(f.payload, f.len, &r), 0);
+  EXPECT_EQ(Encode([&](uint8_t *b, size_t c) { return ls_ring_encode(b, c, &r); }), v_["ring"]);
+  uint8_t buf[LS_RING_FRAME_MAX + 1];
+  const uint8_t id[LS_RING_ID_LEN] = {1};
+  std::string longest(LS_RING_PATH_MAX, 'p');
+  ls_ring big = {id, UINT64_MAX, UINT64_MAX, longest.data(), longest.size()};
+  EXPECT_GT(ls_ring_encode(buf, LS_RING_FRAME_MAX, &big), 0);
+  std::string too_long(LS_RING_PATH_MAX + 1, 'p');
+  ls_ring bad = {id, 1, 2, too_long.data(), too_long.size()};
+  EXPECT_EQ(ls_ring_encode(buf, sizeof buf, &bad), -EINVAL);
+  bad = {id, 1, 2, "", 0};
+  EXPECT_EQ(ls_ring_encode(buf, sizeof buf, &bad), -EINVAL);
+  bad = {id, 1, 2, "/a\0b", 4};
+  EXPECT_EQ(ls_ring_encode(buf, sizeof buf, &bad), -EINVAL);
+}
+
 TEST_F(FrameEncode, StatsMatchesGolden) {
   ls_frame f = Get("stats");
   ls_statsframe_iter it;

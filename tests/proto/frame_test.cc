@@ -244,6 +244,36 @@ TEST(StatsReq, MustBeEmpty) {
   EXPECT_EQ(ls_stats_req_decode(U(x), 1), -EBADMSG);
 }
 
+TEST(RingReq, MustBeEmpty) {
+  std::string x = "x";
+  EXPECT_EQ(ls_ring_req_decode(U(x), 0), 0);
+  EXPECT_EQ(ls_ring_req_decode(U(x), 1), -EBADMSG);
+}
+
+TEST(Ring, DecodesExactlyAndRefusesBadPaths) {
+  const std::string id(16, '\x5a');
+  std::string p = Payload(logsink::test::Ring(id, 7, 1ull << 40, "/tmp/r.ring"));
+  ls_ring r{};
+  ASSERT_EQ(ls_ring_decode(U(p), p.size(), &r), 0);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.ring_id), 16), id);
+  EXPECT_EQ(r.dev, 7u);
+  EXPECT_EQ(r.ino, 1ull << 40);
+  EXPECT_EQ(std::string(r.path, r.path_len), "/tmp/r.ring");
+  for (size_t n = 0; n < p.size(); n++) EXPECT_EQ(ls_ring_decode(U(p), n, &r), -EBADMSG);
+  std::string longer = p + "x";
+  EXPECT_EQ(ls_ring_decode(U(longer), longer.size(), &r), -EBADMSG);
+  std::string empty = Payload(logsink::test::Ring(id, 7, 1ull << 40, ""));
+  EXPECT_EQ(ls_ring_decode(U(empty), empty.size(), &r), -EBADMSG);
+  std::string nul = Payload(logsink::test::Ring(id, 7, 1ull << 40, std::string("/a\0b", 4)));
+  EXPECT_EQ(ls_ring_decode(U(nul), nul.size(), &r), -EBADMSG);
+  std::string max =
+      Payload(logsink::test::Ring(id, 7, 1ull << 40, std::string(LS_RING_PATH_MAX, 'a')));
+  EXPECT_EQ(ls_ring_decode(U(max), max.size(), &r), 0);
+  std::string over =
+      Payload(logsink::test::Ring(id, 7, 1ull << 40, std::string(LS_RING_PATH_MAX + 1, 'a')));
+  EXPECT_EQ(ls_ring_decode(U(over), over.size(), &r), -EBADMSG);
+}
+
 TEST(Refuse, Decodes) {
   std::string p = Payload(logsink::test::Refuse(1, "too new"));
   ls_refuse r;

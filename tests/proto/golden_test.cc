@@ -128,6 +128,29 @@ TEST_F(Golden, StatsReq) {
             logsink::test::ToHex(Bytes("stats_req")));
 }
 
+TEST_F(Golden, RingReq) {
+  ls_frame f = Get("ring_req", LS_F_RING_REQ);
+  EXPECT_EQ(ls_ring_req_decode(f.payload, f.len), 0);
+  EXPECT_EQ(logsink::test::ToHex(logsink::test::RingReq()),
+            logsink::test::ToHex(Bytes("ring_req")));
+}
+
+TEST_F(Golden, Ring) {
+  ls_frame f = Get("ring", LS_F_RING);
+  ls_ring r{};
+  ASSERT_EQ(ls_ring_decode(f.payload, f.len, &r), 0);
+  std::string id(reinterpret_cast<const char *>(r.ring_id), LS_RING_ID_LEN);
+  std::string want_id;
+  for (char c = 0; c < 16; c++) want_id += c;
+  EXPECT_EQ(id, want_id);
+  EXPECT_EQ(r.dev, 2049u);
+  EXPECT_EQ(r.ino, 131u);
+  EXPECT_EQ(std::string(r.path, r.path_len), "/var/lib/logsink/logsink.ring");
+  EXPECT_EQ(logsink::test::ToHex(
+                logsink::test::Ring(want_id, 2049, 131, "/var/lib/logsink/logsink.ring")),
+            logsink::test::ToHex(Bytes("ring")));
+}
+
 TEST_F(Golden, Refuse) {
   ls_frame f = Get("refuse", LS_F_REFUSE);
   ls_refuse r;

@@ -138,6 +138,18 @@ inline std::string Dropped(uint64_t count, uint64_t since_ns, uint64_t now_ns) {
 
 inline std::string StatsReq() { return Frame(LS_F_STATS_REQ, ""); }
 
+inline std::string RingReq() { return Frame(LS_F_RING_REQ, ""); }
+
+// RING: the 16 identity bytes as they are, dev, ino, then str path.
+inline std::string Ring(std::string_view ring_id, uint64_t dev, uint64_t ino,
+                        std::string_view path) {
+  std::string p(ring_id);
+  PutVarint(&p, dev);
+  PutVarint(&p, ino);
+  PutStr(&p, path);
+  return Frame(LS_F_RING, p);
+}
+
 inline std::string Refuse(uint32_t version, std::string_view reason) {
   std::string p;
   PutU32(&p, version);

@@ -72,11 +72,15 @@ bool Validate(const Config &cfg, std::string *error);
 // equal Config (recreate excluded).
 std::string ToToml(const Config &cfg);
 
-// Units. Sizes: plain integers (bytes) or a number with B, KiB, MiB, GiB, TiB
-// (also K/M/G/T and KB/MB/GB/TB, all binary). Durations: duration.h's grammar
+// Units. Sizes: plain integers (bytes) or a number directly followed by K, M,
+// G, T or KiB, MiB, GiB, TiB, all powers of 1024 (K = KiB = 1024 bytes);
+// anything else ("1GB", "1gb", "1 G", "512B") is refused (kSizeForms says
+// so in messages). Durations: duration.h's grammar
 // ("100ms", "1.5s", "1h 30min") with a unit on every term, in whole
 // milliseconds. Return false on malformed input or overflow.
 bool ParseSize(std::string_view s, uint64_t *bytes);
+inline constexpr char kSizeForms[] =
+    "bytes, or a number with K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024), such as 64MiB";
 bool ParseDuration(std::string_view s, uint64_t *ms);
 std::string FormatSize(uint64_t bytes);   // "64MiB" when exact, else plain bytes
 std::string FormatDuration(uint64_t ms);  // "5s" when exact, else "100ms"

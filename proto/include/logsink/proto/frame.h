@@ -314,6 +314,42 @@ static inline int ls_statsframe_next(ls_statsframe_iter *it, const char **name, 
   return 1;
 }
 
+/* ---- RING_REQ: empty ------------------------------------------------------ */
+static inline int ls_ring_req_decode(const uint8_t *p, size_t len) {
+  (void)p;
+  return len == 0 ? 0 : -EBADMSG;
+}
+
+/* ---- RING: u8[16] ring_id | varint dev | varint ino | str path ----------- */
+/* The ring file the daemon writes: its identity (FORMAT.md "Superblock"),
+ * the file's st_dev and st_ino (a copy has the identity but not the inode)
+ * and its absolute path, 1 .. LS_RING_PATH_MAX bytes without a NUL byte
+ * (LS_RING_ID_LEN is format.h's). */
+#define LS_RING_PATH_MAX 4095u
+
+typedef struct ls_ring {
+  const uint8_t *ring_id; /* LS_RING_ID_LEN bytes, points into the input */
+  uint64_t dev, ino;      /* stat(2) of the file, as the daemon sees it */
+  const char *path;       /* not NUL-terminated */
+  size_t path_len;
+} ls_ring;
+
+/* Returns 0 or -EBADMSG (short, an empty or too long path, a NUL byte in
+ * it, bytes left over). */
+static inline int ls_ring_decode(const uint8_t *p, size_t len, ls_ring *r) {
+  const uint8_t *end = p + len;
+  size_t i;
+  if (len < LS_RING_ID_LEN) return -EBADMSG;
+  r->ring_id = p;
+  p += LS_RING_ID_LEN;
+  if (ls__get_var(&p, end, &r->dev) < 0 || ls__get_var(&p, end, &r->ino) < 0) return -EBADMSG;
+  if (ls__get_str(&p, end, LS_RING_PATH_MAX, &r->path, &r->path_len) < 0 || r->path_len == 0)
+    return -EBADMSG;
+  for (i = 0; i < r->path_len; i++)
+    if (r->path[i] == '\0') return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
 #ifdef __cplusplus
 }
 #endif

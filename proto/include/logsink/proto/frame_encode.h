@@ -188,6 +188,33 @@ static inline ptrdiff_t ls_statsframe_add(uint8_t *buf, size_t cap, const char *
   return (ptrdiff_t)at;
 }
 
+/* ---- RING_REQ: empty ------------------------------------------------------ */
+static inline ptrdiff_t ls_ring_req_encode(uint8_t *buf, size_t cap) {
+  if (ls_frame_open(buf, cap, LS_F_RING_REQ) < 0) return -ENOBUFS;
+  return ls_frame_close(buf, buf + LS_FRAME_HDR);
+}
+
+/* ---- RING: u8[16] ring_id | varint dev | varint ino | str path ----------- */
+/* Worst-case bytes of a RING frame. */
+#define LS_RING_FRAME_MAX (LS_FRAME_HDR + LS_RING_ID_LEN + 3u * LS_VARINT_MAX + LS_RING_PATH_MAX)
+
+/* -EINVAL for an empty path, one longer than LS_RING_PATH_MAX or one with a
+ * NUL byte. */
+static inline ptrdiff_t ls_ring_encode(uint8_t *buf, size_t cap, const ls_ring *r) {
+  size_t at = 0;
+  if (r->path_len == 0 || r->path_len > LS_RING_PATH_MAX || memchr(r->path, 0, r->path_len))
+    return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_RING)) < 0 || cap - at < LS_RING_ID_LEN)
+    return -ENOBUFS;
+  memcpy(buf + at, r->ring_id, LS_RING_ID_LEN);
+  at += LS_RING_ID_LEN;
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, r->dev)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, r->ino)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, r->path, r->path_len)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
 #ifdef __cplusplus
 }
 #endif

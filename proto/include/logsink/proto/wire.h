@@ -22,10 +22,12 @@ extern "C" {
 #define LS_F_RECORDS 0x03u   /* varint tid | record* */
 #define LS_F_DROPPED 0x04u   /* varint count | varint since_ns | varint now_ns */
 #define LS_F_STATS_REQ 0x05u /* empty */
+#define LS_F_RING_REQ 0x06u  /* empty */
 
 /* daemon -> client */
 #define LS_F_REFUSE 0x81u    /* u32 highest version supported | str reason; then close */
 #define LS_F_STATS 0x82u     /* varint n | n * (str name | varint value) */
+#define LS_F_RING 0x83u      /* u8[16] ring_id | varint dev | varint ino | str path */
 
 /* str := varint byte length | bytes */
 #define LS_APP_MAX 64u       /* longest app label */

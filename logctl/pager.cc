@@ -1,0 +1,70 @@
+// pager.cc: starting and waiting for the pager (see pager.h).
+#include "pager.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common.h"
+
+namespace logsink::logctl {
+
+void Pager::Start(bool at_end) {
+  if (pid_ > 0 || !isatty(STDOUT_FILENO)) return;
+  std::string cmd = "less";
+  if (const char *p = std::getenv("LOGSINK_PAGER"))
+    cmd = p;
+  else if (const char *q = std::getenv("PAGER"))
+    cmd = q;
+  if (cmd.find_first_not_of(" \t") == std::string::npos || cmd == "cat") return;
+  if (at_end) cmd += " +G";
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    Warn(std::string("cannot start the pager: ") + std::strerror(errno));
+    return;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    Warn(std::string("cannot start the pager: ") + std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  if (pid == 0) {
+    if (dup2(fds[0], STDIN_FILENO) < 0) _exit(127);
+    // Like journalctl: less quits when everything fits one screen (F), shows
+    // colours (R), chops long lines (S), keeps the screen (X), a long prompt
+    // (M) and quits on ^C (K), unless the user's LESS says otherwise.
+    setenv("LESS", "FRSXMK", 0);
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  if (dup2(fds[1], STDOUT_FILENO) < 0) {
+    Warn(std::string("cannot start the pager: ") + std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    return;
+  }
+  close(fds[0]);
+  close(fds[1]);
+  pid_ = pid;
+}
+
+void Pager::Finish() {
+  if (pid_ <= 0) return;
+  close(STDOUT_FILENO);  // the pager sees the end of its input
+  int st;
+  while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+}  // namespace logsink::logctl

@@ -1,0 +1,31 @@
+// pager.h: journalctl's pager habit for tail and cat: on a terminal the
+// output goes through $LOGSINK_PAGER, else $PAGER, else less (with
+// LESS=FRSXMK when LESS is unset); an empty value or "cat" means none.
+#pragma once
+
+#include <sys/types.h>
+
+namespace logsink::logctl {
+
+class Pager {
+ public:
+  Pager() = default;
+  Pager(const Pager &) = delete;
+  Pager &operator=(const Pager &) = delete;
+  ~Pager() { Finish(); }
+
+  // Starts the pager when standard output is a terminal and one is
+  // configured, and points standard output at it; at_end: start it at the
+  // end (" +G" is appended to the command, which less reads as "go to the
+  // end"). A pager that cannot be started is reported as a warning and the
+  // output goes to the terminal.
+  void Start(bool at_end);
+  // Closes standard output (everything must be flushed) and waits for the
+  // pager to exit. Nothing when none was started.
+  void Finish();
+
+ private:
+  pid_t pid_ = -1;
+};
+
+}  // namespace logsink::logctl
