@@ -92,7 +92,8 @@ const char *Help(Command c) {
              "  --prio-prefix    a line starting with <N> (N = facility * 8 + level, 0-191, or\n"
              "                   just 0-7) has that priority; the prefix is not stored\n"
              "  --id             accepted for logger(1) compatibility: every record carries the\n"
-             "                   sender's pid from the kernel; --id=ID (a claimed pid) is refused\n";
+             "                   sender's pid from the kernel; --id=ID (a claimed pid) is "
+             "refused\n";
     case Command::kRun:
       return "usage: logctl run [--app NAME] [--level-stdout L] [--level-stderr L] [-p FACILITY]\n"
              "                  [--prio-prefix] [--socket PATH] -- CMD [ARGS...]\n"

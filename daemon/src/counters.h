@@ -62,7 +62,7 @@ struct Counters {
   uint64_t syncs = 0;                // fdatasync calls completed
   uint64_t sync_errors = 0;
   uint64_t stats_requests = 0;
-  uint64_t ring_requests = 0;  // RING_REQ frames answered
+  uint64_t ring_requests = 0;       // RING_REQ frames answered
   uint64_t accept_emfile = 0;       // connections accepted with the reserve fd and closed (EMFILE)
   uint64_t memory_used = 0;         // bytes of connection state now (a gauge, see MemoryBudget)
   uint64_t text_streams = 0;        // connections that said HELLO with LS_HELLO_TEXT

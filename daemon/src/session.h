@@ -75,7 +75,7 @@ struct MemoryBudget {
 // What sessions share: the daemon's writer, counters and error log.
 struct Context {
   storage::RingWriter *writer = nullptr;
-  TextSites *text = nullptr;  // free-text records (text streams, syslog)
+  TextSites *text = nullptr;            // free-text records (text streams, syslog)
   std::string ring_path;                // the ring file's absolute path (RING replies)
   uint64_t ring_dev = 0, ring_ino = 0;  // its stat(2) st_dev and st_ino
   Counters *counters = nullptr;
