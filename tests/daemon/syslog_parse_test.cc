@@ -5,6 +5,7 @@
 // input.
 #include "syslog_parse.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -127,12 +128,12 @@ std::vector<Case> Table() {
        "", "", "", "", "", "", "<13>1 - h a - - [x]msg"},
       {"rfc5424_bad_timestamp", "<13>1 yesterday h a - - - m", kBad, SyslogBad::kRfc5424, 1, 5, "",
        "", "", "", "", "", "<13>1 yesterday h a - - - m"},
-      {"rfc5424_app_too_long", "<13>1 - h " + std::string(49, 'a') + " - - - m", kBad,
+      {"rfc5424_app_too_long", fmt::format("<13>1 - h {} - - - m", std::string(49, 'a')), kBad,
        SyslogBad::kRfc5424, 1, 5, "", "", "", "", "", "", ""},
       {"rfc5424_double_space", "<13>1 -  h a - - - m", kBad, SyslogBad::kRfc5424, 1, 5, "", "", "",
        "", "", "", "<13>1 -  h a - - - m"},
-      {"rfc5424_sd_name_too_long", "<13>1 - h a - - [" + std::string(33, 'x') + "] m", kBad,
-       SyslogBad::kRfc5424, 1, 5, "", "", "", "", "", "", ""},
+      {"rfc5424_sd_name_too_long", fmt::format("<13>1 - h a - - [{}] m", std::string(33, 'x')),
+       kBad, SyslogBad::kRfc5424, 1, 5, "", "", "", "", "", "", ""},
   };
 }
 
@@ -173,7 +174,7 @@ TEST(SyslogParse, MalformedWithValidPriKeepsItsFacilityAndSeverity) {
 
 TEST(SyslogParse, EveryPriValue) {
   for (unsigned pri = 0; pri <= 191; pri++) {
-    std::string in = "<" + std::to_string(pri) + ">Nov 25 12:40:16 t: x";
+    std::string in = fmt::format("<{}>Nov 25 12:40:16 t: x", pri);
     SyslogMessage m = ParseSyslog(in);
     ASSERT_EQ(m.form, k3164) << in;
     EXPECT_EQ(m.facility, pri >> 3);
