@@ -247,7 +247,7 @@ bool Allowed(Command c, int opt) {
 void PrintUsage(FILE *to) {
   std::fputs(
       "usage: logctl COMMAND [OPTIONS]\n"
-      "Reads the logsink ring file.\n\n"
+      "Reads the logsink ring file, and logs to logsinkd (send, run).\n\n"
       "Commands:\n"
       "  tail [-n N] [-f]   last N records (default 10); -f follows new ones\n"
       "  cat                every record, oldest first\n"
