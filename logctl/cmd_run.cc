@@ -43,14 +43,22 @@ void Forward(int sig) {
   _exit(code);
 }
 
-// In the child: connect both streams, put them on 1 and 2, exec CMD.
+// The signals logctl handles while CMD runs; blocked from before the fork
+// until each side has set its dispositions, so none is lost or misrouted.
+constexpr int kSignals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+struct SavedSignals {
+  struct sigaction old[4];
+  sigset_t mask;
+};
+
+// In the child: connect both streams, put them on 1 and 2, exec CMD with
+// the signal dispositions logctl was started with (an ignored SIGHUP under
+// nohup stays ignored).
 [[noreturn]] void Child(const Options &o, const std::string &socket, const std::string &app,
-                        int pipe_fd) {
+                        int pipe_fd, const SavedSignals &saved) {
   signal(SIGPIPE, SIG_DFL);  // logctl ignores it; CMD must get the default
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGHUP, SIG_DFL);
+  for (size_t i = 0; i < 4; i++) sigaction(kSignals[i], &saved.old[i], nullptr);
+  sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
   // The daemon reads the process name when it accepts a connection, which
   // may be before the exec: name the child after CMD already (as exec will).
   prctl(PR_SET_NAME, app.c_str());
@@ -89,6 +97,14 @@ int RunRun(Options &o) {
     size_t slash = cmd.rfind('/');
     app = slash == std::string::npos ? cmd : cmd.substr(slash + 1);
   }
+  // Descriptors 0-2 are open (on /dev/null if logctl got them closed), so
+  // the child's sockets never take those numbers and its dup2 onto 1 and 2
+  // always makes copies without close-on-exec.
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) {
+      Error("run", std::string("/dev/null: ") + std::strerror(errno));
+      return kExitError;
+    }
   // The child reports a failure before or at exec through this pipe; a
   // successful exec closes it (close-on-exec) with nothing written.
   int pfd[2];
@@ -96,26 +112,37 @@ int RunRun(Options &o) {
     Error("run", std::string("pipe: ") + std::strerror(errno));
     return kExitError;
   }
+  SavedSignals saved;
+  sigset_t block;
+  sigemptyset(&block);
+  for (size_t i = 0; i < 4; i++) {
+    sigaction(kSignals[i], nullptr, &saved.old[i]);
+    sigaddset(&block, kSignals[i]);
+  }
+  sigprocmask(SIG_BLOCK, &block, &saved.mask);
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
     Error("run", std::string("fork: ") + std::strerror(errno));
     return kExitError;
   }
   if (pid == 0) {
     close(pfd[0]);
-    Child(o, socket, app, pfd[1]);
+    Child(o, socket, app, pfd[1], saved);
   }
   close(pfd[1]);
   g_child = pid;
   // As system(3): an interrupt from the terminal reaches CMD (same process
-  // group), and logctl stays to report its status.
+  // group), and logctl stays to report its status. SIGTERM and SIGHUP are
+  // passed on, unless logctl was started with them ignored (nohup).
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
   struct sigaction sa = {};
   sa.sa_handler = Forward;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  for (size_t i = 2; i < 4; i++)
+    if (saved.old[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
+  sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
 
   std::string failure;
   char buf[512];

@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "daemon_stats.h"
+#include "escape.h"
 #include "logsink/proto/paths.h"
 
 namespace logsink::logctl {
@@ -45,13 +46,20 @@ bool RingPath(const std::string &file, const std::string &socket, std::string *p
   if (!sock.empty() || SocketPath(socket, &sock, &why)) {
     DaemonRing ring;
     int rc = QueryDaemonRing(sock, kRingQueryMs, &ring, &why);
-    if (rc == 0) {
+    // Whatever listens on the socket may not be our daemon: a path that is
+    // not absolute or holds control bytes is not taken.
+    bool plain = rc == 0 && !ring.path.empty() && ring.path[0] == '/';
+    for (unsigned char ch : ring.path) plain = plain && ch >= 0x20 && ch != 0x7f;
+    if (plain) {
       *path = ring.path;
       return true;
     }
-    if (rc != -ENOENT && rc != -ECONNREFUSED)
-      Warn("the daemon on " + sock + " did not say which ring it writes (" + why +
-           "); reading the default ring");
+    if (rc == 0) why = "not an absolute path";
+    if (rc != -ENOENT && rc != -ECONNREFUSED) {
+      std::string msg = "the daemon on " + sock + " did not say which ring it writes (";
+      render::AppendTerminalSafe(&msg, why);
+      Warn(msg + "); reading the default ring");
+    }
   }
   char buf[4096];
   if (ls_default_ring(buf, sizeof buf) < 0) {

@@ -161,6 +161,14 @@ ListenError OpenSocket(const std::string &path, int type, unsigned mode, const s
     *error = "socket: " + Errno(errno);
     return ListenError::kOther;
   }
+  // A datagram socket asks for senders' credentials before it has a name, so
+  // no datagram can arrive without them.
+  int on = 1;
+  if (type == SOCK_DGRAM && setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+    *error = "SO_PASSCRED: " + Errno(errno);
+    close(fd);
+    return ListenError::kOther;
+  }
   // The socket file gets its mode as bind creates it (0777 & ~umask): a
   // chmod by path afterwards would follow whatever someone with write access
   // to the directory swapped in meanwhile (a symlink to /etc/shadow, say).

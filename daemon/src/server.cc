@@ -344,8 +344,11 @@ void Server::ReadConn(Conn *c, size_t budget) {
 void Server::EndStream(Conn *c, bool eof) {
   if (c->session->text()) {
     c->session->Finish();
+    uint64_t errors = counters_.write_errors;
     if (writer_->dirty()) FlushNow();
-    if (eof) {
+    // No acknowledgment when the lines could not be written: the client
+    // then reports that it has none (logctl send fails).
+    if (eof && counters_.write_errors == errors) {
       c->session->AppendTextAck();
       SendOut(c);
     }

@@ -172,24 +172,29 @@ void Session::EndLine() {
   TextKind kind = kStream[text_flags_ >> LS_HELLO_STREAM_SHIFT & 3u];
   TextFields f;
   f.msg = msg;
-  ctx_->counters->text_lines++;
-  lines_++;
-  if (line_cut_) {
-    ctx_->counters->text_lines_cut++;
-    lines_cut_++;
-  }
   storage::Status s = ctx_->text->Append(source_, kind, uint8_t(facility), uint8_t(level),
                                          WallClockNanos(), f, line_cut_);
-  if (!s.ok()) WriteFailed(s);
+  if (s.ok()) {  // the acknowledgment counts only lines that are in the ring
+    ctx_->counters->text_lines++;
+    lines_++;
+    if (line_cut_) {
+      ctx_->counters->text_lines_cut++;
+      lines_cut_++;
+    }
+  } else {
+    WriteFailed(s);
+  }
   line_.clear();
   line_cut_ = 0;
 }
 
 bool Session::Finish() {
   if (!text_ || (line_.empty() && line_cut_ == 0)) return false;
+  uint64_t stored = lines_;
+  EndLine();
+  if (lines_ == stored) return false;
   ctx_->counters->text_partial_lines++;
   partial_lines_++;
-  EndLine();
   return true;
 }
 

@@ -16,6 +16,10 @@
 
 namespace logsink::daemon {
 
+// The uid and gid of a datagram that came without credentials: no user's
+// (the kernel's overflow id), never root's 0.
+constexpr uint32_t kNoCredentialsId = 65534;
+
 int EnableCredentials(int fd) {
   int on = 1;
   return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) == 0 ? 0 : errno;
@@ -63,7 +67,11 @@ void SyslogReceiver::Store(const uint8_t *p, size_t len, size_t real_len, uint32
   Counters &c = *ctx_->counters;
   c.syslog_received++;
   c.syslog_bytes += real_len;
-  if (!have_creds) c.syslog_no_credentials++;
+  if (!have_creds) {
+    c.syslog_no_credentials++;
+    pid = 0;
+    uid = gid = kNoCredentialsId;
+  }
   uint64_t cut = real_len > len ? real_len - len : 0;
   if (cut) c.syslog_truncated++;
 
@@ -147,8 +155,11 @@ bool SyslogReceiver::ReadSome(size_t byte_budget) {
     size_t real = size_t(r);
     size_t kept = std::min(real, buf_.size());
     bytes += std::max<size_t>(real, 1);
-    Store(buf_.data(), kept, real, have ? uint32_t(cred.pid) : 0, have ? uint32_t(cred.uid) : 0,
-          have ? uint32_t(cred.gid) : 0, have);
+    // pid 0: the kernel had no credentials for the sender (it sent before
+    // SO_PASSCRED was on): not root's, nobody's.
+    have = have && cred.pid != 0;
+    Store(buf_.data(), kept, real, uint32_t(cred.pid), uint32_t(cred.uid), uint32_t(cred.gid),
+          have);
   }
   ctx_->counters->syslog_budget_yields++;
   return true;

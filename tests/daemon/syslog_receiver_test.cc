@@ -85,6 +85,8 @@ TEST_F(SyslogReceiverTest, WithoutCredentialsPidIsZeroAndCounted) {
   auto got = Flushed();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].pid, 0u);
+  EXPECT_EQ(got[0].uid, 65534u) << "nobody's, never root's";
+  EXPECT_EQ(got[0].gid, 65534u);
 }
 
 // A real socket pair: SCM_CREDENTIALS gives this process's pid, uid and

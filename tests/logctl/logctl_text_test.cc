@@ -166,6 +166,29 @@ TEST_F(LogctlTextTest, RunReportsSignalsAndCommandsThatCannotRun) {
   EXPECT_EQ(r.err.rfind("logctl: run: a command to run is required\n", 0), 0u) << r.err;
 }
 
+// Under nohup (SIGHUP ignored) CMD keeps SIGHUP ignored, as it would
+// without logctl; a CMD started with standard output closed still gets its
+// stream on descriptor 1.
+TEST_F(LogctlTextTest, RunKeepsIgnoredSignalsAndFillsClosedDescriptors) {
+  SubprocessOptions o;
+  o.child_setup = [] { signal(SIGHUP, SIG_IGN); };
+  ProcResult r = RunProcess(
+      LogctlPath(),
+      {"run", "--socket", d_.socket, "--", "sh", "-c", "kill -HUP $$; echo survived the hangup"}, o,
+      kHang);
+  EXPECT_EQ(r.status, 0) << r.err;
+  o.child_setup = [] { close(STDOUT_FILENO); };
+  r = RunProcess(LogctlPath(),
+                 {"run", "--socket", d_.socket, "--", "sh", "-c", "echo stdout was closed"}, o,
+                 kHang);
+  EXPECT_EQ(r.status, 0) << r.err;
+  auto v = JsonUntil(d_.ring, 2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0]["msg"], "survived the hangup");
+  EXPECT_EQ(v[1]["msg"], "stdout was closed");
+  EXPECT_EQ(v[1]["file"], "stdout");
+}
+
 TEST(LogctlTextNoDaemon, RunAndSendFailWithoutRunningTheCommand) {
   TempDir dir;
   std::string sock = dir.File("nobody.sock");
