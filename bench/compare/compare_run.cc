@@ -248,7 +248,7 @@ int Main(int argc, char **argv) {
       t_e2e = last_change;
       break;
     }
-    usleep(10000);
+    usleep(1000);  // a poll: RingNextSeq costs a few header reads
   }
   double cpu1 = CpuSeconds(a.daemon_pid);
   // Senders still running after a timeout are stopped (our own children only).
@@ -256,6 +256,12 @@ int Main(int argc, char **argv) {
     if (p <= 0) continue;
     if (timeout) kill(p, SIGKILL);
     waitpid(p, nullptr, 0);
+  }
+  // Reports of children that finished after the last record landed.
+  for (pollfd pfd{result[0], POLLIN, 0}; live > 0 && poll(&pfd, 1, 0) == 1; live--) {
+    SenderResult r;
+    if (read(result[0], &r, sizeof r) != sizeof r) break;
+    results.push_back(r);
   }
   rusage ru{};
   getrusage(RUSAGE_CHILDREN, &ru);

@@ -337,12 +337,18 @@ void Server::ReadConn(Conn *c, size_t budget) {
   if (!c->session->out().empty()) SendOut(c);
 }
 
-// The peer is done (eof) or gone. A text stream's last line is stored even
-// without its newline, its lines are written to the file, and after an EOF
+// The peer is done (eof) or gone. After a clean EOF the open block is
+// written at once: a client that closed (a program that exited, `logctl
+// send`) has its records visible without waiting for flush_interval
+// (PROTOCOL.md, "Closing cleanly"); one pwrite per closing connection at
+// most, which its own accept and handshake already outweigh. A text
+// stream's last line is stored even without its newline, and after an EOF
 // the client gets the acknowledgment it may wait for (PROTOCOL.md, "Text
 // streams"): when it arrives, readers see every line.
 void Server::EndStream(Conn *c, bool eof) {
-  if (c->session->text()) {
+  if (!c->session->text()) {
+    if (eof && writer_->dirty()) FlushNow();
+  } else {
     c->session->Finish();
     uint64_t errors = counters_.write_errors;
     if (writer_->dirty()) FlushNow();
