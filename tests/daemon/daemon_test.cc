@@ -166,6 +166,28 @@ TEST(Daemon, RoundTripEveryArgumentType) {
   EXPECT_EQ(got[3].seq, 3u);
 }
 
+// PROTOCOL.md, "Closing cleanly": the daemon writes the open block when it
+// reads a client's EOF, so readers see its records without waiting for
+// flush_interval (set to a minute here; only the first batch, after a quiet
+// spell, is written at once).
+TEST(Daemon, CleanCloseMakesRecordsVisibleAtOnce) {
+  TempDir dir;
+  Daemon d(dir, {}, "[writer]\nflush_interval = \"60s\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c.Send(Hello(1, "closer") + Intern(3, 6, 1, "n=%d", "close.c") +
+                     Records(7, {{3, kT0, {Arg::I(1)}}})));
+  ASSERT_EQ(c.Stats()["next_record_seq"], 1u);
+  ASSERT_TRUE(c.Send(Records(7, {{3, kT0 + 1, {Arg::I(2)}}, {3, kT0 + 2, {Arg::I(3)}}})));
+  ASSERT_EQ(c.Stats()["next_record_seq"], 3u);
+  EXPECT_EQ(ReadRing(d.ring).size(), 1u) << "the second batch waits for flush_interval";
+  ASSERT_EQ(shutdown(c.fd(), SHUT_WR), 0);
+  ASSERT_TRUE(c.WaitClosed());
+  EXPECT_EQ(ReadRing(d.ring).size(), 3u) << "written when the daemon read the EOF";
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 // Text streams (PROTOCOL.md): after EOF the daemon acknowledges with its
 // line counts; on SIGTERM an unfinished line is stored, not dropped.
 TEST(Daemon, TextStreamsAcknowledgeAndKeepUnfinishedLines) {
