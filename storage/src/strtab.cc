@@ -93,6 +93,7 @@ void StringTable::Init(uint64_t region_off, uint64_t region_size) {
   tail_damaged_ = false;
   tail_crc_ = 0;
   entries_.clear();
+  sparse_.clear();
   index_.clear();
 }
 
@@ -107,8 +108,13 @@ std::string StringTable::Key(const Site &s) {
 }
 
 void StringTable::Add(uint32_t id, const Site &s) {
-  if (entries_.size() < id) entries_.resize(id);
-  entries_[id - 1] = Entry{true, s.level, s.line, std::string(s.fmt), std::string(s.file)};
+  Entry e{true, s.level, s.line, std::string(s.fmt), std::string(s.file)};
+  if (id <= entries_.size() + kDenseSlack || id <= 2ull * (count_ + 1)) {
+    if (entries_.size() < id) entries_.resize(id);
+    entries_[id - 1] = std::move(e);
+  } else {
+    sparse_[id] = std::move(e);
+  }
   index_.emplace(Key(s), id);
   last_id_ = std::max(last_id_, id);
   count_++;
@@ -213,8 +219,15 @@ Status StringTable::ClearDamagedTail(File *f) {
 }
 
 bool StringTable::Get(uint32_t id, Site *out) const {
-  if (id == 0 || id > entries_.size() || !entries_[id - 1].present) return false;
-  const Entry &e = entries_[id - 1];
+  const Entry *ep = nullptr;
+  if (id == 0) return false;
+  if (id <= entries_.size() && entries_[id - 1].present) {
+    ep = &entries_[id - 1];
+  } else if (auto it = sparse_.find(id); it != sparse_.end()) {
+    ep = &it->second;  // also when the dense part grew past it later
+  }
+  if (!ep || !ep->present) return false;
+  const Entry &e = *ep;
   out->level = e.level;
   out->line = e.line;
   out->fmt = e.fmt;

@@ -4,6 +4,7 @@
 #include "verify.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "block.h"
@@ -41,8 +42,11 @@ class Verifier {
   Layout l_;
   uint64_t problems_ = 0;
   std::vector<uint8_t> strtab_;  // the region; sites_ point into it
-  std::vector<Site> sites_;      // id - 1 -> site (fmt.data() null: no such entry)
-  std::vector<bool> present_;    // id - 1 -> an entry with that id is in the table
+  // id -> site. A map, not a vector indexed by id: ids may be skipped, so an
+  // entry may claim any id up to 2^32 - 1, and memory must follow the
+  // entries present.
+  std::unordered_map<uint32_t, Site> sites_;
+  uint32_t last_id_ = 0;  // the largest id read
 };
 
 Status Verifier::Run() {
@@ -160,12 +164,8 @@ Status Verifier::CheckStrtab() {
   // stretch are still found, and the damage is reported.
   StScanner sc;
   sc.on_entry = [this](size_t, uint32_t id, const Site &site) {
-    if (sites_.size() < id) {
-      sites_.resize(id);
-      present_.resize(id, false);
-    }
-    sites_[id - 1] = site;
-    present_[id - 1] = true;
+    sites_[id] = site;
+    last_id_ = std::max(last_id_, id);
   };
   sc.on_damage = [this](size_t off, size_t len) {
     Report(l_.strtab_off + off, "damaged string-table bytes (" + std::to_string(len) +
@@ -180,7 +180,7 @@ Status Verifier::CheckStrtab() {
       why += " (id ";
       why += std::to_string(ls_get_u32(strtab_.data() + end + LS_ST_OFF_ID));
       why += ": not after id ";
-      why += std::to_string(sites_.size());
+      why += std::to_string(last_id_);
       why += ", or CRC or lengths wrong)";
     }
     Report(l_.strtab_off + end, why);
@@ -204,11 +204,11 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
     if (d.kind != Record::Kind::kRecord) continue;
     if (d.site_id == 0) {
       CheckArgs(eoff, d.inline_site, d);
-    } else if (d.site_id > sites_.size() || !present_[d.site_id - 1]) {
+    } else if (auto it = sites_.find(d.site_id); it == sites_.end()) {
       Report(eoff, "record references unknown string id " + std::to_string(d.site_id) +
                        " (its entry is damaged or was lost)");
     } else {
-      CheckArgs(eoff, sites_[d.site_id - 1], d);
+      CheckArgs(eoff, it->second, d);
     }
   }
   if (r == BlockCursor::kMalformed) {
