@@ -87,14 +87,14 @@ class StringTable {
   uint32_t last_id_ = 0, count_ = 0;
   uint64_t damaged_ = 0;
   bool tail_damaged_ = false;
-  uint32_t tail_crc_ = 0;      // CRC of the damaged tail's first bytes when last scanned
+  uint32_t tail_crc_ = 0;  // CRC of the damaged tail's first bytes when last scanned
   // Entries by id. Ids are dense in practice (the writer takes the next one;
   // only retired ids are skipped), but an entry may claim any id up to
   // 2^32 - 1, so memory must follow the entries present, not the ids
   // claimed: an id within kDenseSlack of the dense part (or of twice the
   // entries present) extends it, a farther one goes to sparse_.
   static constexpr uint32_t kDenseSlack = 1024;
-  std::deque<Entry> entries_;  // id - 1 -> entry; a deque keeps views stable
+  std::deque<Entry> entries_;                   // id - 1 -> entry; a deque keeps views stable
   std::unordered_map<uint32_t, Entry> sparse_;  // ids past entries_.size()
   std::unordered_map<std::string, uint32_t> index_;
 };
