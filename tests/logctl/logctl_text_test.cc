@@ -2,6 +2,10 @@
 // against the real logsinkd: `logctl send` as logger(1) users write it (-p
 // FACILITY.LEVEL, -t TAG, <N> prefixes, --id) and `logctl run -- CMD`, whose
 // records carry CMD's own pid, its output's exact text and its exit status.
+#include <sys/stat.h>
+
+#include <fstream>
+
 #include "cli_util.h"
 #include "common/daemon_process.h"
 
@@ -111,8 +115,18 @@ TEST_F(LogctlTextTest, LongLinesAreCutAndCounted) {
 
 TEST_F(LogctlTextTest, RunCapturesBothStreamsWithTheCommandsPid) {
   // The command prints its own pid: the records must carry it, not logctl's.
-  Result r = RunLogctl({"run", "--socket", d_.socket, "--", "sh", "-c",
-                        "echo $$; echo out; echo 'err  two' >&2; printf 'no newline'; exit 3"});
+  // The daemon reads the process name (comm) when it accepts a connection,
+  // and a process that is gone by then has none (logctl.1): the command
+  // waits on a FIFO until its first three lines, so both connections, have
+  // reached the ring.
+  const std::string gate = dir_ / "gate";
+  ASSERT_EQ(mkfifo(gate.c_str(), 0600), 0);
+  Proc run({"run", "--socket", d_.socket, "--", "sh", "-c",
+            "echo $$; echo out; echo 'err  two' >&2; read x < '" + gate +
+                "'; printf 'no newline'; exit 3"});
+  ASSERT_EQ(JsonUntil(d_.ring, 3).size(), 3u);
+  { std::ofstream(gate) << "go\n"; }
+  Result r = run.Finish();
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(r.out, "") << "the output went to the ring";
   EXPECT_EQ(r.err, "");
