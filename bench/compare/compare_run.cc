@@ -4,12 +4,16 @@
 // and the daemon's CPU time, and prints one line of key=value pairs.
 //
 // usage: compare_run --system logsink|logsink-nb|syslog|spdlog --n N --clients K
-//          [--socket PATH] [--ring PATH] [--out PATH] [--daemon-pid PID]
-//          [--timeout SEC] [--stable SEC]
-//   logsink     liblogsink in blocking mode (waits for buffer space, like syslog(3))
-//   logsink-nb  liblogsink with default options (drops and counts when full)
+//          [--threads T] [--socket PATH] [--ring PATH] [--out PATH]
+//          [--daemon-pid PID] [--timeout SEC] [--stable SEC]
+//   logsink     liblogsink with default options (waits for buffer space while
+//               the daemon drains, like syslog(3) on a full socket)
+//   logsink-nb  liblogsink with LS_BLOCK_NEVER, the previous default (drops
+//               and counts when a thread's buffer is full)
 //   syslog      RFC 3164 datagrams on --socket; --out is the daemon's output file
 //   spdlog      in-process async logger; --out is a prefix, each process writes OUT.k
+// --threads T: each of the K processes logs its share from T threads (one
+// client, connection or logger per process, as an application would).
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,6 +28,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "landed.h"
@@ -37,7 +42,7 @@ constexpr const char *kMarker = "logged in from port";
 struct Args {
   std::string system, socket, ring, out;
   uint64_t n = 0;
-  int clients = 1;
+  int clients = 1, threads = 1;
   pid_t daemon_pid = 0;
   double timeout_s = 600, stable_s = 3;
 };
@@ -66,6 +71,8 @@ Args Parse(int argc, char **argv) {
       a.n = strtoull(v.c_str(), nullptr, 10);
     else if (k == "--clients")
       a.clients = atoi(v.c_str());
+    else if (k == "--threads")
+      a.threads = atoi(v.c_str());
     else if (k == "--daemon-pid")
       a.daemon_pid = atoi(v.c_str());
     else if (k == "--timeout")
@@ -76,6 +83,7 @@ Args Parse(int argc, char **argv) {
       Usage(("unknown option " + k).c_str());
   }
   if (a.n == 0 || a.clients < 1 || a.clients > 64) Usage("need --n > 0 and --clients 1..64");
+  if (a.threads < 1 || a.threads > 64) Usage("need --threads 1..64");
   return a;
 }
 
@@ -117,12 +125,21 @@ uint64_t FileSize(const std::string &p) {
     char b;
     while (read(start_r, &b, 1) < 0 && errno == EINTR) {
     }
-    s->Run(first, count);
+    if (a.threads == 1) {
+      s->Run(first, count);
+    } else {
+      std::vector<std::thread> th;
+      for (int i = 0; i < a.threads; i++) {
+        uint64_t lo = count * static_cast<uint64_t>(i) / static_cast<uint64_t>(a.threads);
+        uint64_t hi = count * static_cast<uint64_t>(i + 1) / static_cast<uint64_t>(a.threads);
+        th.emplace_back([&s, first, lo, hi] { s->Run(first + lo, hi - lo); });
+      }
+      for (auto &x : th) x.join();
+    }
     r.loop_end_ns = MonoNs();
     s->Finish(&r);
     r.done_ns = MonoNs();
   }
-  (void)a;
   (void)!write(result_w, &r, sizeof r);  // < PIPE_BUF: atomic
   _exit(0);
 }
@@ -309,10 +326,10 @@ int Main(int argc, char **argv) {
   double acc_s = static_cast<double>(loop_end - t0) / 1e9;
   double e2e_s = static_cast<double>(t_e2e - t0) / 1e9;
   printf(
-      "system=%s n=%llu clients=%d sent=%llu client_dropped=%llu dropped_reported=%llu "
+      "system=%s n=%llu clients=%d threads=%d sent=%llu client_dropped=%llu dropped_reported=%llu "
       "landed=%llu lost=%lld accepted_s=%.3f accepted_rps=%.0f e2e_s=%.3f e2e_rps=%.0f "
       "bytes_per_rec=%.1f daemon_cpu_s=%.2f sender_cpu_s=%.2f errors=%d timeout=%d note=%s\n",
-      a.system.c_str(), static_cast<unsigned long long>(a.n), a.clients,
+      a.system.c_str(), static_cast<unsigned long long>(a.n), a.clients, a.threads,
       static_cast<unsigned long long>(sent), static_cast<unsigned long long>(dropped),
       static_cast<unsigned long long>(dropped_reported), static_cast<unsigned long long>(landed),
       static_cast<long long>(a.n) - static_cast<long long>(landed), acc_s,

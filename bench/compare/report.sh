@@ -8,12 +8,15 @@ raw=$1 out=$2 machine=$3
 data=$out/compare-data.txt md=$out/compare.md png=$out/compare.png
 
 # Display names, in plot order.
-names='logsink=logsink logsink-nb=logsink_(default,_non-blocking) spdlog=spdlog_async_(in-process) rsyslog=rsyslog syslog-ng=syslog-ng syslog-ng-nopasscred=syslog-ng_so-passcred(no)'
+names='logsink=logsink logsink-nb=logsink_(LS_BLOCK_NEVER,_the_previous_default) spdlog=spdlog_async_(in-process) rsyslog=rsyslog syslog-ng=syslog-ng syslog-ng-nopasscred=syslog-ng_so-passcred(no)'
 
 awk -v names="$names" -v data="$data" -v md="$md" -v machine="$machine" '
 function kv(line, key,   m) { if (match(line, " " key "=[^ ]*")) return substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2); return "" }
 function human(x) { if (x == "") return "-"; x = x + 0; if (x >= 1e6) return sprintf("%.2f M", x / 1e6); if (x >= 1e3) return sprintf("%.0f k", x / 1e3); return sprintf("%.0f", x) }
 function cnt(x) { x = x + 0; return x >= 1e6 ? sprintf("%gM", x / 1e6) : sprintf("%gk", x / 1e3) }
+# A sender configuration "PxT" (processes x threads) for people.
+function who(c,   q) { split(c, q, "x"); if (q[2] > 1) return q[2] " threads"; return q[1] > 1 ? q[1] " processes" : "1 thread" }
+function whoshort(c,   q) { split(c, q, "x"); if (q[2] > 1) return q[2] "t"; return q[1] > 1 ? q[1] "p" : "1" }
 BEGIN {
   ns = split(names, arr, " ")
   for (i = 1; i <= ns; i++) { split(arr[i], p, "="); order[i] = p[1]; disp[p[1]] = p[2]; gsub("_", " ", disp[p[1]]) }
@@ -21,23 +24,24 @@ BEGIN {
 /^label=latency/ { lat = $0; next }
 /^# load average/ { sub(/^# load average /, ""); load = (load == "" ? "" : load "; ") $0; next }
 /^label=/ {
-  sys = substr($1, 7); n = kv($0, "n"); k = kv($0, "clients")
+  sys = substr($1, 7); n = kv($0, "n"); k = kv($0, "clients"); t = kv($0, "threads")
   if (n == "") next
+  k = k "x" (t == "" ? 1 : t)
   key = sys SUBSEP n SUBSEP k
   seen[sys] = 1; if (!(n in nseen)) { nseen[n] = 1; nlist[++nn] = n }
   row[key] = $0
 }
 END {
-  # Configurations in run order: smallest N first, 1 then 4 clients.
+  # Configurations in run order: smallest N first, then 1 thread, 4 processes, 4 threads.
   for (i = 1; i <= nn; i++) for (j = i + 1; j <= nn; j++) if (nlist[j] + 0 < nlist[i] + 0) { t = nlist[i]; nlist[i] = nlist[j]; nlist[j] = t }
   nc = 0
-  for (i = 1; i <= nn; i++) { cfg[++nc] = nlist[i] SUBSEP 1; cfg[++nc] = nlist[i] SUBSEP 4 }
+  for (i = 1; i <= nn; i++) { cfg[++nc] = nlist[i] SUBSEP "1x1"; cfg[++nc] = nlist[i] SUBSEP "4x1"; cfg[++nc] = nlist[i] SUBSEP "1x4" }
   # Plot data: one row per system, e2e records/s per configuration, then bytes/record.
   printf "system" > data
-  for (c = 1; c <= nc; c++) { split(cfg[c], q, SUBSEP); printf "\t\"%s x%s\"", cnt(q[1]), q[2] > data }
+  for (c = 1; c <= nc; c++) { split(cfg[c], q, SUBSEP); printf "\t\"%s x%s\"", cnt(q[1]), whoshort(q[2]) > data }
   printf "\tbytes_per_rec\n" > data
   for (i = 1; i <= ns; i++) {
-    # The non-blocking client drops under a tight loop: its landed/s is in the table only.
+    # LS_BLOCK_NEVER drops under a tight loop: its landed/s is in the table only.
     s = order[i]; if (!(s in seen) || s == "logsink-nb") continue
     printf "\"%s\"", disp[s] > data
     b = "-"
@@ -53,8 +57,10 @@ END {
   print "Same message everywhere: `user %d logged in from port %d request %d`. \"Accepted\" is the" > md
   print "sender side (all calls returned); \"end to end\" is until every record was on disk (counted" > md
   print "there: ring records by sequence number, text lines containing the message). Daemon CPU is" > md
-  print "utime+stime of the daemon process over the run. logsink: liblogsink in blocking mode (like" > md
-  print "syslog(3), which blocks on a full socket); the default non-blocking client is shown too." > md
+  print "utime+stime of the daemon process over the run. logsink: liblogsink with default options (a full" > md
+  print "thread buffer waits while the daemon drains, like syslog(3) on a full socket); the previous default," > md
+  print "LS_BLOCK_NEVER (drop and count when a thread's buffer is full), is shown too. Senders: one thread," > md
+  print "four processes, or four threads of one process (one client, socket or logger per process)." > md
   print "Bytes/record: text log size / lines; logsink: ring blocks holding the records (8 KiB each," > md
   print "headers and slack included) / records in them; the string table (once per call site) is not counted." > md
   print "Machine load while measuring: " load ". Raw numbers: `compare-raw.txt`; plot: `compare.png`." > md
@@ -64,26 +70,31 @@ END {
   for (c = 1; c <= nc; c++) for (i = 1; i <= ns; i++) {
     s = order[i]; r = row[s SUBSEP cfg[c]]; if (r == "") continue
     split(cfg[c], q, SUBSEP)
-    if (r ~ /FAILED_TO_START/) { printf "| %s | %s | %s | did not start | | | | |\n", disp[s], cnt(q[1]), q[2] > md; continue }
+    if (r ~ /FAILED_TO_START/) { printf "| %s | %s | %s | did not start | | | | |\n", disp[s], cnt(q[1]), who(q[2]) > md; continue }
     cpu = kv(r, "daemon_cpu_s")
     if (cpu + 0 < 0) cpu = "in-process"
     else if (kv(r, "landed") + 0 > 0) cpu = sprintf("%s (%.2f µs/rec)", cpu, cpu * 1e6 / kv(r, "landed"))
     land = kv(r, "landed") " / " kv(r, "sent")
     if (kv(r, "client_dropped") + 0 > 0) land = land " (" kv(r, "client_dropped") " dropped+counted)"
     if (kv(r, "timeout") == "1") land = land " TIMEOUT"
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", disp[s], cnt(q[1]), q[2], human(kv(r, "accepted_rps")), human(kv(r, "e2e_rps")), land, kv(r, "bytes_per_rec"), cpu > md
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", disp[s], cnt(q[1]), who(q[2]), human(kv(r, "accepted_rps")), human(kv(r, "e2e_rps")), land, kv(r, "bytes_per_rec"), cpu > md
   }
   print "" > md
-  # Targets: logsink vs rsyslog.
+  # Targets: one thread's rate, logsink vs rsyslog.
+  print "| target | measured | met |" > md
+  print "|---|---|---|" > md
+  for (c = 1; c <= nc; c++) {
+    split(cfg[c], q, SUBSEP); a = row["logsink" SUBSEP cfg[c]]
+    if (q[2] != "1x1" || a == "") continue
+    printf "| end to end >= 10 M records/s from one thread, default options, nothing lost (%s records) | %s/s, lost %s | %s |\n", cnt(q[1]), human(kv(a, "e2e_rps")), kv(a, "lost"), (kv(a, "e2e_rps") + 0 >= 1e7 && kv(a, "lost") == "0") ? "yes" : "NO" > md
+  }
   if ("rsyslog" in seen) {
-    print "| target | measured | met |" > md
-    print "|---|---|---|" > md
     for (c = 1; c <= nc; c++) {
       split(cfg[c], q, SUBSEP); a = row["logsink" SUBSEP cfg[c]]; b = row["rsyslog" SUBSEP cfg[c]]
       if (a == "" || b == "") continue
       x = kv(b, "e2e_rps") > 0 ? kv(a, "e2e_rps") / kv(b, "e2e_rps") : 0
       ok = (x >= 30 && kv(a, "lost") == "0") ? "yes" : "NO"
-      printf "| end to end >= 30x rsyslog, nothing lost (%s records, %s sender processes) | %.1fx, lost %s | %s |\n", cnt(q[1]), q[2], x, kv(a, "lost"), ok > md
+      printf "| end to end >= 30x rsyslog, nothing lost (%s records, %s) | %.1fx, lost %s | %s |\n", cnt(q[1]), who(q[2]), x, kv(a, "lost"), ok > md
     }
     a = row["logsink" SUBSEP cfg[1]]; b = row["rsyslog" SUBSEP cfg[1]]; g = row["syslog-ng" SUBSEP cfg[1]]
     if (a != "" && b != "") {

@@ -4,13 +4,13 @@
 # %d"), and writes the raw numbers, a markdown table and a plot.
 #
 # usage: bench/compare/run.sh [--smoke]
-#   full (default): N = 1,000,000 and 10,000,000 records, from 1 and 4 sender
-#     processes; installs what is missing (rsyslog and gnuplot with apt-get;
+#   full (default): N = 1,000,000 and 10,000,000 records, from 1 thread, 4
+#     processes and 4 threads of one process; installs what is missing (rsyslog and gnuplot with apt-get;
 #     syslog-ng-core unpacked privately under the build dir, since Debian's
 #     rsyslog and syslog-ng-core conflict); writes bench/results/compare-raw.txt,
 #     compare-data.txt, compare.png and compare.md. Takes 15-40 minutes.
-#   --smoke: N = 20,000, 1 and 4 senders, logsink + spdlog + whichever syslog
-#     daemon is already there, a short latency run, no install, no plot; writes
+#   --smoke: N = 20,000, the same sender configurations, logsink + spdlog +
+#     whichever syslog daemon is already there, a short latency run, no install, no plot; writes
 #     bench/results/compare-smoke.txt. For CI: < 90 s once built.
 #   Exit status: non-zero when logsink lost a record (or a run failed).
 #   Environment: BUILD_DIR (default build/compare), BUILD_TYPE (Release),
@@ -199,15 +199,20 @@ machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(
 fail=0
 timeout=${COMPARE_TIMEOUT:-900}
 [ $mode = smoke ] && timeout=60
+# Sender configurations: PROCESSESxTHREADS (1x1 one thread, 4x1 four
+# processes, 1x4 four threads of one process).
 for n in $ns; do
-  for k in 1 4; do
+  for cfg in 1x1 4x1 1x4; do
+    k=${cfg%x*} th=${cfg#*x}
     for sys in "${systems[@]}"; do
-      # syslog-ng with so-passcred(no) is a labelled extra, measured at the smallest N only.
+      # syslog-ng with so-passcred(no) is a labelled extra, measured at the smallest N only;
+      # syslog-ng (the slowest by far) runs the 4-thread case at the smallest N only.
       [ "$sys" = syslog-ng-nopasscred ] && [ "$n" != "${ns%% *}" ] && continue
-      d=$tmp/$sys-$n-$k
+      [ "$sys" = syslog-ng ] && [ "$th" != 1 ] && [ "$n" != "${ns%% *}" ] && continue
+      d=$tmp/$sys-$n-$cfg
       if ! start_daemon "$sys" "$d"; then
         log "$sys did not start:"; cat "$d/daemon.err" >&2 || true
-        echo "label=$sys n=$n clients=$k FAILED_TO_START" >>"$raw"; fail=1; continue
+        echo "label=$sys n=$n clients=$k threads=$th FAILED_TO_START" >>"$raw"; fail=1; continue
       fi
       pid=$started_pid
       case $sys in
@@ -216,16 +221,17 @@ for n in $ns; do
         *) args=(--system syslog --socket "$d/sys.sock" --out "$d/out.log") ;;
       esac
       [ -n "$pid" ] && args+=(--daemon-pid "$pid")
-      log "$sys n=$n clients=$k"
-      line=$("$bin/compare_run" "${args[@]}" --n "$n" --clients "$k" --timeout "$timeout") || fail=1
+      log "$sys n=$n clients=$k threads=$th"
+      line=$("$bin/compare_run" "${args[@]}" --n "$n" --clients "$k" --threads "$th" \
+        --timeout "$timeout") || fail=1
       stop_daemon "$pid"
       echo "label=$sys $line" | tee -a "$raw" >&2
-      # logsink (blocking) must land every record; the default client may drop
-      # under overload, but only what it counted and reported.
+      # logsink (default options) must land every record; LS_BLOCK_NEVER may
+      # drop under overload, but only what it counted and reported.
       lost=$(sed -n 's/.* lost=\([-0-9]*\).*/\1/p' <<<"$line")
       dropped=$(sed -n 's/.* client_dropped=\([0-9]*\).*/\1/p' <<<"$line")
       if [ "$sys" = logsink ] && [ "${lost:-1}" != 0 ]; then
-        log "FAIL: logsink lost $lost records (n=$n clients=$k)"; fail=1
+        log "FAIL: logsink lost $lost records (n=$n $cfg)"; fail=1
       fi
       if [ "$sys" = logsink-nb ] && [ "${lost:-1}" -gt "${dropped:-0}" ]; then
         log "FAIL: logsink-nb lost $lost records but counted only $dropped drops"; fail=1

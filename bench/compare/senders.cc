@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -38,7 +39,7 @@ class LogsinkSender : public Sender {
     for (uint64_t i = first; i < first + count; i++)
       LS_LOG(c_, LS_INFO, "user %d logged in from port %d request %d", static_cast<int>(i), Port(i),
              Request(i));
-    sent_ += count;
+    sent_.fetch_add(count);
   }
   void Finish(SenderResult *r) override {
     // ls_flush waits at most close_timeout_ms; a deep backlog may need more.
@@ -51,12 +52,12 @@ class LogsinkSender : public Sender {
       r->dropped_reported = st.dropped_reported;
     }
     ls_close(c_);
-    r->sent = sent_;
+    r->sent = sent_.load();
   }
 
  private:
   ls_client *c_;
-  uint64_t sent_ = 0;
+  std::atomic<uint64_t> sent_{0};
 };
 
 // syslog(3) as glibc sends it: "<PRI>Mmm dd hh:mm:ss TAG[PID]: msg", one
@@ -68,37 +69,38 @@ class SyslogSender : public Sender {
     if (fd_ >= 0) close(fd_);
   }
   void Run(uint64_t first, uint64_t count) override {
-    char buf[256];
+    char buf[256], stamp[32] = "";
+    time_t stamp_sec = 0;
+    uint64_t dropped = 0;
     for (uint64_t i = first; i < first + count; i++) {
       time_t now = time(nullptr);
-      if (now != stamp_sec_) {  // glibc formats the time per call; cached per second here
+      if (now != stamp_sec) {  // glibc formats the time per call; cached per second here
         struct tm tm;
         localtime_r(&now, &tm);
-        strftime(stamp_, sizeof stamp_, "%h %e %T", &tm);
-        stamp_sec_ = now;
+        strftime(stamp, sizeof stamp, "%h %e %T", &tm);
+        stamp_sec = now;
       }
       int n = snprintf(buf, sizeof buf,
-                       "<14>%s compare_run[%d]: user %d logged in from port %d request %d", stamp_,
+                       "<14>%s compare_run[%d]: user %d logged in from port %d request %d", stamp,
                        static_cast<int>(pid_), static_cast<int>(i), Port(i), Request(i));
       ssize_t w;
       do {
         w = send(fd_, buf, static_cast<size_t>(n), MSG_NOSIGNAL);
       } while (w < 0 && errno == EINTR);
-      if (w < 0) dropped_++;
-      sent_++;
+      if (w < 0) dropped++;
     }
+    sent_.fetch_add(count);
+    dropped_.fetch_add(dropped);
   }
   void Finish(SenderResult *r) override {
-    r->sent = sent_;
-    r->dropped = dropped_;
+    r->sent = sent_.load();
+    r->dropped = dropped_.load();
   }
 
  private:
   int fd_;
   pid_t pid_;
-  time_t stamp_sec_ = 0;
-  char stamp_[32] = "";
-  uint64_t sent_ = 0, dropped_ = 0;
+  std::atomic<uint64_t> sent_{0}, dropped_{0};
 };
 
 // spdlog's async logger (one worker thread, default queue, block when full)
@@ -110,24 +112,26 @@ class SpdlogSender : public Sender {
     for (uint64_t i = first; i < first + count; i++)
       l_->info("user {} logged in from port {} request {}", static_cast<int>(i), Port(i),
                Request(i));
-    sent_ += count;
+    sent_.fetch_add(count);
   }
   void Finish(SenderResult *r) override {
     l_->flush();
     l_.reset();
     spdlog::shutdown();  // joins the worker after it drained the queue
-    r->sent = sent_;
+    r->sent = sent_.load();
   }
 
  private:
   std::shared_ptr<spdlog::logger> l_;
-  uint64_t sent_ = 0;
+  std::atomic<uint64_t> sent_{0};
 };
 
 Sender *OpenLogsink(const Target &t, int *err) {
   ls_options o;
   ls_options_init(&o);
-  o.blocking = t.system == System::kLogsink ? 1 : 0;
+  // kLogsink keeps the defaults (LS_BLOCK_WHILE_DRAINING); the other one is
+  // the previous default, which drops and counts when a thread's buffer is full.
+  if (t.system == System::kLogsinkNonBlocking) o.blocking = LS_BLOCK_NEVER;
   ls_client *c = ls_open(t.socket.c_str(), "compare", &o);
   if (!c) {
     *err = errno;

@@ -31,7 +31,8 @@ struct SenderResult {
 class Sender {
  public:
   virtual ~Sender() = default;
-  // Logs records [first, first + count).
+  // Logs records [first, first + count). Thread-safe: compare_run --threads
+  // calls it from several threads at once, each with its own range.
   virtual void Run(uint64_t first, uint64_t count) = 0;
   // Flushes and closes; fills the result's counters.
   virtual void Finish(SenderResult *r) = 0;
