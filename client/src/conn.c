@@ -176,7 +176,10 @@ void ls__conn_connect(ls__conn *k) {
     close(fd);
     fd = -1;
   }
+  /* After st_connected below on success: a producer that sees the attempt
+   * made and no connection has a daemon that is really not there. */
   if (fd < 0) {
+    atomic_store(&k->st_attempted, 1);
     k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
     k->backoff_ms =
         k->backoff_ms * 2 > k->cfg.reconnect_max_ms ? k->cfg.reconnect_max_ms : k->backoff_ms * 2;
@@ -191,6 +194,7 @@ void ls__conn_connect(ls__conn *k) {
   if (k->ever_connected) atomic_fetch_add_explicit(&k->st_reconnects, 1, memory_order_relaxed);
   k->ever_connected = 1;
   atomic_store_explicit(&k->st_connected, 1, memory_order_relaxed);
+  atomic_store(&k->st_attempted, 1);
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */
   ls_hello h = {LS_PROTO_VERSION, 0, k->cfg.app, strlen(k->cfg.app)};

@@ -66,7 +66,19 @@ typedef struct ls__conn {
   _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
       st_reconnects, st_disconnects, st_fd_lost;
   _Atomic int st_connected;
+  /* A connect was tried (ls__conn_connect ran once, whatever its outcome).
+   * Until then "not connected" only means "not yet": producers wait for
+   * space instead of dropping (log.c), so a burst right after ls_open lands. */
+  _Atomic int st_attempted;
 } ls__conn;
+
+/* No connection, and the sender has tried to make one: the daemon is not
+ * there (before the first attempt, right after ls_open, it may well be).
+ * Any thread. */
+static inline int ls__no_daemon(ls__conn *k) {
+  return !atomic_load_explicit(&k->st_connected, memory_order_relaxed) &&
+         atomic_load_explicit(&k->st_attempted, memory_order_relaxed);
+}
 
 /* Sets up k with an out buffer of out_cap bytes. 0 or -ENOMEM. */
 LS__HIDDEN int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap);

@@ -35,9 +35,7 @@ static ls_client *ls__crash_flush_batch(ls_client *c, uint64_t deadline) {
   uint32_t req[LS__CRASH_BATCH];
   size_t n = 0;
   for (; c && n < LS__CRASH_BATCH; c = __atomic_load_n(&c->gnext, __ATOMIC_ACQUIRE)) {
-    if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) ||
-        !atomic_load_explicit(&c->conn.st_connected, memory_order_relaxed))
-      continue;
+    if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) || ls__no_daemon(&c->conn)) continue;
     v[n] = c;
     req[n] = atomic_fetch_add(&c->flush_req, 1) + 1;
     ls__wake(c);

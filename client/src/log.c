@@ -23,14 +23,14 @@ static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
 
 /* Waits until `need` bytes are free: wakes the sender and sleeps on its
  * space signal, at most block_timeout_ms. LS_BLOCK_WHILE_DRAINING does not
- * wait without a connection, nor while the client is marked stalled (a
- * wait timed out and the sender has moved no byte since); a timeout marks
- * it. 1 when the space is there. */
+ * wait without a connection (once one was tried), nor while the client is
+ * marked stalled (a wait timed out and the sender has moved no byte since);
+ * a timeout marks it. 1 when the space is there. */
 static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need) {
   const int draining = c->blocking == LS_BLOCK_WHILE_DRAINING;
   ls__conn *k = &c->conn;
   if (draining) {
-    if (!atomic_load_explicit(&k->st_connected, memory_order_relaxed)) return 0;
+    if (ls__no_daemon(k)) return 0;
     uint64_t moved = atomic_load_explicit(&k->st_bytes, memory_order_relaxed);
     if (atomic_load_explicit(&c->stall_mark, memory_order_relaxed) == moved + 1) return 0;
   }
@@ -50,7 +50,7 @@ static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need
       ok = 1;
       break;
     }
-    if (draining && !atomic_load_explicit(&k->st_connected, memory_order_relaxed)) break;
+    if (draining && ls__no_daemon(k)) break;
     uint64_t now = ls__now_mono_ns();
     if (now >= deadline) {
       if (draining)
@@ -70,14 +70,14 @@ static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need
 /* A record at flush_level or more severe was staged: wait (futex) until the
  * sender has written it, and everything this thread staged before it, into
  * the socket (an ls_flush bounded by block_timeout_ms), so a crash or kill
- * right after the call cannot lose it. Without a connection, or while the
+ * right after the call cannot lose it. Without a connection (once one was
+ * tried, ls__no_daemon), or while the
  * daemon is not draining (stall_mark, see ls__ring_wait), only wake the
  * sender: no thread waits on a daemon that does not read. */
 static __attribute__((noinline, cold)) void ls__flush_wait(ls_client *c) {
   ls__conn *k = &c->conn;
   uint64_t moved = atomic_load_explicit(&k->st_bytes, memory_order_relaxed);
-  if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) ||
-      !atomic_load_explicit(&k->st_connected, memory_order_relaxed) ||
+  if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) || ls__no_daemon(k) ||
       atomic_load_explicit(&c->stall_mark, memory_order_relaxed) == moved + 1) {
     ls__wake(c);
     return;
@@ -90,7 +90,7 @@ static __attribute__((noinline, cold)) void ls__flush_wait(ls_client *c) {
   for (;;) {
     uint32_t done = atomic_load(&c->flush_done);
     if ((int32_t)(done - req) >= 0) return;
-    if (!atomic_load_explicit(&k->st_connected, memory_order_relaxed)) return;
+    if (ls__no_daemon(k)) return;
     uint64_t now = ls__now_mono_ns();
     if (now >= deadline) {
       atomic_store_explicit(&c->stall_mark,
