@@ -17,6 +17,7 @@
 #include "logsink/proto/wire.h"
 #include "sender.h"
 #include "site.h"
+#include "testing.h"
 
 /* Every client, for the fork and exit handlers. Lock order:
  * ls__def_mu -> site mutex -> ls__all_mu -> client mu. */
@@ -406,3 +407,5 @@ ls_client *ls_default(void) {
 int ls_default_open(const char *socket_path, const char *app_name, const ls_options *opts) {
   return ls__default_make(socket_path, app_name, opts, 1);
 }
+
+void ls__test_hold_lock(ls_client *c) { pthread_mutex_lock(&c->mu); }

@@ -21,6 +21,12 @@ int ls__test_encode(const char *fmt, int saved_errno, uint8_t *out, size_t cap, 
 /* 1 when timestamps are raw TSC ticks converted by the sender. */
 int ls__test_tsc_mode(void);
 
+struct ls_client;
+/* Takes c's internal lock (the one the sender needs for every pass) and
+ * never gives it back: a thread that then crashes holds it, the crash
+ * handler's worst case. */
+void ls__test_hold_lock(struct ls_client *c);
+
 #ifdef __cplusplus
 }
 #endif

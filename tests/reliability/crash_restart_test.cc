@@ -1,5 +1,5 @@
 // crash_restart_test.cc: several client processes (liblogsink, default
-// non-blocking mode) log numbered records while the real logsinkd is SIGKILLed
+// options) log numbered records while the real logsinkd is SIGKILLed
 // at random moments and restarted on the same ring file; afterwards logctl
 // verify passes, every record decodes, each client's numbers only increase,
 // and every missing record has a cause: dropped and counted by the client, or
