@@ -8,7 +8,7 @@ raw=$1 out=$2 machine=$3
 data=$out/compare-data.txt md=$out/compare.md png=$out/compare.png
 
 # Display names, in plot order.
-names='logsink=logsink logsink-nb=logsink_(LS_BLOCK_NEVER,_the_previous_default) spdlog=spdlog_async_(in-process) rsyslog=rsyslog syslog-ng=syslog-ng syslog-ng-nopasscred=syslog-ng_so-passcred(no)'
+names='logsink=logsink logsink-nb=logsink_(never_blocks:_the_previous_default) spdlog=spdlog_async_(in-process) rsyslog=rsyslog syslog-ng=syslog-ng syslog-ng-nopasscred=syslog-ng_so-passcred(no)'
 
 awk -v names="$names" -v data="$data" -v md="$md" -v machine="$machine" '
 function kv(line, key,   m) { if (match(line, " " key "=[^ ]*")) return substr(line, RSTART + length(key) + 2, RLENGTH - length(key) - 2); return "" }
@@ -59,7 +59,7 @@ END {
   print "there: ring records by sequence number, text lines containing the message). Daemon CPU is" > md
   print "utime+stime of the daemon process over the run. logsink: liblogsink with default options (a full" > md
   print "thread buffer waits while the daemon drains, like syslog(3) on a full socket); the previous default," > md
-  print "LS_BLOCK_NEVER (drop and count when a thread's buffer is full), is shown too. Senders: one thread," > md
+  print "LS_BLOCK_NEVER (drop and count when the thread buffer is full), is shown too. Senders: one thread," > md
   print "four processes, or four threads of one process (one client, socket or logger per process)." > md
   print "Bytes/record: text log size / lines; logsink: ring blocks holding the records (8 KiB each," > md
   print "headers and slack included) / records in them; the string table (once per call site) is not counted." > md
@@ -80,7 +80,7 @@ END {
     printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", disp[s], cnt(q[1]), who(q[2]), human(kv(r, "accepted_rps")), human(kv(r, "e2e_rps")), land, kv(r, "bytes_per_rec"), cpu > md
   }
   print "" > md
-  # Targets: one thread's rate, logsink vs rsyslog.
+  # Targets: the rate of one thread, logsink vs rsyslog.
   print "| target | measured | met |" > md
   print "|---|---|---|" > md
   for (c = 1; c <= nc; c++) {
