@@ -109,7 +109,7 @@ std::string StringTable::Key(const Site &s) {
 
 void StringTable::Add(uint32_t id, const Site &s) {
   Entry e{true, s.level, s.line, std::string(s.fmt), std::string(s.file)};
-  if (id <= entries_.size() + kDenseSlack || id <= 2ull * (count_ + 1)) {
+  if (id <= 2ull * (count_ + 1) + kDenseSlack) {
     if (entries_.size() < id) entries_.resize(id);
     entries_[id - 1] = std::move(e);
   } else {

@@ -91,8 +91,9 @@ class StringTable {
   // Entries by id. Ids are dense in practice (the writer takes the next one;
   // only retired ids are skipped), but an entry may claim any id up to
   // 2^32 - 1, so memory must follow the entries present, not the ids
-  // claimed: an id within kDenseSlack of the dense part (or of twice the
-  // entries present) extends it, a farther one goes to sparse_.
+  // claimed: an id up to twice the entries present plus kDenseSlack extends
+  // the dense part (so at most that many slots, half of them or more in
+  // use past the slack), a larger one goes to sparse_.
   static constexpr uint32_t kDenseSlack = 1024;
   std::deque<Entry> entries_;                   // id - 1 -> entry; a deque keeps views stable
   std::unordered_map<uint32_t, Entry> sparse_;  // ids past entries_.size()
