@@ -176,8 +176,9 @@ void ls__conn_connect(ls__conn *k) {
     close(fd);
     fd = -1;
   }
-  /* After st_connected below on success: a producer that sees the attempt
-   * made and no connection has a daemon that is really not there. */
+  /* st_attempted is stored after st_connected (on success, below), and read
+   * before it (ls__no_daemon): a producer that sees the attempt made and no
+   * connection has a daemon that is really not there. */
   if (fd < 0) {
     atomic_store(&k->st_attempted, 1);
     k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;

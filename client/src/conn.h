@@ -76,8 +76,12 @@ typedef struct ls__conn {
  * there (before the first attempt, right after ls_open, it may well be).
  * Any thread. */
 static inline int ls__no_daemon(ls__conn *k) {
-  return !atomic_load_explicit(&k->st_connected, memory_order_relaxed) &&
-         atomic_load_explicit(&k->st_attempted, memory_order_relaxed);
+  /* st_attempted first (acquire): the sender stores st_connected before it
+   * (and st_attempted with release or stronger), so a thread that sees the
+   * attempt made also sees a connection it made. The other order could read
+   * "not connected", then "attempted" from a successful connect in between. */
+  if (!atomic_load_explicit(&k->st_attempted, memory_order_acquire)) return 0;
+  return !atomic_load_explicit(&k->st_connected, memory_order_relaxed);
 }
 
 /* Sets up k with an out buffer of out_cap bytes. 0 or -ENOMEM. */

@@ -29,8 +29,10 @@ static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
 static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need) {
   const int draining = c->blocking == LS_BLOCK_WHILE_DRAINING;
   ls__conn *k = &c->conn;
+  /* No sender (its thread could not be started in a fork child): nobody
+   * will free space, so do not wait for it. */
   if (draining) {
-    if (ls__no_daemon(k)) return 0;
+    if (!__atomic_load_n(&c->sender_running, __ATOMIC_RELAXED) || ls__no_daemon(k)) return 0;
     uint64_t moved = atomic_load_explicit(&k->st_bytes, memory_order_relaxed);
     if (atomic_load_explicit(&c->stall_mark, memory_order_relaxed) == moved + 1) return 0;
   }

@@ -157,10 +157,9 @@ TEST(CrashRestart, SigkillAtRandomMomentsLosesOnlyCountedOrInFlightRecords) {
       "(bound %llu = kills x clients' rate x %.0f ms) DROPPED_entries_in_file=%llu "
       "unexplained=%llu; logctl verify exit=%d",
       kills, kClients, wall, (unsigned long long)calls, (unsigned long long)sent,
-      (unsigned long long)files,
-      (unsigned long long)dropped, (unsigned long long)unwritten, (unsigned long long)bound,
-      kLossWindowS * 1000, (unsigned long long)reported, (unsigned long long)unexplained,
-      v.status);
+      (unsigned long long)files, (unsigned long long)dropped, (unsigned long long)unwritten,
+      (unsigned long long)bound, kLossWindowS * 1000, (unsigned long long)reported,
+      (unsigned long long)unexplained, v.status);
 }
 
 }  // namespace

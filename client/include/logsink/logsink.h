@@ -117,18 +117,19 @@ typedef struct ls_options {
   unsigned flush_interval_ms;
   /* Records at this level or more severe are in the socket when the call
    * returns, with everything the thread logged before (the call waits up to
-   * block_timeout_ms, not without a connection or while the daemon does not
-   * read); LS_WARNING; -1: never. */
+   * block_timeout_ms, not when a connect was tried and failed or while the
+   * daemon does not read); LS_WARNING; -1: never. */
   int flush_level;
   /* What a call does when its thread's buffer is full (LS_BLOCK_*):
    * LS_BLOCK_WHILE_DRAINING (default): wait for space (futex, no spinning)
    *   while the daemon drains, so a burst of any size lands; if no space
    *   comes within block_timeout_ms the client counts as stalled and calls
    *   drop (and count) at once until the sender moves data again; without a
-   *   connection, drop at once.
+   *   connection, drop at once (once the client has tried to connect: a
+   *   burst right after ls_open waits for the first connect).
    * LS_BLOCK_NEVER: drop (and count) at once; the caller never waits.
    * LS_BLOCK_ALWAYS: wait up to block_timeout_ms on every full buffer.
-   * Without a connection records are dropped in every mode. */
+   * Without a connection staged records are dropped (counted) in every mode. */
   int blocking;
   /* Longest wait for buffer space of one call (1000 ms). */
   unsigned block_timeout_ms;
