@@ -65,6 +65,8 @@ int main(int argc, char **argv) {
   // SIGTERM/SIGINT: uv_signal handles them whichever thread (cnats' or
   // librelp's) the kernel delivers them to.
   int rc = RunForwarder(o, std::move(sink));
-  nats_Close();
+  // Waits (at most 2 s) for cnats' internal threads to end: nats_Close()
+  // returns while they may still run, and the process exits next.
+  nats_CloseAndWait(2000);
   return rc;
 }

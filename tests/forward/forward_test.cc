@@ -10,6 +10,7 @@
 #include <nats/nats.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
@@ -105,7 +106,15 @@ class Forwarder {
     ASSERT_TRUE(p_.Start(o, &err)) << err << "\n" << ReadFile(dir_ / "forward.log");
   }
   void Kill() { p_.Stop(SIGKILL); }
-  int Stop() { return p_.Stop(SIGTERM); }
+  // SIGTERM; an exit other than 0 prints the forwarder's log (its stderr,
+  // sanitizer reports included) into the test's output.
+  int Stop() {
+    int st = p_.Stop(SIGTERM);
+    if (st != 0)
+      std::fprintf(stderr, "[forward.log, exit %d]\n%s\n", st,
+                   ReadFile(dir_ / "forward.log").c_str());
+    return st;
+  }
   bool running() const { return p_.running(); }
 
  private:
