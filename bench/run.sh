@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: builds the benchmarks (Release, in build/bench-release) and runs all
-# of them, each with its baseline in the same run; the whole output goes to
+# of them (ring_bench, client_bench, logctl_bench, codec_bench), each with its
+# baseline in the same run; the whole output goes to
 # bench/results/latest.txt (and the terminal).
 #
 # usage: bench/run.sh [--smoke]
@@ -18,15 +19,20 @@ out=bench/results/latest.txt
 mkdir -p bench/results
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_WERROR=ON -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-# ring_bench needs only storage; client_bench needs the client library, the
-# daemon and spdlog; logctl_bench needs logctl. A part that does not build is
-# reported and skipped, the others still run.
+# ring_bench and codec_bench need only storage; client_bench needs the client
+# library, the daemon and spdlog; logctl_bench needs logctl. A part that does
+# not build is reported and skipped, the others still run.
 build_ok() { ninja -C "$build" -j "${JOBS:-2}" "$@" >"$build/bench-build-$1.log" 2>&1; }
-built_ring=0 built_client=0 built_logctl=0
+built_ring=0 built_client=0 built_logctl=0 built_codec=0
 build_ok ring_bench ring_fill && built_ring=1
 build_ok client_bench logsinkd && built_client=1
 build_ok logctl ring_fill && built_logctl=1
-for part in ring_bench client_bench logctl; do
+build_ok codec_bench && built_codec=1
+# codec_bench exits non-zero when a record read back differs from what was
+# written; the group below runs in a subshell, so it leaves this marker.
+codec_failed=$build/codec_bench.failed
+rm -f "$codec_failed"
+for part in ring_bench client_bench logctl codec_bench; do
   log=$build/bench-build-$part.log
   if grep -q "FAILED" "$log" 2>/dev/null; then
     echo "run.sh: building $part failed, see $log:" >&2
@@ -60,10 +66,21 @@ done
   else
     echo "logctl_bench: NOT RUN (build failed, see $build/bench-build-logctl.log)"
   fi
+  echo
+  echo "## codec_bench (compressed blocks)"
+  if [ $built_codec = 1 ]; then
+    "$build/bin/codec_bench" "${smoke[@]}" || { echo "codec_bench: FAILED (exit $?)"; touch "$codec_failed"; }
+  else
+    echo "codec_bench: NOT RUN (build failed, see $build/bench-build-codec_bench.log)"
+  fi
 } 2>&1 | tee "$out"
 echo "results written to $out"
 # A part that could not be built fails the run (CI sees it), after the others ran.
-if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ]; then
+if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ] || [ $built_codec = 0 ]; then
   echo "run.sh: some benchmarks were not built (see above)" >&2
+  exit 1
+fi
+if [ -e "$codec_failed" ]; then
+  echo "run.sh: codec_bench failed (records read back differ, or I/O; see above)" >&2
   exit 1
 fi

@@ -1,8 +1,11 @@
 // cmd_read.cc: `logctl tail`, `logctl cat` and `logctl export`: position the
 // reader (SeekLast / SeekTime / SeekOldest, never a full scan for tail),
-// filter, render into a big buffer, and for -f follow the writer, woken by
-// inotify (uv_fs_event) with a poll timer as a fallback.
+// filter (the reader skips blocks whose summaries rule out every record;
+// each record read is still filtered), render into a big buffer, and for -f
+// follow the writer, woken by inotify (uv_fs_event) with a poll timer as a
+// fallback. Also --list-boots, and -b's choice of a boot.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -95,10 +98,12 @@ class ReadPipeline {
     for (;;) {
       Status s = r_->SeekLast(k);
       if (!s.ok() && !s.IsNotFound()) return ReadError(s);
+      const uint64_t skipped = r_->blocks_skipped();
       uint64_t count = 0, first = UINT64_MAX, last = 0;
       bool any = false;
       for (;;) {
-        s = r_->Next(&rec);
+        // The first record with no block skipped: where the last k begin.
+        s = any ? r_->Next(&rec) : NextUnskipped(&rec);
         if (s.IsNotFound()) break;
         if (!s.ok()) return ReadError(s);
         count++;
@@ -116,7 +121,24 @@ class ReadPipeline {
         lo = std::min(lo, first);
         hi = std::max(hi, last + 1);
       }
-      if (got.size() >= n || count < k || k > (UINT64_MAX >> 3)) break;
+      bool exhausted = count < k;
+      if (exhausted && any && got.size() < n && r_->blocks_skipped() != skipped) {
+        // The records of skipped blocks were not counted: fewer than k
+        // records from `first` to the newest one (read after this round, so
+        // a live writer can only make it more) means SeekLast(k) could not
+        // go back k records, as count < k does without skipping.
+        uint64_t end = 0;
+        s = EndSeq(&end);
+        if (!s.ok() && !s.IsNotFound()) return ReadError(s);
+        exhausted = s.IsNotFound() || end <= first || end - first < k;
+        // EndSeq moved the reader: -f goes on after the last record read
+        // (what lies between was skipped as not matching, and is again).
+        if (exhausted && o_.follow) {
+          s = r_->SeekSeq(last + 1);
+          if (!s.ok() && !s.IsNotFound()) return ReadError(s);
+        }
+      }
+      if (got.size() >= n || exhausted || k > (UINT64_MAX >> 3)) break;
       k *= 4;
     }
     for (auto &[seq, line] : got) Emit(seq, std::move(line));
@@ -141,6 +163,36 @@ class ReadPipeline {
     }
     for (auto &[seq, line] : keep) Emit(seq, std::move(line));
     return true;
+  }
+
+  // Lets the reader skip whole blocks whose summaries prove that no record
+  // can pass the filter (Render still judges every record it returns).
+  void UseBlockFilter() {
+    storage::BlockFilter bf;
+    if (!o_.filter.ToBlockFilter(&bf)) return;
+    block_filter_ = std::move(bf);
+    r_->SetBlockFilter(&*block_filter_);
+  }
+
+  // Next() without skipping the block it reads (the first record after a
+  // seek: where reading starts).
+  Status NextUnskipped(Record *rec) {
+    if (!block_filter_) return r_->Next(rec);
+    r_->SetBlockFilter(nullptr);
+    Status s = r_->Next(rec);
+    r_->SetBlockFilter(&*block_filter_);
+    return s;
+  }
+
+  // One past the newest record's sequence number now; NotFound when the ring
+  // holds none. Moves the reader.
+  Status EndSeq(uint64_t *end) {
+    Status s = r_->SeekLast(1);
+    if (!s.ok()) return s;
+    Record rec;
+    s = NextUnskipped(&rec);
+    if (s.ok()) *end = rec.seq + 1;
+    return s;
   }
 
   // Prints a rendered line, or keeps it for --reverse.
@@ -173,6 +225,7 @@ class ReadPipeline {
   const std::string &path_;
   std::string msg_;
   std::vector<std::string> *collect_ = nullptr;
+  std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
 };
@@ -320,6 +373,97 @@ bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
   return ok;
 }
 
+// -b: the boot o.boot names, added to the filter (records of other boots
+// are not shown, and their blocks are skipped unread). kExitOk, or an error
+// printed and its exit status when the ring holds no such boot.
+int SelectBoot(Options &o, RingReader *r, const std::string &path) {
+  if (!o.boot || o.boot->kind == BootSpec::Kind::kAll) return kExitOk;
+  const BootSpec &b = *o.boot;
+  if (b.kind == BootSpec::Kind::kOffset && b.offset == 0) {
+    // The last boot (-b, -k) is the newest record's: no need to read every
+    // block header as ListBoots does. (The caller seeks afterwards.)
+    Status s = r->SeekLast(1);
+    Record rec;
+    if (s.ok() || s.IsNotFound()) s = r->Next(&rec);
+    if (s.ok()) {
+      o.filter.boots.push_back(rec.boot_id);
+      return kExitOk;
+    }
+    if (!s.IsNotFound()) {
+      Error(path, s.ToString());
+      return kExitError;
+    }
+  }
+  std::vector<storage::BootInfo> boots;
+  Status s = r->ListBoots(&boots);
+  if (!s.ok()) {
+    Error(path, s.ToString());
+    return kExitError;
+  }
+  const int64_t n = int64_t(boots.size());
+  const storage::BootInfo *found = nullptr;
+  std::string name;
+  if (b.kind == BootSpec::Kind::kId) {
+    name = BootIdHex(b.id);
+    for (const storage::BootInfo &i : boots)
+      if (i.boot_id == b.id) found = &i;
+  } else {
+    name = std::to_string(b.offset);
+    // journalctl's numbering: 1 is the first boot, 0 the last, -1 the one
+    // before it.
+    const int64_t i = b.offset > 0 ? b.offset - 1 : n - 1 + b.offset;
+    if (i >= 0 && i < n) found = &boots[size_t(i)];
+  }
+  if (!found) {
+    Error(path, "no boot " + name + " in the ring (it holds " + std::to_string(n) +
+                    (n == 1 ? " boot)" : " boots)"));
+    return kExitError;
+  }
+  o.filter.boots.push_back(found->boot_id);
+  return kExitOk;
+}
+
+// --list-boots: one line per boot, oldest first, numbered as journalctl does
+// (0 the last boot, -1 the one before it), or a JSON array.
+int ListBoots(const Options &o, RingReader *r, const std::string &path) {
+  std::vector<storage::BootInfo> boots;
+  Status s = r->ListBoots(&boots);
+  if (!s.ok()) {
+    Error(path, s.ToString());
+    return kExitError;
+  }
+  Out out(STDOUT_FILENO);
+  std::string &b = *out.buf();
+  auto it = std::back_inserter(b);
+  const int64_t n = int64_t(boots.size());
+  if (o.mode == OutputMode::kJson || o.mode == OutputMode::kJsonPretty) {
+    b += '[';
+    for (int64_t i = 0; i < n; i++) {
+      const storage::BootInfo &bi = boots[size_t(i)];
+      fmt::format_to(it,
+                     "{}{{\"index\":{},\"boot_id\":\"{}\",\"first_ts_ns\":{},"
+                     "\"first_ts_ns_str\":\"{}\",\"last_ts_ns\":{},\"last_ts_ns_str\":\"{}\","
+                     "\"records\":{}}}",
+                     i ? "," : "", i - (n - 1), BootIdHex(bi.boot_id), bi.first_ns, bi.first_ns,
+                     bi.last_ns, bi.last_ns, bi.records);
+    }
+    b += "]\n";
+  } else {
+    render::TimeFormatter tf(o.utc);
+    const size_t width = std::to_string(1 - n).size();  // the lowest index
+    for (int64_t i = 0; i < n; i++) {
+      const storage::BootInfo &bi = boots[size_t(i)];
+      fmt::format_to(it, "{:>{}} {} ", i - (n - 1), width, BootIdHex(bi.boot_id));
+      tf.AppendShort(bi.first_ns, &b);
+      b += ' ';
+      tf.AppendShort(bi.last_ns, &b);
+      fmt::format_to(it, " {}\n", bi.records);
+      out.MaybeFlush();
+    }
+  }
+  return FinishOutput(&out, "stdout");
+}
+
 }  // namespace
 
 namespace {
@@ -330,9 +474,12 @@ int Tail(Options &o, bool tty) {
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
+  if (o.list_boots) return ListBoots(o, r.get(), path);
+  if (int rc = SelectBoot(o, r.get(), path)) return rc;
   Printer pr(o.mode, UseColor(o, tty), o.utc);
   Out out(STDOUT_FILENO);
   ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+  pipeline.UseBlockFilter();
   std::vector<std::string> reversed;
   if (o.reverse) pipeline.Collect(&reversed);
   rep.on_lost = [&](uint64_t n) {
@@ -401,6 +548,7 @@ int RunExport(Options &o) {
   ReadReporter rep(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
+  if (int rc = SelectBoot(o, r.get(), path)) return rc;  // before FILE is created
   // "-" is standard output (a file named "-" is "./-").
   const bool to_stdout = o.export_path == "-";
   const std::string dest = to_stdout ? "stdout" : o.export_path;
@@ -431,6 +579,7 @@ int RunExport(Options &o) {
     Out out(fd);
     rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
     ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+    pipeline.UseBlockFilter();
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) {
       pipeline.ReadError(s);

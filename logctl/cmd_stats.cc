@@ -1,5 +1,6 @@
-// cmd_stats.cc: `logctl stats`: the ring's geometry and usage (Summarize, plus
-// one full scan to add up the DROPPED entries) and the daemon's live counters.
+// cmd_stats.cc: `logctl stats`: the ring's geometry, usage and compression
+// (Summarize, plus one full scan to add up the DROPPED entries) and the
+// daemon's live counters.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,6 +50,11 @@ std::string Human(uint64_t bytes) {
 
 double Pct(uint64_t a, uint64_t b) {
   return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0;
+}
+
+// Records decoded (block headers and entries) per byte stored in the blocks.
+double Ratio(const RingReader::Summary &sum) {
+  return static_cast<double>(sum.raw_bytes) / static_cast<double>(sum.bytes_used);
 }
 
 }  // namespace
@@ -108,15 +114,18 @@ int RunStats(Options &o) {
     render::AppendJsonString(&b, path);
     fmt::format_to(it,
                    ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
-                   "\"blocks_used\":{},\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},"
+                   "\"blocks_used\":{},\"bytes_used\":{},\"raw_bytes\":{},\"compression_ratio\":{},"
+                   "\"records\":{},\"oldest_seq\":{},"
                    "\"newest_seq\":{},\"oldest_ts_ns\":{},\"oldest_ts_ns_str\":\"{}\","
                    "\"newest_ts_ns\":{},\"newest_ts_ns_str\":\"{}\",\"span_ns\":{},"
                    "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
                    "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
                    L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
-                   sum.bytes_used, records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns,
-                   sum.oldest_ts_ns, sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped,
-                   dropped_entries, sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
+                   sum.bytes_used, sum.raw_bytes,
+                   sum.bytes_used ? fmt::format("{:.3f}", Ratio(sum)) : std::string("null"),
+                   records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.oldest_ts_ns,
+                   sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries,
+                   sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
     b += ",\"daemon\":";
     if (drc == 0 && !ours) {
       b += "{\"running\":true,\"socket\":";
@@ -157,6 +166,12 @@ int RunStats(Options &o) {
     fmt::format_to(it, "blocks used:   {}\n", sum.blocks_used);
     fmt::format_to(it, "bytes used:    {} bytes ({:.1f}% of capacity)\n", sum.bytes_used,
                    Pct(sum.bytes_used, L.capacity()));
+    if (sum.bytes_used) {
+      fmt::format_to(it, "compression:   {:.1f}x ({} of records in {} of blocks)\n", Ratio(sum),
+                     Human(sum.raw_bytes), Human(sum.bytes_used));
+    } else {
+      b += "compression:   - (no blocks used)\n";
+    }
     if (empty) {
       b += "records:       0 (empty)\n";
     } else {

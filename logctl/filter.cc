@@ -46,6 +46,53 @@ bool ParseLevelRange(std::string_view s, int *lo, int *hi) {
 
 const char *LevelName(int level) { return level >= 0 && level < 8 ? kLevelNames[level] : "?"; }
 
+std::string BootIdHex(const BootId &id) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(32, '0');
+  for (size_t i = 0; i < id.size(); i++) {
+    out[2 * i] = kHex[id[i] >> 4];
+    out[2 * i + 1] = kHex[id[i] & 15];
+  }
+  return out;
+}
+
+bool ParseBootId(std::string_view s, BootId *id) {
+  // Dashes only where boot_id has them: 8-4-4-4-12.
+  const bool dashed = s.size() == 36;
+  if (!dashed && s.size() != 32) return false;
+  BootId out{};
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+    const char c = s[i];
+    if (dashed && (i == 8 || i == 13 || i == 18 || i == 23)) {
+      if (c != '-') return false;
+      continue;
+    }
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (v < 0) return false;
+    out[n / 2] = uint8_t(out[n / 2] | (n % 2 ? v : v << 4));
+    n++;
+  }
+  if (n != 32) return false;
+  *id = out;
+  return true;
+}
+
+std::string UnitName(std::string_view name) {
+  // systemd's unit types (systemd.unit(5)).
+  static const char *const kSuffixes[] = {".service",   ".socket", ".device", ".mount",
+                                          ".automount", ".swap",   ".target", ".path",
+                                          ".timer",     ".slice",  ".scope"};
+  for (const char *suffix : kSuffixes) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() > n && name.substr(name.size() - n) == suffix) return std::string(name);
+  }
+  return std::string(name) + ".service";
+}
+
 Filter::~Filter() {
   for (regex_t &re : res_) regfree(&re);
 }
@@ -72,10 +119,41 @@ bool Filter::MatchFields(const storage::Record &r) const {
         return r.app == a || (r.app.empty() && r.comm == a);
       }))
     return false;
+  if (!units.empty() && std::find(units.begin(), units.end(), r.unit) == units.end()) return false;
+  if (!boots.empty() && std::find(boots.begin(), boots.end(), r.boot_id) == boots.end())
+    return false;
+  if (kernel_only &&
+      (r.kind != storage::Record::Kind::kRecord || !r.site_known || r.site.file != "kernel"))
+    return false;
   // Times the writer can vouch for, not the client's alone (ring.h).
   if (since_ns && storage::FilterTime(r) < *since_ns) return false;
   if (until_ns && storage::FilterTime(r) > *until_ns) return false;
   return true;
+}
+
+bool Filter::ToBlockFilter(storage::BlockFilter *out) const {
+  *out = storage::BlockFilter();
+  uint8_t levels = 0;
+  for (int l = std::max(min_level, 0); l <= std::min(max_level, 7); l++)
+    levels = uint8_t(levels | 1u << l);
+  // A record whose call site is missing from the string table (damaged)
+  // is filtered by Site's default level (info), while its block's summary
+  // has its real level: when that default passes, no block can be skipped
+  // by its levels without hiding such records (-k passes none of them: they
+  // have no site file).
+  const int unknown_site_level = storage::Site().level;
+  if (!kernel_only && unknown_site_level >= min_level && unknown_site_level <= max_level)
+    levels = 0xff;
+  out->levels = levels;
+  if (since_ns) out->since_ns = *since_ns;
+  if (until_ns) out->until_ns = *until_ns;
+  out->uids = uids;
+  out->pids = pids;
+  out->apps = apps;
+  out->units = units;
+  out->boots = boots;
+  return levels != 0xff || since_ns || until_ns || !uids.empty() || !pids.empty() ||
+         !apps.empty() || !units.empty() || !boots.empty();
 }
 
 bool Filter::MatchMessage(std::string_view msg) const {

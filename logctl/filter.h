@@ -1,9 +1,11 @@
 // filter.h: which records `logctl tail`/`cat` show: level, pid, uid, app,
-// time range and a regular expression on the rendered message (POSIX ERE).
+// systemd unit, boot, kernel messages, time range and a regular expression
+// on the rendered message (POSIX ERE).
 #pragma once
 
 #include <regex.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -27,6 +29,17 @@ int ParseLevel(std::string_view s);
 bool ParseLevelRange(std::string_view s, int *lo, int *hi);
 const char *LevelName(int level);
 
+// A boot identity (FORMAT.md, "Boots") as 32 lowercase hex digits.
+using BootId = std::array<uint8_t, 16>;
+std::string BootIdHex(const BootId &id);
+// Parses a boot ID as /proc/sys/kernel/random/boot_id prints it
+// (8-4-4-4-12 hex digits with dashes) or as 32 hex digits, in any case.
+bool ParseBootId(std::string_view s, BootId *id);
+// The unit -u/--unit NAME means: NAME itself when it ends in a unit type
+// suffix (.service, .socket, .scope, ...), else NAME.service (as journalctl
+// and systemctl take a bare name).
+std::string UnitName(std::string_view name);
+
 class Filter {
  public:
   Filter() = default;
@@ -39,7 +52,10 @@ class Filter {
   // A repeated option: the record matches if it matches any of the values
   // (empty: any record). Different fields must all match.
   std::vector<uint32_t> pids, uids;
-  std::vector<std::string> apps;  // the app label, or comm when the label is empty
+  std::vector<std::string> apps;   // the app label, or comm when the label is empty
+  std::vector<std::string> units;  // the source's systemd unit, exactly (see UnitName)
+  std::vector<BootId> boots;       // the record's block's boot identity
+  bool kernel_only = false;        // -k: records whose site file is "kernel"
   std::optional<uint64_t> since_ns, until_ns;
 
   // Compiles a regular expression (extended POSIX) and adds it: a message
@@ -48,11 +64,17 @@ class Filter {
 
   bool any() const {
     return min_level > 0 || max_level < 7 || !pids.empty() || !uids.empty() || !apps.empty() ||
-           since_ns || until_ns || !res_.empty();
+           !units.empty() || !boots.empty() || kernel_only || since_ns || until_ns || !res_.empty();
   }
   bool needs_message() const { return !res_.empty(); }
   // Everything except the regular expression.
   bool MatchFields(const storage::Record &r) const;
+  // The same fields as a storage::BlockFilter, for the reader to skip whole
+  // blocks whose summaries prove that no record can pass MatchFields (the
+  // regular expressions are decided per record only). Returns false when it
+  // could skip nothing (no field is filtered): then leave the reader without
+  // one. Records are still filtered one by one either way.
+  bool ToBlockFilter(storage::BlockFilter *out) const;
   bool MatchMessage(std::string_view msg) const;
 
  private:

@@ -58,6 +58,11 @@ int Main(int argc, char **argv) {
     std::puts("logctl " LOGSINK_VERSION);
     return kExitOk;
   }
+  if (c[0] == '-' && c[1]) {  // like journalctl: options alone are cat's (logctl -b -1)
+    Options o;
+    int rc = ParseOptions(Command::kCat, argc, argv, &o);
+    return rc >= 0 ? rc : RunTail(o);
+  }
   for (const auto &k : kCommands) {
     if (std::strcmp(c, k.name) != 0) continue;
     Options o;

@@ -45,6 +45,10 @@ enum Opt {
   kReverse,
   kNoPager,
   kPagerEnd,
+  kUnit,
+  kBoot,
+  kDmesg,
+  kListBoots,
 };
 
 const char *Name(Command c) {
@@ -121,21 +125,31 @@ const char kFilterHelp[] =
     "                   debug in any case, or 0-7); FROM..TO: records from FROM to TO\n"
     "                   (err..warning; an empty end means emerg or debug: ..warning, err..)\n"
     "  --pid PID, --uid UID, --app NAME   records of that process, user or application\n"
+    "  -u, --unit UNIT  records of processes in that systemd unit (UNIT.service when\n"
+    "                   UNIT has no type suffix: -u sshd is sshd.service)\n"
+    "  -b, --boot [ID|OFFSET]  records of one boot: the last one in the ring (no value\n"
+    "                   or 0), the one before it (-1) and so on, or counted from the first\n"
+    "                   (1); ID is a boot ID (32 hex digits, dashes allowed); all: every\n"
+    "                   boot. 'logctl --list-boots' lists them.\n"
+    "  -k, --dmesg      kernel messages only (site file \"kernel\"); implies -b\n"
     "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
     "                   today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
-    "  A repeated --pid, --uid, --app or --grep matches any of its values (--app a --app b:\n"
-    "  a or b); different filters must all match.\n";
+    "  A repeated --pid, --uid, --app, --unit or --grep matches any of its values\n"
+    "  (--app a --app b: a or b); different filters must all match.\n";
 
 // tail and cat only.
 const char kReadHelp[] =
     "Output:\n"
     "  -o, --output MODE  short (the default), short-iso (seconds), short-precise\n"
     "                   (nanoseconds), short-unix (seconds since the epoch), short-monotonic\n"
-    "                   ([seconds] since this boot, from the realtime stamp), cat (message\n"
-    "                   only), verbose (every field), json, json-pretty, raw\n"
+    "                   ([seconds] since the record's own boot: its CLOCK_MONOTONIC time),\n"
+    "                   cat (message only), verbose (every field), json, json-pretty, raw\n"
     "  --json           -o json    --no-color    --utc (times in UTC)\n"
     "  -r, --reverse    newest first (not with -f)\n"
+    "  --list-boots     print the boots in the ring instead of records, oldest first:\n"
+    "                   index (0 the last, -1 the one before), boot ID, first and last\n"
+    "                   record time, records; with --json a JSON array\n"
     "Pager (tail, cat): on a terminal the output goes through $LOGSINK_PAGER, else $PAGER,\n"
     "else less (with LESS=FRSXMK when LESS is unset); not with -f. Empty or \"cat\": none.\n"
     "  --no-pager       never page\n"
@@ -178,6 +192,19 @@ bool ParsePriority(const char *arg, int *facility, std::optional<int> *level) {
     *facility = f;
   }
   *level = l;
+  return true;
+}
+
+bool ParseI64(std::string_view s, int64_t *v) {
+  size_t i = s.size() > 1 && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i == s.size()) return false;
+  uint64_t a = 0;
+  for (; i < s.size(); i++) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    if (a > (uint64_t(INT64_MAX) - uint64_t(s[i] - '0')) / 10) return false;
+    a = a * 10 + uint64_t(s[i] - '0');
+  }
+  *v = s[0] == '-' ? -int64_t(a) : int64_t(a);
   return true;
 }
 
@@ -229,6 +256,11 @@ bool Allowed(Command c, int opt) {
     case kLines:
     case kFollow:
       return c == Command::kTail;
+    case kUnit:
+    case kBoot:
+    case kDmesg:
+      return reads;
+    case kListBoots:
     case kShowCursor:
     case kAfterCursor:
     case kCursorFile:
@@ -244,6 +276,19 @@ bool Allowed(Command c, int opt) {
 
 }  // namespace
 
+bool ParseBootSpec(std::string_view s, BootSpec *out) {
+  BootSpec b;
+  if (s == "all") {
+    b.kind = BootSpec::Kind::kAll;
+  } else if (ParseBootId(s, &b.id)) {  // before the number: an ID may be all digits
+    b.kind = BootSpec::Kind::kId;
+  } else if (!ParseI64(s, &b.offset)) {
+    return false;
+  }
+  *out = b;
+  return true;
+}
+
 void PrintUsage(FILE *to) {
   std::fputs(
       "usage: logctl COMMAND [OPTIONS]\n"
@@ -257,7 +302,8 @@ void PrintUsage(FILE *to) {
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
       "  help [COMMAND]     this text, or a command's options\n\n"
-      "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
+      "'logctl' alone prints the whole log through the pager, like 'logctl cat', and\n"
+      "'logctl OPTIONS' is 'logctl cat OPTIONS' (logctl -b -1, logctl -k, logctl --list-boots).\n"
       "Every command takes --socket PATH and --help; those that read the ring take\n"
       "--file PATH (default: the ring of the daemon on the socket);\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
@@ -313,6 +359,10 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"reverse", no_argument, nullptr, kReverse},
       {"no-pager", no_argument, nullptr, kNoPager},
       {"pager-end", no_argument, nullptr, kPagerEnd},
+      {"unit", required_argument, nullptr, kUnit},
+      {"boot", optional_argument, nullptr, kBoot},
+      {"dmesg", no_argument, nullptr, kDmesg},
+      {"list-boots", no_argument, nullptr, kListBoots},
       {nullptr, 0, nullptr, 0},
   };
   const char *name = Name(cmd);
@@ -332,7 +382,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   // run stops at CMD for the same reason.
   const char *shorts = cmd == Command::kSend  ? "+:hp:t:"
                        : cmd == Command::kRun ? "+:hp:"
-                                              : ":n:fo:g:hip:re";
+                                              : ":n:fo:g:hip:reu:b::k";
   while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
@@ -374,6 +424,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case 't':
         c = kTag;
+        break;
+      case 'u':
+        c = kUnit;
+        break;
+      case 'b':
+        c = kBoot;
+        break;
+      case 'k':
+        c = kDmesg;
         break;
       case ':':
         return usage("option '" + opt + "' needs an argument");
@@ -505,10 +564,36 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kPagerEnd:
         o->pager_end = true;
         break;
+      case kUnit:
+        if (!*arg) return usage("an empty unit name for " + opt);
+        o->filter.units.push_back(UnitName(arg));
+        break;
+      case kBoot: {
+        BootSpec b;
+        if (arg) {
+          if (!ParseBootSpec(arg, &b))
+            return usage("bad boot '" + std::string(arg) +
+                         "': expected an offset (0 the last boot, -1 the one before, 1 the "
+                         "first), a boot ID (32 hex digits) or all");
+        } else if (optind < argc && ParseBootSpec(argv[optind], &b)) {
+          // As journalctl: "-b -1", "-b 1", "-b ID": the next word is the
+          // value when it reads as one (getopt has no separate optional value).
+          optind++;
+        }
+        o->boot = b;
+        break;
+      }
+      case kDmesg:
+        o->filter.kernel_only = true;
+        break;
+      case kListBoots:
+        o->list_boots = true;
+        break;
       default:
         return usage("unknown option '" + opt + "'");
     }
   }
+  if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
   if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
     return usage("unexpected argument '" + o->words[0] + "'");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "filter.h"
@@ -13,6 +14,20 @@
 namespace logsink::logctl {
 
 enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun };
+
+// -b/--boot's value, as journalctl takes it: which boot of the ring to show
+// (resolved against RingReader::ListBoots when the ring is read).
+struct BootSpec {
+  enum class Kind { kOffset, kId, kAll };
+  Kind kind = Kind::kOffset;
+  // kOffset: 0 the last boot in the ring, -1 the one before it, ...; 1 the
+  // first (oldest) boot, 2 the one after it, ...
+  int64_t offset = 0;
+  BootId id{};  // kId
+};
+// Parses OFFSET (an integer, optionally signed), ID (see ParseBootId) or
+// "all". False for anything else.
+bool ParseBootSpec(std::string_view s, BootSpec *out);
 
 struct Options {
   Command cmd = Command::kTail;
@@ -39,6 +54,8 @@ struct Options {
   bool reverse = false;            // -r/--reverse (tail, cat): newest first
   bool no_pager = false;           // --no-pager (tail, cat)
   bool pager_end = false;          // -e/--pager-end (tail, cat): the pager starts at the end
+  bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
+  std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
   Filter filter;
 };
 

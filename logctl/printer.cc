@@ -81,13 +81,13 @@ void AppendIdent(const Record &r, std::string *out) {
 }
 
 // Free-text records (FORMAT.md, "Free-text records"): the line of a site
-// "text", "stdout", "stderr" or "syslog:*" is the syslog facility, shown by
-// name; a syslog record's header fields (its string arguments after the
-// message) go in a "syslog" object, each one that the record holds.
+// "text", "stdout", "stderr", "kernel" or "syslog:*" is the syslog facility,
+// shown by name; a syslog record's header fields (its string arguments after
+// the message) go in a "syslog" object, each one that the record holds.
 void AppendFreeTextFields(const Record &rec, std::string *out) {
   std::string_view file = rec.site.file;
   bool syslog = file.substr(0, 7) == "syslog:";
-  if (!syslog && file != "text" && file != "stdout" && file != "stderr") return;
+  if (!syslog && file != "text" && file != "stdout" && file != "stderr" && file != "kernel") return;
   if (const char *name = ls_facility_name(rec.site.line)) {
     out->append(",\"facility\":\"");
     out->append(name);
@@ -113,6 +113,23 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
     p += n + len;
   }
   out->push_back('}');
+}
+
+// The fields every JSON record ends with (after all the others, so earlier
+// keys keep their places): the boot ("" when the block does not say), the
+// record's monotonic time in that boot (0 when unknown) and the sender's
+// systemd unit ("" when none).
+void AppendBootFields(const Record &rec, std::string *out) {
+  static const BootId kNoBoot{};
+  out->append(",\"boot_id\":\"");
+  if (rec.boot_id != kNoBoot) out->append(BootIdHex(rec.boot_id));
+  const uint64_t mono = storage::MonotonicTime(rec);
+  out->append("\",\"monotonic_ns\":");
+  AppendNum(out, mono);
+  out->append(",\"monotonic_ns_str\":\"");
+  AppendNum(out, mono);
+  out->append("\",\"unit\":");
+  render::AppendJsonString(out, rec.unit);
 }
 
 }  // namespace
@@ -167,7 +184,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
 }
 
 void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *out) {
-  Stamp(rec.ts_ns, out);
+  Stamp(rec, out);
   out->push_back(' ');
   AppendIdent(rec, out);
   const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
@@ -248,6 +265,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(",\"dropped_since_ns_str\":\"");
     AppendNum(out, rec.dropped_since_ns);
     out->push_back('"');
+    AppendBootFields(rec, out);
     out->append("}\n");
     return;
   }
@@ -283,6 +301,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(",\"truncated\":");
     AppendNum(out, rec.truncated);
   }
+  AppendBootFields(rec, out);
   out->append("}\n");
 }
 

@@ -22,7 +22,7 @@ enum class OutputMode {
   kShortIso,        // seconds, ISO 8601 with the zone
   kShortPrecise,    // nanoseconds
   kShortUnix,       // seconds.nanoseconds since the epoch
-  kShortMonotonic,  // [seconds.microseconds] since this boot (see printer_modes.cc)
+  kShortMonotonic,  // [seconds.microseconds] since the record's boot (see printer_modes.cc)
   kCat,             // the message only
   kVerbose,         // every field, one per line
   kJsonPretty,      // the json object, indented over several lines
@@ -57,7 +57,7 @@ class Printer {
   void RawLine(const storage::Record &rec, std::string *out);
   void JsonLine(const storage::Record &rec, const std::string &msg, bool msg_ok, std::string *out);
   // printer_modes.cc
-  void Stamp(uint64_t ts_ns, std::string *out);
+  void Stamp(const storage::Record &rec, std::string *out);
   void VerboseLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
                    std::string *out);
   void JsonPrettyLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
@@ -68,7 +68,9 @@ class Printer {
   render::TimeFormatter time_;
   render::FormatCache formats_;
   std::string msg_, tmp_;
-  int64_t boot_ns_ = 0;  // CLOCK_REALTIME at boot, for short-monotonic
+  // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
+  // has no clock pair (storage::MonotonicTime() == 0).
+  int64_t boot_ns_ = 0;
 };
 
 }  // namespace logsink::logctl

@@ -126,10 +126,11 @@ bool ParseOutputMode(const std::string &name, OutputMode *mode) {
 }
 
 Printer::Printer(OutputMode mode, bool color, bool utc) : mode_(mode), color_(color), time_(utc) {
-  if (mode == OutputMode::kShortMonotonic) boot_ns_ = BootRealtimeNs();
+  if (mode == OutputMode::kShortMonotonic) boot_ns_ = BootRealtimeNs();  // the fallback
 }
 
-void Printer::Stamp(uint64_t ts_ns, std::string *out) {
+void Printer::Stamp(const Record &rec, std::string *out) {
+  const uint64_t ts_ns = rec.ts_ns;
   switch (mode_) {
     case OutputMode::kShortIso:
       time_.AppendLocal(ts_ns, 0, out);
@@ -142,10 +143,12 @@ void Printer::Stamp(uint64_t ts_ns, std::string *out) {
                      ts_ns % 1000000000u);
       break;
     case OutputMode::kShortMonotonic: {
-      // The ring keeps only CLOCK_REALTIME stamps: this is the record's time
-      // minus the realtime of this boot, so records of earlier boots are
-      // negative and a clock step since boot shifts every value.
-      int64_t d = int64_t(ts_ns) - boot_ns_;
+      // The record's CLOCK_MONOTONIC time in its own boot, from its block's
+      // clock pair (FORMAT.md, "Boots"). A block without one (0): the
+      // record's time minus the realtime of this boot, so records of
+      // earlier boots are negative and a clock step since boot shifts them.
+      const uint64_t mono = storage::MonotonicTime(rec);
+      int64_t d = mono ? int64_t(mono) : int64_t(ts_ns) - boot_ns_;
       uint64_t a = d < 0 ? uint64_t(-(d + 1)) + 1 : uint64_t(d);
       fmt::format_to(std::back_inserter(*out), "[{}{:5}.{:06}]", d < 0 ? "-" : "", a / 1000000000u,
                      a % 1000000000u / 1000u);
@@ -184,6 +187,9 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
     if (rec.truncated) Field(out, "TRUNCATED", rec.truncated);
     if (!msg_ok) Field(out, "MISMATCH", uint64_t(1));
   }
+  if (rec.boot_id != BootId{}) Field(out, "BOOT_ID", BootIdHex(rec.boot_id));
+  if (const uint64_t mono = storage::MonotonicTime(rec)) Field(out, "MONOTONIC_NS", mono);
+  if (!rec.unit.empty()) Field(out, "UNIT", rec.unit);
   Field(out, "MESSAGE", msg);
 }
 

@@ -11,6 +11,7 @@ pkgs=(
   python3 systemd dpkg-dev lintian git
   clang libclang-rt-14-dev libffi-dev
   libnats-dev librelp-dev
+  libzstd-dev liblz4-dev             # compressed ring blocks (proto/FORMAT.md)
   nats-server rsyslog rsyslog-relp   # the servers logsink-forward's tests talk to
   bsdutils                           # logger(1), tests/syslog (Essential: normally present)
 )

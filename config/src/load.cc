@@ -137,6 +137,29 @@ const Key kKeys[] = {
        c->block_size = uint32_t(n);
        return "";
      }},
+    {"ring", "compression",
+     [](const Value &v, Config *c) -> std::string {
+       std::string s;
+       if (auto e = GetString(v, &s); !e.empty()) return e;
+       if (s != "zstd" && s != "lz4" && s != "none")
+         return "\"" + s + "\" is not a compression (zstd, lz4 or none)";
+       c->compression = s;
+       return "";
+     }},
+    {"ring", "compression_level",
+     [](const Value &v, Config *c) -> std::string {
+       return GetCount(v, 1, 19, &c->compression_level);
+     }},
+    {"kernel", "read",
+     [](const Value &v, Config *c) -> std::string {
+       std::string s;
+       if (auto e = GetString(v, &s); !e.empty()) return e;
+       if (s != "auto" && s != "yes" && s != "no") return "\"" + s + "\" is not auto, yes or no";
+       c->kernel_read = s;
+       return "";
+     }},
+    {"kernel", "device",
+     [](const Value &v, Config *c) -> std::string { return GetString(v, &c->kernel_device); }},
     {"writer", "flush_interval",
      [](const Value &v, Config *c) -> std::string {
        return GetDuration(v, 1, 60000, &c->flush_interval_ms);

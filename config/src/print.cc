@@ -49,6 +49,11 @@ std::string ToToml(const Config &c) {
   s += "file = " + Quote(c.ring_file) + "\n";
   s += "size = " + Quote(FormatSize(c.ring_size)) + "\n";
   s += "block_size = " + Quote(FormatSize(c.block_size)) + "\n";
+  s += "compression = " + Quote(c.compression) + "\n";
+  s += "compression_level = " + std::to_string(c.compression_level) + "\n";
+  s += "\n[kernel]\n";
+  s += "read = " + Quote(c.kernel_read) + "\n";
+  s += "device = " + Quote(c.kernel_device) + "\n";
   s += "\n[writer]\n";
   s += "flush_interval = " + Quote(FormatDuration(c.flush_interval_ms)) + "\n";
   s += "fsync = " + Quote(FormatFsync(c.fsync, c.fsync_interval_ms)) + "\n";

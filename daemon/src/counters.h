@@ -84,6 +84,12 @@ struct Counters {
   uint64_t syslog_sources_evicted = 0;    // ... forgotten (kMaxSyslogSources reached)
   uint64_t syslog_budget_yields = 0;      // wakeups that stopped on the read budget
   uint64_t syslog_read_errors = 0;        // recvmsg failures other than EAGAIN/EINTR
+  // Kernel messages (/dev/kmsg; daemon/KERNEL.md).
+  uint64_t kmsg_records = 0;    // kernel records stored
+  uint64_t kmsg_skipped = 0;    // ... read again after a restart and skipped (already in the ring)
+  uint64_t kmsg_lost = 0;       // records the kernel overwrote before they were read
+  uint64_t kmsg_malformed = 0;  // records not in the kmsg format (stored as they came)
+  uint64_t kmsg_read_errors = 0;  // read failures other than EAGAIN/EINTR/EPIPE
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

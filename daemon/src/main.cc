@@ -169,6 +169,8 @@ int main(int argc, char **argv) {
   wo.block_size = cfg.block_size;
   wo.recreate_on_mismatch = cfg.recreate;
   wo.allow_other_owner = cfg.allow_other_owner;
+  storage::ParseCodec(cfg.compression, &wo.codec);  // names checked by the config loader
+  wo.level = int(cfg.compression_level);
   std::unique_ptr<storage::RingWriter> writer;
   storage::Status s =
       storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);
@@ -185,6 +187,12 @@ int main(int argc, char **argv) {
     daemon::CloseListener(&syslog);
     daemon::CloseListener(&listener);
     return 1;
+  }
+  if (!writer->moved_aside().empty()) {
+    spdlog::warn(
+        "{} was a ring of an older format version: kept as {} (read it with the logctl that "
+        "wrote it; delete it when done) and a new ring created",
+        cfg.ring_file, writer->moved_aside());
   }
 
   daemon::Server server(

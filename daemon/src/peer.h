@@ -12,6 +12,7 @@ namespace logsink::daemon {
 struct Peer {
   uint32_t pid = 0, uid = 0, gid = 0;
   std::string comm;
+  std::string unit{};  // its systemd unit (unit.h), "" when none
 };
 
 // The kernel's pid, uid and gid of a connection (SO_PEERCRED); comm is read

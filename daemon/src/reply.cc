@@ -61,6 +61,11 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("syslog_no_credentials", c.syslog_no_credentials);
   f("syslog_sources", c.syslog_sources);
   f("syslog_sources_evicted", c.syslog_sources_evicted);
+  f("kmsg_records", c.kmsg_records);
+  f("kmsg_skipped", c.kmsg_skipped);
+  f("kmsg_lost", c.kmsg_lost);
+  f("kmsg_malformed", c.kmsg_malformed);
+  f("kmsg_read_errors", c.kmsg_read_errors);
   f("syslog_budget_yields", c.syslog_budget_yields);
   f("syslog_read_errors", c.syslog_read_errors);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);

@@ -17,6 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "logsink/proto/paths.h"
+#include "unit.h"
+
 namespace logsink::daemon {
 
 // Why uv_poll + accept4 + read and not uv_pipe_t/uv_listen/uv_read_start
@@ -83,6 +86,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
 }
 
 Server::~Server() {
+  if (kmsg_fd_ >= 0) close(kmsg_fd_);
   if (sync_fd_ >= 0) close(sync_fd_);
   if (reserve_fd_ >= 0) close(reserve_fd_);
 }
@@ -117,6 +121,12 @@ int Server::Run() {
     uv_poll_init(&loop_, &syslog_poll_, syslog_->fd);
     syslog_poll_.data = this;
     uv_poll_start(&syslog_poll_, UV_READABLE, OnSyslogReadable);
+  }
+  if (!StartKernel()) return 1;
+  if (kmsg_fd_ >= 0) {
+    uv_poll_init(&loop_, &kmsg_poll_, kmsg_fd_);
+    kmsg_poll_.data = this;
+    uv_poll_start(&kmsg_poll_, UV_READABLE, OnKmsgReadable);
   }
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_}) {
@@ -188,6 +198,51 @@ void Server::OnSyslogReadable(uv_poll_t *h, int status, int) {
     return;
   }
   s->syslog_rx_->ReadSome(s->cfg_.read_budget);
+  s->AfterWrites();
+}
+
+// "auto" reads the kernel's log only in the system instance (the one that
+// writes the system ring; under systemd as user logsink with CAP_SYSLOG):
+// per-user and test instances never do. What the ring
+// already holds of this boot's kernel log (from before a restart) is found
+// by its sequence numbers and not stored twice.
+bool Server::StartKernel() {
+  const bool want =
+      cfg_.kernel_read == "yes" || (cfg_.kernel_read == "auto" && cfg_.ring_file == LS_SYSTEM_RING);
+  if (!want) return true;
+  kmsg_fd_ = open(cfg_.kernel_device.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (kmsg_fd_ < 0) {
+    if (cfg_.kernel_read == "yes") {
+      spdlog::critical("kernel messages: cannot open {}: {} ([kernel] read = \"yes\")",
+                       cfg_.kernel_device, strerror(errno));
+      return false;
+    }
+    spdlog::warn("kernel messages: cannot open {}: {}; not reading them", cfg_.kernel_device,
+                 strerror(errno));
+    return true;
+  }
+  // Everything the writer has buffered is on disk before the ring is read.
+  if (!writer_->Flush().ok()) counters_.write_errors++;
+  const auto boot = storage::Env::Default()->BootId();
+  const std::optional<uint64_t> after = LastKernelSeq(cfg_.ring_file, boot);
+  kmsg_rx_ = std::make_unique<KmsgReader>(&ctx_, kmsg_fd_, after);
+  if (after)
+    spdlog::info("kernel messages from {}, after sequence number {} (already in the ring)",
+                 cfg_.kernel_device, *after);
+  else
+    spdlog::info("kernel messages from {}", cfg_.kernel_device);
+  return true;
+}
+
+// Up to 1024 records per wakeup, then back to the loop (like the syslog socket).
+void Server::OnKmsgReadable(uv_poll_t *h, int status, int) {
+  auto *s = static_cast<Server *>(h->data);
+  if (status < 0) {
+    s->ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "kernel messages: {}",
+                          uv_strerror(status));
+    return;
+  }
+  s->kmsg_rx_->ReadSome(1024);
   s->AfterWrites();
 }
 
@@ -264,6 +319,7 @@ void Server::AcceptAll() {
       continue;
     }
     peer.comm = ReadComm(peer.pid);
+    peer.unit = ReadUnit(peer.pid);
     conns_by_uid_[peer.uid]++;
     auto *c = new Conn;
     c->server = this;
@@ -521,6 +577,10 @@ void Server::ApplyLive(const config::Config &n) {
   fixed(n.ring_file != cfg_.ring_file, "ring.file");
   fixed(n.ring_size != cfg_.ring_size, "ring.size");
   fixed(n.block_size != cfg_.block_size, "ring.block_size");
+  fixed(n.compression != cfg_.compression, "ring.compression");
+  fixed(n.compression_level != cfg_.compression_level, "ring.compression_level");
+  fixed(n.kernel_read != cfg_.kernel_read, "kernel.read");
+  fixed(n.kernel_device != cfg_.kernel_device, "kernel.device");
 
   spdlog::set_level(spdlog::level::from_str(n.log_level));
   if (n.flush_interval_ms != cfg_.flush_interval_ms &&
@@ -571,6 +631,13 @@ void Server::Shutdown(int signum) {
     }
     CloseListener(syslog_);
   }
+  if (kmsg_fd_ >= 0) {
+    // What the kernel logged up to now is stored before the exit.
+    uv_close(reinterpret_cast<uv_handle_t *>(&kmsg_poll_), nullptr);
+    uint64_t until = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
+    while (kmsg_rx_->ReadSome(1024) && uv_hrtime() < until) {
+    }
+  }
   spdlog::info("{}: draining {} connections and the listen backlog", strsignal(signum),
                conns_.size());
   uint64_t deadline = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
@@ -587,6 +654,7 @@ void Server::Shutdown(int signum) {
     }
     Peer peer = PeerOf(fd);
     peer.comm = ReadComm(peer.pid);
+    peer.unit = ReadUnit(peer.pid);
     Session session(&ctx_, CurrentLimits(), std::move(peer));
     counters_.connections_total++;
     ++backlog;

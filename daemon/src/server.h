@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "counters.h"
+#include "kmsg.h"
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
@@ -47,6 +48,9 @@ class Server {
   // libuv callbacks
   static void OnListenReadable(uv_poll_t *h, int status, int events);
   static void OnSyslogReadable(uv_poll_t *h, int status, int events);
+  static void OnKmsgReadable(uv_poll_t *h, int status, int events);
+  // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
+  bool StartKernel();
   static void OnConnEvent(uv_poll_t *h, int status, int events);
   static void OnFlushTimer(uv_timer_t *t);
   static void OnFsyncTimer(uv_timer_t *t);
@@ -92,6 +96,9 @@ class Server {
   TextSites text_;
   Context ctx_;
   std::unique_ptr<SyslogReceiver> syslog_rx_;
+  int kmsg_fd_ = -1;  // the kernel's log, -1: not read
+  uv_poll_t kmsg_poll_;
+  std::unique_ptr<KmsgReader> kmsg_rx_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
   int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE

@@ -24,6 +24,7 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
   source_.uid = peer_.uid;
   source_.gid = peer_.gid;
   source_.comm = peer_.comm;
+  source_.unit = peer_.unit;
 }
 
 Session::~Session() {

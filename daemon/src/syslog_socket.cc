@@ -13,6 +13,7 @@
 #include "peer.h"
 #include "syslog_parse.h"
 #include "text_record.h"
+#include "unit.h"
 
 namespace logsink::daemon {
 
@@ -51,12 +52,14 @@ const storage::Source &SyslogReceiver::SourceFor(uint32_t pid, uint32_t uid, uin
   Entry &e = lru_.front();
   e.key = std::move(key);
   e.comm = ReadComm(pid);
+  e.unit = ReadUnit(pid);
   e.source.id = ctx_->next_source_id++;
   e.source.pid = pid;
   e.source.uid = uid;
   e.source.gid = gid;
   e.source.app = e.key.tag;
   e.source.comm = e.comm;
+  e.source.unit = e.unit;
   by_key_.emplace(e.key, lru_.begin());
   ctx_->counters->syslog_sources++;
   return e.source;

@@ -64,8 +64,8 @@ class SyslogReceiver {
   };
   struct Entry {
     Key key;
-    std::string comm;
-    storage::Source source;  // app and comm view key.tag and comm
+    std::string comm, unit;
+    storage::Source source;  // app, comm and unit view key.tag, comm and unit
   };
   const storage::Source &SourceFor(uint32_t pid, uint32_t uid, uint32_t gid, std::string_view tag);
 

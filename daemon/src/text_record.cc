@@ -21,6 +21,7 @@ constexpr KindInfo kKinds[] = {
     {"syslog:rfc3164", "%s%.0s%.0s", "sss"},
     {"syslog:rfc5424", "%s%.0s%.0s%.0s%.0s", "sssss"},
     {"syslog:raw", "%s", "s"},
+    {"kernel", "%s%.0s%.0s%.0s", "ssss"},
 };
 static_assert(sizeof kKinds / sizeof kKinds[0] == size_t(TextKind::kCount));
 
@@ -59,6 +60,11 @@ storage::Status TextSites::Append(const storage::Source &src, TextKind kind, uin
   if (kind == TextKind::kRfc5424) {
     PutStr(&args_, f.msgid);
     PutStr(&args_, f.sd);
+  }
+  if (kind == TextKind::kKernel) {
+    PutStr(&args_, f.kseq);
+    PutStr(&args_, f.kusec);
+    PutStr(&args_, f.kdict);
   }
   storage::RecordIn in;
   in.source = &src;

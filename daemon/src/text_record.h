@@ -25,6 +25,7 @@ enum class TextKind : uint8_t {
   kRfc3164,    // a syslog datagram in the BSD form (with or without hostname)
   kRfc5424,    // a syslog datagram in the RFC 5424 form
   kSyslogRaw,  // a datagram that parsed as neither: its bytes, as they came
+  kKernel,     // a record of the kernel's log (/dev/kmsg)
   kCount
 };
 
@@ -38,6 +39,9 @@ const char *TextKindFile(TextKind k);
 struct TextFields {
   std::string_view msg;
   std::string_view timestamp, hostname, msgid, sd;
+  // kernel: the kernel's sequence number and monotonic time (microseconds)
+  // in decimal, and its dictionary ("KEY=VALUE" lines).
+  std::string_view kseq, kusec, kdict;
 };
 
 constexpr uint8_t kMaxFacility = 23;

@@ -2,14 +2,16 @@
 // entry decoder used by writer recovery, the reader and Verify).
 #include "block.h"
 
+#include <lz4.h>
+#include <zstd.h>
+
 #include <cstring>
 
 namespace logsink::storage::internal {
 
-// The header's reserved bytes [52, 56) follow the flags field (FORMAT.md).
 // The block CRC covers [8, used): everything after the magic and the CRC itself.
 constexpr size_t kBlkCrcFrom = LS_BLK_OFF_SEQ;
-static_assert(LS_BLK_OFF_OPENED + 4 == LS_BLK_HDR, "the open time ends the header");
+static_assert(LS_BLK_OFF_BLOOM + LS_BLK_BLOOM_BYTES == LS_BLK_HDR, "the filter ends the header");
 
 // The header's fields past magic and CRC, as one table that ParseBlockHeader
 // and FinishBlock both walk, so the two cannot disagree on an offset.
@@ -21,11 +23,16 @@ struct Field {
 constexpr Field<uint64_t> kWide[] = {{LS_BLK_OFF_SEQ, &BlockHeader::seq},
                                      {LS_BLK_OFF_FIRST_REC, &BlockHeader::first_rec},
                                      {LS_BLK_OFF_BASE_TS, &BlockHeader::base_ts},
-                                     {LS_BLK_OFF_MAX_TS, &BlockHeader::max_ts}};
+                                     {LS_BLK_OFF_MAX_TS, &BlockHeader::max_ts},
+                                     {LS_BLK_OFF_MIN_TIME, &BlockHeader::min_time},
+                                     {LS_BLK_OFF_MAX_TIME, &BlockHeader::max_time},
+                                     {LS_BLK_OFF_OPEN_MONO, &BlockHeader::open_mono},
+                                     {LS_BLK_OFF_OPEN_REAL, &BlockHeader::open_real}};
 constexpr Field<uint32_t> kNarrow[] = {{LS_BLK_OFF_USED, &BlockHeader::used},
                                        {LS_BLK_OFF_COUNT, &BlockHeader::count},
                                        {LS_BLK_OFF_FLAGS, &BlockHeader::flags},
-                                       {LS_BLK_OFF_OPENED, &BlockHeader::opened}};
+                                       {LS_BLK_OFF_OPENED, &BlockHeader::opened},
+                                       {LS_BLK_OFF_RAW, &BlockHeader::raw}};
 
 BlockHeader ParseBlockHeader(const uint8_t *p) {
   BlockHeader h;
@@ -33,6 +40,10 @@ BlockHeader ParseBlockHeader(const uint8_t *p) {
   h.crc = ls_get_u32(p + LS_BLK_OFF_CRC);
   for (const auto &f : kWide) h.*f.member = ls_get_u64(p + f.off);
   for (const auto &f : kNarrow) h.*f.member = ls_get_u32(p + f.off);
+  h.codec = p[LS_BLK_OFF_CODEC];
+  h.levels = p[LS_BLK_OFF_LEVELS];
+  std::memcpy(h.boot_id.data(), p + LS_BLK_OFF_BOOT_ID, h.boot_id.size());
+  std::memcpy(h.bloom.data(), p + LS_BLK_OFF_BLOOM, h.bloom.size());
   return h;
 }
 
@@ -40,7 +51,52 @@ void FinishBlock(uint8_t *p, const BlockHeader &h) {
   ls_put_u32(p + LS_BLK_OFF_MAGIC, LS_BLK_MAGIC);
   for (const auto &f : kWide) ls_put_u64(p + f.off, h.*f.member);
   for (const auto &f : kNarrow) ls_put_u32(p + f.off, h.*f.member);
+  p[LS_BLK_OFF_CODEC] = h.codec;
+  p[LS_BLK_OFF_LEVELS] = h.levels;
+  ls_put_u16(p + LS_BLK_OFF_RESERVED, 0);
+  std::memcpy(p + LS_BLK_OFF_BOOT_ID, h.boot_id.data(), h.boot_id.size());
+  std::memcpy(p + LS_BLK_OFF_BLOOM, h.bloom.data(), h.bloom.size());
   ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + kBlkCrcFrom, h.used - kBlkCrcFrom));
+}
+
+// ---- summary filter -------------------------------------------------------
+
+uint64_t BloomHash(uint8_t type, const void *value, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64: offset basis, then prime per byte
+  auto mix = [&h](uint8_t b) { h = (h ^ b) * 0x100000001b3ull; };
+  mix(type);
+  const auto *b = static_cast<const uint8_t *>(value);
+  for (size_t i = 0; i < n; i++) mix(b[i]);
+  return h;
+}
+
+static uint32_t BloomBit(uint64_t hash, uint32_t i) {
+  const uint32_t lo = uint32_t(hash), hi = uint32_t(hash >> 32) | 1u;
+  return (lo + i * hi) % (LS_BLK_BLOOM_BYTES * 8);
+}
+
+void BloomAdd(uint8_t *bloom, uint64_t hash) {
+  for (uint32_t i = 0; i < LS_BLK_BLOOM_HASHES; i++) {
+    const uint32_t bit = BloomBit(hash, i);
+    bloom[bit / 8] |= uint8_t(1u << (bit % 8));
+  }
+}
+
+bool BloomMayHave(const uint8_t *bloom, uint64_t hash) {
+  for (uint32_t i = 0; i < LS_BLK_BLOOM_HASHES; i++) {
+    const uint32_t bit = BloomBit(hash, i);
+    if (!(bloom[bit / 8] & (1u << (bit % 8)))) return false;
+  }
+  return true;
+}
+
+void BloomAddSource(uint8_t *bloom, uint32_t uid, uint32_t pid, std::string_view app,
+                    std::string_view comm, std::string_view unit) {
+  BloomAdd(bloom, BloomU32(LS_BLOOM_KEY_UID, uid));
+  BloomAdd(bloom, BloomU32(LS_BLOOM_KEY_PID, pid));
+  BloomAdd(bloom, BloomStr(LS_BLOOM_KEY_APP, app));
+  BloomAdd(bloom, BloomStr(LS_BLOOM_KEY_COMM, comm));
+  if (!unit.empty()) BloomAdd(bloom, BloomStr(LS_BLOOM_KEY_UNIT, unit));
 }
 
 const char *BlockStateName(BlockState s) {
@@ -53,6 +109,8 @@ const char *BlockStateName(BlockState s) {
       return "bad block header";
     case BlockState::kBadCrc:
       return "block CRC mismatch";
+    case BlockState::kBadData:
+      return "block payload does not decode";
   }
   return "?";
 }
@@ -64,6 +122,21 @@ BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot
   }
   if (h.used < LS_BLK_HDR || h.used > l.block_size || h.seq % l.block_count != slot) {
     return BlockState::kBadHeader;
+  }
+  // The payload's codec is known and its decoded size within the bound (a
+  // block claiming more is refused before anything is allocated for it).
+  switch (h.codec) {
+    case LS_CODEC_NONE:
+      if (h.raw != h.used - LS_BLK_HDR) return BlockState::kBadHeader;
+      break;
+    case LS_CODEC_ZSTD:
+    case LS_CODEC_LZ4:
+      if (uint64_t(h.raw) > uint64_t(LS_BLK_RAW_FACTOR) * l.block_size) {
+        return BlockState::kBadHeader;
+      }
+      break;
+    default:
+      return BlockState::kBadHeader;
   }
   return BlockState::kValid;
 }
@@ -80,7 +153,7 @@ BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHea
 
 static size_t SourceBodyLen(const Source &s) {
   return 1 + ls_varint_len(s.id) + ls_varint_len(s.pid) + ls_varint_len(s.uid) +
-         ls_varint_len(s.gid) + StrLen(s.app) + StrLen(s.comm);
+         ls_varint_len(s.gid) + StrLen(s.app) + StrLen(s.comm) + StrLen(s.unit);
 }
 
 size_t SourceEntrySize(const Source &s) {
@@ -96,7 +169,8 @@ uint8_t *PutSourceEntry(uint8_t *p, const Source &s) {
   p += ls_put_varint(p, s.uid);
   p += ls_put_varint(p, s.gid);
   p = PutStr(p, s.app);
-  return PutStr(p, s.comm);
+  p = PutStr(p, s.comm);
+  return PutStr(p, s.unit);
 }
 
 size_t RecordFixedLen(const RecordFields &f) {
@@ -151,9 +225,40 @@ uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint6
 
 // ---- decoding -------------------------------------------------------------
 
+BlockExpander::BlockExpander() : dctx_(ZSTD_createDCtx()) {}
+BlockExpander::~BlockExpander() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(dctx_)); }
+
+const uint8_t *BlockExpander::Expand(const uint8_t *img, const BlockHeader &h) {
+  if (h.codec == LS_CODEC_NONE) return img;
+  const size_t want = LS_BLK_HDR + size_t(h.raw);  // h.raw was bounded by CheckBlockHeader
+  if (out_.size() < want) out_.resize(want);
+  std::memcpy(out_.data(), img, LS_BLK_HDR);
+  const uint8_t *src = img + LS_BLK_HDR;
+  const size_t n = h.used - LS_BLK_HDR;
+  if (h.codec == LS_CODEC_ZSTD) {
+    // A frame that declares another content size, or decodes to more than
+    // h.raw bytes, fails (the output buffer is exactly h.raw bytes).
+    unsigned long long declared = ZSTD_getFrameContentSize(src, n);
+    if (declared != h.raw || !dctx_) return nullptr;
+    size_t got = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx *>(dctx_), out_.data() + LS_BLK_HDR,
+                                     h.raw, src, n);
+    if (ZSTD_isError(got) || got != h.raw) return nullptr;
+    return out_.data();
+  }
+  if (h.codec == LS_CODEC_LZ4) {
+    if (n > size_t(INT32_MAX) || h.raw > uint32_t(INT32_MAX)) return nullptr;
+    int got =
+        LZ4_decompress_safe(reinterpret_cast<const char *>(src),
+                            reinterpret_cast<char *>(out_.data() + LS_BLK_HDR), int(n), int(h.raw));
+    if (got < 0 || uint32_t(got) != h.raw) return nullptr;
+    return out_.data();
+  }
+  return nullptr;
+}
+
 void BlockCursor::Reset(const uint8_t *p, const BlockHeader &h) {
   p_ = p;
-  used_ = h.used;
+  used_ = LS_BLK_HDR + h.raw;
   pos_ = LS_BLK_HDR;
   index_ = 0;
   count_ = h.count;
@@ -230,6 +335,7 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
       s.gid = in.Var32();
       s.app = in.Str();
       s.comm = in.Str();
+      s.unit = in.Str();
       if (!in.ok || in.p != in.end) return kMalformed;
       sources_.push_back(s);
       pos_ += static_cast<uint32_t>(n + len);

@@ -5,6 +5,7 @@
 // Internal to the storage library.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -21,6 +22,14 @@ struct BlockHeader {
   uint64_t seq = 0, first_rec = 0, base_ts = 0, max_ts = 0;
   uint32_t used = 0, count = 0, flags = 0;
   uint32_t opened = 0;  // LS_BLK_OFF_OPENED
+  uint32_t raw = 0;     // bytes of entries once decoded
+  uint8_t codec = LS_CODEC_NONE;
+  // The summary (FORMAT.md, "Block summaries"), covered by the block's CRC.
+  uint8_t levels = 0;
+  uint64_t min_time = 0, max_time = 0;
+  std::array<uint8_t, LS_BOOT_ID_LEN> boot_id{};
+  uint64_t open_mono = 0, open_real = 0;
+  std::array<uint8_t, LS_BLK_BLOOM_BYTES> bloom{};
   bool sealed() const { return flags & LS_BLK_F_SEALED; }
 };
 
@@ -28,17 +37,57 @@ BlockHeader ParseBlockHeader(const uint8_t *p);
 // Writes h (except crc) into p, then the CRC of [8, h.used).
 void FinishBlock(uint8_t *p, const BlockHeader &h);
 
+// ---- summary filter -------------------------------------------------------
+
+// FNV-1a 64 of a key (its type byte, then the value), and the three bits it
+// sets: (lo + i * (hi | 1)) % 512 for i = 0..2, lo/hi the hash's 32-bit halves.
+uint64_t BloomHash(uint8_t type, const void *value, size_t n);
+void BloomAdd(uint8_t *bloom, uint64_t hash);
+bool BloomMayHave(const uint8_t *bloom, uint64_t hash);
+inline uint64_t BloomU32(uint8_t type, uint32_t v) {
+  uint8_t le[4];
+  ls_put_u32(le, v);
+  return BloomHash(type, le, 4);
+}
+inline uint64_t BloomStr(uint8_t type, std::string_view s) {
+  return BloomHash(type, s.data(), s.size());
+}
+// Adds a source's uid, pid, app, comm and unit (when it has one) to a block's filter.
+void BloomAddSource(uint8_t *bloom, uint32_t uid, uint32_t pid, std::string_view app,
+                    std::string_view comm, std::string_view unit);
+
 enum class BlockState {
   kValid,      // magic, used, slot and CRC all fine
   kEmpty,      // all-zero header: never written
   kBadHeader,  // wrong magic, used out of range, or seq in the wrong slot
   kBadCrc,     // header plausible, CRC mismatch
+  kBadData,    // CRC fine, but the payload does not decode to `raw` bytes
 };
 const char *BlockStateName(BlockState s);
 // Header-only check: magic, used range, seq % block_count == slot.
 BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot);
 // Full check of a whole block image (block_size bytes) read from slot.
 BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHeader *h);
+// Decodes a checked block's payload: the image a BlockCursor reads (header
+// and `raw` bytes of entries). One per reader; reuses its zstd context and
+// buffer. Never allocates more than LS_BLK_RAW_FACTOR * block_size.
+class BlockExpander {
+ public:
+  BlockExpander();
+  ~BlockExpander();
+  BlockExpander(const BlockExpander &) = delete;
+  BlockExpander &operator=(const BlockExpander &) = delete;
+  // img: a whole slot that CheckBlock found valid. Returns the image to read
+  // (img itself when stored as it is), or nullptr when the payload does not
+  // decode to exactly h.raw bytes (damage CRC32C did not catch, or a
+  // crafted block): the caller reports kBadData.
+  const uint8_t *Expand(const uint8_t *img, const BlockHeader &h);
+
+ private:
+  void *dctx_ = nullptr;  // ZSTD_DCtx
+  std::vector<uint8_t> out_;
+};
+
 // The oldest block sequence that can still be in the ring when newest is the
 // newest: one lap back (0 before the first wrap).
 inline uint64_t OldestLive(const Layout &l, uint64_t newest) {
@@ -83,7 +132,7 @@ uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint6
 struct SourceInfo {
   uint64_t id = 0;
   uint32_t pid = 0, uid = 0, gid = 0;
-  std::string_view app, comm;
+  std::string_view app, comm, unit;
 };
 
 struct DecodedRecord {
@@ -105,7 +154,8 @@ struct DecodedRecord {
 class BlockCursor {
  public:
   enum Result { kRecord = 1, kEnd = 0, kMalformed = -1 };
-  // p must hold at least h.used bytes and stay valid while the cursor is used.
+  // p must hold the header and h.raw bytes of entries (a decoded image, see
+  // BlockExpander) and stay valid while the cursor is used.
   void Reset(const uint8_t *p, const BlockHeader &h);
   // Decodes entries up to the next RECORD or DROPPED. SOURCE entries are
   // absorbed (see sources()). kMalformed leaves pos() at the bad entry.

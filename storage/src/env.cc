@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace logsink::storage {
@@ -147,6 +148,44 @@ uint64_t Env::NowNanos() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+Status Env::RenameFile(const std::string &from, const std::string &to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) return Errno("rename to " + to + ":", from, errno);
+  return Status::OK();
+}
+
+uint64_t Env::MonoNanos() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+std::array<uint8_t, 16> Env::BootId() {
+  // Read once: the boot does not change while a process runs.
+  static const std::array<uint8_t, 16> id = [] {
+    std::array<uint8_t, 16> out{};
+    FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f) return out;
+    char text[64] = {};
+    const bool ok = std::fgets(text, sizeof text, f) != nullptr;
+    std::fclose(f);
+    if (!ok) return out;
+    // "8-4-4-4-12" hex digits with dashes.
+    size_t n = 0;
+    for (const char *p = text; *p && n < 32; p++) {
+      int v = *p >= '0' && *p <= '9'   ? *p - '0'
+              : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+              : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                       : -1;
+      if (v < 0) continue;
+      out[n / 2] = uint8_t(out[n / 2] | (n % 2 ? v : v << 4));
+      n++;
+    }
+    if (n != 32) out = {};
+    return out;
+  }();
+  return id;
 }
 
 Env *Env::Default() {

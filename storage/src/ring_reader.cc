@@ -28,6 +28,9 @@ class RingReader::Impl {
   Status SeekSeq(uint64_t seq);
   Status Next(Record *rec);
   Status Summarize(Summary *out);
+  void SetBlockFilter(const BlockFilter *f);
+  Status ListBoots(std::vector<BootInfo> *out);
+  uint64_t skipped_ = 0;
   Status Verify() { return internal::VerifyRing(file_.get(), path_, reporter_); }
 
   Layout layout_;
@@ -76,6 +79,12 @@ class RingReader::Impl {
   ReaderOptions opts_;
   internal::StringTable st_;
   std::vector<uint8_t> blk_, tmp_;
+  internal::BlockExpander expander_;
+  // The block filter, with its keys hashed once.
+  bool filter_on_ = false;
+  BlockFilter filter_;
+  std::vector<uint64_t> uid_keys_, pid_keys_, app_keys_, unit_keys_;
+  bool MayMatch(const BlockHeader &h) const;
 
   // Position: the block being read, and the next record sequence wanted.
   uint64_t b_ = 0;
@@ -147,6 +156,9 @@ Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, Bloc
   switch (*state) {
     case BlockState::kValid:
       *got = h->seq == seq ? Got::kValid : h->seq > seq ? Got::kOverwritten : Got::kAbsent;
+      break;
+    case BlockState::kBadData:
+      *got = Got::kBad;
       break;
     case BlockState::kEmpty:
       *got = Got::kAbsent;
@@ -419,6 +431,9 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
   rec->seq = h_.first_rec + d.index;
   rec->block_seq = h_.seq;
   rec->block_opened_ns = OpenedNs(h_);
+  rec->boot_id = h_.boot_id;
+  rec->block_open_mono_ns = h_.open_mono;
+  rec->block_open_real_ns = h_.open_real;
   rec->ts_ns = d.ts;
   rec->source_id = d.has_source ? d.source_id : 0;
   if (d.source) {
@@ -427,6 +442,7 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
     rec->gid = d.source->gid;
     rec->app = d.source->app;
     rec->comm = d.source->comm;
+    rec->unit = d.source->unit;
   }
   if (d.kind == Record::Kind::kDropped) {
     rec->dropped_count = d.dropped_count;
@@ -504,9 +520,31 @@ Status RingReader::Impl::Next(Record *rec) {
     BlockHeader h;
     Status s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
     if (!s.ok()) return s;
+    if (got == Got::kValid && !MayMatch(h)) {
+      // Nothing in it can match: its records count as read, not lost.
+      if (!gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
+        reporter_->Lost(h.first_rec - expect_);
+      }
+      have_expect_ = true;
+      expect_ = std::max(expect_, h.first_rec + h.count);
+      gap_ok_ = false;
+      loaded_ = false;
+      skipped_++;
+      if (!h.sealed()) return Status::NotFound("no new records");  // read again when it grows
+      b_++;
+      continue;
+    }
     if (got == Got::kValid) {
-      if (loaded_ && h.used == h_.used && h.flags == h_.flags) {
+      // Records are only appended: the same count is the same block.
+      if (loaded_ && h.count == h_.count && h.raw == h_.raw && h.flags == h_.flags) {
         return Status::NotFound("no new records");  // the partial block did not grow
+      }
+      const uint8_t *entries = expander_.Expand(blk_.data(), h);
+      if (!entries) {
+        // The CRC passed, so this is no write in progress: damage (or a crafted file).
+        loaded_ = false;
+        SkipDamaged(Got::kBad, BlockState::kBadData, h);
+        continue;
       }
       if (!gap_ok_ && have_expect_ && h.first_rec > expect_) {
         if (reporter_) reporter_->Lost(h.first_rec - expect_);
@@ -518,7 +556,7 @@ Status RingReader::Impl::Next(Record *rec) {
       }
       gap_ok_ = false;
       h_ = h;
-      cursor_.Reset(blk_.data(), h_);
+      cursor_.Reset(entries, h_);
       loaded_ = true;
       continue;  // the cursor skips records before expect_
     }
@@ -575,6 +613,81 @@ Status RingReader::Impl::Next(Record *rec) {
   return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
 }
 
+void RingReader::Impl::SetBlockFilter(const BlockFilter *f) {
+  filter_on_ = f != nullptr;
+  uid_keys_.clear();
+  pid_keys_.clear();
+  app_keys_.clear();
+  unit_keys_.clear();
+  if (!f) return;
+  for (const std::string &u : f->units)
+    unit_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_UNIT, u));
+  filter_ = *f;
+  for (uint32_t u : f->uids) uid_keys_.push_back(internal::BloomU32(LS_BLOOM_KEY_UID, u));
+  for (uint32_t p : f->pids) pid_keys_.push_back(internal::BloomU32(LS_BLOOM_KEY_PID, p));
+  for (const std::string &a : f->apps) {
+    app_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_APP, a));
+    app_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_COMM, a));
+  }
+}
+
+// False only when the summary proves no record of the block can match. The
+// summary is inside the CRC the block just passed; the writer may have
+// over-claimed (a split block keeps its summary), never under-claimed.
+bool RingReader::Impl::MayMatch(const BlockHeader &h) const {
+  if (!filter_on_ || h.count == 0) return true;
+  if (!(h.levels & filter_.levels)) return false;
+  if (h.max_time < filter_.since_ns || h.min_time > filter_.until_ns) return false;
+  auto any = [&h](const std::vector<uint64_t> &keys) {
+    if (keys.empty()) return true;
+    for (uint64_t k : keys) {
+      if (internal::BloomMayHave(h.bloom.data(), k)) return true;
+    }
+    return false;
+  };
+  if (!filter_.boots.empty() &&
+      std::find(filter_.boots.begin(), filter_.boots.end(), h.boot_id) == filter_.boots.end()) {
+    return false;  // a block holds one boot's records
+  }
+  return any(uid_keys_) && any(pid_keys_) && any(app_keys_) && any(unit_keys_);
+}
+
+Status RingReader::Impl::ListBoots(std::vector<BootInfo> *out) {
+  out->clear();
+  bool found;
+  BlockHeader newest;
+  Status s = FindNewest(&found, &newest);
+  if (!s.ok() || !found) return s;
+  const uint64_t lowest = Lowest(newest.seq);
+  std::vector<BlockHeader> blocks;
+  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
+    BlockHeader h;
+    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
+    if (h.seq < lowest || h.seq > newest.seq || h.count == 0) return;  // not what a reader shows
+    blocks.push_back(h);
+  });
+  if (!s.ok()) return s;
+  std::sort(blocks.begin(), blocks.end(),
+            [](const BlockHeader &a, const BlockHeader &b) { return a.seq < b.seq; });
+  for (const BlockHeader &h : blocks) {
+    if (out->empty() || out->back().boot_id != h.boot_id) {
+      BootInfo b;
+      b.boot_id = h.boot_id;
+      b.first_block = h.seq;
+      b.first_seq = h.first_rec;
+      b.first_ns = h.min_time;
+      out->push_back(b);
+    }
+    BootInfo &b = out->back();
+    b.last_block = h.seq;
+    b.last_seq = h.first_rec + h.count - 1;
+    b.first_ns = std::min(b.first_ns, h.min_time);
+    b.last_ns = std::max(b.last_ns, h.max_time);
+    b.records += h.count;
+  }
+  return Status::OK();
+}
+
 Status RingReader::Impl::Summarize(Summary *out) {
   // The newest block is the one a reader finds (FindNewest), so the summary
   // describes exactly the blocks a reader shows.
@@ -610,6 +723,9 @@ Status RingReader::SeekEnd() { return impl_->SeekEnd(); }
 Status RingReader::SeekSeq(uint64_t seq) { return impl_->SeekSeq(seq); }
 Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
+void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
+uint64_t RingReader::blocks_skipped() const { return impl_->skipped_; }
+Status RingReader::ListBoots(std::vector<BootInfo> *out) { return impl_->ListBoots(out); }
 Status RingReader::Verify() { return impl_->Verify(); }
 
 }  // namespace logsink::storage

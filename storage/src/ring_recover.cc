@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -39,6 +40,28 @@ std::string Geometry(const Layout &l) {
 Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOptions &opts) {
   path_ = path;
   env_ = env;
+  codec_ = opts.codec;
+  level_ = opts.level;
+  if (codec_ != LS_CODEC_NONE && codec_ != LS_CODEC_ZSTD && codec_ != LS_CODEC_LZ4) {
+    return Status::InvalidArgument("unknown compression codec " + std::to_string(codec_));
+  }
+  if (codec_ == LS_CODEC_ZSTD) {
+    if (level_ < ZSTD_minCLevel() || level_ > ZSTD_maxCLevel()) {
+      return Status::InvalidArgument("zstd level " + std::to_string(level_) + " is not within " +
+                                     std::to_string(ZSTD_minCLevel()) + ".." +
+                                     std::to_string(ZSTD_maxCLevel()));
+    }
+    auto *cctx = ZSTD_createCCtx();
+    cctx_ = cctx;
+    if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level_))) {
+      return Status::IOError("cannot set up zstd");
+    }
+    // The frame states its content size (readers check it against the
+    // header's `raw`) and carries no checksum (the block's CRC32C covers it).
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+  }
+  boot_id_ = env->BootId();
   Layout want;
   Status s = Layout::Compute(opts.file_size, opts.block_size, opts.strtab_size, &want);
   if (!s.ok()) return s;
@@ -54,6 +77,19 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   s = file_->LockExclusive();
   if (!s.ok()) return s;
   s = internal::ReadSuperblock(file_.get(), path, &sb_);
+  if (s.IsOldVersion() && opts.move_old_version) {
+    // A ring of another format version is kept, under a name that says
+    // which (FORMAT.md, "Versions"), never overwritten; a new ring starts.
+    uint8_t v[4] = {};
+    size_t got = 0;
+    if (!file_->PRead(LS_SB_OFF_VERSION, v, 4, &got).ok() || got != 4) return s;
+    const std::string aside = path + ".v" + std::to_string(ls_get_u32(v));
+    file_.reset();
+    Status r = env->RenameFile(path, aside);
+    if (!r.ok()) return r;
+    moved_aside_ = aside;
+    return Create(env, path, want, opts.mode);
+  }
   if (!s.ok()) return s;  // NotOurs: never touched
   const Layout &have = sb_.layout;
   if (have.file_size != want.file_size || have.block_size != want.block_size ||
@@ -115,11 +151,18 @@ Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout 
   s = file_->Sync();
   if (!s.ok()) return s;
   st_.Init(layout_.strtab_off, layout_.strtab_size);
-  buf_.assign(layout_.block_size, 0);
-  scratch_.resize(layout_.block_size);
+  AllocBuffers();
   cur_.used = LS_BLK_HDR;
   StartBlock(0, 0);
   return Status::OK();
+}
+
+void RingWriter::Impl::AllocBuffers() {
+  cap_ =
+      codec_ == LS_CODEC_NONE ? layout_.block_size : size_t(LS_BLK_RAW_FACTOR) * layout_.block_size;
+  buf_.assign(cap_, 0);
+  zimg_.assign(layout_.block_size, 0);
+  scratch_.resize(layout_.block_size);
 }
 
 // Loads the string table and finds the newest valid block: every header is
@@ -128,23 +171,26 @@ Status RingWriter::Impl::Recover() {
   st_.Init(layout_.strtab_off, layout_.strtab_size);
   Status s = st_.Load(file_.get());
   if (!s.ok()) return s;
-  buf_.assign(layout_.block_size, 0);
-  scratch_.resize(layout_.block_size);
+  AllocBuffers();
 
   bool found = false;
   uint64_t newest = 0, max_source = 0;
   uint32_t max_site = 0;  // the largest string id a record refers to
   BlockCursor cursor;
+  internal::BlockExpander expander;
+  std::vector<uint8_t> newest_img(layout_.block_size);
   s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
     BlockHeader h;
     if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
+    const uint8_t *entries = expander.Expand(img, h);
+    if (!entries) return;  // does not decode: damage, as a CRC mismatch
     if (!found || h.seq > newest) {
       newest = h.seq;
       found = true;
       last_opened_ = h.opened;
-      std::memcpy(buf_.data(), img, layout_.block_size);
+      std::memcpy(newest_img.data(), img, layout_.block_size);
     }
-    cursor.Reset(img, h);
+    cursor.Reset(entries, h);
     internal::DecodedRecord r;
     while (cursor.Next(&r) == BlockCursor::kRecord) {
       if (r.kind == Record::Kind::kRecord) max_site = std::max(max_site, r.site_id);
@@ -165,12 +211,25 @@ Status RingWriter::Impl::Recover() {
     StartBlock(0, 0);
     return Status::OK();
   }
-  BlockHeader h = internal::ParseBlockHeader(buf_.data());
+  BlockHeader h = internal::ParseBlockHeader(newest_img.data());
+  // A block holds one boot's records (its monotonic open time means nothing
+  // in another boot), and a partial block written compressed may not fit a
+  // writer that now stores blocks as they are. Either way it is sealed as it
+  // is (its image rewritten with the SEALED flag: only the newest block is
+  // ever partial) and a new block starts.
+  const uint8_t *entries = h.sealed() ? nullptr : expander.Expand(newest_img.data(), h);
+  if (!h.sealed() && (h.boot_id != boot_id_ || !entries || LS_BLK_HDR + size_t(h.raw) > cap_)) {
+    h.flags |= LS_BLK_F_SEALED;
+    internal::FinishBlock(newest_img.data(), h);
+    s = file_->PWrite(layout_.SlotOffset(h.seq), newest_img.data(), layout_.block_size);
+    if (!s.ok()) return s;
+  }
   if (h.sealed()) {
     StartBlock(h.seq + 1, h.first_rec + h.count);
     return Status::OK();
   }
   // Continue the partial block after its last entry.
+  std::memcpy(buf_.data(), entries, LS_BLK_HDR + size_t(h.raw));
   cursor.Reset(buf_.data(), h);
   internal::DecodedRecord r;
   BlockCursor::Result res;
@@ -178,11 +237,16 @@ Status RingWriter::Impl::Recover() {
   }
   cur_ = h;
   cur_.flags = 0;
+  cur_.used = LS_BLK_HDR + h.raw;        // the writer's `used` counts decoded entries
   if (res == BlockCursor::kMalformed) {  // keep what decodes (cannot happen with a valid CRC)
     cur_.used = cursor.pos();
     cur_.count = cursor.records();
   }
-  std::memset(buf_.data() + cur_.used, 0, layout_.block_size - cur_.used);
+  std::memset(buf_.data() + cur_.used, 0, cap_ - cur_.used);
+  opened_ns_ = cur_.opened ? layout_.created_ns + uint64_t(cur_.opened - 1) * 1000000000ull : 0;
+  packed_used_ = 0;
+  SetLimit();
+  limit_ = std::max(limit_, size_t(cur_.used));
   has_src_ = cursor.has_source();
   src_ = cursor.source();
   tid_ = cursor.tid();

@@ -2,16 +2,21 @@
 // current block in memory, seals full blocks with one pwrite each and
 // overwrites the oldest slot when the ring is full (opening and recovery are
 // in ring_recover.cc).
+#include <lz4.h>
 #include <time.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "logsink/proto/args.h"
+#include "logsink/proto/printf.h"
 #include "ring_writer_impl.h"
 
 namespace logsink::storage {
+
+RingWriter::Impl::~Impl() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx *>(cctx_)); }
 
 void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   std::memset(buf_.data(), 0, cur_.used);
@@ -23,17 +28,109 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   src_ = tid_ = ts_ = 0;
   declared_.clear();
   dirty_ = false;
+  packed_used_ = 0;
+  SetLimit();
+}
+
+// Without compression a block is full at the slot size. With it, the first
+// check comes where the last sealed block's ratio says the slot would be
+// about 92% full (never before the slot size: that much always fits, stored
+// as it is); most blocks are sealed at that one compression.
+constexpr double kFirstFill = 0.96;
+void RingWriter::Impl::SetLimit() {
+  const size_t slot = layout_.block_size;
+  if (codec_ == LS_CODEC_NONE) {
+    limit_ = slot;
+    return;
+  }
+  const double guess = double(slot - LS_BLK_HDR) * ratio_ * kFirstFill;
+  limit_ = std::clamp<size_t>(LS_BLK_HDR + size_t(guess), slot, cap_);
+}
+
+uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
+  Site site;
+  const uint8_t level = st_.Get(id, &site) ? site.level : 7;
+  // Dense for the ids a writer normally hands out; a far id (damage retired
+  // everything below it) is looked up each time rather than sizing the array by it.
+  if (id < (1u << 20)) {
+    if (site_level_.size() <= id) site_level_.resize(id + 1, 7);
+    site_level_[id] = level;
+  }
+  return level;
+}
+
+bool RingWriter::Impl::Pack() {
+  if (packed_used_ == cur_.used) return true;
+  const size_t raw = cur_.used - LS_BLK_HDR, room = layout_.block_size - LS_BLK_HDR;
+  size_t c = 0;
+  if (codec_ != LS_CODEC_NONE && raw > 0) {
+    stats_.packs++;
+    uint8_t *dst = zimg_.data() + LS_BLK_HDR;
+    const uint8_t *src = buf_.data() + LS_BLK_HDR;
+    if (codec_ == LS_CODEC_ZSTD) {
+      // dst holds exactly the slot's room: a payload that would not fit
+      // fails with dstSize_tooSmall instead of being written anywhere.
+      size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx *>(cctx_), dst, room, src, raw);
+      c = ZSTD_isError(r) ? 0 : r;
+    } else {
+      int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
+                                   reinterpret_cast<char *>(dst), int(raw), int(room));
+      c = r > 0 ? size_t(r) : 0;
+    }
+  }
+  if (c > 0 && c < raw) {
+    pk_codec_ = codec_;
+    pk_stored_ = uint32_t(c);
+    std::memset(zimg_.data() + LS_BLK_HDR + c, 0, room - c);  // the slot is zero past `used`
+  } else if (raw <= room) {
+    pk_codec_ = LS_CODEC_NONE;  // does not shrink (or no codec): stored as it is
+    pk_stored_ = uint32_t(raw);
+  } else {
+    return false;
+  }
+  packed_used_ = cur_.used;
+  return true;
+}
+
+Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
+  BlockHeader h = cur_;
+  h.flags = flags;
+  h.raw = cur_.used - LS_BLK_HDR;
+  h.codec = pk_codec_;
+  h.used = LS_BLK_HDR + pk_stored_;
+  uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
+  internal::FinishBlock(img, h);
+  // buf_ is zero past cur_.used, zimg_ past the payload: the whole slot is written.
+  return file_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
+}
+
+Status RingWriter::Impl::MakeRoom(size_t need) {
+  if (codec_ != LS_CODEC_NONE && cur_.count > 0 && limit_ < cap_) {
+    if (!Pack()) return Split();
+    // Room left in the slot, in entry bytes at the ratio so far, with a
+    // margin for entries that compress worse than the ones before them.
+    const size_t room = layout_.block_size - LS_BLK_HDR;
+    const double ratio = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
+    const size_t grow = size_t(double(room - pk_stored_) * ratio * 0.9);
+    // Less than 1/8 of the slot left: another pass (which compresses the
+    // whole block again) would win at most that much history for as much
+    // CPU as the block took so far, so seal. Most blocks take one pass.
+    if (grow >= need && room - pk_stored_ >= room / 8) {
+      limit_ = std::min(cap_, cur_.used + grow);
+      if (cur_.used + need <= limit_) return Status::OK();
+    }
+  }
+  return Seal();
 }
 
 Status RingWriter::Impl::Seal() {
-  cur_.flags = LS_BLK_F_SEALED;
-  internal::FinishBlock(buf_.data(), cur_);
-  Status s = file_->PWrite(layout_.SlotOffset(cur_.seq), buf_.data(), layout_.block_size);
-  if (!s.ok()) {
-    cur_.flags = 0;
-    return s;
-  }
+  if (!Pack()) return Split();
+  Status s = WriteCurrent(LS_BLK_F_SEALED);
+  if (!s.ok()) return s;
   stats_.blocks_written++;
+  stats_.sealed_raw_bytes += cur_.used - LS_BLK_HDR;
+  stats_.sealed_stored_bytes += pk_stored_;
+  if (pk_stored_) ratio_ = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
   uint64_t next = cur_.seq + 1;
   StartBlock(next, cur_.first_rec + cur_.count);
   if (next % layout_.block_count == 0) {
@@ -44,6 +141,101 @@ Status RingWriter::Impl::Seal() {
     return internal::WriteSuperblock(file_.get(), sb_);
   }
   return Status::OK();
+}
+
+// Rare: the entries added since the last check compress worse than the
+// limit assumed. The block's records are decoded from a copy, the block is
+// cut back to the longest prefix of whole records that packs (the summary's
+// levels, times and filter may then claim more than the block holds: a
+// summary may over-claim, never under-claim), sealed, and the other records
+// are appended again to the next block, keeping their sequence numbers.
+Status RingWriter::Impl::Split() {
+  stats_.splits++;
+  std::vector<uint8_t> copy(buf_.begin(), buf_.begin() + cur_.used);
+  BlockHeader h = cur_;
+  h.raw = cur_.used - LS_BLK_HDR;
+  BlockCursor cursor;
+  cursor.Reset(copy.data(), h);
+  std::vector<internal::DecodedRecord> recs;
+  std::vector<uint32_t> ends;    // offset after each record's entry
+  std::vector<uint64_t> max_ts;  // the largest timestamp up to each record
+  internal::DecodedRecord d;
+  while (cursor.Next(&d) == BlockCursor::kRecord) {
+    recs.push_back(d);
+    ends.push_back(cursor.pos());
+    max_ts.push_back(cursor.max_ts());
+  }
+  if (recs.size() != cur_.count) return Status::Corruption("the writer's block does not decode");
+  // Keep about as many entry bytes as the slot took at the last ratio,
+  // fewer each round; one record always fits (it fits an empty slot as it is).
+  const size_t room = layout_.block_size - LS_BLK_HDR;
+  size_t keep_bytes = size_t(double(room) * std::max(1.0, ratio_) * 0.95);
+  size_t k = recs.size();
+  for (;;) {
+    while (k > 1 && ends[k - 1] - LS_BLK_HDR > keep_bytes) k--;
+    cur_.used = ends[k - 1];
+    cur_.count = uint32_t(k);
+    cur_.max_ts = max_ts[k - 1];
+    packed_used_ = 0;
+    if (Pack()) break;
+    if (k == 1) return Status::Corruption("a record does not fit an empty block");
+    keep_bytes = std::min<size_t>(keep_bytes, ends[k - 1] - LS_BLK_HDR) * 4 / 5;
+  }
+  // Entry bytes past the prefix are zeroed for the next block; the copy keeps them.
+  std::memset(buf_.data() + cur_.used, 0, copy.size() - cur_.used);
+  const size_t carried = recs.size() - k;
+  uint64_t carried_bytes = ends.back() - ends[k - 1];
+  Status s = Seal();
+  if (!s.ok()) return s;
+  stats_.records -= carried;
+  stats_.bytes -= carried_bytes;
+  for (size_t i = k; i < recs.size(); i++) {
+    const internal::DecodedRecord &r = recs[i];
+    // Looked up now: r.source pointed into the cursor's list of sources,
+    // which grew (and moved) while later entries were decoded.
+    const internal::SourceInfo *si = r.has_source ? cursor.FindSource(r.source_id) : nullptr;
+    if (!si) return Status::Corruption("a carried record has no declared source");
+    Source src;
+    src.id = si->id;
+    src.pid = si->pid;
+    src.uid = si->uid;
+    src.gid = si->gid;
+    src.app = si->app;
+    src.comm = si->comm;
+    src.unit = si->unit;
+    if (r.kind == Record::Kind::kDropped) {
+      s = AppendDropped(src, r.ts, r.dropped_count, r.dropped_since);
+    } else {
+      // Its signature, should it need cutting (a source declaration more in
+      // the next block can push a record near the slot size over it).
+      Site site = r.inline_site;
+      char sig[LS_FMT_MAX_ARGS + 1] = {};
+      if ((r.site_id == 0 || st_.Get(r.site_id, &site)) &&
+          ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
+        sig[0] = 0;
+      }
+      RecordIn in;
+      in.signature = sig;
+      in.source = &src;
+      in.tid = r.tid;
+      in.site_id = r.site_id;
+      in.inline_site = r.site_id ? nullptr : &r.inline_site;
+      in.ts_ns = r.ts;
+      in.args = r.args;
+      in.args_len = r.args_len;
+      in.truncated = r.truncated;
+      s = AppendSlow(in);
+      if (r.truncated) stats_.truncated_records--;  // counted when it first came in
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+uint8_t *RingWriter::Impl::DeclareSource(uint8_t *p, const Source &src) {
+  declared_.push_back(src.id);
+  internal::BloomAddSource(cur_.bloom.data(), src.uid, src.pid, src.app, src.comm, src.unit);
+  return internal::PutSourceEntry(p, src);
 }
 
 bool RingWriter::Impl::Declared(uint64_t id) const {
@@ -84,13 +276,11 @@ size_t RingWriter::Impl::Plan(const RecordIn &rec, size_t args_len, uint64_t tru
 void RingWriter::Impl::Emit(const RecordIn &rec, const RecordFields &f, size_t fixed, bool declare,
                             const uint8_t *args, size_t args_len) {
   uint8_t *start = buf_.data() + cur_.used, *p = start;
-  if (declare) {
-    p = internal::PutSourceEntry(p, *rec.source);
-    declared_.push_back(rec.source->id);
-  }
+  if (declare) p = DeclareSource(p, *rec.source);
   p = internal::PutRecordEntry(p, f, fixed, args, args_len);
   tid_ = rec.tid;
-  Commit(static_cast<size_t>(p - start), rec.source->id, rec.ts_ns);
+  const uint8_t level = rec.site_id ? SiteLevel(rec.site_id) : rec.inline_site->level;
+  Commit(static_cast<size_t>(p - start), rec.source->id, rec.ts_ns, level);
 }
 
 namespace {
@@ -147,7 +337,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
                                                 (new_tid ? LS_E_F_TID : 0));
       uint8_t *start = buf_.data() + cur_.used;
       size_t need;
-      if (rec.args_len <= kShortArgs && layout_.block_size - cur_.used >= kShortEntry) {
+      if (rec.args_len <= kShortArgs && limit_ - cur_.used >= kShortEntry) {
         // Short entry with room to spare: its body is < 128 bytes whatever the
         // varints, so the length prefix is one byte, filled in once written.
         uint8_t *p = start + 1;
@@ -164,7 +354,10 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
         if (new_src) body += ls_varint_len(id);
         if (new_tid) body += ls_varint_len(rec.tid);
         need = ls_varint_len(body) + body;
-        if (need > layout_.block_size - cur_.used) return AppendSlow(rec);  // seals the block
+        // Past the limit (makes room or seals), or too big for a slot as it is.
+        if (need > limit_ - cur_.used || need > layout_.block_size - LS_BLK_HDR) {
+          return AppendSlow(rec);
+        }
         uint8_t *p = start + ls_put_varint(start, body);
         *p++ = head;
         if (new_src) p += ls_put_varint(p, id);
@@ -174,7 +367,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
         CopyArgs(p, rec.args, rec.args_len);
       }
       tid_ = rec.tid;
-      Commit(need, id, rec.ts_ns);
+      Commit(need, id, rec.ts_ns, SiteLevel(rec.site_id));
       return Status::OK();
     }
   }
@@ -191,13 +384,16 @@ Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
     size_t fixed;
     bool declare;
     size_t need = Plan(rec, rec.args_len, rec.truncated, &f, &fixed, &declare);
-    if (cur_.used + need <= layout_.block_size) {
+    // Every record fits an empty slot as it is (uncompressed), so a block
+    // can always be cut back to one record that packs (Split).
+    const bool too_big = LS_BLK_HDR + need > layout_.block_size;
+    if (!too_big && cur_.used + need <= limit_) {
       Emit(rec, f, fixed, declare, rec.args, rec.args_len);
       if (rec.truncated) stats_.truncated_records++;  // cut by its client
       return Status::OK();
     }
-    if (cur_.count == 0) break;  // does not fit even an empty block
-    Status s = Seal();           // never leave a record spanning blocks
+    if (cur_.count == 0) break;                    // does not fit even an empty block
+    Status s = too_big ? Seal() : MakeRoom(need);  // never leave a record spanning blocks
     if (!s.ok()) return s;
   }
   return AppendTruncated(rec);
@@ -297,27 +493,28 @@ Status RingWriter::Impl::AppendDropped(const Source &src, uint64_t ts_ns, uint64
     uint64_t ts_zz = ls_zigzag(static_cast<int64_t>(ts_ns - base));
     size_t body = internal::DroppedBodyLen(with_source, src.id, ts_zz, count, since_ns);
     size_t need = (declare ? internal::SourceEntrySize(src) : 0) + ls_varint_len(body) + body;
-    if (cur_.used + need <= layout_.block_size) {
+    if (cur_.used + need <= limit_) {
       uint8_t *start = buf_.data() + cur_.used, *p = start;
-      if (declare) {
-        p = internal::PutSourceEntry(p, src);
-        declared_.push_back(src.id);
-      }
+      if (declare) p = DeclareSource(p, src);
       p = internal::PutDroppedEntry(p, with_source, src.id, ts_zz, count, since_ns, body);
-      Commit(static_cast<size_t>(p - start), src.id, ts_ns);  // a DROPPED entry keeps the tid
+      // A DROPPED entry keeps the tid; it counts at level warning (FORMAT.md).
+      Commit(static_cast<size_t>(p - start), src.id, ts_ns, 4);
       return Status::OK();
     }
     if (cur_.count == 0) return Status::InvalidArgument("source does not fit a block");
-    Status s = Seal();
+    Status s = MakeRoom(need);
     if (!s.ok()) return s;
   }
 }
 
 Status RingWriter::Impl::Flush() {
   if (!dirty_) return Status::OK();
-  cur_.flags = 0;
-  internal::FinishBlock(buf_.data(), cur_);
-  Status s = file_->PWrite(layout_.SlotOffset(cur_.seq), buf_.data(), layout_.block_size);
+  while (!Pack()) {  // grew past its slot since the last check: seal what fits first
+    Status s = Split();
+    if (!s.ok()) return s;
+    if (!dirty_) return Status::OK();
+  }
+  Status s = WriteCurrent(0);
   if (!s.ok()) return s;
   dirty_ = false;
   stats_.flushes++;
@@ -343,6 +540,28 @@ uint32_t RingWriter::Impl::Intern(const Site &site) {
   if (!st_.Append(file_.get(), site, &id).ok()) id = 0;
   if (!id) stats_.strtab_full++;
   return id;
+}
+
+bool ParseCodec(std::string_view name, uint8_t *codec) {
+  for (uint8_t c : {LS_CODEC_NONE, LS_CODEC_ZSTD, LS_CODEC_LZ4}) {
+    if (name == CodecName(c)) {
+      *codec = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *CodecName(uint8_t codec) {
+  switch (codec) {
+    case LS_CODEC_NONE:
+      return "none";
+    case LS_CODEC_ZSTD:
+      return "zstd";
+    case LS_CODEC_LZ4:
+      return "lz4";
+  }
+  return "?";
 }
 
 // ---- RingWriter -------------------------------------------------------------
@@ -377,5 +596,6 @@ uint64_t RingWriter::next_record_seq() const { return impl_->cur_.first_rec + im
 uint64_t RingWriter::current_block_seq() const { return impl_->cur_.seq; }
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }
 bool RingWriter::dirty() const { return impl_->dirty_; }
+const std::string &RingWriter::moved_aside() const { return impl_->moved_aside_; }
 
 }  // namespace logsink::storage

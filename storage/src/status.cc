@@ -29,6 +29,9 @@ std::string Status::ToString() const {
     case Code::kBusy:
       name = "Busy";
       break;
+    case Code::kOldVersion:
+      name = "OldVersion";
+      break;
   }
   if (msg_.empty()) return name;
   return std::string(name) + ": " + msg_;

@@ -18,13 +18,13 @@ Status SummarizeRing(File *file, const Layout &layout, StringTable *st,
   out->strings = st->count();
   out->strtab_bytes = st->used_bytes();
   struct Info {
-    uint64_t seq, first_rec, count, base_ts, max_ts, used;
+    uint64_t seq, first_rec, count, base_ts, max_ts, used, raw;
   };
   std::vector<Info> blocks;
   s = ForEachSlot(file, layout, [&](uint64_t slot, const uint8_t *img) {
     BlockHeader h;
     if (CheckBlock(img, layout, slot, &h) != BlockState::kValid) return;
-    blocks.push_back(Info{h.seq, h.first_rec, h.count, h.base_ts, h.max_ts, h.used});
+    blocks.push_back(Info{h.seq, h.first_rec, h.count, h.base_ts, h.max_ts, h.used, h.raw});
   });
   if (!s.ok()) return s;
   if (blocks.empty()) return Status::NotFound("the ring holds no records");
@@ -44,6 +44,7 @@ Status SummarizeRing(File *file, const Layout &layout, StringTable *st,
     if (b.seq < lowest || b.seq > newest) continue;  // stale, or not what a reader shows
     out->blocks_used++;
     out->bytes_used += b.used;
+    out->raw_bytes += LS_BLK_HDR + b.raw;
     if (!oldest || b.seq < oldest->seq) oldest = &b;
     if (b.seq == newest) last = &b;
     min_rec = std::min(min_rec, b.first_rec);

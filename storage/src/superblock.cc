@@ -37,8 +37,8 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
   }
   uint32_t version = ls_get_u32(p + LS_SB_OFF_VERSION);
   if (version != LS_FORMAT_VERSION) {
-    *why = "unsupported format version " + std::to_string(version);
-    return SbCopy::kBad;
+    *why = "format version " + std::to_string(version);
+    return SbCopy::kVersion;
   }
   if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom)) {
     *why = "superblock CRC mismatch";
@@ -89,6 +89,18 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
   }
   if (st[0] == SbCopy::kNoMagic && st[1] == SbCopy::kNoMagic) {
     return Status::NotOurs(path + " is not a logsink ring file (no LSRING superblock)");
+  }
+  if ((st[0] == SbCopy::kVersion && st[1] != SbCopy::kValid) ||
+      (st[1] == SbCopy::kVersion && st[0] != SbCopy::kValid)) {
+    const int i = st[0] == SbCopy::kVersion ? 0 : 1;
+    return Status::OldVersion(
+        path + " is a logsink ring of " + reason[i] + "; this build reads format version " +
+        std::to_string(LS_FORMAT_VERSION) +
+        (ls_get_u32(buf[i] + LS_SB_OFF_VERSION) < LS_FORMAT_VERSION
+             ? " (logsinkd moves an older ring aside to " + path + ".v" +
+                   std::to_string(ls_get_u32(buf[i] + LS_SB_OFF_VERSION)) +
+                   " and starts a new one; read that with the logctl that wrote it)"
+             : " (written by a newer logsink: use its logctl)"));
   }
   int best = -1;
   for (int i = 0; i < 2; i++) {

@@ -19,7 +19,7 @@ struct Superblock {
 // Fills the first LS_SB_SIZE bytes of out (CRC included).
 void EncodeSuperblock(const Superblock &sb, uint8_t *out);
 
-enum class SbCopy { kValid, kNoMagic, kBad };
+enum class SbCopy { kValid, kNoMagic, kBad, kVersion };
 // Decodes one copy (LS_SB_SIZE bytes). kBad sets *why.
 SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why);
 

@@ -47,6 +47,7 @@ class Verifier {
   // entries present.
   std::unordered_map<uint32_t, Site> sites_;
   uint32_t last_id_ = 0;  // the largest id read
+  BlockExpander expander_;
 };
 
 Status Verifier::Run() {
@@ -92,13 +93,22 @@ Status Verifier::Run() {
       case BlockState::kBadCrc:
         Report(off, "block " + std::to_string(h.seq) + " fails its CRC");
         return;
+      case BlockState::kBadData:  // CheckBlock does not decode: see below
+        return;
       case BlockState::kValid:
         break;
     }
     si.seq = h.seq;
     si.first_rec = h.first_rec;
     si.count = h.count;
-    CheckEntries(off, img, h);
+    const uint8_t *entries = expander_.Expand(img, h);
+    if (!entries) {
+      Report(off, "block " + std::to_string(h.seq) + " passes its CRC but its " +
+                      CodecName(h.codec) + " payload does not decode to " + std::to_string(h.raw) +
+                      " bytes");
+      return;
+    }
+    CheckEntries(off, entries, h);
   });
   if (!s.ok()) return s;
 
@@ -193,8 +203,22 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
   c.Reset(img, h);
   DecodedRecord d;
   BlockCursor::Result r;
+  // What the summary must cover (FORMAT.md, "Block summaries").
+  uint8_t levels = 0;
+  uint64_t min_time = ~0ull, max_time = 0;
+  const uint64_t opened = h.opened ? l_.created_ns + uint64_t(h.opened - 1) * 1000000000ull : 0;
   while ((r = c.Next(&d)) == BlockCursor::kRecord) {
     uint64_t eoff = off + d.entry_off;
+    const uint64_t t = d.ts + kClockSlackNs >= opened ? d.ts : opened;
+    min_time = std::min(min_time, t);
+    max_time = std::max(max_time, t);
+    if (d.kind == Record::Kind::kDropped) {
+      levels |= 1u << 4;
+    } else if (d.site_id == 0) {
+      levels = uint8_t(levels | (1u << (d.inline_site.level & 7)));
+    } else if (auto it = sites_.find(d.site_id); it != sites_.end()) {
+      levels = uint8_t(levels | (1u << (it->second.level & 7)));
+    }
     if (d.has_source && !d.source) {
       Report(eoff,
              "record from source " + std::to_string(d.source_id) + " not declared in the block");
@@ -210,6 +234,24 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
     } else {
       CheckArgs(eoff, it->second, d);
     }
+  }
+  const char *under = nullptr;
+  if (levels & ~h.levels) under = "levels";
+  if (c.records() && (min_time < h.min_time || max_time > h.max_time)) under = "time range";
+  for (const SourceInfo &src : c.sources()) {
+    const uint64_t keys[] = {
+        BloomU32(LS_BLOOM_KEY_UID, src.uid), BloomU32(LS_BLOOM_KEY_PID, src.pid),
+        BloomStr(LS_BLOOM_KEY_APP, src.app), BloomStr(LS_BLOOM_KEY_COMM, src.comm)};
+    for (uint64_t k : keys) {
+      if (!BloomMayHave(h.bloom.data(), k)) under = "source filter";
+    }
+    if (!src.unit.empty() && !BloomMayHave(h.bloom.data(), BloomStr(LS_BLOOM_KEY_UNIT, src.unit))) {
+      under = "source filter";
+    }
+  }
+  if (under) {
+    Report(off, "block " + std::to_string(h.seq) + ": its summary's " + under +
+                    " does not cover its records (a reader could skip a match)");
   }
   if (r == BlockCursor::kMalformed) {
     Report(off + c.pos(), "malformed entry in block " + std::to_string(h.seq));

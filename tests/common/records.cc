@@ -18,6 +18,7 @@ OwnedRecord Copy(const storage::Record &r) {
   o.gid = r.gid;
   o.app = std::string(r.app);
   o.comm = std::string(r.comm);
+  o.unit = std::string(r.unit);
   o.site_id = r.site_id;
   o.site_known = r.site_known;
   o.level = r.site.level;

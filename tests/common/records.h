@@ -17,7 +17,7 @@ struct OwnedRecord {
   storage::Record::Kind kind = storage::Record::Kind::kRecord;
   uint64_t seq = 0, block_seq = 0, ts_ns = 0, tid = 0, source_id = 0;
   uint32_t pid = 0, uid = 0, gid = 0;
-  std::string app, comm;
+  std::string app, comm, unit;
   uint32_t site_id = 0;
   bool site_known = false;
   uint8_t level = 0;

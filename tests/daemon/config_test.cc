@@ -211,7 +211,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 20);
+  EXPECT_EQ(keys, 24);
 }
 
 }  // namespace

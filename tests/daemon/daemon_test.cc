@@ -463,7 +463,8 @@ TEST(Daemon, FsyncPolicies) {
   for (std::string policy : {"never", "block", "20ms"}) {
     SCOPED_TRACE(policy);
     TempDir dir;
-    Daemon d(dir, {}, "[writer]\nfsync = \"" + policy + "\"\n");
+    // The block layout as it is (uncompressed): 80 KiB of records seal several blocks.
+    Daemon d(dir, {}, "[ring]\ncompression = \"none\"\n[writer]\nfsync = \"" + policy + "\"\n");
     ASSERT_TRUE(d.Start()) << d.Stderr();
     Client c(d.socket);
     ASSERT_TRUE(c.Send(Hello(1, "sync") + Intern(1, 6, 1, "n %d %s", "s.c")));

@@ -43,10 +43,14 @@ using storage::WriterOptions;
 // A ring written by the test: records "rec %d" with i = 0, 1, 2, ...
 class NumberedRing {
  public:
-  NumberedRing(const std::string &path, uint64_t size) : path_(path) {
+  // codec: WriterOptions' default unless a test needs the uncompressed
+  // block layout (a small ring lapping).
+  NumberedRing(const std::string &path, uint64_t size, uint8_t codec = WriterOptions().codec)
+      : path_(path) {
     WriterOptions o;
     o.file_size = size;
     o.block_size = 4096;
+    o.codec = codec;
     Status s = RingWriter::Open(Env::Default(), path, o, &w_);
     EXPECT_TRUE(s.ok()) << s.ToString();
     Site site;
@@ -310,7 +314,8 @@ TEST_F(ForwardNatsTest, EachRecordExactlyOnceAcrossKillsOfForwarderAndServer) {
 }
 
 TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
-  NumberedRing ring(dir_ / "r.ring", 8192 + 4096 + 8 * 4096);
+  // The block layout as it is: this test laps a small ring.
+  NumberedRing ring(dir_ / "r.ring", 8192 + 4096 + 8 * 4096, LS_CODEC_NONE);
   Forwarder fwd(dir_, NatsArgs(ring, dir_, nats_.url()));
   ring.Add(100);
   fwd.Start();

@@ -131,15 +131,17 @@ class Args {
 class TestRing {
  public:
   // file_size defaults to 8 KiB superblocks + 4 KiB strings + 8 blocks of 4 KiB.
+  // codec: how blocks are stored (WriterOptions' default unless a test needs
+  // the uncompressed layout: records per block, a small ring lapping).
   explicit TestRing(const std::string &path, uint64_t file_size = 12288 + 8 * 4096,
-                    uint32_t block_size = 4096)
+                    uint32_t block_size = 4096, uint8_t codec = WriterOptions().codec)
       : path_(path) {
-    WriterOptions o;
-    o.file_size = file_size;
-    o.block_size = block_size;
-    o.strtab_size = 4096;
+    opts_.file_size = file_size;
+    opts_.block_size = block_size;
+    opts_.codec = codec;
+    opts_.strtab_size = 4096;
     env_.now_ns = 1;  // created "long ago": each record's time is then its block's open time
-    Status s = RingWriter::Open(&env_, path, o, &w_);
+    Status s = RingWriter::Open(&env_, path, opts_, &w_);
     EXPECT_TRUE(s.ok()) << s.ToString();
     src_ = Source{1, 4242, 1000, 100, "testapp", "testcomm"};
   }
@@ -148,13 +150,15 @@ class TestRing {
   Source &source() { return src_; }
   const std::string &path() const { return path_; }
 
-  uint32_t Intern(uint8_t level, const std::string &fmt, uint32_t line = 10) {
+  uint32_t Intern(uint8_t level, const std::string &fmt, uint32_t line = 10,
+                  const std::string &file = "test.c") {
     strings_.push_back(std::make_unique<std::string>(fmt));
     Site s;
     s.level = level;
     s.line = line;
     s.fmt = *strings_.back();
-    s.file = "test.c";
+    strings_.push_back(std::make_unique<std::string>(file));
+    s.file = *strings_.back();
     uint32_t id = w_->Intern(s);
     EXPECT_GT(id, 0u);
     return id;
@@ -164,6 +168,8 @@ class TestRing {
   void Add(uint32_t site, const std::string &sig, const std::string &args, uint64_t ts,
            const Source *src = nullptr, uint64_t tid = 1) {
     env_.now_ns = ts;  // the writer's clock agrees with the record's
+    // After Reboot(): the monotonic clock of that boot agrees too.
+    if (env_.fake_boot) env_.mono_ns = ts - boot_real_ns_;
     Status s = AppendRecord(w_.get(), src ? *src : src_, site, sig, args, ts, tid);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
@@ -176,10 +182,24 @@ class TestRing {
     Flush();
     w_.reset();
   }
+  // Flushes and reopens the ring as a writer of boot `id` that booted at
+  // realtime boot_real_ns would (FORMAT.md, "Boots"): the blocks of records
+  // added from now on carry id, and each record's monotonic time is then
+  // its timestamp minus boot_real_ns (keep timestamps after boot_real_ns).
+  void Reboot(const std::array<uint8_t, 16> &id, uint64_t boot_real_ns) {
+    Close();
+    env_.fake_boot = true;
+    env_.boot_id = id;
+    boot_real_ns_ = boot_real_ns;
+    Status s = RingWriter::Open(&env_, path_, opts_, &w_);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
 
  private:
   std::string path_;
-  ClockEnv env_;  // outlives w_
+  WriterOptions opts_;
+  uint64_t boot_real_ns_ = 0;  // Reboot()'s
+  ClockEnv env_;               // outlives w_
   std::unique_ptr<RingWriter> w_;
   Source src_;
   std::vector<std::unique_ptr<std::string>> strings_;

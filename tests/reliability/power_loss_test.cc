@@ -49,6 +49,7 @@ void Trial(Policy pol, std::mt19937 &rng, Worst *w) {
   auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   FaultEnv env;
   WriterOptions o;
+  o.codec = LS_CODEC_NONE;  // the block layout as it is (compression: ring_compress_test)
   o.file_size = RingSize(kBlocks, kBs);
   o.block_size = kBs;
   std::unique_ptr<RingWriter> wr;

@@ -97,6 +97,7 @@ TEST_F(EnvTest, RingOnTheRealFileSystem) {
   Env *env = Env::Default();
   std::string p = dir_ + "/ring";
   WriterOptions o;
+  o.codec = LS_CODEC_NONE;  // the block layout as it is (compression: ring_compress_test)
   o.file_size = 1 << 20;
   o.block_size = 4096;
   std::unique_ptr<RingWriter> w;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -65,6 +66,20 @@ class FaultEnv : public Env {
   }
   bool FileExists(const std::string &path) override { return files_.count(path) > 0; }
   void SleepMicros(uint32_t) override { sleeps++; }
+  // A fixed clock: two runs of the same writes give byte-identical slots
+  // (block headers carry the open time in ns).
+  uint64_t now_ns = 1700000000000000000ull, mono_ns = 1000000000ull;
+  uint64_t NowNanos() override { return now_ns; }
+  uint64_t MonoNanos() override { return mono_ns; }
+  std::array<uint8_t, 16> boot_id{{1, 2, 3}};  // this "boot"; tests change it to reboot
+  std::array<uint8_t, 16> BootId() override { return boot_id; }
+  Status RenameFile(const std::string &from, const std::string &to) override {
+    auto it = files_.find(from);
+    if (it == files_.end()) return Status::NotFound(from);
+    files_[to] = it->second;
+    files_.erase(from);
+    return Status::OK();
+  }
 
  private:
   class MemFile : public File {

@@ -30,14 +30,14 @@ struct Cost {
 };
 
 // Fills a ring of about 512 blocks past one lap (the newest block sits
-// mid-ring), four 1000-byte records per block. Returns its layout and the
+// mid-ring), four 950-byte records per block. Returns its layout and the
 // newest block.
 void Fill(FaultEnv *env, Layout *layout, uint64_t *newest) {
   std::unique_ptr<RingWriter> w = OpenRing(env, kPath, kBlocks, kBs);
   ASSERT_TRUE(w);
   uint32_t site = w->Intern(Site{6, 1, "%s", "f.c"});
   Source src{1, 1, 1, 1, "a", "b"};
-  std::string args = Args().Str(std::string(1000, 'z')).str();
+  std::string args = Args().Str(std::string(950, 'z')).str();
   for (int i = 0; i < int(kBlocks) * 6; i++)
     ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", args, 1000 + uint64_t(i)).ok());
   ASSERT_TRUE(w->Flush().ok());

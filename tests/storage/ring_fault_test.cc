@@ -31,6 +31,7 @@ struct Driver {
 
   Status Open() {
     WriterOptions o;
+    o.codec = LS_CODEC_NONE;  // the block layout as it is (compression: ring_compress_test)
     o.file_size = RingSize(kBlocks, kBs);
     o.block_size = kBs;
     Status s = RingWriter::Open(env, kPath, o, &w);

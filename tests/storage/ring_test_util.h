@@ -73,6 +73,7 @@ inline uint64_t RingSize(uint32_t blocks, uint32_t block_size = 4096) {
 inline std::unique_ptr<RingWriter> OpenRing(Env *env, const std::string &path, uint32_t blocks,
                                             uint32_t bs = 4096) {
   WriterOptions o;
+  o.codec = LS_CODEC_NONE;  // the block layout as it is (compression: ring_compress_test)
   o.file_size = RingSize(blocks, bs);
   o.block_size = bs;
   std::unique_ptr<RingWriter> w;

@@ -28,8 +28,14 @@ struct Config {
   std::string ring_file;             // file; "" = proto/paths.h default
   uint64_t ring_size = 64ull << 20;  // size
   uint32_t block_size = 8192;        // block_size
+  std::string compression = "zstd";  // compression: "zstd" | "lz4" | "none"
+  uint32_t compression_level = 1;    // compression_level: zstd's level, 1 .. 19
   bool recreate = false;             // command line only (--recreate), never in TOML
   bool allow_other_owner = false;    // command line only (--allow-other-owner), never in TOML
+
+  // [kernel]
+  std::string kernel_read = "auto";         // read: "auto" | "yes" | "no"
+  std::string kernel_device = "/dev/kmsg";  // device
 
   // [writer]
   uint64_t flush_interval_ms = 100;         // flush_interval

@@ -10,58 +10,88 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 1u
+#define LS_FORMAT_VERSION 2u
+/* Version 1 (56-byte block header, entries stored as they are) is refused by
+ * version-2 readers and writers with a message naming both versions. */
 
 /* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
-#define LS_SB_MAGIC "LSRING\r\n"  /* 8 bytes; \r\n catches text-mode mangling */
-#define LS_SB_SLOT 4096u          /* bytes reserved for each copy */
-#define LS_SB_SIZE 128u           /* bytes of a copy covered by its CRC */
+#define LS_SB_MAGIC "LSRING\r\n" /* 8 bytes; \r\n catches text-mode mangling */
+#define LS_SB_SLOT 4096u         /* bytes reserved for each copy */
+#define LS_SB_SIZE 128u          /* bytes of a copy covered by its CRC */
 #define LS_SB_REGION (2u * LS_SB_SLOT)
-#define LS_SB_OFF_MAGIC 0         /* u8[8] */
-#define LS_SB_OFF_VERSION 8       /* u32 LS_FORMAT_VERSION */
-#define LS_SB_OFF_CRC 12          /* u32 CRC32C of bytes [16, LS_SB_SIZE) */
-#define LS_SB_OFF_GENERATION 16   /* u64 higher wins; copy = generation % 2 */
-#define LS_SB_OFF_FILE_SIZE 24    /* u64 the file's size, never changes */
-#define LS_SB_OFF_BLOCK_SIZE 32   /* u32 power of two, 4 KiB .. 1 MiB */
-#define LS_SB_OFF_BLOCK_COUNT 36  /* u32 >= 2 */
-#define LS_SB_OFF_STRTAB_OFF 40   /* u64 start of the string table region */
-#define LS_SB_OFF_STRTAB_SIZE 48  /* u64 its size (multiple of 4096) */
-#define LS_SB_OFF_BLOCKS_OFF 56   /* u64 start of block slot 0 */
-#define LS_SB_OFF_CREATED_NS 64   /* u64 wall clock at creation, ns since epoch */
-#define LS_SB_OFF_TAIL_HINT 72    /* u64 a recent block sequence number (hint only) */
-#define LS_SB_OFF_RING_ID 80      /* u8[16] random at creation; all zero = none yet */
+#define LS_SB_OFF_MAGIC 0        /* u8[8] */
+#define LS_SB_OFF_VERSION 8      /* u32 LS_FORMAT_VERSION */
+#define LS_SB_OFF_CRC 12         /* u32 CRC32C of bytes [16, LS_SB_SIZE) */
+#define LS_SB_OFF_GENERATION 16  /* u64 higher wins; copy = generation % 2 */
+#define LS_SB_OFF_FILE_SIZE 24   /* u64 the file's size, never changes */
+#define LS_SB_OFF_BLOCK_SIZE 32  /* u32 power of two, 4 KiB .. 1 MiB */
+#define LS_SB_OFF_BLOCK_COUNT 36 /* u32 >= 2 */
+#define LS_SB_OFF_STRTAB_OFF 40  /* u64 start of the string table region */
+#define LS_SB_OFF_STRTAB_SIZE 48 /* u64 its size (multiple of 4096) */
+#define LS_SB_OFF_BLOCKS_OFF 56  /* u64 start of block slot 0 */
+#define LS_SB_OFF_CREATED_NS 64  /* u64 wall clock at creation, ns since epoch */
+#define LS_SB_OFF_TAIL_HINT 72   /* u64 a recent block sequence number (hint only) */
+#define LS_SB_OFF_RING_ID 80     /* u8[16] random at creation; all zero = none yet */
 #define LS_RING_ID_LEN 16
 /* bytes [80, 128) are reserved and zero */
 
 /* ---- string table entries, packed from the start of the region ---------- */
-#define LS_ST_HDR 20u             /* fixed part of an entry */
-#define LS_ST_OFF_CRC 0           /* u32 CRC32C of bytes [4, LS_ST_HDR + fmt_len + file_len) */
-#define LS_ST_OFF_ID 4            /* u32 > previous id (ids may be skipped, never reused), >= 1 */
-#define LS_ST_OFF_LINE 8          /* u32 source line */
-#define LS_ST_OFF_LEVEL 12        /* u8 syslog level 0..7 */
-#define LS_ST_OFF_FLAGS 13        /* u8 reserved, 0 */
-#define LS_ST_OFF_FMT_LEN 14      /* u16 */
-#define LS_ST_OFF_FILE_LEN 16     /* u16 */
+#define LS_ST_HDR 20u         /* fixed part of an entry */
+#define LS_ST_OFF_CRC 0       /* u32 CRC32C of bytes [4, LS_ST_HDR + fmt_len + file_len) */
+#define LS_ST_OFF_ID 4        /* u32 > previous id (ids may be skipped, never reused), >= 1 */
+#define LS_ST_OFF_LINE 8      /* u32 source line */
+#define LS_ST_OFF_LEVEL 12    /* u8 syslog level 0..7 */
+#define LS_ST_OFF_FLAGS 13    /* u8 reserved, 0 */
+#define LS_ST_OFF_FMT_LEN 14  /* u16 */
+#define LS_ST_OFF_FILE_LEN 16 /* u16 */
 /* bytes [18, 20) reserved, 0; then fmt bytes, then file bytes (no NULs) */
-#define LS_ST_MAX_FMT 4096u       /* longest format string, bytes */
-#define LS_ST_MAX_FILE 1024u      /* longest file name, bytes */
+#define LS_ST_MAX_FMT 4096u  /* longest format string, bytes */
+#define LS_ST_MAX_FILE 1024u /* longest file name, bytes */
 
 /* ---- blocks: block_count fixed-size slots from blocks_off --------------- */
-#define LS_BLK_MAGIC 0x4b42534cu  /* "LSBK" read as little-endian u32 */
-#define LS_BLK_HDR 56u
-#define LS_BLK_OFF_MAGIC 0        /* u32 */
-#define LS_BLK_OFF_CRC 4          /* u32 CRC32C of bytes [8, used) */
-#define LS_BLK_OFF_SEQ 8          /* u64 block sequence number; slot = seq % block_count */
-#define LS_BLK_OFF_FIRST_REC 16   /* u64 sequence number of the block's first record */
-#define LS_BLK_OFF_BASE_TS 24     /* u64 ns timestamp the first record's delta is from */
-#define LS_BLK_OFF_MAX_TS 32      /* u64 largest record timestamp in the block */
-#define LS_BLK_OFF_USED 40        /* u32 bytes used, header included */
-#define LS_BLK_OFF_COUNT 44       /* u32 records (kind RECORD and DROPPED) */
-#define LS_BLK_OFF_FLAGS 48       /* u32 LS_BLK_F_* */
-#define LS_BLK_OFF_OPENED 52      /* u32 writer's clock when the first entry went in: 1 + whole
-                                     seconds since the ring's creation; 0 unknown */
-/* bytes [52, 56) reserved, 0 */
-#define LS_BLK_F_SEALED 0x1u      /* the writer moved on; the block will not grow */
+#define LS_BLK_MAGIC 0x4b42534cu /* "LSBK" read as little-endian u32 */
+#define LS_BLK_HDR 176u
+#define LS_BLK_OFF_MAGIC 0      /* u32 */
+#define LS_BLK_OFF_CRC 4        /* u32 CRC32C of bytes [8, used) */
+#define LS_BLK_OFF_SEQ 8        /* u64 block sequence number; slot = seq % block_count */
+#define LS_BLK_OFF_FIRST_REC 16 /* u64 sequence number of the block's first record */
+#define LS_BLK_OFF_BASE_TS 24   /* u64 ns timestamp the first record's delta is from */
+#define LS_BLK_OFF_MAX_TS 32    /* u64 largest record timestamp in the block */
+#define LS_BLK_OFF_USED 40      /* u32 bytes of the slot used: header + stored payload */
+#define LS_BLK_OFF_COUNT 44     /* u32 records (kind RECORD and DROPPED) */
+#define LS_BLK_OFF_FLAGS 48     /* u32 LS_BLK_F_* */
+#define LS_BLK_OFF_OPENED                                                                      \
+  52                             /* u32 writer's clock when the first entry went in: 1 + whole \
+                                    seconds since the ring's creation; 0 unknown */
+#define LS_BLK_OFF_RAW 56        /* u32 bytes of entries once the payload is decoded */
+#define LS_BLK_OFF_CODEC 60      /* u8 LS_CODEC_*: how the payload is stored */
+#define LS_BLK_OFF_LEVELS 61     /* u8 bit L set: some record has level L (summary) */
+#define LS_BLK_OFF_RESERVED 62   /* u16 zero */
+#define LS_BLK_OFF_MIN_TIME 64   /* u64 smallest filter time of the records (summary) */
+#define LS_BLK_OFF_MAX_TIME 72   /* u64 largest filter time of the records (summary) */
+#define LS_BLK_OFF_BOOT_ID 80    /* u8[16] /proc/sys/kernel/random/boot_id of the writer */
+#define LS_BLK_OFF_OPEN_MONO 96  /* u64 CLOCK_MONOTONIC ns when the block opened */
+#define LS_BLK_OFF_OPEN_REAL 104 /* u64 CLOCK_REALTIME ns at the same instant */
+#define LS_BLK_OFF_BLOOM 112     /* u8[64] 512-bit filter of uids, pids, apps (summary) */
+#define LS_BLK_BLOOM_BYTES 64u
+#define LS_BLK_BLOOM_HASHES 3u
+#define LS_BOOT_ID_LEN 16
+#define LS_BLK_F_SEALED 0x1u /* the writer moved on; the block will not grow */
+/* A decoded payload is at most this many times the block size: decoders
+ * refuse a block claiming more (a decompression bomb). */
+#define LS_BLK_RAW_FACTOR 32u
+
+/* Payload codecs (LS_BLK_OFF_CODEC). */
+#define LS_CODEC_NONE 0u /* the entries as they are: used = LS_BLK_HDR + raw */
+#define LS_CODEC_ZSTD 1u /* one zstd frame (RFC 8878) holding the entries */
+#define LS_CODEC_LZ4 2u  /* one LZ4 block (no frame header) holding the entries */
+
+/* Keys of the summary filter: a type byte, then the value. */
+#define LS_BLOOM_KEY_UID 'u'  /* then u32 uid */
+#define LS_BLOOM_KEY_PID 'p'  /* then u32 pid */
+#define LS_BLOOM_KEY_APP 'a'  /* then the app label's bytes */
+#define LS_BLOOM_KEY_COMM 'c' /* then the process name's bytes */
+#define LS_BLOOM_KEY_UNIT 'n' /* then the systemd unit's name */
 
 #define LS_BLOCK_SIZE_MIN 4096u
 #define LS_BLOCK_SIZE_MAX (1u << 20)
@@ -70,13 +100,13 @@ extern "C" {
 /* ---- entries inside a block (see FORMAT.md "Entries") ------------------- */
 /* entry := varint(len) head payload ; len counts head + payload */
 #define LS_E_KIND_MASK 0x03u
-#define LS_E_RECORD 0x00u         /* a log record */
-#define LS_E_SOURCE 0x01u         /* declares a source (connection) for this block */
-#define LS_E_DROPPED 0x02u        /* a client reported N dropped records */
-#define LS_E_F_SOURCE 0x04u       /* RECORD/DROPPED: varint source id follows */
-#define LS_E_F_TID 0x08u          /* RECORD: varint thread id follows */
-#define LS_E_F_TRUNC 0x10u        /* RECORD: varint truncated byte count follows */
-#define LS_E_F_INLINE 0x20u       /* RECORD: inline site instead of a string id */
+#define LS_E_RECORD 0x00u   /* a log record */
+#define LS_E_SOURCE 0x01u   /* declares a source (connection) for this block */
+#define LS_E_DROPPED 0x02u  /* a client reported N dropped records */
+#define LS_E_F_SOURCE 0x04u /* RECORD/DROPPED: varint source id follows */
+#define LS_E_F_TID 0x08u    /* RECORD: varint thread id follows */
+#define LS_E_F_TRUNC 0x10u  /* RECORD: varint truncated byte count follows */
+#define LS_E_F_INLINE 0x20u /* RECORD: inline site instead of a string id */
 
 #ifdef __cplusplus
 }

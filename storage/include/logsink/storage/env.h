@@ -3,6 +3,7 @@
 // drops unsynced bytes) without touching production code paths.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,12 +51,20 @@ class Env {
                             std::unique_ptr<File> *out) = 0;
   virtual Status RemoveFile(const std::string &path) = 0;
   virtual bool FileExists(const std::string &path) = 0;
+  // rename(2): replaces `to` if it exists.
+  virtual Status RenameFile(const std::string &from, const std::string &to);
   // Sleeps about `us` microseconds (a reader's pause before re-reading a
   // block that may be racing the writer). Test Envs count instead.
   virtual void SleepMicros(uint32_t us);
   // The wall clock (CLOCK_REALTIME), ns since the epoch: the ring's creation
   // time and each block's open time (FORMAT.md, "Blocks"). Test Envs set it.
   virtual uint64_t NowNanos();
+  // CLOCK_MONOTONIC, ns (the kernel's clock since boot, without suspend):
+  // each block's open time beside NowNanos() (FORMAT.md, "Boots").
+  virtual uint64_t MonoNanos();
+  // This boot's identity: /proc/sys/kernel/random/boot_id as 16 bytes (all
+  // zero when it cannot be read). Test Envs set it to play several boots.
+  virtual std::array<uint8_t, 16> BootId();
 
   // The real file system (pread/pwrite/fdatasync on plain fds). Never deleted.
   static Env *Default();

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "logsink/proto/format.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/status.h"
 
@@ -61,6 +62,9 @@ struct Source {
   uint32_t pid = 0, uid = 0, gid = 0;  // from SO_PEERCRED, trusted
   std::string_view app;                // the client's label, untrusted
   std::string_view comm;               // /proc/<pid>/comm at accept
+  // The systemd unit of the sender's cgroup (/proc/<pid>/cgroup), stamped by
+  // the daemon; empty when it has none or it could not be read.
+  std::string_view unit{};
 };
 
 struct RecordIn {
@@ -87,16 +91,34 @@ struct WriterOptions {
   // (InvalidArgument) unless this is set: whoever owns the file can read
   // every record written into it.
   bool allow_other_owner = false;
+  // How sealed and flushed blocks store their entries (FORMAT.md,
+  // "Compressed blocks"): LS_CODEC_ZSTD (the default), LS_CODEC_LZ4 or
+  // LS_CODEC_NONE. A block decides on its own: a payload that does not
+  // shrink is stored as it is. Each block names its codec, so the setting
+  // may change between opens of the same file.
+  uint8_t codec = LS_CODEC_ZSTD;
+  // A ring of another format version is moved aside to PATH.vN (see
+  // RingWriter::moved_aside()) and a new one created; false: OldVersion.
+  bool move_old_version = true;
+  int level = 1;  // zstd's level (ZSTD_minCLevel()..ZSTD_maxCLevel()); lz4 ignores it
 };
 
+// Parses "none", "zstd", "lz4" into LS_CODEC_*; false for anything else.
+bool ParseCodec(std::string_view name, uint8_t *codec);
+const char *CodecName(uint8_t codec);  // "none", "zstd", "lz4", "?"
+
 struct WriterStats {
-  uint64_t records = 0;         // records appended since open
-  uint64_t bytes = 0;           // entry bytes appended since open
-  uint64_t blocks_written = 0;  // sealed (full) blocks written
-  uint64_t flushes = 0;         // partial-block writes
-  uint64_t wraps = 0;           // times slot 0 was reused since open
+  uint64_t records = 0;            // records appended since open
+  uint64_t bytes = 0;              // entry bytes appended since open
+  uint64_t blocks_written = 0;     // sealed (full) blocks written
+  uint64_t flushes = 0;            // partial-block writes
+  uint64_t wraps = 0;              // times slot 0 was reused since open
   uint64_t truncated_records = 0;  // records stored cut (by their client, the writer or both)
-  uint64_t strtab_full = 0;  // Intern() calls that returned 0
+  uint64_t strtab_full = 0;        // Intern() calls that returned 0
+  // Compression (sealed blocks only): entry bytes in, payload bytes stored.
+  uint64_t sealed_raw_bytes = 0, sealed_stored_bytes = 0;
+  uint64_t packs = 0;   // payloads compressed (several per block: see FORMAT.md)
+  uint64_t splits = 0;  // blocks whose last records moved on to the next block
 };
 
 class RingWriter {
@@ -141,6 +163,8 @@ class RingWriter {
   uint64_t current_block_seq() const;
   uint64_t next_source_id() const;  // one past the largest source id seen in the file
   bool dirty() const;               // records appended since the last write
+  // Where Open moved a ring of another format version ("" when it did not).
+  const std::string &moved_aside() const;
 
   class Impl;
 
@@ -161,6 +185,7 @@ struct Record {
   uint64_t source_id = 0;
   uint32_t pid = 0, uid = 0, gid = 0;
   std::string_view app, comm;
+  std::string_view unit;    // the source's systemd unit ("" when none)
   uint32_t site_id = 0;     // 0 for an inline site
   bool site_known = false;  // false: site_id not in the string table
   Site site;
@@ -170,7 +195,22 @@ struct Record {
   // When the writer opened the record's block, by its own clock (whole
   // seconds, not after the true time); 0 when the file does not say.
   uint64_t block_opened_ns = 0;
+  // The boot the record's block was written in (all zero: unknown), and
+  // the writer's monotonic and realtime clocks read together when the block
+  // opened (FORMAT.md, "Boots").
+  std::array<uint8_t, 16> boot_id{};
+  uint64_t block_open_mono_ns = 0, block_open_real_ns = 0;
 };
+
+// A record's monotonic time (CLOCK_MONOTONIC of its boot, ns): its
+// timestamp placed against its block's clock pair, 0 when the block has
+// none or the record claims to be older than its boot.
+inline uint64_t MonotonicTime(const Record &r) {
+  if (r.block_open_real_ns == 0) return 0;
+  const int64_t d = int64_t(r.ts_ns - r.block_open_real_ns);
+  if (d < 0 && uint64_t(-d) > r.block_open_mono_ns) return 0;
+  return r.block_open_mono_ns + uint64_t(d);
+}
 
 // A record's own timestamp comes from its client and is not trusted. Time
 // filters compare FilterTime(): the timestamp, unless it lies more than
@@ -190,6 +230,28 @@ class Reporter {
   virtual void Corruption(uint64_t off, std::string_view reason) = 0;
   // The writer overwrote `n` records before this reader got to them.
   virtual void Lost(uint64_t n) = 0;
+};
+
+// What a reader may skip whole blocks by (FORMAT.md, "Block summaries"):
+// a block is skipped, without decoding its payload, only when its summary
+// proves that none of its records can match. The caller still filters each
+// record; a skipped block's records are neither returned nor "lost".
+struct BlockFilter {
+  uint8_t levels = 0xff;                       // bit L: records of level L may match
+  uint64_t since_ns = 0, until_ns = ~0ull;     // FilterTime() range, inclusive
+  std::vector<uint32_t> uids, pids;            // any of these (empty: any)
+  std::vector<std::string> apps;               // any of these labels or comms (empty: any)
+  std::vector<std::string> units;              // any of these systemd units (empty: any)
+  std::vector<std::array<uint8_t, 16>> boots;  // any of these boots (empty: any)
+};
+
+// One boot's stretch of the ring (RingReader::ListBoots).
+struct BootInfo {
+  std::array<uint8_t, 16> boot_id{};
+  uint64_t first_block = 0, last_block = 0;  // block sequence numbers
+  uint64_t first_seq = 0, last_seq = 0;      // record sequence numbers (inclusive)
+  uint64_t first_ns = 0, last_ns = 0;        // the blocks' filter-time range
+  uint64_t records = 0;
 };
 
 struct ReaderOptions {
@@ -239,6 +301,11 @@ class RingReader {
   // records overwritten before they were read are reported to Lost().
   Status Next(Record *rec);
 
+  // Skip blocks whose summaries cannot match (nullptr: read every block).
+  // The filter is copied.
+  void SetBlockFilter(const BlockFilter *filter);
+  uint64_t blocks_skipped() const;  // blocks skipped by their summary so far
+
   // Oldest and newest record sequence numbers present now (empty ring: both 0
   // and returns NotFound), plus block-level facts for `logctl stats`.
   struct Summary {
@@ -246,12 +313,18 @@ class RingReader {
     uint64_t oldest_block = 0, newest_block = 0;
     uint64_t oldest_ts_ns = 0, newest_ts_ns = 0;
     uint64_t blocks_used = 0;  // valid blocks in the ring
-    uint64_t bytes_used = 0;   // sum of their used lengths
+    uint64_t bytes_used = 0;   // sum of their used lengths (as stored)
+    uint64_t raw_bytes = 0;    // the same blocks decoded (header + entries)
     uint64_t wraps = 0;        // newest_block / block_count
     uint64_t strings = 0;      // string-table entries
     uint64_t strtab_bytes = 0;
   };
   Status Summarize(Summary *out);
+
+  // The boots whose records the ring holds, oldest first: consecutive
+  // blocks of one boot identity form one entry (a boot whose blocks are
+  // interrupted by another's appears twice). One pass over every header.
+  Status ListBoots(std::vector<BootInfo> *out);
 
   // Checks the superblocks, every string-table entry and every block (CRC,
   // sequence continuity, string references). Each problem goes to the

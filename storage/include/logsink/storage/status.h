@@ -16,7 +16,8 @@ class Status {
     kInvalidArgument,
     kNotOurs,
     kMismatch,
-    kBusy
+    kBusy,
+    kOldVersion
   };
 
   Status() = default;
@@ -33,6 +34,8 @@ class Status {
   static Status Mismatch(std::string m) { return Status(Code::kMismatch, std::move(m)); }
   // Someone else holds the resource (e.g. another writer has the ring file open).
   static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
+  // A ring file of another format version (proto/FORMAT.md, "Versions").
+  static Status OldVersion(std::string m) { return Status(Code::kOldVersion, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -44,6 +47,7 @@ class Status {
   bool IsNotOurs() const { return code_ == Code::kNotOurs; }
   bool IsMismatch() const { return code_ == Code::kMismatch; }
   bool IsBusy() const { return code_ == Code::kBusy; }
+  bool IsOldVersion() const { return code_ == Code::kOldVersion; }
   const std::string &message() const { return msg_; }
   std::string ToString() const;
 
