@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "logsink/proto/text_kinds.h"
+
 namespace logsink::logctl {
 namespace {
 const char *const kLevelNames[8] = {"emerg",   "alert",  "crit", "err",
@@ -123,7 +125,8 @@ bool Filter::MatchFields(const storage::Record &r) const {
   if (!boots.empty() && std::find(boots.begin(), boots.end(), r.boot_id) == boots.end())
     return false;
   if (kernel_only &&
-      (r.kind != storage::Record::Kind::kRecord || !r.site_known || r.site.file != "kernel"))
+      (r.kind != storage::Record::Kind::kRecord || !r.site_known ||
+       ls_text_kind_of(r.site.file.data(), r.site.file.size()) != LS_TEXT_KERNEL))
     return false;
   // Times the writer can vouch for, not the client's alone (ring.h).
   if (since_ns && storage::FilterTime(r) < *since_ns) return false;

@@ -10,6 +10,7 @@
 #include "filter.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/facility.h"
+#include "logsink/proto/text_kinds.h"
 
 namespace logsink::logctl {
 namespace {
@@ -80,33 +81,34 @@ void AppendIdent(const Record &r, std::string *out) {
   out->append("> ");
 }
 
-// Free-text records (FORMAT.md, "Free-text records"): the line of a site
-// "text", "stdout", "stderr", "kernel" or "syslog:*" is the syslog facility,
-// shown by name; a syslog record's header fields (its string arguments after
-// the message) go in a "syslog" object, each one that the record holds.
+// Free-text records (FORMAT.md, "Free-text records"; the kinds are
+// proto/text_kinds.h's table): the site's line is the syslog facility, shown
+// by name; the string arguments after the message (a syslog record's header
+// fields, a kernel record's sequence number, time and dictionary) go in the
+// kind's JSON object, each one that the record holds.
 void AppendFreeTextFields(const Record &rec, std::string *out) {
-  std::string_view file = rec.site.file;
-  bool syslog = file.substr(0, 7) == "syslog:";
-  if (!syslog && file != "text" && file != "stdout" && file != "stderr" && file != "kernel") return;
+  const int kind = ls_text_kind_of(rec.site.file.data(), rec.site.file.size());
+  if (kind < 0) return;
   if (const char *name = ls_facility_name(rec.site.line)) {
     out->append(",\"facility\":\"");
     out->append(name);
     out->push_back('"');
   }
-  static const char *const kFields[] = {"timestamp", "hostname", "msgid", "sd"};
-  size_t nfields = file == "syslog:rfc3164" ? 2 : file == "syslog:rfc5424" ? 4 : 0;
-  if (nfields == 0) return;
+  const ls_text_kind_info &k = ls_text_kinds[kind];
+  if (k.nfields == 0) return;
   const auto *p = reinterpret_cast<const uint8_t *>(rec.args.data());
   const uint8_t *end = p + rec.args.size();
-  out->append(",\"syslog\":{");
-  for (size_t i = 0; i <= nfields; i++) {  // the message first, not repeated here
+  out->append(",\"");
+  out->append(k.group);
+  out->append("\":{");
+  for (size_t i = 0; i <= k.nfields; i++) {  // the message first, not repeated here
     uint64_t len;
     size_t n = ls_get_varint(p, end, &len);
     if (n == 0 || len > uint64_t(end - p) - n) break;  // cut by the writer
     if (i > 0) {
       if (i > 1) out->push_back(',');
       out->push_back('"');
-      out->append(kFields[i - 1]);
+      out->append(k.fields[i - 1]);
       out->append("\":");
       render::AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
     }

@@ -4,26 +4,13 @@
 #include <algorithm>
 
 #include "logsink/proto/codec.h"
+#include "logsink/proto/text_kinds.h"
 
 namespace logsink::daemon {
 namespace {
 
-struct KindInfo {
-  const char *file;
-  const char *fmt;  // the text first; the rest render as nothing
-  const char *sig;  // its signature (proto/printf.h), one 's' per argument
-};
-
-constexpr KindInfo kKinds[] = {
-    {"text", "%s", "s"},
-    {"stdout", "%s", "s"},
-    {"stderr", "%s", "s"},
-    {"syslog:rfc3164", "%s%.0s%.0s", "sss"},
-    {"syslog:rfc5424", "%s%.0s%.0s%.0s%.0s", "sssss"},
-    {"syslog:raw", "%s", "s"},
-    {"kernel", "%s%.0s%.0s%.0s", "ssss"},
-};
-static_assert(sizeof kKinds / sizeof kKinds[0] == size_t(TextKind::kCount));
+static_assert(size_t(TextKind::kCount) == LS_TEXT_KIND_COUNT, "one kind per table row");
+static_assert(int(TextKind::kKernel) == LS_TEXT_KERNEL, "same order as proto/text_kinds.h");
 
 void PutStr(std::string *out, std::string_view s) {
   uint8_t v[LS_VARINT_MAX];
@@ -33,14 +20,14 @@ void PutStr(std::string *out, std::string_view s) {
 
 }  // namespace
 
-const char *TextKindFile(TextKind k) { return kKinds[size_t(k)].file; }
+const char *TextKindFile(TextKind k) { return ls_text_kinds[size_t(k)].file; }
 
 storage::Status TextSites::Append(const storage::Source &src, TextKind kind, uint8_t facility,
                                   uint8_t level, uint64_t ts_ns, const TextFields &f,
                                   uint64_t truncated) {
   facility = std::min(facility, kMaxFacility);
   level = std::min<uint8_t>(level, 7);
-  const KindInfo &k = kKinds[size_t(kind)];
+  const ls_text_kind_info &k = ls_text_kinds[size_t(kind)];
   storage::Site site;
   site.level = level;
   site.line = facility;

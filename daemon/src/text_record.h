@@ -17,7 +17,8 @@
 
 namespace logsink::daemon {
 
-// The ways in, each one fixed site per (facility, level).
+// The ways in, each one fixed site per (facility, level); the order of
+// proto/text_kinds.h's table (its file, format and signature per kind).
 enum class TextKind : uint8_t {
   kText,       // a text-stream connection's line (PROTOCOL.md, "Text streams")
   kStdout,     // ... of a program's standard output (`logctl run`)

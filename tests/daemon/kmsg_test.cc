@@ -214,6 +214,19 @@ TEST(KmsgDaemon, RealKernelLogExactlyOnceAcrossARestart) {
   }
   EXPECT_EQ(count(tag + ": one"), 1);  // not read twice after the restart
   EXPECT_EQ(count(tag + ": two"), 1);
+  // logctl -k shows them, with the kernel's fields in JSON.
+  auto k = RunProcess(BinPath("logctl"), {"cat", "--file", dir / "logsink.ring", "-k", "--json"});
+  ASSERT_EQ(k.status, 0) << k.err;
+  int shown = 0;
+  for (const std::string &line : Lines(k.out)) {
+    EXPECT_NE(line.find("\"file\":\"kernel\""), std::string::npos) << line;  // -k: nothing else
+    if (line.find(tag + ": ") == std::string::npos) continue;
+    shown++;
+    EXPECT_NE(line.find("\"facility\":\"user\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"kernel\":{\"seq\":\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"level\":\"warning\""), std::string::npos) << line;
+  }
+  EXPECT_EQ(shown, 2) << k.out;
 }
 
 // "yes" with a device that cannot be opened refuses to start, saying why.
