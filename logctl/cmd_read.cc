@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "common.h"
 #include "logsink/storage/cursor.h"
+#include "logsink/storage/small_file.h"
 #include "out.h"
 #include "pager.h"
 #include "printer.h"
@@ -311,18 +312,16 @@ bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
                  std::optional<storage::Cursor> *out, int *rc) {
   std::string text = o.after_cursor;
   if (text.empty() && !o.cursor_file.empty()) {
-    int fd = open(o.cursor_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0 && errno == ENOENT) return true;
-    char buf[256];
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    int e = errno;
-    if (fd >= 0) close(fd);
-    if (n < 0) {
-      Error(o.cursor_file, std::string("cannot read the cursor file: ") + std::strerror(e));
+    // Only a regular file of our own (storage/small_file.h): never another
+    // user's file, a symlink or a FIFO.
+    std::string why;
+    int got = storage::ReadSmallFile(o.cursor_file, 255, &text, &why);
+    if (got == 0) return true;
+    if (got < 0) {
+      Error(o.cursor_file, why);
       *rc = kExitError;
       return false;
     }
-    text.assign(buf, size_t(n));
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   }
   if (text.empty()) return true;
@@ -355,22 +354,16 @@ bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
   std::string c = storage::FormatCursor(id, *last);
   if (o.show_cursor) out->buf()->append("-- cursor: " + c + "\n");
   if (o.cursor_file.empty()) return true;
-  std::string tmp = o.cursor_file + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  bool ok = fd >= 0;
-  std::string line = c + "\n";
-  if (ok) ok = write(fd, line.data(), line.size()) == ssize_t(line.size());
-  int e = errno;
-  if (fd >= 0) close(fd);
-  if (ok && rename(tmp.c_str(), o.cursor_file.c_str()) != 0) {
-    ok = false;
-    e = errno;
+  // A new file of a unique name beside it, renamed over it: never a fixed
+  // "F.tmp" someone else may have created first (storage/small_file.h).
+  storage::SmallFileOptions opts;
+  opts.mode = 0600;
+  std::string why;
+  if (!storage::WriteSmallFile(o.cursor_file, c + "\n", opts, &why)) {
+    Error(o.cursor_file, "cannot write the cursor file: " + why);
+    return false;
   }
-  if (!ok) {
-    unlink(tmp.c_str());
-    Error(o.cursor_file, std::string("cannot write the cursor file: ") + std::strerror(e));
-  }
-  return ok;
+  return true;
 }
 
 // -b: the boot o.boot names, added to the filter (records of other boots

@@ -147,10 +147,12 @@ std::string Reason(const std::string &path, const storage::Status &s) {
 
 int OpenRing(const std::string &path, storage::Reporter *reporter,
              std::unique_ptr<storage::RingReader> *out) {
-  // Check with open(2) first so the reason is errno's, not a guess.
-  // O_NONBLOCK: opening a FIFO planted at the ring path must not wait for a
-  // writer (it is refused below as not a regular file); it changes nothing
-  // for a regular file.
+  // Opened once, with open(2) so the reason is errno's, not a guess; the
+  // descriptor that fstat checked is the one the reader reads (the path is
+  // not opened again: a FIFO swapped in after the check would block that
+  // second open forever). O_NONBLOCK: opening a FIFO planted at the ring path
+  // must not wait for a writer (it is refused below as not a regular file);
+  // it is cleared again for the regular file.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int e = errno;
@@ -160,17 +162,24 @@ int OpenRing(const std::string &path, storage::Reporter *reporter,
     return kExitError;
   }
   struct stat st;
-  int rc = fstat(fd, &st);
-  close(fd);
-  if (rc != 0) {
+  if (fstat(fd, &st) != 0) {
     Error(path, std::strerror(errno));
+    close(fd);
     return kExitError;
   }
   if (!S_ISREG(st.st_mode)) {
     Error(path, "not a regular file");
+    close(fd);
     return kExitError;
   }
-  storage::Status s = storage::RingReader::Open(storage::Env::Default(), path, reporter, out);
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    Error(path, std::strerror(errno));
+    close(fd);
+    return kExitError;
+  }
+  storage::Status s = storage::RingReader::FromFile(
+      storage::Env::Default(), storage::FileFromFd(fd, path), path, reporter, out);
   if (s.ok()) return kExitOk;
   switch (s.code()) {
     case storage::Status::Code::kNotOurs: {

@@ -31,9 +31,11 @@ bool RingPath(const std::string &file, const std::string &socket, std::string *p
 // there instead) and returns false.
 bool SocketPath(const std::string &explicit_path, std::string *path, std::string *why = nullptr);
 
-// Opens path for reading. On failure prints the reason (missing, permission
-// denied, not a regular file, not a logsink ring file, corrupted) and returns
-// kExitError; kExitOk on success.
+// Opens path for reading, once: the descriptor checked to be a regular file
+// is the one the reader reads (never a FIFO swapped in after the check). On
+// failure prints the reason (missing, permission denied, not a regular file,
+// not a logsink ring file, corrupted) and returns kExitError; kExitOk on
+// success.
 int OpenRing(const std::string &path, storage::Reporter *reporter,
              std::unique_ptr<storage::RingReader> *out);
 

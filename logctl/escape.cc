@@ -174,6 +174,12 @@ void AppendJsonEscaped(std::string *out, std::string_view s) {
     } else if (cp <= 0x9f) {
       AppendU00(out, static_cast<unsigned>(cp));
       p += n;
+    } else if (Deceptive(cp)) {
+      // Valid JSON either way, but U+2028/U+2029 end a line in JavaScript
+      // source and bidi controls reorder what a viewer shows: escaped, the
+      // JSON can be pasted into a script or a page and read as it is.
+      AppendCodePointEscape(out, cp);
+      p += n;
     } else {
       out->append(reinterpret_cast<const char *>(p), n);
       p += n;

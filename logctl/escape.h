@@ -16,7 +16,9 @@ void AppendTerminalSafe(std::string *out, std::string_view s);
 
 // Appends s as the contents of a JSON string (no surrounding quotes): '"' and
 // '\\' escaped, control characters as \n \t \r \b \f or \u00XX, DEL and C1
-// controls as \u00XX, invalid UTF-8 replaced by \ufffd.
+// controls as \u00XX, the invisible characters the terminal escaping
+// escapes too (U+2028/U+2029, bidi controls, zero-width characters, BOM) as
+// \uXXXX, invalid UTF-8 replaced by \ufffd.
 void AppendJsonEscaped(std::string *out, std::string_view s);
 
 // Same, with the surrounding quotes.

@@ -15,6 +15,15 @@
 
 namespace logsink::logctl {
 
+bool PagerSecure() {
+  if (const char *v = std::getenv("LOGSINK_PAGERSECURE"); v && *v) {
+    const std::string s = v;
+    return !(s == "0" || s == "no" || s == "false" || s == "off");
+  }
+  // Privileges whose keys another user holds: sudo, pkexec, set-uid.
+  return std::getenv("SUDO_UID") || std::getenv("PKEXEC_UID") || geteuid() != getuid();
+}
+
 void Pager::Start(bool at_end) {
   if (pid_ > 0 || !isatty(STDOUT_FILENO)) return;
   std::string cmd = "less";
@@ -23,7 +32,12 @@ void Pager::Start(bool at_end) {
   else if (const char *q = std::getenv("PAGER"))
     cmd = q;
   if (cmd.find_first_not_of(" \t") == std::string::npos || cmd == "cat") return;
-  if (at_end) cmd += " +G";
+  // Secure mode: only less, started without a shell and with LESSSECURE=1
+  // (no shell escape "!", no editor "v", no log files, no LESSOPEN), never
+  // a pager the environment names: under `sudo logctl` the pager would
+  // otherwise hand out a root shell.
+  const bool secure = PagerSecure();
+  if (!secure && at_end) cmd += " +G";
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     Warn(std::string("cannot start the pager: ") + std::strerror(errno));
@@ -42,6 +56,17 @@ void Pager::Start(bool at_end) {
     // colours (R), chops long lines (S), keeps the screen (X), a long prompt
     // (M) and quits on ^C (K), unless the user's LESS says otherwise.
     setenv("LESS", "FRSXMK", 0);
+    if (secure) {
+      setenv("LESSSECURE", "1", 1);
+      for (const char *v :
+           {"LESSOPEN", "LESSCLOSE", "LESSEDIT", "LESSKEYIN", "LESSKEY", "VISUAL", "EDITOR"})
+        unsetenv(v);
+      if (at_end)
+        execlp("less", "less", "+G", static_cast<char *>(nullptr));
+      else
+        execlp("less", "less", static_cast<char *>(nullptr));
+      _exit(127);
+    }
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char *>(nullptr));
     _exit(127);
   }

@@ -1,11 +1,19 @@
 // pager.h: journalctl's pager habit for tail and cat: on a terminal the
 // output goes through $LOGSINK_PAGER, else $PAGER, else less (with
-// LESS=FRSXMK when LESS is unset); an empty value or "cat" means none.
+// LESS=FRSXMK when LESS is unset); an empty value or "cat" means none; and
+// journalctl's secure mode (SYSTEMD_PAGERSECURE) under sudo.
 #pragma once
 
 #include <sys/types.h>
 
 namespace logsink::logctl {
+
+// Whether the pager runs in secure mode: $LOGSINK_PAGERSECURE when set
+// (0/no/false/off: not), else when logctl runs with privileges another user
+// holds the keys to (SUDO_UID or PKEXEC_UID set, or euid != uid). Then only
+// less runs, with LESSSECURE=1 and without a shell; $LOGSINK_PAGER and
+// $PAGER can only turn the pager off ("" or "cat").
+bool PagerSecure();
 
 class Pager {
  public:

@@ -9,7 +9,10 @@
 #   - the whole ctest suite in that tree;
 #   - `cpack -G DEB` from that same tree, then lintian on every package:
 #     any lintian error fails, warnings are printed (each one is fixed or
-#     overridden with its reason in systemd/deb/lintian/).
+#     overridden with its reason in systemd/deb/lintian/);
+#   - hardening-check (devscripts) on every ELF file in the packages: each
+#     has Debian's hardening (cmake/Hardening.cmake): PIE, the stack
+#     protector, fortified libc calls, full RELRO (relro + BIND_NOW).
 # Usage: scripts/check_checkout.sh   (JOBS=N: the build's parallelism;
 #   LOGSINK_CHECK_KEEP=1: keep the checkout and print where it is)
 set -euo pipefail
@@ -36,4 +39,11 @@ debs=("$dir"/build/packages/*.deb)
 ls -l "${debs[@]}"
 # Errors fail the run; warnings and info are shown so that they stay visible.
 lintian --fail-on error --display-info --tag-display-limit 0 "${debs[@]}"
-echo "check_checkout: build, ctest, packages and lintian OK"
+# Control-flow protection (-fcf-protection) is not among Debian 12's flags
+# (dpkg-buildflags has no "branch" feature there): not required.
+unpacked="$top/unpacked"
+for d in "${debs[@]}"; do dpkg-deb -x "$d" "$unpacked"; done
+mapfile -t elfs < <(find "$unpacked" -type f -exec sh -c 'head -c 4 "$1" | grep -q "^.ELF"' _ {} \; -print | sort)
+[ ${#elfs[@]} -gt 0 ] || { echo "check_checkout: no ELF file in the packages" >&2; exit 1; }
+hardening-check --nocfprotection "${elfs[@]}"
+echo "check_checkout: build, ctest, packages, lintian and hardening-check OK"

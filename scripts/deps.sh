@@ -9,6 +9,7 @@ pkgs=(
   libuv1-dev libspdlog-dev libfmt-dev libtoml11-dev libsystemd-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   python3 systemd dpkg-dev lintian git
+  devscripts                         # hardening-check, scripts/check_checkout.sh
   clang libclang-rt-14-dev libffi-dev
   libnats-dev librelp-dev
   libzstd-dev liblz4-dev             # compressed ring blocks (proto/FORMAT.md)

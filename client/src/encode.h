@@ -20,9 +20,7 @@ static inline size_t ls__put_str(uint8_t *o, size_t room, const char *s, size_t 
   size_t hdr = ls_varint_len(len);
   size_t keep = len;
   if (hdr + keep > room) {
-    keep = room > hdr ? room - hdr : 0;
-    /* Do not cut inside a UTF-8 sequence. */
-    while (keep > 0 && keep < len && ((uint8_t)s[keep] & 0xC0) == 0x80) keep--;
+    keep = ls_utf8_cut((const uint8_t *)s, len, room > hdr ? room - hdr : 0);
     *trunc += len - keep;
   }
   size_t n = ls_put_varint(o, keep);

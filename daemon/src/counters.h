@@ -84,6 +84,8 @@ struct Counters {
   uint64_t syslog_sources_evicted = 0;    // ... forgotten (kMaxSyslogSources reached)
   uint64_t syslog_budget_yields = 0;      // wakeups that stopped on the read budget
   uint64_t syslog_read_errors = 0;        // recvmsg failures other than EAGAIN/EINTR
+  uint64_t kern_refused =
+      0;  // free-text records claiming facility kern from uid != 0 (stored as user)
   // Kernel messages (/dev/kmsg; daemon/KERNEL.md).
   uint64_t kmsg_records = 0;    // kernel records stored
   uint64_t kmsg_skipped = 0;    // ... read again after a restart and skipped (already in the ring)

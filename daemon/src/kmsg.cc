@@ -11,6 +11,7 @@
 
 #include "kmsg_parse.h"
 #include "logsink/proto/args.h"
+#include "logsink/proto/text_kinds.h"
 #include "text_record.h"
 
 namespace logsink::daemon {
@@ -31,6 +32,13 @@ std::string_view Decimal(uint64_t v, char (&buf)[24]) {
 
 KmsgReader::KmsgReader(Context *ctx, int fd, std::optional<uint64_t> after_seq)
     : ctx_(ctx), fd_(fd), after_seq_(after_seq), buf_(kKmsgBuffer) {
+  // The ring holds the kernel's records up to after_seq: a first record
+  // above after_seq + 1 means the kernel overwrote some while logsinkd was
+  // down, and they are counted like any other gap.
+  if (after_seq_) {
+    have_next_ = true;
+    next_seq_ = *after_seq_ + 1;
+  }
   src_.id = ctx_->next_source_id++;
   src_.pid = 0;
   src_.uid = 0;
@@ -75,8 +83,6 @@ void KmsgReader::Store(std::string_view rec, uint64_t now_real, uint64_t now_mon
   }
   if (after_seq_ && k.seq <= *after_seq_) {  // already in the ring (read before a restart)
     c.kmsg_skipped++;
-    have_next_ = true;
-    next_seq_ = k.seq + 1;
     return;
   }
   // Its realtime: now, minus how long ago (on the monotonic clock) the
@@ -116,8 +122,11 @@ std::optional<uint64_t> LastKernelSeq(const std::string &ring,
   std::optional<uint64_t> last;
   storage::Record rec;
   while (r->Next(&rec).ok()) {
+    // Only this daemon's kernel source: pid 0 (no socket peer has it) and
+    // uid 0, app and comm "kernel", the kernel site.
     if (rec.kind != storage::Record::Kind::kRecord || rec.boot_id != boot || rec.uid != 0 ||
-        rec.site.file != "kernel" || rec.app != "kernel") {
+        rec.pid != 0 || rec.app != "kernel" || rec.comm != "kernel" ||
+        ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) != LS_TEXT_KERNEL) {
       continue;
     }
     // The second argument is the kernel's sequence number, in decimal.

@@ -61,6 +61,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("syslog_no_credentials", c.syslog_no_credentials);
   f("syslog_sources", c.syslog_sources);
   f("syslog_sources_evicted", c.syslog_sources_evicted);
+  f("kern_refused", c.kern_refused);
   f("kmsg_records", c.kmsg_records);
   f("kmsg_skipped", c.kmsg_skipped);
   f("kmsg_lost", c.kmsg_lost);

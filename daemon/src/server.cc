@@ -77,6 +77,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
     ctx_.ring_ino = uint64_t(st.st_ino);
   }
   ctx_.counters = &counters_;
+  text_.set_kern_refused_counter(&counters_.kern_refused);
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
   ctx_.memory.limit = cfg_.max_memory;
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;

@@ -159,6 +159,12 @@ static size_t PrioPrefix(std::string_view line, unsigned *prio) {
 }
 
 void Session::EndLine() {
+  if (line_cut_) {  // cut at kMaxTextLine: whole characters only
+    const size_t keep =
+        ls_utf8_trim_partial(reinterpret_cast<const uint8_t *>(line_.data()), line_.size());
+    line_cut_ += line_.size() - keep;
+    line_.resize(keep);
+  }
   unsigned level = text_flags_ >> LS_HELLO_LEVEL_SHIFT & 7u;
   unsigned facility = text_flags_ >> LS_HELLO_FACILITY_SHIFT & 31u;
   std::string_view msg = line_;

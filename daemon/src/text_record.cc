@@ -26,6 +26,10 @@ storage::Status TextSites::Append(const storage::Source &src, TextKind kind, uin
                                   uint8_t level, uint64_t ts_ns, const TextFields &f,
                                   uint64_t truncated) {
   facility = std::min(facility, kMaxFacility);
+  if (facility == 0 && src.uid != 0) {  // only root (and the kernel) may speak as kern
+    facility = 1;
+    if (kern_refused_) ++*kern_refused_;
+  }
   level = std::min<uint8_t>(level, 7);
   const ls_text_kind_info &k = ls_text_kinds[size_t(kind)];
   storage::Site site;

@@ -60,16 +60,21 @@ inline uint64_t WallClockNanos() {
 class TextSites {
  public:
   explicit TextSites(storage::RingWriter *writer) : writer_(writer) {}
+  // Where to count records whose sender claimed facility kern without being
+  // root (stored as user, as glibc's syslog(3) cannot send kern either).
+  void set_kern_refused_counter(uint64_t *c) { kern_refused_ = c; }
 
   // Appends one record from src at ts_ns (the daemon's clock: a client's
   // timestamp is data, not order). facility is clamped to 0..23 and level to
-  // 0..7; `truncated` counts bytes the caller already cut from the text (a
-  // record too big for a block is cut further by the writer).
+  // 0..7; facility 0 (kern) from a sender other than root becomes 1 (user),
+  // so only the kernel's own messages and root's read as the kernel's; `truncated` counts bytes the
+  // caller already cut from the text (a record too big for a block is cut further by the writer).
   storage::Status Append(const storage::Source &src, TextKind kind, uint8_t facility, uint8_t level,
                          uint64_t ts_ns, const TextFields &f, uint64_t truncated);
 
  private:
   storage::RingWriter *writer_;
+  uint64_t *kern_refused_ = nullptr;
   uint32_t ids_[size_t(TextKind::kCount)][kMaxFacility + 1][8] = {};  // 0: not interned yet
   std::string args_;  // the argument bytes of the record being appended (capacity reused)
 };

@@ -2,14 +2,12 @@
 //   logsink-forward-cursor 1 <ring id> <next seq, decimal>
 #include "cursor_file.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cinttypes>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include "logsink/storage/small_file.h"
 
 namespace logsink::forward {
 namespace {
@@ -23,30 +21,18 @@ bool IsHex(const std::string &s) {
   return true;
 }
 
-std::string DirOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 }  // namespace
 
 int ReadPosition(const std::string &path, Position *out, std::string *error) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return 0;
-    *error = fmt::format("cannot open the cursor file {}: {}", path, std::strerror(errno));
+  // Only a regular file of our own: never another user's file, a symlink or
+  // a FIFO (which would block the start in open(2)).
+  std::string text, why;
+  int got = storage::ReadSmallFile(path, 255, &text, &why);
+  if (got == 0) return 0;
+  if (got < 0) {
+    *error = fmt::format("the cursor file {}: {}", path, why);
     return -1;
   }
-  char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n < 0) {
-    *error = fmt::format("cannot read the cursor file {}: {}", path, std::strerror(errno));
-    return -1;
-  }
-  std::string text(buf, size_t(n));
   size_t mlen = std::strlen(kMagic);
   std::string rest = text.compare(0, mlen, kMagic) == 0 ? text.substr(mlen) : "";
   size_t sp = rest.find(' ');
@@ -66,26 +52,18 @@ int ReadPosition(const std::string &path, Position *out, std::string *error) {
 }
 
 bool WritePosition(const std::string &path, const Position &pos, std::string *error) {
-  std::string tmp = path + ".tmp";
-  std::string text = fmt::format("{}{} {}\n", kMagic, pos.ring_id, pos.next_seq);
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-  if (fd < 0) {
-    *error = fmt::format("cannot create {}: {}", tmp, std::strerror(errno));
+  // storage/small_file.h: a new file of a unique name beside path (O_EXCL |
+  // O_NOFOLLOW, never a fixed "path.tmp" someone else may have created
+  // first), fsynced, renamed over path, the directory fsynced; refused when
+  // path is another user's file or not a regular file.
+  storage::SmallFileOptions opts;
+  opts.mode = 0640;
+  opts.durable = true;
+  std::string why;
+  if (!storage::WriteSmallFile(path, fmt::format("{}{} {}\n", kMagic, pos.ring_id, pos.next_seq),
+                               opts, &why)) {
+    *error = fmt::format("cannot write the cursor file {}: {}", path, why);
     return false;
-  }
-  bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size()) && fsync(fd) == 0;
-  int saved = errno;
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) saved = errno;
-    unlink(tmp.c_str());
-    *error = fmt::format("cannot write the cursor file {}: {}", path, std::strerror(saved));
-    return false;
-  }
-  int dfd = open(DirOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
   }
   return true;
 }

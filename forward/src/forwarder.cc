@@ -19,6 +19,7 @@
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
+#include "logsink/storage/small_file.h"
 #include "printer.h"
 #include "rfc5424.h"
 
@@ -114,6 +115,7 @@ class Forwarder {
   std::string commit_err_;
   bool draining_ = false, fatal_ = false;
   std::string line_, msg_;
+  std::string status_error_;  // the last status write failure logged
 
   uv_loop_t loop_{};
   uv_async_t async_{};
@@ -402,13 +404,21 @@ void Forwarder::WriteStatus() {
       getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
       c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
       window_.size(), next, end > next ? end - next : 0, lag_s, st.reconnects, st.last_error);
-  std::string path = StatusPath(o_), tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return;
+  // Through a new file of a unique name (O_EXCL|O_NOFOLLOW) renamed over the
+  // status: never a fixed "<status>.tmp" that whoever can write in the
+  // directory could point at a file of root's. Whatever is at the status
+  // path is replaced, not written through. Not fsynced: rewritten every
+  // second, and a lost one matters to nobody.
+  storage::SmallFileOptions opts;
+  opts.mode = 0644;
+  opts.only_own_regular = false;
+  std::string why;
+  if (storage::WriteSmallFile(StatusPath(o_), text, opts, &why)) {
+    status_error_.clear();
+  } else if (why != status_error_) {
+    spdlog::warn("cannot write the status file {}: {}", StatusPath(o_), why);
+    status_error_ = why;  // once per distinct reason, not every second
   }
-  std::rename(tmp.c_str(), path.c_str());
 }
 
 void Forwarder::BeginDrain() {

@@ -7,6 +7,11 @@
     import logging
     logging.getLogger().addHandler(logsink.Handler(app="myapp"))
 
+Logging never raises into the application: Client.log raises ValueError
+only for a level outside 0..7 or a closed client, and Handler.emit reports
+failures through handleError(). Arguments that cannot be printed (a __str__
+that raises) are logged as "<unprintable TYPE: EXCEPTION>" markers.
+
 See python/README.md for the fallback to text, the level table and the
 drop/wait policy (liblogsink's defaults)."""
 

@@ -9,10 +9,14 @@ import time
 
 
 def connect(path):
-    """A connected non-blocking socket, or None (no daemon, backlog full)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # close-on-exec by default
-    s.setblocking(False)
+    """A connected non-blocking socket, or None (no daemon, backlog full, no
+    file descriptor left)."""
     try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # close-on-exec by default
+    except OSError:
+        return None  # EMFILE, ENFILE, ENOBUFS: no connection this time
+    try:
+        s.setblocking(False)
         s.connect(path)
     except OSError:
         s.close()

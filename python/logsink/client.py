@@ -131,10 +131,17 @@ class Client:
 
     def log(self, level, fmt, *args):
         """Logs a printf-style record at syslog level 0..7. Returns True when
-        it was buffered, False when it was dropped (and counted)."""
+        it was buffered, False when it was dropped (and counted). Raises
+        ValueError for a level outside 0..7 or a closed client, and nothing
+        else: arguments (or a format) that cannot be printed are logged in a
+        degraded form, counted in stats()["errors"] (python/README.md)."""
         f = sys._getframe(1)
-        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:
-            args = args[0]  # "%(name)s" style, as logging does
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            try:
+                if args[0]:
+                    args = args[0]  # "%(name)s" style, as logging does
+            except Exception:  # noqa: BLE001 - a broken __len__: rendered as one argument
+                pass
         return self._log(level, fmt, args, f.f_code.co_filename, f.f_lineno, time.time_ns())
 
     def flush(self, timeout=None):
@@ -182,24 +189,29 @@ class Client:
         record; names of counters to add to are appended to counts."""
         budget = self.max_record_bytes
         if isinstance(fmt, str):
-            parsed = self._specs.get(fmt)
-            if parsed is None:
-                parsed = _parse(fmt)
-                if len(self._specs) < self.max_formats:
-                    self._specs[fmt] = parsed
-            fb, specs, ops = parsed
-            if specs is not None and isinstance(args, tuple):
-                if ops is not None:
-                    enc = _args.encode_plan(ops, specs, args, budget)
-                else:
-                    enc = _args.encode(specs, args, budget)
-                if enc is not None:
-                    key = (fb, level, file, line)
-                    if self._admit(key):
-                        return key, enc[0], enc[1], False
-                    counts.append("formatted")
-                    return self._text(level, fmt, args, "", 0, counts)
-        counts.append("fallback")
+            enc = None
+            try:
+                parsed = self._specs.get(fmt)
+                if parsed is None:
+                    parsed = _parse(fmt)
+                    if len(self._specs) < self.max_formats:
+                        self._specs[fmt] = parsed
+                fb, specs, ops = parsed
+                if specs is not None and isinstance(args, tuple):
+                    if ops is not None:
+                        enc = _args.encode_plan(ops, specs, args, budget)
+                    else:
+                        enc = _args.encode(specs, args, budget)
+            except Exception:  # noqa: BLE001 - an argument's __str__ (any user code) raised:
+                enc = None     # _render prints what it can
+            if enc is not None:
+                key = (fb, level, file, line)
+                if self._admit(key):
+                    return key, enc[0], enc[1], False
+                counts.append("formatted")
+                return self._text(level, fmt, args, "", 0, counts)
+        if "fallback" not in counts:  # the Handler may have counted it already
+            counts.append("fallback")
         return self._text(level, fmt, args, file, line, counts)
 
     def _text(self, level, fmt, args, file, line, counts):
@@ -226,7 +238,8 @@ class Client:
     def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None):
         """Stages one record (and `extra` text after it). strict: raise
         TypeError, after staging, when neither the daemon nor Python could
-        render fmt with args (the record went in its last-resort form)."""
+        render fmt with args (the record went in a degraded form: markers for
+        unprintable arguments, or the last-resort form; _render)."""
         if not isinstance(level, int) or not 0 <= level <= 7:
             raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
         counts = counts or []
@@ -243,8 +256,9 @@ class Client:
         if ok and level <= self.flush_level and not self._stalled:
             self._drain(start + self.block_timeout)
         if bad and strict:
-            raise TypeError("logsink: format %r does not take arguments %r; sent as text"
-                            % (fmt, args))
+            raise TypeError("logsink: format %s cannot be rendered with its arguments (they do"
+                            " not match it, or one cannot be printed); sent as text in a"
+                            " degraded form" % _render.safe_repr(fmt))
         return ok
 
     def _stage(self, recs, tid, ts, counts):
@@ -386,9 +400,13 @@ class Client:
     # ---- sending ---------------------------------------------------------
 
     def _start_sender(self):
-        self._thread = threading.Thread(target=_sender, args=(weakref.ref(self), self._pid),
-                                        name="logsink-sender", daemon=True)
-        self._thread.start()
+        t = threading.Thread(target=_sender, args=(weakref.ref(self), self._pid),
+                             name="logsink-sender", daemon=True)
+        try:
+            t.start()
+        except RuntimeError:
+            return  # no thread now (none left, or interpreter shutdown): the next call retries
+        self._thread = t
 
     def _drain(self, deadline):
         """Writes every whole frame staged so far. True when all of it is in

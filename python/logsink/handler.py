@@ -17,6 +17,13 @@ client's `fallback`): a record without args whose msg contains '%'
 (logging prints such a msg as it is), a msg that is not a str, args that
 are a mapping, and whatever Client.log falls back for.
 
+emit() never raises (but RecursionError, as logging's handlers): a record
+whose msg or arguments cannot be printed (a __str__ that raises, arguments
+that do not match the format) is sent in the client's degraded form (the
+argument replaced by "<unprintable TYPE: EXCEPTION>", or the format
+followed by the arguments) and then reported through handleError(), as
+logging's own handlers report a record whose getMessage() raises.
+
 exc_info / stack_info: the traceback (formatted by this handler's
 formatter, or logging's default one) and the stack follow as a second
 record, "%s" at the same level and site, staged together with the first so
@@ -71,14 +78,20 @@ class Handler(logging.Handler):
             level = syslog_level(record.levelno)
             msg, args = record.msg, record.args
             counts = None
-            if not isinstance(msg, str) or isinstance(args, Mapping):
-                fmt, args = "%s", (record.getMessage(),)
-                counts = ["fallback"]
-            elif not args:
-                fmt, args = (msg, ()) if "%" not in msg else ("%s", (msg,))
+            if not args:
+                # logging prints msg as it is (str(msg)): text unless a plain format.
+                if isinstance(msg, str) and "%" not in msg:
+                    fmt, args = msg, ()
+                else:
+                    fmt, args = "%s", (msg,)
+                    counts = None if isinstance(msg, str) else ["fallback"]
             else:
+                # str(msg) % args, as getMessage() does, but rendered by the
+                # client, which never raises for an argument it cannot print.
                 fmt = msg
-            self.client._log(level, fmt, args if isinstance(args, tuple) else tuple(args), record.pathname, record.lineno,
+                if not isinstance(args, (tuple, Mapping)):
+                    args = tuple(args)
+            self.client._log(level, fmt, args, record.pathname, record.lineno,
                              int(record.created * 1e9), self._trace(record), strict=True,
                              counts=counts)
         except RecursionError:

@@ -110,6 +110,25 @@ def logctl(*args):
     return r.stdout.decode()
 
 
+class Unprintable:
+    """An application's object whose __str__ and __repr__ raise."""
+
+    def __str__(self):
+        raise RuntimeError("broken __str__")
+
+    __repr__ = __str__
+
+
+class NotStr:
+    """An object whose __str__ returns no str (str() raises TypeError)."""
+
+    def __str__(self):
+        return 42
+
+
+U = "<unprintable Unprintable: RuntimeError>"  # its marker (python/README.md)
+
+
 class DaemonTest(unittest.TestCase):
     """A test case with its own temp dir and a running logsinkd."""
 

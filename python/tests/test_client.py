@@ -1,13 +1,18 @@
 """test_client: logsink.Client with the real logsinkd: typed arguments, the
 fallback to text, strings cut with TRUNC counted, and drops while the
-daemon is absent, reported in a DROPPED entry once it is back."""
+daemon is absent, reported in a DROPPED entry once it is back; arguments
+that cannot be printed, formats that are not str, and a process out of file
+descriptors or threads never make log() raise."""
 
+import errno
 import random
+import threading
 import time
 import unittest
+from unittest import mock
 
 import logsink
-from harness import DaemonTest, seed
+from harness import U, DaemonTest, NotStr, Unprintable, seed
 
 
 class ClientTest(DaemonTest):
@@ -83,6 +88,79 @@ class ClientTest(DaemonTest):
         r = self.mine(self.daemon.wait_records(lambda r: self.mine(r)))[0]
         self.assertEqual(r["fmt"], "%s")
         self.assertEqual(r["msg"], "x" * 5000 + " 1")
+
+    def test_unprintable_arguments_never_raise(self):
+        # The record is logged with the argument replaced by a marker (or, when
+        # the format cannot take even that, in the last-resort form), counted in
+        # fallback and errors; log() neither raises nor loses it.
+        c = self.client()
+        cases = [
+            (("user %s port %d", Unprintable(), 22), "user %s port 22" % U),  # typed path
+            (("%s", Unprintable()), U),
+            (("%5s|%d", Unprintable(), 3), U + "|3"),                         # generic path
+            (("%r", Unprintable()), U),                                       # Python-only
+            (("x=%s", NotStr()), "x=<unprintable NotStr: TypeError>"),
+            (("%(a)s-%(b)d", {"a": Unprintable(), "b": 2}), U + "-2"),        # mapping
+            (("%d items", Unprintable()), "%d items [args: " + U + "]"),      # last resort
+            (("%s %s", Unprintable()), "%s %s [args: " + U + "]"),
+        ]
+        for args, _ in cases:
+            if len(args) == 2 and isinstance(args[1], dict):
+                self.assertTrue(c.log(logsink.INFO, args[0], args[1]))
+            else:
+                self.assertTrue(c.log(logsink.INFO, *args))
+        self.assertTrue(c.log(logsink.WARNING, "after %s", "them"))  # flush level: drains
+        self.assertTrue(c.flush())
+        n = len(cases) + 1
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) >= n))
+        self.assertEqual([r["msg"] for r in recs], [want for _, want in cases] + ["after them"])
+        self.assertTrue(all(r["fmt"] == "%s" for r in recs[:-1]), [r["fmt"] for r in recs])
+        s = c.stats()
+        self.assertEqual((s["fallback"], s["errors"], s["logged"]), (len(cases), len(cases), n))
+
+    def test_format_not_str(self):
+        # A format that is not a str is printed as logging prints a msg that is
+        # not one: str(fmt) % args (bytes: b'...'); no AttributeError.
+        c = self.client()
+        self.assertTrue(c.log(logsink.INFO, b"disk %s at %d%%", "sda", 91))
+        self.assertTrue(c.log(logsink.INFO, b"%d", 1))
+        self.assertTrue(c.log(logsink.INFO, bytearray(b"raw")))
+        self.assertTrue(c.log(logsink.INFO, 42))
+        self.assertTrue(c.log(logsink.INFO, Unprintable(), 1))
+        self.assertTrue(c.flush())
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) >= 5))
+        self.assertEqual([r["msg"] for r in recs],
+                         ["b'disk sda at 91%'", "b'1'", "bytearray(b'raw')", "42",
+                          U + " [args: 1]"])
+        s = c.stats()
+        self.assertEqual((s["fallback"], s["errors"]), (5, 1))
+
+    def test_out_of_file_descriptors_drops(self):
+        # socket() failing (EMFILE) is "no connection": dropped and counted.
+        c = logsink.Client(socket=self.daemon.socket, app="pyclient", reconnect_min=0,
+                           reconnect_max=0)
+        self.addCleanup(c.close)
+        emfile = OSError(errno.EMFILE, "Too many open files")
+        with mock.patch.object(logsink._conn.socket, "socket", side_effect=emfile):
+            self.assertFalse(c.log(logsink.INFO, "lost %d", 1))
+            self.assertFalse(c.flush())
+        self.assertTrue(c.log(logsink.INFO, "kept %d", 2))
+        self.assertTrue(c.flush())
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) >= 2))
+        self.assertEqual(recs[0]["dropped"], 1)
+        self.assertEqual(recs[1]["msg"], "kept 2")
+
+    def test_no_sender_thread(self):
+        # Thread.start() failing (no threads left; Python >= 3.12 at interpreter
+        # shutdown): the record stays buffered, the next call starts the sender.
+        c = self.client()
+        with mock.patch.object(threading.Thread, "start",
+                               side_effect=RuntimeError("can't start new thread")):
+            self.assertTrue(c.log(logsink.INFO, "buffered %d", 1))
+        self.assertTrue(c.log(logsink.INFO, "buffered %d", 2))
+        self.assertTrue(c.flush())
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) >= 2))
+        self.assertEqual([r["msg"] for r in recs], ["buffered 1", "buffered 2"])
 
 
 class AbsentDaemonTest(DaemonTest):

@@ -1,13 +1,15 @@
 """test_handler: logsink.Handler with the real logsinkd (issue 14's "done
 when": a logging call lands with its format, level, app and pid)."""
 
+import io
 import logging
 import os
 import sys
 import unittest
+from unittest import mock
 
 import logsink
-from harness import DaemonTest
+from harness import U, DaemonTest, Unprintable
 
 
 class HandlerTest(DaemonTest):
@@ -90,6 +92,38 @@ class HandlerTest(DaemonTest):
         self.assertEqual(recs[0]["msg"], "disk %d full [args: 'sda']")
         self.assertEqual(len(errors), 1)
         self.assertEqual(self.handler.client.stats()["errors"], 1)
+
+    def test_unprintable_logged_then_handle_error(self):
+        # Logged in the degraded form (the marker of python/README.md), then
+        # reported through handleError; emit never raises.
+        errors = []
+        self.handler.handleError = errors.append
+        self.logger.info("user %s port %d", Unprintable(), 22)    # an argument
+        self.logger.info(Unprintable())                            # msg, no args
+        self.logger.info("user %(name)s", {"name": Unprintable()})  # mapping args
+        self.logger.info(Unprintable(), "x")                       # msg with args
+        self.logger.info(b"raw %s", "x")                           # bytes: logging's b'...'
+        self.handler.flush()
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 5))
+        self.assertEqual([r["msg"] for r in recs],
+                         ["user %s port 22" % U, U, "user " + U, U + " [args: 'x']", "b'raw x'"])
+        self.assertEqual([r["level"] for r in recs], ["info"] * 5)
+        self.assertEqual(len(errors), 4)
+        s = self.handler.client.stats()
+        self.assertEqual((s["fallback"], s["errors"], s["dropped"]), (5, 4, 0))
+
+    def test_unprintable_default_handle_error(self):
+        # logging's own handleError (raiseExceptions true): a report on
+        # stderr, nothing raised into the caller.
+        old = logging.raiseExceptions
+        logging.raiseExceptions = True
+        self.addCleanup(setattr, logging, "raiseExceptions", old)
+        with mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            self.logger.warning("disk %s", Unprintable())
+        self.assertIn("--- Logging error ---", err.getvalue())
+        self.handler.flush()
+        recs = self.mine(self.daemon.wait_records(lambda r: len(self.mine(r)) == 1))
+        self.assertEqual(recs[0]["msg"], "disk " + U)
 
 
 if __name__ == "__main__":

@@ -138,6 +138,10 @@ class PosixEnv final : public Env {
 
 }  // namespace
 
+std::unique_ptr<File> FileFromFd(int fd, const std::string &path) {
+  return std::make_unique<PosixFile>(fd, path);
+}
+
 void Env::SleepMicros(uint32_t us) {
   struct timespec ts = {time_t(us / 1000000), long(us % 1000000) * 1000};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -151,7 +155,10 @@ uint64_t Env::NowNanos() {
 }
 
 Status Env::RenameFile(const std::string &from, const std::string &to) {
-  if (::rename(from.c_str(), to.c_str()) != 0) return Errno("rename to " + to + ":", from, errno);
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+    if (errno == EEXIST) return Status::Busy(to + " exists");
+    return Errno("rename to " + to + ":", from, errno);
+  }
   return Status::OK();
 }
 

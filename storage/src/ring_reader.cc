@@ -21,6 +21,9 @@ using internal::BlockState;
 class RingReader::Impl {
  public:
   Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts);
+  // Open with a file already open (RingReader::FromFile).
+  Status Init(Env *env, std::unique_ptr<File> file, const std::string &path, Reporter *reporter,
+              const ReaderOptions &opts);
   Status SeekOldest();
   Status SeekLast(uint64_t n);
   Status SeekTime(uint64_t ts_ns);
@@ -106,14 +109,21 @@ class RingReader::Impl {
 
 Status RingReader::Impl::Open(Env *env, const std::string &path, Reporter *reporter,
                               const ReaderOptions &opts) {
+  std::unique_ptr<File> file;
+  Status s = env->OpenFile(path, false, &file);
+  if (!s.ok()) return s;
+  return Init(env, std::move(file), path, reporter, opts);
+}
+
+Status RingReader::Impl::Init(Env *env, std::unique_ptr<File> file, const std::string &path,
+                              Reporter *reporter, const ReaderOptions &opts) {
   path_ = path;
   env_ = env;
   reporter_ = reporter;
   opts_ = opts;
-  Status s = env->OpenFile(path, false, &file_);
-  if (!s.ok()) return s;
+  file_ = std::move(file);
   internal::Superblock sb;
-  s = internal::ReadSuperblock(file_.get(), path, &sb);
+  Status s = internal::ReadSuperblock(file_.get(), path, &sb);
   if (!s.ok()) return s;
   layout_ = sb.layout;
   st_.Init(layout_.strtab_off, layout_.strtab_size);
@@ -710,6 +720,15 @@ Status RingReader::Open(Env *env, const std::string &path, Reporter *reporter,
                         const ReaderOptions &opts, std::unique_ptr<RingReader> *out) {
   auto impl = std::make_unique<Impl>();
   Status s = impl->Open(env, path, reporter, opts);
+  if (!s.ok()) return s;
+  out->reset(new RingReader(std::move(impl)));
+  return Status::OK();
+}
+
+Status RingReader::FromFile(Env *env, std::unique_ptr<File> file, const std::string &path,
+                            Reporter *reporter, std::unique_ptr<RingReader> *out) {
+  auto impl = std::make_unique<Impl>();
+  Status s = impl->Init(env, std::move(file), path, reporter, ReaderOptions());
   if (!s.ok()) return s;
   out->reset(new RingReader(std::move(impl)));
   return Status::OK();

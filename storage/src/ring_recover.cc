@@ -80,15 +80,27 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   if (s.IsOldVersion() && opts.move_old_version) {
     // A ring of another format version is kept, under a name that says
     // which (FORMAT.md, "Versions"), never overwritten; a new ring starts.
+    // Only an older version: a newer logsink's ring stays where it is.
     uint8_t v[4] = {};
     size_t got = 0;
     if (!file_->PRead(LS_SB_OFF_VERSION, v, 4, &got).ok() || got != 4) return s;
-    const std::string aside = path + ".v" + std::to_string(ls_get_u32(v));
+    if (ls_get_u32(v) >= LS_FORMAT_VERSION) return s;
     file_.reset();
-    Status r = env->RenameFile(path, aside);
-    if (!r.ok()) return r;
-    moved_aside_ = aside;
-    return Create(env, path, want, opts.mode);
+    // PATH.vN, or PATH.vN.1 .. .9 when earlier ones were kept already.
+    const std::string base = path + ".v" + std::to_string(ls_get_u32(v));
+    Status r;
+    for (int i = 0; i < 10; i++) {
+      const std::string aside = i ? base + "." + std::to_string(i) : base;
+      r = env->RenameFile(path, aside);
+      if (r.ok()) {
+        moved_aside_ = aside;
+        return Create(env, path, want, opts.mode);
+      }
+      if (!r.IsBusy()) return r;
+    }
+    return Status::Busy(path + ": " + base + " and " + base +
+                        ".1 .. .9 exist already; move them "
+                        "away (the older rings they hold) to let logsinkd start a new ring");
   }
   if (!s.ok()) return s;  // NotOurs: never touched
   const Layout &have = sb_.layout;
@@ -246,6 +258,7 @@ Status RingWriter::Impl::Recover() {
   opened_ns_ = cur_.opened ? layout_.created_ns + uint64_t(cur_.opened - 1) * 1000000000ull : 0;
   packed_used_ = 0;
   SetLimit();
+  fit_used_ = cur_.used;  // it was stored, so it packs
   limit_ = std::max(limit_, size_t(cur_.used));
   has_src_ = cursor.has_source();
   src_ = cursor.source();

@@ -29,6 +29,7 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   declared_.clear();
   dirty_ = false;
   packed_used_ = 0;
+  fit_used_ = LS_BLK_HDR;
   SetLimit();
 }
 
@@ -89,6 +90,7 @@ bool RingWriter::Impl::Pack() {
     return false;
   }
   packed_used_ = cur_.used;
+  fit_used_ = std::max(fit_used_, size_t(cur_.used));
   return true;
 }
 
@@ -166,21 +168,31 @@ Status RingWriter::Impl::Split() {
     max_ts.push_back(cursor.max_ts());
   }
   if (recs.size() != cur_.count) return Status::Corruption("the writer's block does not decode");
-  // Keep about as many entry bytes as the slot took at the last ratio,
-  // fewer each round; one record always fits (it fits an empty slot as it is).
-  const size_t room = layout_.block_size - LS_BLK_HDR;
-  size_t keep_bytes = size_t(double(room) * std::max(1.0, ratio_) * 0.95);
-  size_t k = recs.size();
-  for (;;) {
-    while (k > 1 && ends[k - 1] - LS_BLK_HDR > keep_bytes) k--;
+  // The prefix to keep: never fewer records than the longest prefix known to
+  // pack (fit_used_: what a flush may have put on disk already, so no record
+  // a reader saw leaves the ring), at least one record (one always fits an
+  // empty slot as it is), and at most two more compressions to find a longer
+  // one between that and everything.
+  auto prefix = [&](size_t used) {  // records whose entries end at or before `used`
+    return size_t(std::upper_bound(ends.begin(), ends.end(), uint32_t(used)) - ends.begin());
+  };
+  size_t lo = std::max<size_t>(1, prefix(fit_used_)), hi = recs.size();  // lo packs, hi does not
+  auto try_pack = [&](size_t k) {
     cur_.used = ends[k - 1];
     cur_.count = uint32_t(k);
     cur_.max_ts = max_ts[k - 1];
     packed_used_ = 0;
-    if (Pack()) break;
-    if (k == 1) return Status::Corruption("a record does not fit an empty block");
-    keep_bytes = std::min<size_t>(keep_bytes, ends[k - 1] - LS_BLK_HDR) * 4 / 5;
+    return Pack();
+  };
+  for (int round = 0; round < 2 && hi - lo > 1; round++) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (try_pack(mid))
+      lo = mid;
+    else
+      hi = mid;
   }
+  const size_t k = lo;
+  if (!try_pack(k)) return Status::Corruption("a record does not fit an empty block");
   // Entry bytes past the prefix are zeroed for the next block; the copy keeps them.
   std::memset(buf_.data() + cur_.used, 0, copy.size() - cur_.used);
   const size_t carried = recs.size() - k;
@@ -225,7 +237,7 @@ Status RingWriter::Impl::Split() {
       in.args_len = r.args_len;
       in.truncated = r.truncated;
       s = AppendSlow(in);
-      if (r.truncated) stats_.truncated_records--;  // counted when it first came in
+      if (s.ok() && r.truncated) stats_.truncated_records--;  // counted when it first came in
     }
     if (!s.ok()) return s;
   }
@@ -463,7 +475,7 @@ Status RingWriter::Impl::AppendTruncated(const RecordIn &rec) {
     ls_arg a{};
     size_t n = ls_arg_get(type, p, end, &a);
     if (type == LS_ARG_STR) {
-      size_t l = std::min(a.len, lo);
+      const size_t l = ls_utf8_cut(a.s, a.len, lo);  // whole characters only
       cut += a.len - l;
       out += ls_put_varint(out, l);
       std::memcpy(out, a.s, l);

@@ -135,6 +135,9 @@ class RingWriter::Impl {
   void *cctx_ = nullptr;       // ZSTD_CCtx, reused
   std::vector<uint8_t> zimg_;  // the slot image of a compressed block
   size_t packed_used_ = 0;     // cur_.used that zimg_ / pk_* describe (0: none)
+  // The longest content of the current block known to pack (everything a
+  // flush or a reopen may have shown readers): Split never cuts below it.
+  size_t fit_used_ = LS_BLK_HDR;
   uint8_t pk_codec_ = LS_CODEC_NONE;
   uint32_t pk_stored_ = 0;  // payload bytes stored
   double ratio_ = 1.0;      // entry bytes per stored byte of the last sealed block

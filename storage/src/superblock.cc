@@ -35,14 +35,16 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
     *why = "no superblock magic";
     return SbCopy::kNoMagic;
   }
+  // The CRC first (every version so far keeps it at 12, over [16, 128)): a
+  // copy that fails it says nothing, its version included.
+  if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom)) {
+    *why = "superblock CRC mismatch";
+    return SbCopy::kBad;
+  }
   uint32_t version = ls_get_u32(p + LS_SB_OFF_VERSION);
   if (version != LS_FORMAT_VERSION) {
     *why = "format version " + std::to_string(version);
     return SbCopy::kVersion;
-  }
-  if (ls_get_u32(p + LS_SB_OFF_CRC) != Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom)) {
-    *why = "superblock CRC mismatch";
-    return SbCopy::kBad;
   }
   Superblock sb;
   sb.generation = ls_get_u64(p + LS_SB_OFF_GENERATION);
@@ -89,6 +91,13 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
   }
   if (st[0] == SbCopy::kNoMagic && st[1] == SbCopy::kNoMagic) {
     return Status::NotOurs(path + " is not a logsink ring file (no LSRING superblock)");
+  }
+  // The version field is outside the CRC: two copies that name different
+  // versions are damage, not a version.
+  if (st[0] == SbCopy::kVersion && st[1] == SbCopy::kVersion &&
+      ls_get_u32(buf[0] + LS_SB_OFF_VERSION) != ls_get_u32(buf[1] + LS_SB_OFF_VERSION)) {
+    return Status::Corruption(path + ": the superblock copies disagree on the format version (" +
+                              reason[0] + "; " + reason[1] + ")");
   }
   if ((st[0] == SbCopy::kVersion && st[1] != SbCopy::kValid) ||
       (st[1] == SbCopy::kVersion && st[0] != SbCopy::kValid)) {

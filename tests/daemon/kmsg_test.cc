@@ -141,6 +141,21 @@ TEST_F(KmsgReaderTest, RecordsGapsAndMalformedLines) {
   EXPECT_EQ(counters_.kmsg_malformed, 1u);
 }
 
+// What the kernel overwrote while logsinkd was down is counted too: the ring
+// holds 1..5, the kernel's buffer now starts at 10.
+TEST_F(KmsgReaderTest, AGapWhileTheDaemonWasDownIsCounted) {
+  KmsgReader rx(&ctx_, -1, 5);
+  for (int s = 10; s <= 12; s++) {
+    rx.Store("6," + std::to_string(s) + ",1000,-;line " + std::to_string(s) + "\n", kReal, kMono);
+  }
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_TRUE(got[0].dropped());
+  EXPECT_EQ(got[0].dropped_count, 4u);  // 6, 7, 8, 9
+  EXPECT_EQ(counters_.kmsg_lost, 4u);
+  EXPECT_EQ(Arg(got[1], 1), "10");
+}
+
 TEST_F(KmsgReaderTest, WhatTheRingHoldsIsSkippedAndFoundAgainAfterARestart) {
   {
     KmsgReader rx(&ctx_, -1, std::nullopt);

@@ -130,6 +130,27 @@ TEST_F(SessionTest, TextStreamLongLineIsCutAndCounted) {
   EXPECT_EQ(counters_.text_lines, 2u);
 }
 
+// A line cut at kMaxTextLine ends on a character boundary: "é" is two
+// bytes, and an odd number of bytes before the line makes the cut fall
+// inside one; the stored text is whole characters, the rest counted.
+TEST_F(SessionTest, TextStreamCutLandsOnACharacterBoundary) {
+  std::string line = "x";  // 1 + 2k bytes: byte kMaxTextLine is inside an "é"
+  while (line.size() < kMaxTextLine + 100) line += "\xc3\xa9";
+  const std::string s =
+      Hello(1, "txt", ls_hello_text_flags(6, 1, LS_HELLO_STREAM_TEXT, 0)) + line + "\n";
+  Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(sess.Feed(U(s), s.size(), 0));
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 1u);
+  const std::string stored = got[0].args.substr(2);  // after the length varint
+  // Cut at kMaxTextLine here and again by the writer (the record must fit a
+  // block); both cuts keep whole characters: "x" and then pairs.
+  EXPECT_LT(stored.size(), kMaxTextLine);
+  EXPECT_EQ(stored.size() % 2, 1u);
+  EXPECT_TRUE(line.compare(0, stored.size(), stored) == 0);
+  EXPECT_EQ(got[0].truncated, line.size() - stored.size());
+}
+
 TEST_F(SessionTest, EverySplitGivesTheSameRecords) {
   const std::string s = Stream();
   std::set<size_t> boundaries = {0};

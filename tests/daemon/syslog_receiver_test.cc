@@ -24,6 +24,7 @@ class SyslogReceiverTest : public ::testing::Test {
     o.file_size = 16u << 20;
     ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
     text_ = std::make_unique<TextSites>(w_.get());
+    text_->set_kern_refused_counter(&counters_.kern_refused);
     ctx_.writer = w_.get();
     ctx_.text = text_.get();
     ctx_.counters = &counters_;
@@ -65,6 +66,26 @@ TEST_F(SyslogReceiverTest, SourceCacheIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(got[kMaxSyslogSources + 3].app, "t1");
   EXPECT_NE(got[kMaxSyslogSources + 3].source_id, got[1].source_id);
   EXPECT_GT(got[kMaxSyslogSources + 3].source_id, got[kMaxSyslogSources + 1].source_id);
+}
+
+// Only root may claim facility kern: anyone else's <0>..<7> is stored as
+// user (and counted), so a line that reads as the kernel's is the kernel's
+// or root's.
+TEST_F(SyslogReceiverTest, OnlyRootMayClaimFacilityKern) {
+  SyslogReceiver rx(&ctx_, -1, 64);
+  const std::string bug = "<0>Nov 25 12:00:00 kworker/0:1: BUG: soft lockup";
+  Store(&rx, bug);  // uid 20
+  rx.Store(reinterpret_cast<const uint8_t *>(bug.data()), bug.size(), bug.size(), 11, 0, 0, true);
+  Store(&rx, "<11>Nov 25 12:00:00 app: user.err stays");
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].uid, 20u);
+  EXPECT_EQ(got[0].line, 1u);  // user, not kern
+  EXPECT_EQ(got[0].level, 0);  // the severity stays
+  EXPECT_EQ(got[1].uid, 0u);
+  EXPECT_EQ(got[1].line, 0u);  // root may
+  EXPECT_EQ(got[2].line, 1u);
+  EXPECT_EQ(counters_.kern_refused, 1u);
 }
 
 TEST_F(SyslogReceiverTest, TagIsCutToMaxAppAndCounted) {

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nats/nats.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -464,6 +466,60 @@ TEST(ForwardNatsCluster, ExactlyOnceWhenTheStreamLeaderIsKilled) {
       "[figures] nats 3-node cluster, R3 stream, leader %s SIGKILLed mid-run: %lld "
       "records, %lld in the stream, each exactly once\n",
       leader.c_str(), (long long)n, (long long)count);
+}
+
+// Whoever can write in the cursor's directory plants <cursor>.status.tmp:
+// a symlink to a file of root's, or a file of their own. Before the fix the
+// forwarder (root) wrote its status every second through that fixed name
+// (truncating, following the symlink) and renamed it into place: it
+// overwrote the symlink's target, or the status became the other user's
+// file. Now the status goes through a temporary file of a unique name
+// (O_EXCL|O_NOFOLLOW). No destination is needed: the status is written
+// while the forwarder tries to connect to a port nobody listens on.
+TEST(ForwardStatus, NeverWrittenThroughAPlantedTempFile) {
+  ASSERT_EQ(geteuid(), 0u) << "the test suite runs as root, to act as two users";
+  for (bool as_link : {true, false}) {
+    TempDir dir("logsink-fwd");
+    NumberedRing ring(dir / "r.ring", 1 << 20);
+    ring.Add(0);
+    std::string status = dir / "cursor.status", planted = status + ".tmp", victim = dir / "victim";
+    WriteFile(victim, "precious\n");
+    if (as_link) {
+      ASSERT_EQ(symlink(victim.c_str(), planted.c_str()), 0);
+    } else {
+      WriteFile(planted, "theirs\n");
+      ASSERT_EQ(chown(planted.c_str(), 65534, 65534), 0);
+    }
+    Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(FreePort()), "--file",
+                        ring.path(), "--cursor-file", dir / "cursor"});
+    fwd.Start();
+    ASSERT_TRUE(WaitUntil([&] {
+      return ReadFile(status).find("\nlast_error=") != std::string::npos;
+    })) << ReadFile(dir / "forward.log");
+    struct stat st;
+    ASSERT_EQ(lstat(status.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << "as_link " << as_link;
+    EXPECT_EQ(st.st_uid, geteuid()) << "the status is the other user's file";
+    // Some rewrites later (one a second).
+    int64_t pid = StatusValue(dir / "cursor", "pid");
+    EXPECT_GT(pid, 0);
+    ASSERT_EQ(unlink(status.c_str()), 0);
+    ASSERT_TRUE(WaitUntil([&] { return StatusValue(dir / "cursor", "pid") == pid; }))
+        << ReadFile(dir / "forward.log");
+    EXPECT_EQ(fwd.Stop(), 0);
+    EXPECT_EQ(ReadFile(victim), "precious\n") << "as_link " << as_link;
+    ASSERT_EQ(lstat(status.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode)) << "as_link " << as_link;
+    EXPECT_EQ(st.st_uid, geteuid()) << "the status is the other user's file";
+    const bool still_there = lstat(planted.c_str(), &st) == 0;
+    EXPECT_TRUE(still_there) << "the planted file was moved; as_link " << as_link;
+    if (still_there) {
+      EXPECT_EQ(S_ISLNK(st.st_mode), as_link);
+      if (!as_link) {
+        EXPECT_EQ(ReadFile(planted), "theirs\n");
+      }
+    }
+  }
 }
 
 TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {

@@ -1,6 +1,10 @@
 // forward_unit_test.cc: the forwarder's parts that need no server: cursor
 // strings and files, RFC 5424 formatting, address and option parsing.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/temp_dir.h"
 #include "cursor_file.h"
@@ -27,6 +31,109 @@ TEST(CursorFile, WritesAtomicallyAndReadsBack) {
   WriteFile(dir / "bad", "hello\n");
   EXPECT_EQ(ReadPosition(dir / "bad", &p, &err), -1);
   EXPECT_NE(err.find("not a logsink-forward cursor file"), std::string::npos) << err;
+}
+
+mode_t CurrentUmask() {
+  mode_t m = umask(0);
+  umask(m);
+  return m;
+}
+
+// In a directory another user can write to (sticky /var/tmp, a shared
+// state directory), they create <cursor>.tmp first: a file of theirs, or a
+// symlink to a file of root's. Before the fix the root forwarder opened
+// that fixed name without O_EXCL and renamed it over the cursor, so the
+// cursor became the other user's file. Now the temporary file has a unique
+// name (O_EXCL|O_NOFOLLOW) and <cursor>.tmp is never opened.
+TEST(CursorFile, NeverWritesThroughAPlantedTempFile) {
+  ASSERT_EQ(geteuid(), 0u) << "the test suite runs as root, to act as two users";
+  TempDir dir;
+  std::string c = dir / "c", planted = c + ".tmp", victim = dir / "victim", err;
+  WriteFile(planted, "theirs\n");
+  ASSERT_EQ(chown(planted.c_str(), 65534, 65534), 0);
+  struct stat pst, st;
+  ASSERT_EQ(lstat(planted.c_str(), &pst), 0);
+  ASSERT_TRUE(WritePosition(c, Position{"00ff", 7}, &err)) << err;
+  ASSERT_EQ(lstat(c.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, geteuid()) << "the cursor is the other user's file";
+  EXPECT_NE(st.st_ino, pst.st_ino);
+  EXPECT_EQ(st.st_mode & 0777, 0640u & ~CurrentUmask());
+  EXPECT_EQ(ReadFile(planted), "theirs\n");
+  EXPECT_EQ(ReadFile(c), "logsink-forward-cursor 1 00ff 7\n");
+
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(unlink(planted.c_str()), 0);
+  ASSERT_EQ(symlink(victim.c_str(), planted.c_str()), 0);
+  ASSERT_TRUE(WritePosition(c, Position{"00ff", 8}, &err)) << err;
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_EQ(ReadFile(c), "logsink-forward-cursor 1 00ff 8\n");
+  ASSERT_EQ(lstat(planted.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+// ReadPosition in a child that SIGALRM ends if it blocks: 0 when it
+// returned -1 with an error containing `want`, 1 otherwise, 128 + signal.
+int ReadPositionInChild(const std::string &path, const std::string &want) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(5);
+    Position p;
+    std::string err;
+    int rc = ReadPosition(path, &p, &err);
+    if (rc != -1 || err.find(want) == std::string::npos) {
+      std::fprintf(stderr, "ReadPosition(%s) = %d: %s\n", path.c_str(), rc, err.c_str());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// A cursor file owned by another user is neither read nor replaced; one that
+// is not a regular file (symlink, FIFO, directory) is refused with a clear
+// error. Before the fix another user's cursor was used as it was, a FIFO
+// blocked the forwarder's start in open(2), and a symlink was replaced.
+TEST(CursorFile, RefusesAnotherUsersOrANonRegularCursorFile) {
+  ASSERT_EQ(geteuid(), 0u) << "the test suite runs as root, to act as two users";
+  TempDir dir;
+  std::string c = dir / "c", err;
+  ASSERT_TRUE(WritePosition(c, Position{"00ff", 42}, &err)) << err;
+  ASSERT_EQ(chown(c.c_str(), 65534, 65534), 0);
+  Position p;
+  EXPECT_EQ(ReadPosition(c, &p, &err), -1);
+  EXPECT_NE(err.find(c), std::string::npos) << err;
+  EXPECT_NE(err.find("owned by uid 65534"), std::string::npos) << err;
+  err.clear();
+  EXPECT_FALSE(WritePosition(c, Position{"00ff", 43}, &err));
+  EXPECT_NE(err.find("owned by uid 65534"), std::string::npos) << err;
+  struct stat st;
+  ASSERT_EQ(lstat(c.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(ReadFile(c), "logsink-forward-cursor 1 00ff 42\n");
+
+  std::string fifo = dir / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadPositionInChild(fifo, "not a regular file"), 0);
+  err.clear();
+  EXPECT_FALSE(WritePosition(fifo, Position{"00ff", 1}, &err));
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+
+  std::string real = dir / "real", link = dir / "link";
+  ASSERT_TRUE(WritePosition(real, Position{"00ff", 5}, &err)) << err;
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  EXPECT_EQ(ReadPositionInChild(link, "not a regular file"), 0);
+  err.clear();
+  EXPECT_FALSE(WritePosition(link, Position{"00ff", 6}, &err));
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(ReadFile(real), "logsink-forward-cursor 1 00ff 5\n");
+
+  std::string d = dir / "d";
+  ASSERT_EQ(mkdir(d.c_str(), 0700), 0);
+  EXPECT_EQ(ReadPositionInChild(d, "not a regular file"), 0);
 }
 
 TEST(Rfc5424, FormatsHeaderStructuredDataAndEscapes) {

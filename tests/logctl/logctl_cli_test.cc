@@ -481,6 +481,8 @@ std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_en
     setenv("LOGSINK_PAGER", "", 1);
     unsetenv("LOGSINK_FILE");
     unsetenv("LESS");
+    // Not under sudo unless the test says so (the pager's secure mode).
+    for (const char *v : {"SUDO_UID", "PKEXEC_UID", "LOGSINK_PAGERSECURE"}) unsetenv(v);
     for (const auto &[k, v] : env) {
       if (k[0] == '-')
         unsetenv(k.c_str() + 1);  // "-NAME": unset NAME
@@ -1097,6 +1099,55 @@ TEST_F(LogctlTest, PagerOnATerminal) {
   close(master);
   EXPECT_NE(seen.find("n=2"), std::string::npos) << seen;
   EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0);
+}
+
+// Under sudo (SUDO_UID set), or with LOGSINK_PAGERSECURE=1, the pager is
+// less in secure mode: LESSSECURE=1, run without a shell, and a pager the
+// environment names is not run (under `sudo logctl` it could be anything);
+// LOGSINK_PAGERSECURE=0 turns secure mode off.
+TEST_F(LogctlTest, PagerIsSecureUnderSudo) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 3);
+  ring.Close();
+  const std::string pager = FakePager(dir_);
+  // A "less" first in PATH that records $LESSSECURE, its arguments and input.
+  const std::string bin = dir_.File("bin");
+  mkdir(bin.c_str(), 0755);
+  WriteFile(bin + "/less",
+            "#!/bin/sh\nprintf '%s|%s' \"$LESSSECURE\" \"$*\" > \"$0.secure\"\ncat > \"$0.in\"\n");
+  chmod((bin + "/less").c_str(), 0755);
+  const std::string path =
+      bin + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  auto reset = [&] {
+    for (const std::string &p : {pager + ".in", bin + "/less.secure", bin + "/less.in"})
+      unlink(p.c_str());
+  };
+  for (auto env : std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {{"SUDO_UID", "1000"}}, {{"LOGSINK_PAGERSECURE", "1"}}, {{"PKEXEC_UID", "1000"}}}) {
+    reset();
+    env.push_back({"LOGSINK_PAGER", pager});
+    env.push_back({"PATH", path});
+    RunOnTerminal({"tail", "-e", "-n", "2", "-o", "cat", "--file", f}, true, env);
+    EXPECT_EQ(ReadFile(bin + "/less.secure"), "1|+G") << env[0].first;
+    EXPECT_EQ(ReadFile(bin + "/less.in"), "n=1\nn=2\n") << env[0].first;
+    EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0) << env[0].first;  // not run
+  }
+  // Explicitly off: the named pager runs, as without sudo.
+  reset();
+  RunOnTerminal({"cat", "-o", "cat", "--file", f}, true,
+                {{"SUDO_UID", "1000"},
+                 {"LOGSINK_PAGERSECURE", "0"},
+                 {"LOGSINK_PAGER", pager},
+                 {"PATH", path}});
+  EXPECT_EQ(ReadFile(pager + ".in"), "n=0\nn=1\nn=2\n");
+  EXPECT_NE(access((bin + "/less.in").c_str(), F_OK), 0);
+  // Secure mode still lets the user turn the pager off.
+  reset();
+  std::string screen = RunOnTerminal({"cat", "-o", "cat", "--file", f}, true,
+                                     {{"SUDO_UID", "1000"}, {"LOGSINK_PAGER", ""}, {"PATH", path}});
+  EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
+  EXPECT_NE(access((bin + "/less.in").c_str(), F_OK), 0);
 }
 
 // Issue 15: `logctl` alone is `logctl cat` through the pager.

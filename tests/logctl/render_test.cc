@@ -310,5 +310,22 @@ TEST(EscapeTest, JsonIsAlwaysValid) {
   EXPECT_EQ(out, "\\ufffd\\ufffd");
 }
 
+// Characters that are valid JSON but end a line in JavaScript (U+2028,
+// U+2029) or reorder what a viewer shows (bidi overrides and isolates,
+// zero-width characters, BOM) are escaped, so JSON output pasted into a
+// script or a page reads as it is; other non-ASCII text is kept.
+TEST(EscapeTest, JsonEscapesLineSeparatorsAndBidiControls) {
+  std::string out;
+  AppendJsonEscaped(&out,
+                    "a\xe2\x80\xa8"
+                    "b\xe2\x80\xa9"
+                    "c\xe2\x80\xae"
+                    "exe.txt\xe2\x81\xa6"
+                    "d\xe2\x80\x8b"
+                    "e\xef\xbb\xbf"
+                    "f\xe2\x80\x94\xc3\xa9");
+  EXPECT_EQ(out, "a\\u2028b\\u2029c\\u202eexe.txt\\u2066d\\u200be\\ufefff\xe2\x80\x94\xc3\xa9");
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -76,6 +76,7 @@ class FaultEnv : public Env {
   Status RenameFile(const std::string &from, const std::string &to) override {
     auto it = files_.find(from);
     if (it == files_.end()) return Status::NotFound(from);
+    if (files_.count(to)) return Status::Busy(to + " exists");
     files_[to] = it->second;
     files_.erase(from);
     return Status::OK();

@@ -182,6 +182,39 @@ TEST(Compress, ReopenContinuesPartialBlockUnlessTheBootChanged) {
   for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i].args, written[i]) << i;
 }
 
+// A split never takes back records a flush already put on disk: after
+// compressible records were flushed, incompressible ones force a split; a
+// crash then (no flush) leaves every flushed record readable and their
+// sequence numbers are not given out again.
+TEST(Compress, SplitKeepsWhatAFlushAlreadyWrote) {
+  FaultEnv env;
+  uint64_t flushed;
+  {
+    auto w = Open(&env, LS_CODEC_ZSTD);
+    const uint32_t site = w->Intern(Site{6, 1, "%s", "c.c"});
+    Source a{1, 100, 1000, 1000, "alpha", "alphad"};
+    for (int i = 0; i < 1500; i++) {
+      ASSERT_TRUE(
+          AppendRecord(w.get(), a, site, "s", Args().Str("same text").str(), 1000 + i).ok());
+    }
+    ASSERT_TRUE(w->Flush().ok());
+    flushed = w->next_record_seq();
+    std::mt19937_64 rng(7);
+    for (int i = 0; w->stats().splits == 0 && i < 100000; i++) {
+      std::string junk(200, '\0');
+      for (char &c : junk) c = char(rng());
+      ASSERT_TRUE(AppendRecord(w.get(), a, site, "s", Args().Str(junk).str(), 5000 + i).ok());
+    }
+    ASSERT_GT(w->stats().splits, 0u);
+  }  // dropped without a flush: a crash
+  RecordingReporter rep;
+  auto got = ReadAll(&env, &rep);
+  ASSERT_GE(got.size(), flushed);
+  for (uint64_t i = 0; i < flushed; i++) ASSERT_EQ(got[i].seq, i);
+  auto w = Open(&env, LS_CODEC_ZSTD);
+  EXPECT_GE(w->next_record_seq(), flushed);  // no sequence number a reader saw is reused
+}
+
 // Fills block 0 with compressed records and seals it; returns its slot.
 struct Sealed {
   FaultEnv env;
@@ -396,6 +429,33 @@ TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
   EXPECT_EQ(w->moved_aside(), kPath + ".v1");
   EXPECT_EQ(env.Data(kPath + ".v1"), old);
   ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
+  // Another old ring later: the first one kept is never replaced.
+  w.reset();
+  env.Put(kPath, old);
+  ASSERT_TRUE(RingWriter::Open(&env, kPath, o, &w).ok());
+  EXPECT_EQ(w->moved_aside(), kPath + ".v1.1");
+  EXPECT_EQ(env.Data(kPath + ".v1"), old);
+  // A newer version's ring is not ours to move: refused, left in place.
+  w.reset();
+  std::vector<uint8_t> newer = old;
+  for (uint64_t sb : {0ull, 4096ull}) {
+    ls_put_u32(newer.data() + sb + LS_SB_OFF_VERSION, LS_FORMAT_VERSION + 1);
+    ls_put_u32(newer.data() + sb + LS_SB_OFF_CRC, Crc32c(newer.data() + sb + 16, LS_SB_SIZE - 16));
+  }
+  env.Put(kPath, newer);
+  Status s2 = RingWriter::Open(&env, kPath, o, &w);
+  EXPECT_TRUE(s2.IsOldVersion()) << s2.ToString();
+  EXPECT_NE(s2.message().find("newer"), std::string::npos) << s2.message();
+  EXPECT_EQ(env.Data(kPath), newer);
+  // Copies naming different versions (the field is outside the CRC): damage,
+  // never moved aside as if it were a version.
+  std::vector<uint8_t> torn = env.Data(kPath + ".v1");
+  ls_put_u32(torn.data() + LS_SB_OFF_VERSION, 7);
+  env.Put("/torn", torn);
+  std::unique_ptr<RingReader> r2;
+  Status s3 = RingReader::Open(&env, "/torn", nullptr, &r2);
+  EXPECT_TRUE(s3.IsCorruption()) << s3.ToString();
+  EXPECT_NE(s3.message().find("disagree"), std::string::npos) << s3.message();
 }
 
 }  // namespace

@@ -292,6 +292,30 @@ TEST_F(RoundTrip, OversizedRecordIsTruncatedLongestFirst) {
   EXPECT_GT(r.args.size(), 4096u - 320);
 }
 
+// The writer cuts an oversized string on a UTF-8 character boundary (the
+// one rule of proto/codec.h, ls_utf8_cut): what is stored is whole
+// characters, every byte cut is counted.
+TEST_F(RoundTrip, TruncationCutsWholeCharacters) {
+  auto w = OpenWriter(Opts(4));
+  uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
+  for (const std::string ch : {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"}) {
+    SCOPED_TRACE(ch.size());
+    std::string big;
+    while (big.size() < 9000) big += ch;
+    ASSERT_TRUE(Add(w.get(), a_, id, "s", Args().Str(big).str(), 1).ok());
+    ASSERT_TRUE(w->Flush().ok());
+    auto recs = ReadBack();
+    ASSERT_FALSE(recs.empty());
+    const OwnedRecord &r = recs.back();
+    ls_arg s{};
+    const auto *p = reinterpret_cast<const uint8_t *>(r.args.data());
+    ASSERT_TRUE(ls_arg_get('s', p, p + r.args.size(), &s));
+    EXPECT_EQ(s.len % ch.size(), 0u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char *>(s.s), s.len), big.substr(0, s.len));
+    EXPECT_EQ(r.truncated, big.size() - s.len);
+  }
+}
+
 TEST_F(RoundTrip, TruncationAddsToClientCount) {
   auto w = OpenWriter(Opts(4));
   uint32_t id = w->Intern(Site{6, 1, "%s", "t.c"});

@@ -20,9 +20,21 @@ extern "C" {
 static inline void ls_put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void ls_put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void ls_put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline uint16_t ls_get_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t ls_get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t ls_get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint16_t ls_get_u16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static inline uint32_t ls_get_u32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static inline uint64_t ls_get_u64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
 /* The byte order is little-endian; memcpy is correct only on little-endian hosts. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "logsink supports little-endian hosts only"
@@ -34,7 +46,10 @@ static inline int64_t ls_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int
 /* Number of bytes ls_put_varint writes for v (1..10). */
 static inline size_t ls_varint_len(uint64_t v) {
   size_t n = 1;
-  while (v >= 0x80) { v >>= 7; n++; }
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
   return n;
 }
 
@@ -42,7 +57,10 @@ static inline size_t ls_varint_len(uint64_t v) {
  * Returns the number of bytes written. */
 static inline size_t ls_put_varint(uint8_t *p, uint64_t v) {
   size_t n = 0;
-  while (v >= 0x80) { p[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
   p[n++] = (uint8_t)v;
   return n;
 }
@@ -57,11 +75,37 @@ static inline size_t ls_get_varint(const uint8_t *p, const uint8_t *end, uint64_
     uint8_t b = p[n++];
     if (shift == 63 && b > 1) return 0; /* overflow */
     v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) { *out = v; return n; }
+    if (!(b & 0x80)) {
+      *out = v;
+      return n;
+    }
     shift += 7;
     if (shift > 63) return 0;
   }
   return 0;
+}
+
+/* The length of s[0, len) without a UTF-8 sequence that its last bytes
+ * begin but do not finish: a cut string never ends inside a character. Bytes
+ * that are not UTF-8 are left as they are (nothing to finish). The project's
+ * one rule for cutting text: the client, the writer's truncation and text
+ * streams use it. */
+static inline size_t ls_utf8_trim_partial(const uint8_t *s, size_t len) {
+  size_t i = len, back = 0;
+  while (i > 0 && back < 3 && (s[i - 1] & 0xC0) == 0x80) {
+    i--;
+    back++;
+  }
+  if (i == 0) return len;
+  const uint8_t lead = s[i - 1];
+  if (lead < 0xC2 || lead > 0xF4) return len; /* ASCII, or not a lead byte */
+  const size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  return len - (i - 1) < need ? i - 1 : len;
+}
+
+/* At most max bytes of s[0, len), never ending inside a UTF-8 character. */
+static inline size_t ls_utf8_cut(const uint8_t *s, size_t len, size_t max) {
+  return len <= max ? len : ls_utf8_trim_partial(s, max);
 }
 
 /* Appends one UTF-8 encoded code point; returns its length (0 if it does not

@@ -51,7 +51,7 @@ class Env {
                             std::unique_ptr<File> *out) = 0;
   virtual Status RemoveFile(const std::string &path) = 0;
   virtual bool FileExists(const std::string &path) = 0;
-  // rename(2): replaces `to` if it exists.
+  // rename(2) that never replaces: `to` existing is Status::Busy.
   virtual Status RenameFile(const std::string &from, const std::string &to);
   // Sleeps about `us` microseconds (a reader's pause before re-reading a
   // block that may be racing the writer). Test Envs count instead.
@@ -69,5 +69,11 @@ class Env {
   // The real file system (pread/pwrite/fdatasync on plain fds). Never deleted.
   static Env *Default();
 };
+
+// The real file system's File over fd, a descriptor the caller opened and
+// checked itself (fstat: a regular file), so that what was checked is what
+// is read: nothing is opened by path again. Takes ownership of fd (closed
+// with the File); path only names the file in messages.
+std::unique_ptr<File> FileFromFd(int fd, const std::string &path);
 
 }  // namespace logsink::storage

@@ -207,9 +207,13 @@ struct Record {
 // none or the record claims to be older than its boot.
 inline uint64_t MonotonicTime(const Record &r) {
   if (r.block_open_real_ns == 0) return 0;
-  const int64_t d = int64_t(r.ts_ns - r.block_open_real_ns);
-  if (d < 0 && uint64_t(-d) > r.block_open_mono_ns) return 0;
-  return r.block_open_mono_ns + uint64_t(d);
+  // Unsigned all the way: the timestamp is the client's and may be anything.
+  if (r.ts_ns < r.block_open_real_ns) {
+    const uint64_t back = r.block_open_real_ns - r.ts_ns;
+    return back > r.block_open_mono_ns ? 0 : r.block_open_mono_ns - back;
+  }
+  const uint64_t ahead = r.ts_ns - r.block_open_real_ns;
+  return ahead > ~0ull - r.block_open_mono_ns ? ~0ull : r.block_open_mono_ns + ahead;
 }
 
 // A record's own timestamp comes from its client and is not trusted. Time
@@ -271,6 +275,10 @@ class RingReader {
                      std::unique_ptr<RingReader> *out);
   static Status Open(Env *env, const std::string &path, Reporter *reporter,
                      const ReaderOptions &opts, std::unique_ptr<RingReader> *out);
+  // As Open, over a file the caller opened (and checked) already, e.g. with
+  // FileFromFd: path is not opened again, it only names the file in messages.
+  static Status FromFile(Env *env, std::unique_ptr<File> file, const std::string &path,
+                         Reporter *reporter, std::unique_ptr<RingReader> *out);
   ~RingReader();
 
   const Layout &layout() const;
