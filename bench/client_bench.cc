@@ -250,22 +250,6 @@ bool CountRing(const std::string &path, const char *fmt, E2e *out, std::string *
   return true;
 }
 
-// CPU time (user + system) of process pid from /proc, in seconds; 0 if unknown.
-double ProcCpuS(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  FILE *f = fopen(path.c_str(), "r");
-  if (!f) return 0;
-  char buf[1024];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char *p = strrchr(buf, ')');  // comm may hold spaces: fields start after ')'
-  unsigned long long ut = 0, stt = 0;
-  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &stt) != 2)
-    return 0;
-  return double(ut + stt) / double(sysconf(_SC_CLK_TCK));
-}
-
 // Records in the ring now (the ring starts empty and does not wrap here):
 // the newest record's sequence number + 1, found with SeekLast(1) (a binary
 // search over block headers, not a scan, so polling it does not compete with
@@ -300,7 +284,8 @@ void BM_E2eLogsink(benchmark::State &state) {
       state.SkipWithError("ls_open failed");
       break;
     }
-    double d_cpu0 = ProcCpuS(d.pid()), c_cpu0 = ProcCpuS(getpid());
+    double d_cpu0 = logsink::test::ProcessCpuSeconds(d.pid()),
+           c_cpu0 = logsink::test::ProcessCpuSeconds(getpid());
     uint64_t t0 = NowNs();
     for (uint64_t i = 0; i < n; i++) LS_LOG(c, LS_INFO, "user %d logged in.", int(i));
     ls_flush(c);
@@ -334,7 +319,8 @@ void BM_E2eLogsink(benchmark::State &state) {
     }
     // CPU per record of the daemon and of this process (logging thread +
     // sender thread; the polling above is ~1 ms sleeps) over the timed part.
-    double d_cpu = ProcCpuS(d.pid()) - d_cpu0, c_cpu = ProcCpuS(getpid()) - c_cpu0;
+    double d_cpu = logsink::test::ProcessCpuSeconds(d.pid()) - d_cpu0,
+           c_cpu = logsink::test::ProcessCpuSeconds(getpid()) - c_cpu0;
     d.Stop();
     E2e e;
     if (!CountRing(ring, "user %d logged in.", &e, &err)) {

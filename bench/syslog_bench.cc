@@ -42,24 +42,6 @@ uint64_t NowNs() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-double ProcCpuS(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  FILE *f = fopen(path.c_str(), "r");
-  if (!f) return 0;
-  char buf[1024];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char *p = strrchr(buf, ')');
-  if (!p) return 0;
-  unsigned long utime = 0, stime = 0;
-  // fields after ")": state ppid pgrp session tty tpgid flags minflt cminflt
-  // majflt cmajflt utime stime
-  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
-    return 0;
-  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty()      ? 0
@@ -136,7 +118,7 @@ bool RunSyslog(uint64_t n, Result *r) {
   }
   char buf[256];
   int pid = int(getpid());
-  double cpu0 = ProcCpuS(d.pid());
+  double cpu0 = logsink::test::ProcessCpuSeconds(d.pid());
   uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < n; i++) {
     int len = snprintf(buf, sizeof buf,
@@ -146,7 +128,7 @@ bool RunSyslog(uint64_t n, Result *r) {
     }
   }
   uint64_t t_end = WaitRing(dir / "r.ring", n);
-  r->daemon_cpu_ns = (ProcCpuS(d.pid()) - cpu0) * 1e9 / double(n);
+  r->daemon_cpu_ns = (logsink::test::ProcessCpuSeconds(d.pid()) - cpu0) * 1e9 / double(n);
   close(fd);
   d.Stop();
   r->records_per_s = double(n) / (double(t_end - t0) / 1e9);
@@ -162,14 +144,14 @@ bool RunNative(uint64_t n, Result *r) {
     fprintf(stderr, "syslog_bench: ls_open failed\n");
     return false;
   }
-  double cpu0 = ProcCpuS(d.pid());
+  double cpu0 = logsink::test::ProcessCpuSeconds(d.pid());
   uint64_t t0 = NowNs();
   for (uint64_t i = 0; i < n; i++)
     LS_LOG(c, LS_INFO, "user %d logged in from port %d request %d", int(i % 100000),
            int(1024 + i % 60000), int(i));
   ls_flush(c);
   uint64_t t_end = WaitRing(dir / "r.ring", n);
-  r->daemon_cpu_ns = (ProcCpuS(d.pid()) - cpu0) * 1e9 / double(n);
+  r->daemon_cpu_ns = (logsink::test::ProcessCpuSeconds(d.pid()) - cpu0) * 1e9 / double(n);
   ls_close(c);
   d.Stop();
   r->records_per_s = double(n) / (double(t_end - t0) / 1e9);

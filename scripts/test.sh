@@ -2,7 +2,8 @@
 # test.sh: install what is missing, build, and run every test:
 #   1. the release build's ctest suite (-Wall -Wextra -Werror),
 #   2. the whole suite again under ASan+UBSan,
-#   3. the client library's threading tests under TSan,
+#   3. the client library's threading tests and the daemon's syslog receive
+#      thread (ctest label threads) under TSan,
 #   4. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 60) seconds,
 #   5. the benchmarks' smoke runs (tiny sizes, so they cannot rot),
 #   6. a user's and a packager's build: a clone of HEAD in a private (0700)
@@ -27,7 +28,7 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs"  # sanitizer options: CMakePresets.json
 
-stage "3/6 TSan: client threading tests (preset tsan)"
+stage "3/6 TSan: client threading tests, the daemon's syslog receive thread (preset tsan)"
 # The preset leaves out the install test (builds with the system compiler) and
 # the fork test: TSan does not support a threaded process that forks and
 # starts threads in the child ("starting new threads after multi-threaded

@@ -83,6 +83,7 @@ struct Counters {
   uint64_t syslog_sources = 0;            // ring sources made for syslog senders
   uint64_t syslog_sources_evicted = 0;    // ... forgotten (kMaxSyslogSources reached)
   uint64_t syslog_budget_yields = 0;      // wakeups that stopped on the read budget
+  uint64_t syslog_queue_full = 0;         // times the receive thread waited for the loop
   uint64_t syslog_read_errors = 0;        // recvmsg failures other than EAGAIN/EINTR
   uint64_t kern_refused =
       0;  // free-text records claiming facility kern from uid != 0 (stored as user)

@@ -68,6 +68,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("kmsg_malformed", c.kmsg_malformed);
   f("kmsg_read_errors", c.kmsg_read_errors);
   f("syslog_budget_yields", c.syslog_budget_yields);
+  f("syslog_queue_full", c.syslog_queue_full);
   f("syslog_read_errors", c.syslog_read_errors);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }

@@ -118,16 +118,21 @@ int Server::Run() {
   uv_poll_init(&loop_, &listen_poll_, listener_->fd);
   listen_poll_.data = this;
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
-  if (syslog_) {
-    uv_poll_init(&loop_, &syslog_poll_, syslog_->fd);
-    syslog_poll_.data = this;
-    uv_poll_start(&syslog_poll_, UV_READABLE, OnSyslogReadable);
-  }
   if (!StartKernel()) return 1;
   if (kmsg_fd_ >= 0) {
     uv_poll_init(&loop_, &kmsg_poll_, kmsg_fd_);
     kmsg_poll_.data = this;
     uv_poll_start(&kmsg_poll_, UV_READABLE, OnKmsgReadable);
+  }
+  if (syslog_) {
+    uv_async_init(&loop_, &syslog_async_, OnSyslogQueued);
+    syslog_async_.data = this;
+    uv_timer_init(&loop_, &syslog_timer_);
+    syslog_timer_.data = this;
+    if (int e = syslog_rx_->StartThread(&syslog_async_); e != 0) {
+      spdlog::critical("syslog socket: cannot start the receive thread: {}", strerror(e));
+      return 1;
+    }
   }
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_}) {
@@ -153,9 +158,23 @@ int Server::Run() {
   sigprocmask(SIG_UNBLOCK, &held, nullptr);
   sync_policy_.Reset(cfg_.fsync, writer_->stats());
 
-  if (syslog_)
+  if (syslog_) {
     spdlog::info("syslog datagrams on {}",
                  syslog_->from_systemd ? "the datagram socket from systemd" : syslog_->path);
+    // A socket's queue length is fixed when it is made, from its network
+    // namespace's setting: known here only for a socket logsinkd made itself
+    // (systemd's was made in systemd's namespace; the unit runs logsinkd in
+    // a private one). daemon/SYSLOG.md, "Bursts".
+    if (long q = syslog_->from_systemd ? -1 : DatagramQueueLength();
+        q >= 0 && q <= kKernelDefaultDgramQueue)
+      spdlog::warn(
+          "net.unix.max_dgram_qlen is {} in logsinkd's network namespace (the kernel's default), "
+          "so the syslog socket it made queues at most {}: a sender that does not block loses "
+          "a line whenever that queue is full, and no receiver can count it. Raise the setting "
+          "(the logsink package's sysctl.d/60-logsink.conf sets 512) and restart, or let systemd "
+          "make the socket (logsinkd-syslog.socket); see logsinkd(8), SYSLOG SOCKET",
+          q, q + 1);
+  }
   spdlog::info("serving on {}; ring {} ({} blocks of {} bytes, next record {})",
                listener_->from_systemd ? "the socket from systemd" : listener_->path,
                cfg_.ring_file, writer_->layout().block_count, writer_->layout().block_size,
@@ -188,17 +207,29 @@ void Server::OnListenReadable(uv_poll_t *h, int status, int) {
   s->AcceptAll();
 }
 
-// Datagrams up to the read budget, then back to the loop: the poll is
-// level-triggered, so what is left wakes us again after the connections had
-// their turn (a syslog flood cannot starve native clients).
-void Server::OnSyslogReadable(uv_poll_t *h, int status, int) {
+// The receive thread wakes the loop when its queue stops being empty, and
+// again when it passes half its size. A small queue waits up to
+// kSyslogStoreDelayMs, so that a sender's datagrams are stored a batch per
+// loop wakeup, not one each (their records are not visible before the next
+// flush anyway); a queue half full is stored at once. Either way at most the
+// read budget per turn, then back to the loop, which comes back after the
+// connections had their turn, so a syslog flood cannot starve native clients.
+void Server::OnSyslogQueued(uv_async_t *h) {
   auto *s = static_cast<Server *>(h->data);
-  if (status < 0) {
-    s->ctx_.log_limit.Log(kLogKindWrite, spdlog::level::err, "syslog socket: {}",
-                          uv_strerror(status));
+  if (s->stopping_) return;
+  if (s->syslog_rx_->queued_bytes() < kSyslogQueueBytes / 2) {
+    if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&s->syslog_timer_)))
+      uv_timer_start(&s->syslog_timer_, OnSyslogTimer, kSyslogStoreDelayMs, 0);
     return;
   }
-  s->syslog_rx_->ReadSome(s->cfg_.read_budget);
+  OnSyslogTimer(&s->syslog_timer_);
+}
+
+void Server::OnSyslogTimer(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  if (s->stopping_) return;
+  uv_timer_stop(t);
+  if (s->syslog_rx_->DrainQueue(s->cfg_.read_budget)) uv_timer_start(t, OnSyslogTimer, 0, 0);
   s->AfterWrites();
 }
 
@@ -624,11 +655,21 @@ void Server::Shutdown(int signum) {
   sd_notify(0, "STOPPING=1");
   uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
   if (syslog_) {
-    // Datagrams already queued were sent before the stop: store them (within
-    // shutdown_timeout), then close the socket.
-    uv_close(reinterpret_cast<uv_handle_t *>(&syslog_poll_), nullptr);
+    // Datagrams already sent were sent before the stop: store them, those
+    // the receive thread queued first, then those still in the socket
+    // (within shutdown_timeout), then close the socket.
+    syslog_rx_->StopThread();
+    uv_close(reinterpret_cast<uv_handle_t *>(&syslog_async_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t *>(&syslog_timer_), nullptr);
     uint64_t until = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
-    while (syslog_rx_->ReadSome(cfg_.read_budget) && uv_hrtime() < until) {
+    while (syslog_rx_->DrainQueue(cfg_.read_budget) && uv_hrtime() < until) {
+    }
+    if (size_t n = syslog_rx_->DiscardQueued())
+      spdlog::warn(
+          "syslog socket: {} datagrams received but not stored: shutdown_timeout ({} ms) "
+          "passed",
+          n, cfg_.shutdown_timeout_ms);
+    while (uv_hrtime() < until && syslog_rx_->ReadSome(cfg_.read_budget)) {
     }
     CloseListener(syslog_);
   }

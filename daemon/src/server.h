@@ -1,7 +1,8 @@
 // server.h: logsinkd's event loop: one libuv thread owning the listening
 // socket, the connections, the ring writer, the flush/fsync/stall timers and
-// the signal handlers. No locks: everything runs on the loop thread except
-// fdatasync, which runs on libuv's thread pool.
+// the signal handlers. Everything runs on the loop thread except fdatasync,
+// which runs on libuv's thread pool, and the syslog socket's receive thread,
+// which only queues datagrams for the loop (syslog_socket.h).
 #pragma once
 
 #include <uv.h>
@@ -47,7 +48,8 @@ class Server {
 
   // libuv callbacks
   static void OnListenReadable(uv_poll_t *h, int status, int events);
-  static void OnSyslogReadable(uv_poll_t *h, int status, int events);
+  static void OnSyslogQueued(uv_async_t *h);
+  static void OnSyslogTimer(uv_timer_t *t);
   static void OnKmsgReadable(uv_poll_t *h, int status, int events);
   // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
   bool StartKernel();
@@ -82,7 +84,8 @@ class Server {
   uv_loop_t loop_;
   uv_poll_t listen_poll_;
   Listener *syslog_ = nullptr;  // nullptr: no syslog socket
-  uv_poll_t syslog_poll_;
+  uv_async_t syslog_async_;     // the receive thread: datagrams queued
+  uv_timer_t syslog_timer_;     // stores them (OnSyslogQueued)
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
   uint64_t last_flush_ms_ = 0;  // uv_now() of the last partial-block write
   std::string last_status_;     // the last STATUS= sent to systemd (sent again only when changed)

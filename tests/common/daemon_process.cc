@@ -15,6 +15,18 @@
 
 namespace logsink::test {
 
+std::function<void()> SocketActivation(std::vector<int> fds) {
+  return [fds] {
+    // First above any descriptor the child may hold, then onto 3, 4, ...
+    // (dup2 clears close-on-exec).
+    std::vector<int> high;
+    for (int fd : fds) high.push_back(fcntl(fd, F_DUPFD, 100));
+    for (size_t i = 0; i < high.size(); i++) dup2(high[i], int(3 + i));
+    setenv("LISTEN_FDS", std::to_string(fds.size()).c_str(), 1);
+    setenv("LISTEN_PID", std::to_string(getpid()).c_str(), 1);
+  };
+}
+
 NotifyListener::NotifyListener() {
   static std::atomic<unsigned> counter{0};
   fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);

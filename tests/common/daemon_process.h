@@ -44,6 +44,11 @@ class NotifyListener {
   std::vector<std::string> messages_;
 };
 
+// A child_setup that passes fds to the child as systemd's socket activation
+// does: onto descriptors 3, 4, ... in this order, with LISTEN_FDS and
+// LISTEN_PID set (the fds stay open in the caller).
+std::function<void()> SocketActivation(std::vector<int> fds);
+
 struct DaemonOptions {
   std::string bin = BinPath("logsinkd");
   std::vector<std::string> args;

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace logsink::test {
 
@@ -30,6 +32,23 @@ void ClearInheritedEnvironment() {
   for (const char *v : {"LOGSINK_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
                         "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"})
     unsetenv(v);
+}
+
+double ProcessCpuSeconds(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  FILE *f = fopen(path.c_str(), "re");
+  if (!f) return 0;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');  // comm may hold spaces: fields start after ')'
+  unsigned long long ut = 0, st = 0;
+  // After ")": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+  // cmajflt utime stime
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    return 0;
+  return double(ut + st) / double(sysconf(_SC_CLK_TCK));
 }
 
 int ExitStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }

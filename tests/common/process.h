@@ -32,6 +32,10 @@ void ClearInheritedEnvironment();
 // An exit code, or 128 + the signal that ended the process.
 int ExitStatus(int wait_status);
 
+// CPU time (user + system, all threads) of process pid in seconds, from
+// /proc/PID/stat; 0 when it cannot be read. For benchmarks.
+double ProcessCpuSeconds(pid_t pid);
+
 // Waits for pid up to limit; past it, SIGKILLs and reaps it and returns -1.
 int WaitExit(pid_t pid, Ms limit = kHang);
 

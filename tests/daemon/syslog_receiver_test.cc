@@ -1,12 +1,16 @@
 // syslog_receiver_test.cc: the syslog socket's reader (daemon/src/
 // syslog_socket.h) in process on a real ring file, for its limits: the
 // bounded source cache (LRU eviction, a fresh id for a forgotten sender),
-// tags cut to max_app, a datagram without credentials, and a real datagram
-// socket read with SCM_CREDENTIALS and MSG_TRUNC.
+// tags cut to max_app, a datagram without credentials, a real datagram
+// socket read with SCM_CREDENTIALS and MSG_TRUNC, and the receive thread's
+// queue: the loop's budget per wakeup, the queue's bound, order kept.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <uv.h>
+
+#include <thread>
 
 #include "daemon/harness.h"
 #include "syslog_socket.h"
@@ -28,6 +32,11 @@ class SyslogReceiverTest : public ::testing::Test {
     ctx_.writer = w_.get();
     ctx_.text = text_.get();
     ctx_.counters = &counters_;
+  }
+  // A datagram socket pair: sv[0] receives with credentials, sv[1] sends.
+  void Pair(int sv[2]) {
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+    ASSERT_EQ(EnableCredentials(sv[0]), 0);
   }
   void Store(SyslogReceiver *rx, const std::string &d, uint32_t pid = 10, bool creds = true) {
     rx->Store(reinterpret_cast<const uint8_t *>(d.data()), d.size(), d.size(), pid, 20, 30, creds);
@@ -137,6 +146,155 @@ TEST_F(SyslogReceiverTest, ReadsCredentialsAndRealSizes) {
   EXPECT_EQ(got[0].gid, uint32_t(getgid()));
   // The 64 KiB kept are cut further to fit a ring block; both count.
   EXPECT_GE(got[1].truncated, large.size() - kMaxSyslogDatagram);
+}
+
+// A loop that is never run: the receive thread's wakeups (uv_async_send)
+// only mark the async pending; the test calls DrainQueue itself.
+struct IdleLoop {
+  IdleLoop() {
+    uv_loop_init(&loop);
+    uv_async_init(&loop, &async, [](uv_async_t *) {});
+  }
+  ~IdleLoop() {
+    uv_close(reinterpret_cast<uv_handle_t *>(&async), nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+  }
+  uv_loop_t loop;
+  uv_async_t async;
+};
+
+// "<13>... q: seq=N " padded with 'x' to size bytes.
+std::string Numbered(int n, size_t size) {
+  std::string d = "<13>Nov 26 12:00:00 q: seq=" + std::to_string(n) + " ";
+  d.resize(std::max(size, d.size()), 'x');
+  return d;
+}
+
+TEST_F(SyslogReceiverTest, ThreadQueuesAndTheLoopStoresWithinItsBudget) {
+  int sv[2];
+  ASSERT_NO_FATAL_FAILURE(Pair(sv));
+  IdleLoop idle;
+  SyslogReceiver rx(&ctx_, sv[0], 64);
+  ASSERT_EQ(rx.StartThread(&idle.async), 0);
+  for (int i = 0; i < 8; i++) {
+    std::string d = Numbered(i, 1024);
+    ASSERT_EQ(send(sv[1], d.data(), d.size(), 0), ssize_t(d.size()));
+  }
+  // 24 bytes of header per datagram.
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == 8 * (24 + 1024); }));
+  EXPECT_TRUE(rx.DrainQueue(4096));  // 4 of 1 KiB reach the budget
+  EXPECT_EQ(counters_.syslog_received, 4u);
+  EXPECT_TRUE(rx.DrainQueue(4096));
+  EXPECT_EQ(counters_.syslog_received, 8u);
+  EXPECT_FALSE(rx.DrainQueue(4096));  // empty
+  EXPECT_EQ(counters_.syslog_budget_yields, 2u);
+  rx.StopThread();
+  close(sv[0]);
+  close(sv[1]);
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 8u);
+  for (int i = 0; i < 8; i++) EXPECT_EQ(got[size_t(i)].pid, uint32_t(getpid()));
+}
+
+// Datagrams of 60 KiB: the thread queues up to kSyslogQueueBytes, then waits
+// for the loop (counted) while the sender blocks in the kernel's queue; the
+// loop takes the queue and everything arrives, in order.
+TEST_F(SyslogReceiverTest, QueueIsBoundedAndTheThreadWaitsForTheLoop) {
+  int sv[2];
+  ASSERT_NO_FATAL_FAILURE(Pair(sv));
+  IdleLoop idle;
+  SyslogReceiver rx(&ctx_, sv[0], 64);
+  ASSERT_EQ(rx.StartThread(&idle.async), 0);
+  constexpr int kCount = 40;
+  constexpr size_t kSize = 60u << 10;
+  std::thread sender([&] {
+    int big = 4 << 20;
+    setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+    for (int i = 0; i < kCount; i++) {
+      std::string d = Numbered(i, kSize);
+      ssize_t n;
+      do n = send(sv[1], d.data(), d.size(), 0);
+      while (n < 0 && errno == EINTR);
+      if (n != ssize_t(d.size())) return;  // the socket was shut down: the test failed
+    }
+  });
+  // Whatever fails below, the sender is released and joined.
+  struct Release {
+    std::thread &t;
+    int fd;
+    ~Release() {
+      shutdown(fd, SHUT_RDWR);
+      t.join();
+      close(fd);
+    }
+  } release{sender, sv[0]};
+  const size_t per = 24 + kSize;
+  const size_t fit = kSyslogQueueBytes / per;
+  // The queue fills to its bound and stays there while the loop does not run.
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == fit * per; }));
+  EXPECT_LE(rx.queued_bytes(), kSyslogQueueBytes);
+  uint64_t stored = 0;
+  ASSERT_TRUE(WaitUntil([&] {
+    rx.DrainQueue(1u << 30);
+    stored = counters_.syslog_received;
+    return stored == kCount;
+  }));
+  EXPECT_GE(counters_.syslog_queue_full, 1u);
+  rx.StopThread();
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), size_t(kCount));
+  close(sv[1]);
+  for (int i = 0; i < kCount; i++) {
+    // Each record's first string argument is the message, "seq=N x...".
+    const std::string &args = got[size_t(i)].args;
+    EXPECT_NE(args.find("seq=" + std::to_string(i) + " "), std::string::npos) << i;
+  }
+}
+
+// A stop while the thread waits for room: the datagrams it holds (the rest
+// of its recvmmsg batch) are kept past the bound, what it queued is stored
+// by DrainQueue, what is still in the socket by ReadSome, all in the order
+// sent.
+TEST_F(SyslogReceiverTest, StopWhileTheQueueIsFullKeepsEverything) {
+  int sv[2];
+  ASSERT_NO_FATAL_FAILURE(Pair(sv));
+  int big = 4 << 20;
+  setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  IdleLoop idle;
+  SyslogReceiver rx(&ctx_, sv[0], 64);
+  ASSERT_EQ(rx.StartThread(&idle.async), 0);
+  constexpr size_t kSize = 60u << 10;
+  const size_t per = 24 + kSize;
+  const size_t fit = kSyslogQueueBytes / per;
+  // fit queued, at least one held by the waiting thread, maybe some left in
+  // the socket.
+  const int count = int(fit) + 3;
+  for (int i = 0; i < count; i++) {
+    std::string d = Numbered(i, kSize);
+    ASSERT_EQ(send(sv[1], d.data(), d.size(), 0), ssize_t(d.size())) << i;
+  }
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == fit * per; }));
+  // The thread counts the wait before it starts waiting: then it holds one.
+  ASSERT_TRUE(WaitUntil([&] {
+    rx.FoldThreadCounters();
+    return counters_.syslog_queue_full == 1;
+  }));
+  rx.StopThread();
+  const size_t queued = rx.queued_bytes() / per;  // past the bound now
+  EXPECT_GT(queued, fit);
+  EXPECT_LE(queued, size_t(count));
+  while (rx.DrainQueue(1u << 30)) {
+  }
+  EXPECT_EQ(counters_.syslog_received, queued);
+  EXPECT_FALSE(rx.ReadSome(1u << 30));
+  EXPECT_EQ(counters_.syslog_received, uint64_t(count));
+  close(sv[0]);
+  close(sv[1]);
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), size_t(count));
+  for (int i = 0; i < count; i++)
+    EXPECT_NE(got[size_t(i)].args.find("seq=" + std::to_string(i) + " "), std::string::npos) << i;
 }
 
 }  // namespace

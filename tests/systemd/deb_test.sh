@@ -55,6 +55,9 @@ check "$tmp/d" lib/systemd/system/logsinkd.socket 644
 check "$tmp/d" lib/systemd/system/logsinkd-syslog.socket 644
 check "$tmp/d" usr/lib/sysusers.d/logsink.conf 644
 check "$tmp/d" usr/lib/tmpfiles.d/logsink.conf 644
+check "$tmp/d" usr/lib/sysctl.d/60-logsink.conf 644
+grep -qx 'net.unix.max_dgram_qlen = 512' "$tmp/d/usr/lib/sysctl.d/60-logsink.conf" ||
+  bad "60-logsink.conf does not set net.unix.max_dgram_qlen = 512"
 check "$tmp/d" etc/logsink/logsinkd.toml 644
 check "$tmp/d" usr/share/man/man1/logctl.1.gz 644
 check "$tmp/d" usr/share/man/man1/logsink_hello.1.gz 644
