@@ -30,6 +30,55 @@ std::string Errno(const char *what, int err) {
                                               : std::strerror(err));
 }
 
+// Reads one frame (within timeout_ms): the daemon's answer to the HELLO.
+// True for the STATS frame that confirms the stream; false with *why for a
+// REFUSE (its reason), the daemon's close, or anything else.
+bool ReadConfirmation(int fd, int timeout_ms, std::string *why) {
+  if (!SetTimeout(fd, SO_RCVTIMEO, timeout_ms)) {
+    *why = Errno("setsockopt", errno);
+    return false;
+  }
+  std::string buf;
+  size_t want = LS_FRAME_HDR;
+  while (buf.size() < want) {
+    char tmp[512];
+    ssize_t k = recv(fd, tmp, std::min(sizeof tmp, want - buf.size()), 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      *why = k == 0 || errno == ECONNRESET ? "the daemon closed the connection"
+                                           : Errno("waiting for the daemon's answer", errno);
+      return false;
+    }
+    buf.append(tmp, size_t(k));
+    if (buf.size() == LS_FRAME_HDR) {
+      uint32_t len = ls_get_u32(reinterpret_cast<const uint8_t *>(buf.data()));
+      if (len == 0 || len > kMaxAck) {
+        *why = "malformed answer from the daemon";
+        return false;
+      }
+      want = 4 + size_t(len);
+    }
+  }
+  ls_frame f = {};
+  const auto *p = reinterpret_cast<const uint8_t *>(buf.data());
+  if (ls_frame_parse(p, buf.size(), kMaxAck, &f) != ptrdiff_t(buf.size())) {
+    *why = "malformed answer from the daemon";
+    return false;
+  }
+  if (f.type == LS_F_REFUSE) {
+    ls_refuse r;
+    *why = ls_refuse_decode(f.payload, f.len, &r) == 0
+               ? "the daemon refused: " + std::string(r.reason, r.reason_len)
+               : "the daemon refused (malformed reason)";
+    return false;
+  }
+  if (f.type != LS_F_STATS) {
+    *why = "unexpected answer from the daemon";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
@@ -46,6 +95,7 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
     *why = Errno("socket", errno);
     return -1;
   }
+  flags |= LS_HELLO_CONFIRM;  // so that a refusal is known before any text is written
   uint8_t hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX];
   ls_hello h = {LS_PROTO_VERSION, flags, app.data(), std::min<size_t>(app.size(), LS_APP_MAX)};
   ptrdiff_t n = ls_hello_encode(hello, sizeof hello, &h);
@@ -63,8 +113,18 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
     close(fd);
     return -1;
   }
-  if (!WriteText(fd, std::string_view(reinterpret_cast<const char *>(hello), size_t(n)), why) ||
-      !SetTimeout(fd, SO_SNDTIMEO, 0)) {
+  // The daemon answers a refused connection with REFUSE (its reason) and an
+  // accepted text stream that asked (LS_HELLO_CONFIRM) with one STATS frame.
+  // When the HELLO cannot even be sent, a REFUSE may already be waiting:
+  // its reason is the one to give.
+  std::string sent_why;
+  bool sent =
+      WriteText(fd, std::string_view(reinterpret_cast<const char *>(hello), size_t(n)), &sent_why);
+  std::string answer_why;
+  const bool confirmed = ReadConfirmation(fd, timeout_ms, &answer_why);
+  if (!sent && answer_why.rfind("the daemon refused", 0) != 0) answer_why = sent_why;
+  if (!sent || !confirmed || !SetTimeout(fd, SO_SNDTIMEO, 0) || !SetTimeout(fd, SO_RCVTIMEO, 0)) {
+    *why = !answer_why.empty() ? answer_why : Errno("setsockopt", errno);
     close(fd);
     return -1;
   }

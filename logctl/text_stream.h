@@ -1,7 +1,8 @@
 // text_stream.h: the client side of a text-stream connection (PROTOCOL.md,
 // "Text streams"), used by `logctl send` and `logctl run`: connect, HELLO
-// with LS_HELLO_TEXT, then lines; after our EOF the daemon acknowledges
-// with the number of lines it stored.
+// with LS_HELLO_TEXT, the daemon's confirmation (or its refusal and why),
+// then lines; after our EOF the daemon acknowledges with the number of lines
+// it stored.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,12 @@ struct TextAck {
   uint64_t lines = 0, lines_cut = 0, partial_lines = 0;
 };
 
-// Connects to the daemon at socket_path within timeout_ms and sends HELLO
-// with app and flags (ls_hello_text_flags). Returns a blocking descriptor
-// (close-on-exec, no send or receive timeout left set), or -1 with a
-// one-sentence reason in *why.
+// Connects to the daemon at socket_path within timeout_ms, sends HELLO with
+// app and flags (ls_hello_text_flags, plus LS_HELLO_CONFIRM) and waits (as
+// long again) for the daemon to accept the stream. Returns a blocking
+// descriptor (close-on-exec, no send or receive timeout left set), or -1
+// with a one-sentence reason in *why: for a connection the daemon refused,
+// "the daemon refused: " and the daemon's reason.
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
                    int timeout_ms, std::string *why);
 

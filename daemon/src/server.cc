@@ -17,7 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "logsink/proto/frame.h"
 #include "logsink/proto/paths.h"
+#include "reply.h"
 #include "unit.h"
 
 namespace logsink::daemon {
@@ -297,6 +299,17 @@ void Server::NotifyStatus(const char *prefix) {
   sd_notify(0, (prefix + status).c_str());
 }
 
+// A connection refused at accept gets the reason in a REFUSE frame, sent
+// without waiting (a fresh socket's buffer holds it), then is closed; a
+// client that reads it can say why (PROTOCOL.md, "Errors").
+void Server::Refuse(int fd, const std::string &reason) {
+  std::string frame;
+  AppendRefuseFrame(LS_PROTO_VERSION, reason, &frame);
+  ssize_t ignored = send(fd, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  (void)ignored;
+  close(fd);
+}
+
 void Server::AcceptAll() {
   for (int i = 0; i < kAcceptPerWakeup; i++) {
     int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -331,7 +344,7 @@ void Server::AcceptAll() {
       return;
     }
     if (conns_.size() >= cfg_.max_connections) {
-      close(fd);
+      Refuse(fd, fmt::format("max_connections ({}) reached", cfg_.max_connections));
       counters_.connections_refused++;
       counters_.Count(Err::kTooManyConnections);
       ctx_.log_limit.Log(int(Err::kTooManyConnections), spdlog::level::warn,
@@ -342,7 +355,8 @@ void Server::AcceptAll() {
     // One uid may not take every slot (root and our own uid may).
     bool limited = peer.uid != 0 && peer.uid != uint32_t(geteuid());
     if (limited && conns_by_uid_[peer.uid] >= cfg_.max_connections_per_uid) {
-      close(fd);
+      Refuse(fd, fmt::format("uid {} holds max_connections_per_uid ({})", peer.uid,
+                             cfg_.max_connections_per_uid));
       counters_.connections_refused++;
       counters_.Count(Err::kUidConnections);
       ctx_.log_limit.Log(int(Err::kUidConnections), spdlog::level::warn,

@@ -65,6 +65,7 @@ class Server {
   static void OnSyncDone(uv_fs_t *req);
 
   void AcceptAll();
+  void Refuse(int fd, const std::string &reason);
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
   void CloseConn(Conn *c);

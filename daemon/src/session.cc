@@ -295,6 +295,10 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   text_ = (h.flags & LS_HELLO_TEXT) != 0;
   text_flags_ = h.flags;
   if (text_) ctx_->counters->text_streams++;
+  // A text stream that asks is told at once that it was accepted (a
+  // refused connection gets REFUSE instead: Server::AcceptAll).
+  if (text_ && (h.flags & LS_HELLO_CONFIRM))
+    AppendCountersFrame([](const CounterFn &f) { f("accepted", 1); }, &out_);
   source_.id = ctx_->next_source_id++;
   source_.app = app_;
   spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, peer_.pid,

@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "common/daemon_process.h"
+#include "daemon/harness.h"
 
 namespace logsink::test {
 namespace {
@@ -133,10 +134,16 @@ TEST_F(LogctlTextTest, RunCapturesBothStreamsWithTheCommandsPid) {
   EXPECT_EQ(r.err, "");
   auto v = JsonUntil(d_.ring, 4);
   ASSERT_EQ(v.size(), 4u);
-  std::string pid = v[0]["msg"];
-  ASSERT_FALSE(pid.empty());
+  // Lines of one stream keep their order; the two streams are two
+  // connections, read in whatever order the daemon finds them readable.
+  std::string pid;
   std::map<std::string, json> by_msg;
-  for (const json &j : v) by_msg[j["msg"]] = j;
+  for (const json &j : v) {
+    by_msg[j["msg"]] = j;
+    const std::string m = j["msg"];
+    if (!m.empty() && m.find_first_not_of("0123456789") == std::string::npos) pid = m;
+  }
+  ASSERT_FALSE(pid.empty());
   for (const char *m : {"out", "err  two", "no newline"}) {
     ASSERT_EQ(by_msg.count(m), 1u) << m;
     const json &j = by_msg[m];
@@ -215,6 +222,27 @@ TEST(LogctlTextNoDaemon, RunAndSendFailWithoutRunningTheCommand) {
   r = RunLogctl({"send", "--socket", sock, "x"});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "logctl: send: daemon not running (socket " + sock + ")\n");
+}
+
+// A daemon at its connection limit refuses the streams with its reason
+// (REFUSE): `logctl run` says why and does not start the command; `logctl
+// send` says why. Both exit 1.
+TEST(LogctlTextRefused, RunAndSendSayWhyTheDaemonRefused) {
+  TempDir dir;
+  Daemon d(dir, {}, "[limits]\nmax_connections = 2\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client a(d.socket), b(d.socket);  // both answered: both hold a slot
+  ASSERT_FALSE(a.Stats().empty());
+  ASSERT_FALSE(b.Stats().empty());
+  std::string marker = dir.File("ran");
+  Result r = RunLogctl({"run", "--socket", d.socket, "--", "touch", marker});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: run: the daemon refused: max_connections (2) reached\n");
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran without its log";
+  r = RunLogctl({"send", "--socket", d.socket, "x"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "logctl: send: the daemon refused: max_connections (2) reached\n");
+  EXPECT_EQ(a.Stats()["connections_refused"], 2u);
 }
 
 }  // namespace

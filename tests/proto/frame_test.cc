@@ -71,12 +71,16 @@ TEST(Hello, TextStreamFlags) {
   std::string p = Payload(logsink::test::Hello(1, "t", ok));
   ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
   EXPECT_EQ(h.flags, ok);
+  p = Payload(logsink::test::Hello(1, "t", ok | LS_HELLO_CONFIRM));
+  ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
+  EXPECT_EQ(h.flags, ok | LS_HELLO_CONFIRM);
   const uint32_t bad[] = {
       LS_HELLO_PRIO_PREFIX,                            // text fields without TEXT
+      LS_HELLO_CONFIRM,                                // ditto
       6u << LS_HELLO_LEVEL_SHIFT,                      // ditto
       LS_HELLO_TEXT | 24u << LS_HELLO_FACILITY_SHIFT,  // facility 24
       LS_HELLO_TEXT | 3u << LS_HELLO_STREAM_SHIFT,     // stream 3
-      LS_HELLO_TEXT | 0x4u,                            // an unknown bit
+      LS_HELLO_TEXT | 0x8u,                            // an unknown bit
       LS_HELLO_TEXT | 0x80000000u,
   };
   for (uint32_t f : bad) {

@@ -77,6 +77,7 @@ static inline int ls__get_var(const uint8_t **pp, const uint8_t *end, uint64_t *
  * streams"); the other fields say how they are stored. */
 #define LS_HELLO_TEXT 0x1u         /* the rest of the connection is text lines */
 #define LS_HELLO_PRIO_PREFIX 0x2u  /* a line's leading "<N>" (0..191) sets its priority */
+#define LS_HELLO_CONFIRM 0x4u      /* answer the HELLO at once (STATS "accepted" = 1) */
 #define LS_HELLO_LEVEL_SHIFT 8     /* bits 8-10: level of lines without a prefix */
 #define LS_HELLO_FACILITY_SHIFT 16 /* bits 16-20: facility (0..23) */
 #define LS_HELLO_STREAM_SHIFT 24   /* bits 24-25: 0 text, 1 stdout, 2 stderr */
@@ -95,8 +96,9 @@ static inline uint32_t ls_hello_text_flags(unsigned level, unsigned facility, un
 /* Whether flags is 0 or a valid text-stream HELLO (no unknown bit, facility
  * at most 23, stream at most 2). */
 static inline int ls_hello_flags_valid(uint32_t flags) {
-  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | 7u << LS_HELLO_LEVEL_SHIFT |
-                         31u << LS_HELLO_FACILITY_SHIFT | 3u << LS_HELLO_STREAM_SHIFT;
+  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM |
+                         7u << LS_HELLO_LEVEL_SHIFT | 31u << LS_HELLO_FACILITY_SHIFT |
+                         3u << LS_HELLO_STREAM_SHIFT;
   if (flags == 0) return 1;
   if (!(flags & LS_HELLO_TEXT) || (flags & ~known)) return 0;
   return (flags >> LS_HELLO_FACILITY_SHIFT & 31u) <= 23u &&
