@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "logsink/config/long_options.h"
 #include "logsink/proto/facility.h"
 #include "timeparse.h"
 
@@ -441,6 +442,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       default:
         break;
     }
+    if (std::string why; !config::LongOptionInFull(argv, optind, optarg, kLong, li, &why))
+      return usage(why);
     if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
     switch (c) {
       case kHelp:

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "logsink/config/long_options.h"
+
 namespace logsink::daemon {
 
 const char *Usage() {
@@ -74,7 +76,9 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
   opterr = 0;
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, ":h", kOpts, nullptr)) != -1) {
+  int li = -1;
+  while ((li = -1, c = getopt_long(argc, argv, ":h", kOpts, &li)) != -1) {
+    if (!config::LongOptionInFull(argv, optind, optarg, kOpts, li, error)) return false;
     std::string arg = optarg ? optarg : "";
     uint64_t n;
     switch (c) {

@@ -11,6 +11,7 @@
 
 #include "filter.h"
 #include "logsink/config/config.h"
+#include "logsink/config/long_options.h"
 #include "logsink/proto/paths.h"
 
 namespace logsink::forward {
@@ -245,12 +246,14 @@ bool ParseArgs(int argc, char **argv, Options *o, std::string *error) {
   opterr = 0;
   bool apps_from_cli = false;
   for (;;) {
-    int c = getopt_long(argc, argv, "", kLong, nullptr);
+    int li = -1;
+    int c = getopt_long(argc, argv, "", kLong, &li);
     if (c == -1) break;
     if (c == '?') {
       *error = std::string("unknown option or missing value: ") + argv[optind - 1];
       return false;
     }
+    if (!config::LongOptionInFull(argv, optind, optarg, kLong, li, error)) return false;
     switch (c) {
       case kConfig:
         break;

@@ -49,6 +49,12 @@ TEST(DaemonCli, BadFlagsExit2) {
     EXPECT_EQ(r.status, 2) << args[0];
     EXPECT_NE(r.err.find("usage"), std::string::npos) << r.err;
   }
+  // Long options are not abbreviated (getopt_long would take --sock for --socket).
+  auto a = RunDaemon(dir, {"--sock", dir / "s.sock", "--print-config"});
+  EXPECT_EQ(a.status, 2);
+  EXPECT_NE(a.err.find("unknown option '--sock' (options are not abbreviated: --socket?)"),
+            std::string::npos)
+      << a.err;
   auto v = RunDaemon(dir, {"--version"});
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.out.find("logsinkd "), std::string::npos);

@@ -197,6 +197,12 @@ TEST(Options, ChecksCombinationsAndValues) {
   EXPECT_NE(
       ParseError({"--to", "relp://h:1", "--cursor-file", "c", "--window", "0"}).find("--window"),
       std::string::npos);
+  // Long options are written in full, with the value apart or after '='.
+  EXPECT_EQ(ParseError({"--to", "relp://h:1", "--cursor", "c"}),
+            "unknown option '--cursor' (options are not abbreviated: --cursor-file?)");
+  EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-fi=c"}),
+            "unknown option '--cursor-fi' (options are not abbreviated: --cursor-file?)");
+  EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-file=c"}), "");
 }
 
 TEST(Options, TomlFileAndFlagsOverride) {

@@ -700,6 +700,11 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
     std::string err;
   } usage[] = {
       {{"tail", "--bogus"}, "logctl: tail: unknown option '--bogus'\n"},
+      // Long options are not abbreviated: --cursor is not --cursor-file.
+      {{"cat", "--cursor", "ls1-x"},
+       "logctl: cat: unknown option '--cursor' (options are not abbreviated: --cursor-file?)\n"},
+      {{"cat", "--fil=x"},
+       "logctl: cat: unknown option '--fil' (options are not abbreviated: --file?)\n"},
       {{"tail", "-x"}, "logctl: tail: unknown option '-x'\n"},
       {{"tail", "-n"}, "logctl: tail: option '-n' needs an argument\n"},
       {{"tail", "-n", "abc"}, "logctl: tail: bad number of lines 'abc'\n"},
