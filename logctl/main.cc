@@ -54,7 +54,7 @@ int Main(int argc, char **argv) {
     PrintUsage(stdout);
     return kExitOk;
   }
-  if (!std::strcmp(c, "--version")) {
+  if (!std::strcmp(c, "--version") || !std::strcmp(c, "-V")) {
     std::puts("logctl " LOGSINK_VERSION);
     return kExitOk;
   }

@@ -9,6 +9,16 @@
 #include <string.h>
 
 int main(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+    printf("logsink_hello (liblogsink API %d.%d)\n", LS_VERSION_MAJOR, LS_VERSION_MINOR);
+    return 0;
+  }
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf(
+        "usage: logsink_hello [SOCKET]\nLogs five records through liblogsink to SOCKET\n"
+        "(default: $LOGSINK_SOCKET, else the default socket); see logsink_hello(1).\n");
+    return 0;
+  }
   ls_options opts;
   ls_options_init(&opts);
   opts.flush_interval_ms = 50; /* records wait at most 50 ms */

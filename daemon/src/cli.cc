@@ -77,7 +77,8 @@ bool ParseCli(int argc, char **argv, Cli *cli, std::string *error) {
   optind = 1;
   int c;
   int li = -1;
-  while ((li = -1, c = getopt_long(argc, argv, ":h", kOpts, &li)) != -1) {
+  while ((li = -1, c = getopt_long(argc, argv, ":hV", kOpts, &li)) != -1) {
+    if (c == 'V') c = kVersion;
     if (!config::LongOptionInFull(argv, optind, optarg, kOpts, li, error)) return false;
     std::string arg = optarg ? optarg : "";
     uint64_t n;

@@ -247,8 +247,10 @@ bool ParseArgs(int argc, char **argv, Options *o, std::string *error) {
   bool apps_from_cli = false;
   for (;;) {
     int li = -1;
-    int c = getopt_long(argc, argv, "", kLong, &li);
+    int c = getopt_long(argc, argv, "hV", kLong, &li);
     if (c == -1) break;
+    if (c == 'V') c = kVersion;
+    if (c == 'h') c = kHelp;
     if (c == '?') {
       *error = std::string("unknown option or missing value: ") + argv[optind - 1];
       return false;

@@ -58,6 +58,18 @@ TEST(DaemonCli, BadFlagsExit2) {
   auto v = RunDaemon(dir, {"--version"});
   EXPECT_EQ(v.status, 0);
   EXPECT_NE(v.out.find("logsinkd "), std::string::npos);
+  auto vv = RunDaemon(dir, {"-V"});
+  EXPECT_EQ(vv.status, 0);
+  EXPECT_EQ(vv.out, v.out);
+  // The example the package installs answers --version and --help without
+  // logging anything.
+  for (const char *a : {"-V", "--version", "--help"}) {
+    ProcResult h = RunProcess(BinPath("logsink_hello"), {a});
+    EXPECT_EQ(h.status, 0) << a;
+    EXPECT_EQ(
+        h.out.rfind(std::string(a) == "--help" ? "usage: logsink_hello" : "logsink_hello (", 0), 0u)
+        << a << ": " << h.out;
+  }
   auto h = RunDaemon(dir, {"--help"});
   EXPECT_EQ(h.status, 0);
   EXPECT_NE(h.out.find("--print-config"), std::string::npos);

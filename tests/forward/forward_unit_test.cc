@@ -205,6 +205,21 @@ TEST(Options, ChecksCombinationsAndValues) {
   EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-file=c"}), "");
 }
 
+TEST(Options, DashVAndDashHAreVersionAndHelp) {
+  for (const char *a : {"-V", "--version"}) {
+    std::vector<char *> argv = {const_cast<char *>("logsink-forward"), const_cast<char *>(a)};
+    Options o;
+    std::string err;
+    ASSERT_TRUE(ParseArgs(int(argv.size()), argv.data(), &o, &err)) << a << ": " << err;
+    EXPECT_TRUE(o.version) << a;
+  }
+  std::vector<char *> argv = {const_cast<char *>("logsink-forward"), const_cast<char *>("-h")};
+  Options o;
+  std::string err;
+  ASSERT_TRUE(ParseArgs(int(argv.size()), argv.data(), &o, &err)) << err;
+  EXPECT_TRUE(o.help);
+}
+
 TEST(Options, TomlFileAndFlagsOverride) {
   TempDir dir;
   WriteFile(dir / "f.toml",

@@ -1450,5 +1450,13 @@ TEST_F(LogctlTest, StatsShowsTheCompression) {
   EXPECT_TRUE(v["compression_ratio"].is_null()) << r.out;
 }
 
+TEST(LogctlVersion, DashVAndVersion) {
+  for (const char *a : {"-V", "--version"}) {
+    Result r = RunLogctl({a});
+    EXPECT_EQ(r.status, 0) << a << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("logctl ", 0), 0u) << a << ": " << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace logsink::test
