@@ -1,8 +1,10 @@
 // temp_dir.cc: TempDir and whole-file helpers (see temp_dir.h).
 #include "common/temp_dir.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +37,17 @@ std::string ReadFile(const std::string &path) {
 void WriteFile(const std::string &path, const std::string &data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << data;
+}
+
+std::vector<std::string> Names(const std::string &dir) {
+  std::vector<std::string> out;
+  DIR *d = opendir(dir.c_str());
+  if (!d) return out;
+  while (struct dirent *e = readdir(d))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace logsink::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace logsink::test {
 
@@ -25,5 +26,8 @@ class TempDir {
 // The whole file ("" when it cannot be read) / replaces the file with data.
 std::string ReadFile(const std::string &path);
 void WriteFile(const std::string &path, const std::string &data);
+// The names of the entries of dir (without . and ..), sorted; empty when it
+// cannot be read.
+std::vector<std::string> Names(const std::string &dir);
 
 }  // namespace logsink::test

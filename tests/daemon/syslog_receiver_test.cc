@@ -297,5 +297,33 @@ TEST_F(SyslogReceiverTest, StopWhileTheQueueIsFullKeepsEverything) {
     EXPECT_NE(got[size_t(i)].args.find("seq=" + std::to_string(i) + " "), std::string::npos) << i;
 }
 
+// Past shutdown_timeout the loop forgets what is still queued and logs how
+// many datagrams that was (server.cc, Shutdown): the count is exact, taken
+// from both halves of the queue.
+TEST_F(SyslogReceiverTest, DiscardQueuedCountsWhatIsLeft) {
+  int sv[2];
+  ASSERT_NO_FATAL_FAILURE(Pair(sv));
+  IdleLoop idle;
+  SyslogReceiver rx(&ctx_, sv[0], 64);
+  ASSERT_EQ(rx.StartThread(&idle.async), 0);
+  for (int i = 0; i < 6; i++) {
+    std::string d = Numbered(i, 1000);
+    ASSERT_EQ(send(sv[1], d.data(), d.size(), 0), ssize_t(d.size()));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == 6 * (24 + 1000); }));
+  EXPECT_TRUE(rx.DrainQueue(2000));  // two stored; four left in the loop's half
+  EXPECT_EQ(counters_.syslog_received, 2u);
+  std::string d = Numbered(6, 1000);  // and one more in the thread's half
+  ASSERT_EQ(send(sv[1], d.data(), d.size(), 0), ssize_t(d.size()));
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == 24 + 1000; }));
+  rx.StopThread();
+  EXPECT_EQ(rx.DiscardQueued(), 5u);
+  EXPECT_EQ(rx.queued_bytes(), 0u);
+  EXPECT_FALSE(rx.DrainQueue(1u << 30));
+  EXPECT_EQ(counters_.syslog_received, 2u);
+  close(sv[0]);
+  close(sv[1]);
+}
+
 }  // namespace
 }  // namespace logsink::test

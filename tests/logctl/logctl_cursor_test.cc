@@ -121,18 +121,6 @@ TEST(LogctlCursor, RefusesAnotherRingsCursorAndReportsLostRecords) {
   EXPECT_EQ(r.out, "");
 }
 
-// The names in dir (without . and ..).
-std::vector<std::string> Names(const std::string &dir) {
-  std::vector<std::string> out;
-  DIR *d = opendir(dir.c_str());
-  if (!d) return out;
-  while (struct dirent *e = readdir(d))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // In a sticky shared directory another user creates F.tmp first (a file of
 // theirs, or a symlink to a file of root's). Before the fix logctl opened
 // F.tmp without O_EXCL and renamed it over F: root's cursor became that

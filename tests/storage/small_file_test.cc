@@ -24,17 +24,6 @@ using storage::ReadSmallFile;
 using storage::SmallFileOptions;
 using storage::WriteSmallFile;
 
-std::vector<std::string> Names(const std::string &dir) {
-  std::vector<std::string> out;
-  DIR *d = opendir(dir.c_str());
-  if (!d) return out;
-  while (struct dirent *e = readdir(d))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 mode_t Umask() {
   mode_t m = umask(0);
   umask(m);
