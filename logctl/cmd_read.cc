@@ -310,7 +310,7 @@ int FinishOutput(Out *out, const std::string &what) {
 // when there is one that cannot be used with this ring.
 bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
                  std::optional<storage::Cursor> *out, int *rc) {
-  std::string text = o.after_cursor;
+  std::string text = o.cursor.empty() ? o.after_cursor : o.cursor;
   if (text.empty() && !o.cursor_file.empty()) {
     // Only a regular file of our own (storage/small_file.h): never another
     // user's file, a symlink or a FIFO.
@@ -328,8 +328,9 @@ bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
   storage::Cursor c;
   std::string why;
   if (!storage::ParseCursor(text, &c, &why)) {
-    Error(o.after_cursor.empty() ? o.cursor_file : "--after-cursor", why);
-    *rc = o.after_cursor.empty() ? kExitError : kExitUsage;
+    const bool from_file = o.after_cursor.empty() && o.cursor.empty();
+    Error(from_file ? o.cursor_file : o.cursor.empty() ? "--after-cursor" : "--cursor", why);
+    *rc = from_file ? kExitError : kExitUsage;
     return false;
   }
   Status s = storage::CheckCursor(c, r.layout(), path);
@@ -486,8 +487,8 @@ int Tail(Options &o, bool tty) {
   std::optional<storage::Cursor> start;
   int crc = kExitOk;
   if (!StartCursor(o, *r, path, &start, &crc)) return crc;
-  if (start) {  // every record after the cursor (records overwritten since: "lost")
-    s = r->SeekSeq(start->seq + 1);
+  if (start) {  // every record after the cursor, or from it (records overwritten since: "lost")
+    s = r->SeekSeq(o.cursor.empty() ? start->seq + 1 : start->seq);
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
     ok = pipeline.Drain();
   } else if (o.cmd == Command::kCat) {

@@ -55,6 +55,15 @@ bool RingPath(const std::string &file, const std::string &socket, std::string *p
       return true;
     }
     if (rc == 0) why = "not an absolute path";
+    // A socket the user named (--socket, $LOGSINK_SOCKET) with no daemon on
+    // it is a mistake to report, not a reason to show another log.
+    const char *env_sock = std::getenv("LOGSINK_SOCKET");
+    if ((rc == -ENOENT || rc == -ECONNREFUSED) && (!socket.empty() || (env_sock && *env_sock))) {
+      Error(sock, std::string("no daemon listens on this socket (") + std::strerror(-rc) +
+                      "), which " + (socket.empty() ? "$LOGSINK_SOCKET" : "--socket") +
+                      " names; to read a ring file without its daemon, give --file PATH");
+      return false;
+    }
     if (rc != -ENOENT && rc != -ECONNREFUSED) {
       std::string msg = "the daemon on " + sock + " did not say which ring it writes (";
       render::AppendTerminalSafe(&msg, why);

@@ -21,7 +21,8 @@ const struct {
                  {"stats", Command::kStats},   {"send", Command::kSend},
                  {"verify", Command::kVerify}, {"export", Command::kExport},
                  {"run", Command::kRun}};
-const char kUnknownCommand[] = "unknown command (tail, cat, stats, send, run, verify, export)";
+const char kUnknownCommand[] =
+    "unknown command (tail, cat, stats, send, run, verify, export, help)";
 
 // `logctl help [COMMAND]`.
 int HelpCommand(int argc, char **argv) {
@@ -58,9 +59,9 @@ int Main(int argc, char **argv) {
     std::puts("logctl " LOGSINK_VERSION);
     return kExitOk;
   }
-  if (c[0] == '-' && c[1]) {  // like journalctl: options alone are cat's (logctl -b -1)
+  if (c[0] == '-' && c[1]) {  // like journalctl: logctl -f, logctl -n 50 -p err, logctl -b -1
     Options o;
-    int rc = ParseOptions(Command::kCat, argc, argv, &o);
+    int rc = ParseOptions(Command::kLog, argc, argv, &o);
     return rc >= 0 ? rc : RunTail(o);
   }
   for (const auto &k : kCommands) {
@@ -71,6 +72,7 @@ int Main(int argc, char **argv) {
     switch (k.cmd) {
       case Command::kTail:
       case Command::kCat:
+      case Command::kLog:
         return RunTail(o);
       case Command::kStats:
         return RunStats(o);

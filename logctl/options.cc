@@ -50,6 +50,7 @@ enum Opt {
   kBoot,
   kDmesg,
   kListBoots,
+  kCursor,
 };
 
 const char *Name(Command c) {
@@ -68,6 +69,8 @@ const char *Name(Command c) {
       return "export";
     case Command::kRun:
       return "run";
+    case Command::kLog:
+      return "logctl";
   }
   return "?";
 }
@@ -116,6 +119,12 @@ const char *Help(Command c) {
       return "usage: logctl export [-o FILE|-] [--format text|json] [--file PATH] [FILTERS]\n"
              "Writes the records oldest first, rendered as text or JSON lines, to standard\n"
              "output (the default, or -o -) or to a new FILE.\n";
+    case Command::kLog:
+      return "usage: logctl [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "Without a command, logctl takes journalctl's options: with -n N or -f it is\n"
+             "'logctl tail' (-f alone: the last 10 records, then new ones), else 'logctl cat'.\n"
+             "  -n, --lines N    the last N records (counted from the newest; +N is refused)\n"
+             "  -f, --follow     keep printing new records (not through the pager)\n";
   }
   return "";
 }
@@ -126,6 +135,7 @@ const char kFilterHelp[] =
     "                   debug in any case, or 0-7); FROM..TO: records from FROM to TO\n"
     "                   (err..warning; an empty end means emerg or debug: ..warning, err..)\n"
     "  --pid PID, --uid UID, --app NAME   records of that process, user or application\n"
+    "  -t, --tag NAME   the same as --app (journalctl's -t, the syslog tag)\n"
     "  -u, --unit UNIT  records of processes in that systemd unit (UNIT.service when\n"
     "                   UNIT has no type suffix: -u sshd is sshd.service)\n"
     "  -b, --boot [ID|OFFSET]  records of one boot: the last one in the ring (no value\n"
@@ -133,8 +143,8 @@ const char kFilterHelp[] =
     "                   (1); ID is a boot ID (32 hex digits, dashes allowed); all: every\n"
     "                   boot. 'logctl --list-boots' lists them.\n"
     "  -k, --dmesg      kernel messages only (site file \"kernel\"); implies -b\n"
-    "  --since T, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH, \"10min ago\", now,\n"
-    "                   today, yesterday\n"
+    "  -S, --since T, -U, --until T   \"2026-11-23 10:00:00\", ISO 8601, @EPOCH,\n"
+    "                   \"10min ago\", now, today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
     "  A repeated --pid, --uid, --app, --unit or --grep matches any of its values\n"
     "  (--app a --app b: a or b); different filters must all match.\n";
@@ -158,6 +168,7 @@ const char kReadHelp[] =
     "Cursors (tail, cat):\n"
     "  --show-cursor    print \"-- cursor: C\" after the last record shown\n"
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
+    "  --cursor C       print the records from cursor C on, C's own record first\n"
     "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
     "                   last record shown in F\n";
 
@@ -210,7 +221,7 @@ bool ParseI64(std::string_view s, int64_t *v) {
 }
 
 bool ParseU64(const char *s, uint64_t *v) {
-  if (!*s || *s == '-') return false;
+  if (*s < '0' || *s > '9') return false;  // strtoull takes a sign and leading spaces
   char *end;
   errno = 0;
   unsigned long long x = std::strtoull(s, &end, 10);
@@ -220,6 +231,7 @@ bool ParseU64(const char *s, uint64_t *v) {
 }
 
 bool Allowed(Command c, int opt) {
+  if (c == Command::kLog) return Allowed(Command::kTail, opt) || Allowed(Command::kCat, opt);
   bool reads = c == Command::kTail || c == Command::kCat || c == Command::kExport;
   switch (opt) {
     case kFile:
@@ -231,6 +243,7 @@ bool Allowed(Command c, int opt) {
     case kApp:
       return reads || c == Command::kSend || c == Command::kRun;
     case kTag:
+      return reads || c == Command::kSend;
     case kId:
       return c == Command::kSend;
     case kPrioPrefix:
@@ -264,6 +277,7 @@ bool Allowed(Command c, int opt) {
     case kListBoots:
     case kShowCursor:
     case kAfterCursor:
+    case kCursor:
     case kCursorFile:
     case kReverse:
     case kNoPager:
@@ -303,8 +317,10 @@ void PrintUsage(FILE *to) {
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
       "  help [COMMAND]     this text, or a command's options\n\n"
-      "'logctl' alone prints the whole log through the pager, like 'logctl cat', and\n"
-      "'logctl OPTIONS' is 'logctl cat OPTIONS' (logctl -b -1, logctl -k, logctl --list-boots).\n"
+      "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
+      "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
+      "else 'logctl cat' (logctl -f, logctl -n 50 -p err, logctl -r -t sshd -S today,\n"
+      "logctl -b -1, logctl -k); 'logctl help cat' lists them.\n"
       "Every command takes --socket PATH and --help; those that read the ring take\n"
       "--file PATH (default: the ring of the daemon on the socket);\n"
       "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
@@ -312,6 +328,7 @@ void PrintUsage(FILE *to) {
 }
 
 void PrintCommandHelp(Command cmd, FILE *to) {
+  const bool reads = cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kLog;
   std::fputs(Help(cmd), to);
   if (cmd != Command::kSend && cmd != Command::kRun)
     std::fputs(
@@ -322,9 +339,8 @@ void PrintCommandHelp(Command cmd, FILE *to) {
       "  --socket PATH    the daemon's socket (default: $LOGSINK_SOCKET, else the\n"
       "                   default socket)\n",
       to);
-  if (cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kExport)
-    std::fputs(kFilterHelp, to);
-  if (cmd == Command::kTail || cmd == Command::kCat) std::fputs(kReadHelp, to);
+  if (reads || cmd == Command::kExport) std::fputs(kFilterHelp, to);
+  if (reads) std::fputs(kReadHelp, to);
   if (cmd == Command::kExport) std::fputs(kExportHelp, to);
 }
 
@@ -351,6 +367,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"help", no_argument, nullptr, kHelp},
       {"show-cursor", no_argument, nullptr, kShowCursor},
       {"after-cursor", required_argument, nullptr, kAfterCursor},
+      {"cursor", required_argument, nullptr, kCursor},
       {"cursor-file", required_argument, nullptr, kCursorFile},
       {"tag", required_argument, nullptr, kTag},
       {"prio-prefix", no_argument, nullptr, kPrioPrefix},
@@ -368,10 +385,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   };
   const char *name = Name(cmd);
   auto usage = [&](const std::string &why) {
-    Error(name, why);
-    std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
+    if (cmd == Command::kLog) {
+      std::fprintf(stderr, "logctl: %s\nTry 'logctl --help'.\n", why.c_str());
+    } else {
+      Error(name, why);
+      std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
+    }
     return kExitUsage;
   };
+  bool lines_given = false;
   std::vector<std::string> greps;  // compiled at the end, when -i is known
   bool ignore_case = false;
   o->cmd = cmd;
@@ -383,7 +405,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   // run stops at CMD for the same reason.
   const char *shorts = cmd == Command::kSend  ? "+:hp:t:"
                        : cmd == Command::kRun ? "+:hp:"
-                                              : ":n:fo:g:hip:reu:b::k";
+                                              : ":n:fo:g:hip:reu:b::kt:S:U:";
   while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
@@ -434,6 +456,12 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case 'k':
         c = kDmesg;
+        break;
+      case 'S':
+        c = kSince;
+        break;
+      case 'U':
+        c = kUntil;
         break;
       case ':':
         return usage("option '" + opt + "' needs an argument");
@@ -544,7 +572,11 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kLines:
         if (!ParseU64(arg, &o->lines))
-          return usage("bad number of lines '" + std::string(arg) + "'");
+          return usage("bad number of lines '" + std::string(arg) + "'" +
+                       (arg[0] == '+' ? " (-n counts from the newest record; to start at the "
+                                        "oldest, use 'logctl cat' or --cursor)"
+                                      : ""));
+        lines_given = true;
         break;
       case kFollow:
         o->follow = true;
@@ -554,6 +586,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kAfterCursor:
         o->after_cursor = arg;
+        break;
+      case kCursor:
+        o->cursor = arg;
         break;
       case kCursorFile:
         o->cursor_file = arg;
@@ -596,6 +631,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         return usage("unknown option '" + opt + "'");
     }
   }
+  if (cmd == Command::kLog) o->cmd = lines_given || o->follow ? Command::kTail : Command::kCat;
   if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
   for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
   if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
@@ -610,8 +646,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)
     return usage("--since is after --until");
-  if (!o->after_cursor.empty() && !o->cursor_file.empty())
-    return usage("--after-cursor and --cursor-file cannot be combined");
+  if (int(!o->after_cursor.empty()) + int(!o->cursor.empty()) + int(!o->cursor_file.empty()) > 1)
+    return usage("only one of --cursor, --after-cursor and --cursor-file may be given");
   return -1;
 }
 

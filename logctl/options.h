@@ -13,7 +13,10 @@
 
 namespace logsink::logctl {
 
-enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun };
+// kLog is `logctl OPTIONS` without a command, as journalctl takes them: it
+// takes tail's and cat's options and becomes kTail when -n or -f is given
+// (journalctl -f shows the last 10 records, then follows), else kCat.
+enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun, kLog };
 
 // -b/--boot's value, as journalctl takes it: which boot of the ring to show
 // (resolved against RingReader::ListBoots when the ring is read).
@@ -50,6 +53,7 @@ struct Options {
   std::vector<std::string> words;  // send MESSAGE..., run CMD ARGS...
   bool show_cursor = false;        // --show-cursor (tail, cat)
   std::string after_cursor;        // --after-cursor C (tail, cat)
+  std::string cursor;              // --cursor C (tail, cat): from the record C on
   std::string cursor_file;         // --cursor-file F (tail, cat)
   bool reverse = false;            // -r/--reverse (tail, cat): newest first
   bool no_pager = false;           // --no-pager (tail, cat)

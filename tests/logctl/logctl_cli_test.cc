@@ -701,13 +701,19 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
   } usage[] = {
       {{"tail", "--bogus"}, "logctl: tail: unknown option '--bogus'\n"},
       // Long options are not abbreviated: --cursor is not --cursor-file.
-      {{"cat", "--cursor", "ls1-x"},
-       "logctl: cat: unknown option '--cursor' (options are not abbreviated: --cursor-file?)\n"},
+      {{"cat", "--cursor-f", "x"},
+       "logctl: cat: unknown option '--cursor-f' (options are not abbreviated: --cursor-file?)\n"},
       {{"cat", "--fil=x"},
        "logctl: cat: unknown option '--fil' (options are not abbreviated: --file?)\n"},
       {{"tail", "-x"}, "logctl: tail: unknown option '-x'\n"},
       {{"tail", "-n"}, "logctl: tail: option '-n' needs an argument\n"},
       {{"tail", "-n", "abc"}, "logctl: tail: bad number of lines 'abc'\n"},
+      // tail(1)'s +N (from the start) is not taken as N.
+      {{"tail", "-n+2"},
+       "logctl: tail: bad number of lines '+2' (-n counts from the newest record; to start at "
+       "the oldest, use 'logctl cat' or --cursor)\n"},
+      {{"cat", "--cursor", "x", "--after-cursor", "y"},
+       "logctl: cat: only one of --cursor, --after-cursor and --cursor-file may be given\n"},
       {{"cat", "--level", "loud"},
        "logctl: cat: bad level 'loud': expected emerg, alert, crit, err, warning, notice, info, "
        "debug (any case) or 0-7, or a range FROM..TO such as err..warning, ..warning, err..\n"},
@@ -726,7 +732,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
        "logctl: export: bad format 'yaml' (text or json)\n"},
       {{"frobnicate"},
        "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, "
-       "export)\n"},
+       "export, help)\n"},
   };
   for (auto &u : usage) {
     r = RunLogctl(u.args);
@@ -766,7 +772,8 @@ TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, export)\n");
+            "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, export, "
+            "help)\n");
   r = RunLogctl({"help", "tail", "extra"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");
@@ -1176,6 +1183,83 @@ TEST_F(LogctlTest, NoArgumentsIsTheWholeLogThroughThePager) {
 // Issue 15: u64 fields beyond 2^53 (which jq rounds) have exact string
 // copies: seq_str, ts_ns_str, dropped_since_ns_str always, args_str when an
 // integer argument is beyond +-2^53; the numeric fields stay as they were.
+// Issue 27: journalctl's options work without a command: -n/-f make it
+// tail, anything else is cat; -S/-U, -t, --cursor; usage errors name no
+// command.
+TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 25);
+  ring.Close();
+  auto same = [&](std::vector<std::string> top, std::vector<std::string> cmd) {
+    top.insert(top.end(), {"--file", f});
+    cmd.insert(cmd.end(), {"--file", f});
+    Result a = RunLogctl(top), b = RunLogctl(cmd);
+    EXPECT_EQ(a.status, 0) << a.err;
+    EXPECT_EQ(a.err, "");
+    EXPECT_FALSE(a.out.empty()) << top[0];
+    EXPECT_EQ(a.out, b.out) << top[0];
+    return a.out;
+  };
+  EXPECT_EQ(Lines(same({"-n", "3"}, {"tail", "-n", "3"})).size(), 3u);
+  EXPECT_EQ(Lines(same({"-r"}, {"cat", "-r"})).size(), 25u);
+  EXPECT_EQ(Lines(same({"-r", "-n", "2"}, {"tail", "-r", "-n", "2"}))[0],
+            Line(24, "testapp(testcomm)[4242]: <info> n=24"));
+  // -S/-U are --since/--until; -t is the app label (journalctl's tag).
+  std::string out = same({"-S", "2025-11-23 10:00:00.010", "-U", "2025-11-23 10:00:00.012"},
+                         {"cat", "--since", "2025-11-23 10:00:00.010", "--until",
+                          "2025-11-23 10:00:00.012"});
+  EXPECT_EQ(Lines(out).size(), 3u) << out;
+  EXPECT_EQ(Lines(same({"-t", "testapp", "-n", "4"}, {"tail", "--app", "testapp", "-n", "4"}))
+                .size(),
+            4u);
+  Result r = RunLogctl({"-t", "other", "--file", f});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(RunLogctl({"cat", "--tag", "other", "--file", f}).out, "");
+  // --cursor starts at the record, --after-cursor after it.
+  r = RunLogctl({"-n", "1", "-U", "2025-11-23 10:00:00.023", "--show-cursor", "--file", f});
+  ASSERT_EQ(Lines(r.out).size(), 2u) << r.out << r.err;
+  std::string cur23 = Lines(r.out).back().substr(std::string("-- cursor: ").size());
+  r = RunLogctl({"--cursor", cur23, "--file", f});
+  EXPECT_EQ(r.out, Line(23, "testapp(testcomm)[4242]: <info> n=23\n") +
+                       Line(24, "testapp(testcomm)[4242]: <info> n=24\n"))
+      << r.err;
+  r = RunLogctl({"--after-cursor", cur23, "--file", f});
+  EXPECT_EQ(r.out, Line(24, "testapp(testcomm)[4242]: <info> n=24\n")) << r.err;
+  r = RunLogctl({"-n", "+2", "--file", f});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "logctl: bad number of lines '+2' (-n counts from the newest record; to start at the "
+            "oldest, use 'logctl cat' or --cursor)\nTry 'logctl --help'.\n");
+  r = RunLogctl({"-x"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "logctl: unknown option '-x'\nTry 'logctl --help'.\n");
+}
+
+// Issue 27: a socket the user named, with no daemon on it, is an error that
+// names it: never a silent read of another ring.
+TEST_F(LogctlTest, ANamedSocketWithoutADaemonIsAnError) {
+  std::string sock = dir_.File("none.sock");
+  std::string want = "logctl: " + sock +
+                     ": no daemon listens on this socket (No such file or directory), which ";
+  for (const char *cmd : {"tail", "cat", "stats", "verify", "export"}) {
+    Result r = RunLogctl({cmd, "--socket", sock});
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_EQ(r.err, want + "--socket names; to read a ring file without its daemon, give "
+                            "--file PATH\n")
+        << cmd;
+    EXPECT_EQ(r.out, "");
+    SpawnOptions env;
+    env.env = {{"LOGSINK_SOCKET", sock}};
+    r = RunLogctl({cmd}, env);
+    EXPECT_EQ(r.status, 1) << cmd;
+    EXPECT_EQ(r.err, want + "$LOGSINK_SOCKET names; to read a ring file without its daemon, "
+                            "give --file PATH\n")
+        << cmd;
+  }
+}
+
 TEST_F(LogctlTest, JsonHasExactStringCopiesOfLargeIntegers) {
   std::string f = dir_.File("r.ring");
   TestRing ring(f);

@@ -60,6 +60,19 @@ TEST_F(FollowTest, NewRecordsAppearAndSigtermEndsCleanly) {
   EXPECT_EQ(r.err, "");
 }
 
+// Issue 27: journalctl's reflex, without a command: the last 10, then new ones.
+TEST_F(FollowTest, TopLevelFollowIsTailFollow) {
+  Write(0, 25);
+  Proc p({"-f", "--file", dir_.File("r.ring")});
+  Expect(&p, 15, 24);
+  Write(25, 27);
+  Expect(&p, 25, 26);
+  p.Signal(SIGTERM);
+  Result r = p.Finish(kHangMs);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST_F(FollowTest, SigintEndsCleanly) {
   Write(0, 1);
   Proc p({"tail", "--follow", "--file", dir_.File("r.ring")});
