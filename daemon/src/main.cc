@@ -3,8 +3,10 @@
 // then the event loop until SIGTERM/SIGINT.
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -45,10 +47,28 @@ bool Effective(const daemon::Cli &cli, config::Config *out, std::string *error) 
   return true;
 }
 
+// A user's name, or the number when it has none.
+std::string UserName(uid_t uid) {
+  struct passwd *pw = getpwuid(uid);
+  return pw ? std::string(pw->pw_name) : std::to_string(uid);
+}
+
+// After "Permission denied": whose file it is and what to run, when another
+// user owns it (a ring left by logsinkd run as root, then the service runs
+// as logsink).
+std::string OwnerHint(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || st.st_uid == geteuid()) return "";
+  const std::string owner = UserName(st.st_uid), me = UserName(geteuid());
+  return "; it belongs to " + owner + " and logsinkd runs as " + me + ": as root, run 'chown " +
+         me + ": " + path + "' to give it to " + me + ", or remove it (its records are lost)";
+}
+
 // The ring error as one sentence, without the storage library's code name
 // and without saying the path twice.
 std::string RingOpenError(const std::string &path, const storage::Status &s) {
   std::string m = s.message();
+  if (m.find(std::strerror(EACCES)) != std::string::npos) m += OwnerHint(path);
   if (s.IsNotOurs())
     return path + " is not a logsink ring file, and logsinkd never overwrites such a file: " +
            "remove it or choose another --file";

@@ -1,8 +1,13 @@
 // daemon_cli_test.cc: logsinkd's command line and configuration handling,
 // run as a real process: config errors (exit 2, file/line/key named, ring
 // untouched), --print-config round trip, geometry mismatch and --recreate.
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/staged_binary.h"
 #include "daemon/harness.h"
 #include "logsink/config/config.h"
 
@@ -124,6 +129,40 @@ TEST(DaemonCli, NotARingFileIsOneClearSentence) {
       << r.err;
   EXPECT_EQ(r.err.find("NotOurs"), std::string::npos) << r.err;
   EXPECT_EQ(ReadFile(ring), std::string(65536, 'x'));
+}
+
+// Issue 27: a ring another user owns (the quick start's, made by root, then
+// the service as logsink) is refused with whose it is and what to run.
+TEST(DaemonCli, ARingOfAnotherUserSaysWhoseItIsAndWhatToRun) {
+  ASSERT_EQ(geteuid(), 0u) << "the tests run as root (README)";
+  TempDir dir;
+  std::string ring = dir / "r.ring";
+  {
+    Daemon d(dir, {"--file", ring});  // root's ring, 0640 root:root
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  }
+  std::string nob = dir / "nobody";
+  ASSERT_EQ(mkdir(nob.c_str(), 0700), 0);
+  ASSERT_EQ(chown(nob.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);
+  StagedBinary bin(BinPath("logsinkd"));
+  ASSERT_TRUE(bin.ok()) << bin.error();
+  SubprocessOptions o;
+  o.child_setup = [&bin] {
+    bin.SetLibraryPath();
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+  };
+  ProcResult r = RunProcess(bin.path(), {"--socket", nob + "/s.sock", "--file", ring}, o, kHang);
+  EXPECT_EQ(r.status, 1);
+  struct passwd *pw = getpwuid(65534);
+  const std::string me = pw ? pw->pw_name : "65534";
+  EXPECT_NE(r.err.find("cannot open the ring file " + ring + ": Permission denied; it belongs to "
+                       "root and logsinkd runs as " + me + ": as root, run 'chown " + me + ": " +
+                       ring + "' to give it to " + me + ", or remove it (its records are lost)\n"),
+            std::string::npos)
+      << r.err;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
 }
 
 // --file in a missing directory outside the state directory is refused

@@ -124,6 +124,12 @@ touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
 dpkgr() { dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root \
   --log=/dev/null "$@"; }
 real_passwd=$(sha256sum /etc/passwd /etc/group)
+# The quick start (scripts/run.sh as root) leaves a root-owned directory and
+# ring where the service, which runs as logsink, must open it: installing
+# hands them over.
+mkdir -m 0750 -p "$root/var/lib/logsink"
+: > "$root/var/lib/logsink/logsink.ring"
+chmod 0640 "$root/var/lib/logsink/logsink.ring"
 dpkgr -i "$lib" "$deb" "$dev" > "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -i failed"; }
 [ "$(dpkg-query --admindir="$root/var/lib/dpkg" -W -f '${Status}' logsink)" = "install ok installed" ] ||
   bad "logsink not installed in the scratch root"
@@ -132,6 +138,10 @@ grep -q '^logsink:' "$root/etc/group" || bad "postinst did not create the logsin
 [ -d "$root/var/lib/logsink" ] && [ "$(mode "$root/var/lib/logsink")" = 750 ] ||
   bad "/var/lib/logsink missing or not 0750 in the root"
 [ -x "$root/usr/bin/logsinkd" ] || bad "logsinkd not installed"
+ring_owner=$(stat -c '%u:%g %a' "$root/var/lib/logsink/logsink.ring")
+want_owner="$(awk -F: '$1 == "logsink" { print $3 }' "$root/etc/passwd"):$(awk -F: '$1 == "logsink" { print $3 }' "$root/etc/group") 640"
+[ "$ring_owner" = "$want_owner" ] ||
+  bad "a ring left by root is $ring_owner after install, not $want_owner (postinst)"
 [ "$real_passwd" = "$(sha256sum /etc/passwd /etc/group)" ] || bad "the real /etc/passwd or /etc/group changed"
 echo 'log_level = "debug"' >> "$root/etc/logsink/logsinkd.toml"
 dpkgr -r logsink-dev logsink liblogsink0 >> "$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; bad "dpkg -r failed"; }
