@@ -124,9 +124,8 @@ bool Filter::MatchFields(const storage::Record &r) const {
   if (!units.empty() && std::find(units.begin(), units.end(), r.unit) == units.end()) return false;
   if (!boots.empty() && std::find(boots.begin(), boots.end(), r.boot_id) == boots.end())
     return false;
-  if (kernel_only &&
-      (r.kind != storage::Record::Kind::kRecord || !r.site_known ||
-       ls_text_kind_of(r.site.file.data(), r.site.file.size()) != LS_TEXT_KERNEL))
+  if (kernel_only && (r.kind != storage::Record::Kind::kRecord || !r.site_known ||
+                      ls_text_kind_of(r.site.file.data(), r.site.file.size()) != LS_TEXT_KERNEL))
     return false;
   // Times the writer can vouch for, not the client's alone (ring.h).
   if (since_ns && storage::FilterTime(r) < *since_ns) return false;

@@ -55,6 +55,7 @@ BUILD_DIR=build/bench-release bash bench/compare/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/forward/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/python/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/text/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/visibility/run.sh --smoke
 
 stage "6/6 private checkout: plain Release build, ctest, .deb packages, lintian"
 JOBS=$jobs bash scripts/check_checkout.sh

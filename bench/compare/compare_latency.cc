@@ -4,6 +4,7 @@
 // follows the ring; the delta is taken when logctl prints the line.
 //
 // usage: compare_latency --socket PATH --ring PATH --logctl PATH [--count 2000] [--rate 1000]
+//          [--send-delay-ms N]   (ls_options.send_delay_ms; default: the library's)
 // prints: count=… received=… p50_ms=… p90_ms=… p99_ms=… max_ms=…
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,7 @@ double Pct(std::vector<double> &v, double p) {
 
 int main(int argc, char **argv) {
   std::string sock, ring, logctl;
-  int count = 2000, rate = 1000;
+  int count = 2000, rate = 1000, send_delay_ms = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--socket")
@@ -98,6 +99,8 @@ int main(int argc, char **argv) {
       count = atoi(v.c_str());
     else if (k == "--rate")
       rate = atoi(v.c_str());
+    else if (k == "--send-delay-ms")
+      send_delay_ms = atoi(v.c_str());
     else
       Usage(("unknown option " + k).c_str());
   }
@@ -117,7 +120,10 @@ int main(int argc, char **argv) {
   Shared sh;
   std::thread rt(Reader, out[0], &sh);
 
-  ls_client *c = ls_open(sock.c_str(), "compare_latency", nullptr);  // default options
+  ls_options o;
+  ls_options_init(&o);  // default options, but for --send-delay-ms
+  if (send_delay_ms >= 0) o.send_delay_ms = unsigned(send_delay_ms);
+  ls_client *c = ls_open(sock.c_str(), "compare_latency", &o);
   int rc = 0;
   if (!c) {
     fprintf(stderr, "compare_latency: ls_open: %s\n", strerror(errno));

@@ -5,7 +5,7 @@
 //
 // usage: compare_run --system logsink|logsink-nb|syslog|spdlog --n N --clients K
 //          [--threads T] [--socket PATH] [--ring PATH] [--out PATH]
-//          [--daemon-pid PID] [--timeout SEC] [--stable SEC]
+//          [--daemon-pid PID] [--timeout SEC] [--stable SEC] [--send-delay-ms N]
 //   logsink     liblogsink with default options (waits for buffer space while
 //               the daemon drains, like syslog(3) on a full socket)
 //   logsink-nb  liblogsink with LS_BLOCK_NEVER, the previous default (drops
@@ -45,6 +45,7 @@ struct Args {
   int clients = 1, threads = 1;
   pid_t daemon_pid = 0;
   double timeout_s = 600, stable_s = 3;
+  int send_delay_ms = -1;  // logsink: ls_options.send_delay_ms (-1: the default)
 };
 
 [[noreturn]] void Usage(const char *why) {
@@ -79,6 +80,8 @@ Args Parse(int argc, char **argv) {
       a.timeout_s = atof(v.c_str());
     else if (k == "--stable")
       a.stable_s = atof(v.c_str());
+    else if (k == "--send-delay-ms")
+      a.send_delay_ms = atoi(v.c_str());
     else
       Usage(("unknown option " + k).c_str());
   }
@@ -177,6 +180,7 @@ int Main(int argc, char **argv) {
     Target t;
     t.system = sys;
     t.socket = a.socket;
+    t.send_delay_ms = a.send_delay_ms;
     t.out_file = a.out + "." + std::to_string(k);
     if (sys == System::kSpdlog) spd_files.push_back(t.out_file);
     pid_t p = fork();

@@ -132,6 +132,7 @@ Sender *OpenLogsink(const Target &t, int *err) {
   // kLogsink keeps the defaults (LS_BLOCK_WHILE_DRAINING); the other one is
   // the previous default, which drops and counts when a thread's buffer is full.
   if (t.system == System::kLogsinkNonBlocking) o.blocking = LS_BLOCK_NEVER;
+  if (t.send_delay_ms >= 0) o.send_delay_ms = unsigned(t.send_delay_ms);
   ls_client *c = ls_open(t.socket.c_str(), "compare", &o);
   if (!c) {
     *err = errno;

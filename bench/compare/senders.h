@@ -13,8 +13,9 @@ enum class System { kLogsink, kLogsinkNonBlocking, kSyslog, kSpdlog };
 // Where a sender logs to: the daemon's socket, or spdlog's output file.
 struct Target {
   System system = System::kLogsink;
-  std::string socket;    // logsink / syslog
-  std::string out_file;  // spdlog: this process's file
+  std::string socket;      // logsink / syslog
+  std::string out_file;    // spdlog: this process's file
+  int send_delay_ms = -1;  // logsink: ls_options.send_delay_ms (-1: the default)
 };
 
 // What one sender process did; written through a pipe to the parent.

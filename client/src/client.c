@@ -45,6 +45,7 @@ void ls_options_init(ls_options *o) {
   o->reconnect_max_ms = 1000;
   o->close_timeout_ms = 2000;
   o->crash_handler = 1;
+  o->send_delay_ms = 2;
 }
 
 static size_t ls__pow2(size_t n) {
@@ -74,6 +75,7 @@ static int ls__options(const ls_options *in, ls_options *o) {
   if (o->thread_buffer_bytes < min_ring) o->thread_buffer_bytes = min_ring;
   if (o->max_buffered_bytes < o->thread_buffer_bytes) return -EINVAL;
   if (o->batch_bytes > o->thread_buffer_bytes / 2) o->batch_bytes = o->thread_buffer_bytes / 2;
+  if (o->send_delay_ms > o->flush_interval_ms) o->send_delay_ms = o->flush_interval_ms;
   return 0;
 }
 

@@ -176,13 +176,15 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
   atomic_store_explicit(&r->logged, atomic_load_explicit(&r->logged, memory_order_relaxed) + 1,
                         memory_order_relaxed);
   atomic_store_explicit(&r->head, head, memory_order_release);
-  if (LS__UNLIKELY(head - r->wake_pos >= c->batch_bytes || level <= c->flush_level)) {
+  if (LS__UNLIKELY(head - r->wake_pos >= c->batch_bytes || level <= c->flush_level ||
+                   atomic_load_explicit(&c->sender_idle, memory_order_relaxed))) {
     int e = errno;
+    const int batch = head - r->wake_pos >= c->batch_bytes;
     r->wake_pos = head;
     if (level <= c->flush_level)
       ls__flush_wait(c);
-    else
-      ls__wake(c);
+    else if (batch || atomic_exchange_explicit(&c->sender_idle, 0, memory_order_relaxed))
+      ls__wake(c); /* a batch, or the first record after a quiet spell */
     errno = e;
   }
   return 0;

@@ -229,8 +229,8 @@ static size_t ls__snapshot(ls_client *c) {
   return n;
 }
 
-/* One pass over everything buffered now. */
-static void ls__pass(ls_client *c, int urgent) {
+/* One pass over everything buffered now. Returns whether it found records. */
+static int ls__pass(ls_client *c, int urgent) {
   ls__conn *k = &c->conn;
   k->pass_lost = 0;
   /* A socket lost to the application is found before this pass encodes
@@ -263,8 +263,13 @@ static void ls__pass(ls_client *c, int urgent) {
   pthread_mutex_unlock(&c->mu);
 
   /* Rings stay alive: only this thread unlinks them, and ls_close joins it. */
-  for (size_t i = 0; i < n; i++) ls__drain(c, c->snap[i].ring, c->snap[i].head);
+  int found = 0;
+  for (size_t i = 0; i < n; i++) {
+    found |= atomic_load_explicit(&c->snap[i].ring->tail, memory_order_relaxed) != c->snap[i].head;
+    ls__drain(c, c->snap[i].ring, c->snap[i].head);
+  }
   (void)ls__send(c);
+  return found;
 }
 
 static void *ls__sender_main(void *arg) {
@@ -275,7 +280,7 @@ static void *ls__sender_main(void *arg) {
     uint32_t req = atomic_load(&c->flush_req);
     int stop = atomic_load(&c->stop);
     int urgent = req != handled || stop;
-    ls__pass(c, urgent);
+    int found = ls__pass(c, urgent);
     if (urgent) {
       atomic_store(&c->flush_rc, c->conn.fd < 0 ? -ENOTCONN : c->conn.pass_lost ? -EPIPE : 0);
       handled = req;
@@ -283,7 +288,22 @@ static void *ls__sender_main(void *arg) {
       ls__futex_wake(&c->flush_done);
     }
     if (stop) break;
-    ls__futex_wait(&c->wake_seq, seq, (uint64_t)c->opts.flush_interval_ms * 1000000u);
+    /* send_delay_ms: while records come, pass again soon; after a pass that
+     * found none, sleep until the next record wakes us (log.c) or
+     * flush_interval_ms. A record published between this pass and the
+     * store below is not seen as "the first after a quiet spell": it waits
+     * for flush_interval_ms, as every record did before send_delay_ms. */
+    unsigned wait_ms = c->opts.flush_interval_ms;
+    if (c->opts.send_delay_ms) {
+      int idle = atomic_load_explicit(&c->sender_idle, memory_order_relaxed);
+      if (found) {
+        wait_ms = c->opts.send_delay_ms;
+        if (idle) atomic_store_explicit(&c->sender_idle, 0, memory_order_relaxed);
+      } else if (!idle) {
+        atomic_store_explicit(&c->sender_idle, 1, memory_order_relaxed);
+      }
+    }
+    ls__futex_wait(&c->wake_seq, seq, (uint64_t)wait_ms * 1000000u);
   }
   return NULL;
 }

@@ -69,6 +69,12 @@ bool Validate(const Config &cfg, std::string *error) {
              ") is larger than limits.max_memory (" + FormatSize(cfg.max_memory) + ")";
     return false;
   }
+  if (cfg.flush_min_interval_ms > cfg.flush_interval_ms) {
+    *error = "writer.flush_min_interval (" + FormatDuration(cfg.flush_min_interval_ms) +
+             ") is longer than writer.flush_interval (" + FormatDuration(cfg.flush_interval_ms) +
+             ")";
+    return false;
+  }
   if (!ValidBlockSize(cfg.block_size)) {
     *error =
         "block size " + FormatSize(cfg.block_size) + " is not a power of two between 4KiB and 1MiB";

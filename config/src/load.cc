@@ -164,6 +164,10 @@ const Key kKeys[] = {
      [](const Value &v, Config *c) -> std::string {
        return GetDuration(v, 1, 60000, &c->flush_interval_ms);
      }},
+    {"writer", "flush_min_interval",
+     [](const Value &v, Config *c) -> std::string {
+       return GetDuration(v, 1, 60000, &c->flush_min_interval_ms);
+     }},
     {"writer", "fsync",
      [](const Value &v, Config *c) -> std::string {
        if (!v.is_string()) return "expected \"never\", \"block\" or a duration, got " + TypeName(v);

@@ -56,6 +56,7 @@ std::string ToToml(const Config &c) {
   s += "device = " + Quote(c.kernel_device) + "\n";
   s += "\n[writer]\n";
   s += "flush_interval = " + Quote(FormatDuration(c.flush_interval_ms)) + "\n";
+  s += "flush_min_interval = " + Quote(FormatDuration(c.flush_min_interval_ms)) + "\n";
   s += "fsync = " + Quote(FormatFsync(c.fsync, c.fsync_interval_ms)) + "\n";
   s += "\n[limits]\n";
   s += "max_frame = " + Quote(FormatSize(c.max_frame)) + "\n";

@@ -1,9 +1,9 @@
 // main.cc: logsinkd's entry point: command line and configuration (exit 2 on
 // error, before anything is touched), the listening socket, the ring writer,
 // then the event loop until SIGTERM/SIGINT.
+#include <pwd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>

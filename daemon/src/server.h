@@ -88,8 +88,11 @@ class Server {
   uv_async_t syslog_async_;     // the receive thread: datagrams queued
   uv_timer_t syslog_timer_;     // stores them (OnSyslogQueued)
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
-  uint64_t last_flush_ms_ = 0;  // uv_now() of the last partial-block write
-  std::string last_status_;     // the last STATUS= sent to systemd (sent again only when changed)
+  // The last partial-block write: when it ended and what it cost
+  // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
+  uint64_t last_flush_end_ns_ = 0, last_flush_cost_ns_ = 0;
+  uint64_t FlushGapNs() const;
+  std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t sig_term_, sig_int_, sig_hup_;
   uv_fs_t sync_req_;
   int sync_fd_ = -1;

@@ -369,6 +369,7 @@ TEST_F(ClientDaemonTest, CloseSendsWhatIsBuffered) {
   ls_options o;
   ls_options_init(&o);
   o.flush_interval_ms = 600000;  // only ls_close can send these
+  o.send_delay_ms = 0;
   o.flush_level = -1;
   o.batch_bytes = 4u << 20;
   o.thread_buffer_bytes = 4u << 20;
@@ -384,6 +385,7 @@ TEST_F(ClientDaemonTest, FlushLevelAndIntervalSendWithoutAFlushCall) {
   ls_options o;
   ls_options_init(&o);
   o.flush_interval_ms = 600000;  // only the level rule sends
+  o.send_delay_ms = 0;
   ls_client *urgent = Open("urgent", &o);
   LS_LOG(urgent, LS_INFO, "info first %d", 1);
   LS_LOG(urgent, LS_WARNING, "warning %d", 2);  // LS_WARNING is the default flush level
@@ -393,6 +395,7 @@ TEST_F(ClientDaemonTest, FlushLevelAndIntervalSendWithoutAFlushCall) {
 
   ls_options_init(&o);
   o.flush_interval_ms = 20;
+  o.send_delay_ms = 0;
   o.flush_level = -1;
   ls_client *timed = Open("timed", &o);
   LS_LOG(timed, LS_EMERG, "timer %d", 3);
@@ -400,6 +403,46 @@ TEST_F(ClientDaemonTest, FlushLevelAndIntervalSendWithoutAFlushCall) {
   EXPECT_EQ(CountFmt(v, "timer %d"), 1u);
   ls_close(urgent);
   ls_close(timed);
+}
+
+// send_delay_ms (default 2): the first record after a quiet spell wakes the
+// sender, and records that keep coming are sent every send_delay_ms, however
+// long flush_interval_ms is (an hour here: without the wake these records
+// would wait for it, and WaitRing's hang limit would fail the test).
+TEST_F(ClientDaemonTest, ARecordAfterAQuietSpellIsSentWithoutWaitingForTheInterval) {
+  ls_options o;
+  ls_options_init(&o);
+  o.flush_interval_ms = 3600u * 1000u;
+  o.flush_level = -1;
+  ls_client *c = Open("prompt", &o);
+  for (int i = 1; i <= 3; i++) {
+    // Each record once the sender has gone idle again (a pass found nothing
+    // after the previous one was sent).
+    LS_LOG(c, LS_INFO, "prompt %d", i);
+    auto v = WaitRing(daemon_.ring, [i](const std::vector<OwnedRecord> &r) {
+      return CountFmt(r, "prompt %d") >= size_t(i);
+    });
+    ASSERT_EQ(CountFmt(v, "prompt %d"), size_t(i));
+  }
+  // A steady trickle from two threads: every record arrives.
+  auto trickle = [c](int from) {
+    for (int i = from; i < from + 50; i++) {
+      LS_LOG(c, LS_INFO, "trickle %d", i);
+      std::this_thread::sleep_for(std::chrono::microseconds(300));  // pacing, not synchronization
+    }
+  };
+  std::thread a(trickle, 0), b(trickle, 50);
+  a.join();
+  b.join();
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+    return CountFmt(r, "trickle %d") >= 100;
+  });
+  EXPECT_EQ(CountFmt(v, "trickle %d"), 100u);
+  ls_stats st;
+  st.size = sizeof st;
+  ls_get_stats(c, &st);
+  EXPECT_EQ(st.dropped, 0u);
+  ls_close(c);
 }
 
 TEST_F(ClientDaemonTest, TimestampsAreTakenAtTheCallInRealtime) {

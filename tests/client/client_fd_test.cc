@@ -51,6 +51,7 @@ class ClientFdTest : public ::testing::Test {
     ls_options_init(&o);
     o.flush_level = -1;
     o.flush_interval_ms = 3600u * 1000u;
+    o.send_delay_ms = 0;
     c_ = ls_open(daemon_.socket.c_str(), "fd", &o);
     ASSERT_NE(c_, nullptr);
     LS_LOG(c_, LS_INFO, "password=%s n=%d", "none", -1);

@@ -96,6 +96,7 @@ size = "1GiB"
 block_size = 65536
 [writer]
 flush_interval = "250ms"
+flush_min_interval = "20ms"
 fsync = "2s"
 [limits]
 max_frame = "1MiB"
@@ -118,6 +119,7 @@ shutdown_timeout = "1s"
   EXPECT_EQ(c.ring_size, 1ull << 30);
   EXPECT_EQ(c.block_size, 65536u);
   EXPECT_EQ(c.flush_interval_ms, 250u);
+  EXPECT_EQ(c.flush_min_interval_ms, 20u);
   EXPECT_EQ(c.fsync, FsyncPolicy::kInterval);
   EXPECT_EQ(c.fsync_interval_ms, 2000u);
   EXPECT_EQ(c.max_frame, 1u << 20);
@@ -169,6 +171,21 @@ TEST(Load, ErrorsNameFileLineAndKey) {
   }
 }
 
+// The shortest gap between partial-block writes cannot exceed the longest.
+TEST(Load, FlushMinIntervalIsAtMostFlushInterval) {
+  Config c;
+  std::string err;
+  // LoadString validates too.
+  EXPECT_FALSE(LoadString("[writer]\nflush_interval = \"10ms\"\nflush_min_interval = \"20ms\"\n",
+                          "w.toml", &c, &err));
+  EXPECT_EQ(err, "writer.flush_min_interval (20ms) is longer than writer.flush_interval (10ms)");
+  c.flush_interval_ms = 10;
+  c.flush_min_interval_ms = 20;
+  EXPECT_FALSE(Validate(c, &err));
+  c.flush_min_interval_ms = 10;
+  EXPECT_TRUE(Validate(c, &err)) << err;
+}
+
 TEST(Load, MissingFileIsAnError) {
   Config c;
   std::string err;
@@ -211,7 +228,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 24);
+  EXPECT_EQ(keys, 25);
 }
 
 }  // namespace

@@ -157,9 +157,11 @@ TEST(DaemonCli, ARingOfAnotherUserSaysWhoseItIsAndWhatToRun) {
   EXPECT_EQ(r.status, 1);
   struct passwd *pw = getpwuid(65534);
   const std::string me = pw ? pw->pw_name : "65534";
-  EXPECT_NE(r.err.find("cannot open the ring file " + ring + ": Permission denied; it belongs to "
-                       "root and logsinkd runs as " + me + ": as root, run 'chown " + me + ": " +
-                       ring + "' to give it to " + me + ", or remove it (its records are lost)\n"),
+  EXPECT_NE(r.err.find("cannot open the ring file " + ring +
+                       ": Permission denied; it belongs to "
+                       "root and logsinkd runs as " +
+                       me + ": as root, run 'chown " + me + ": " + ring + "' to give it to " + me +
+                       ", or remove it (its records are lost)\n"),
             std::string::npos)
       << r.err;
   ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);

@@ -172,7 +172,7 @@ TEST(Daemon, RoundTripEveryArgumentType) {
 // spell, is written at once).
 TEST(Daemon, CleanCloseMakesRecordsVisibleAtOnce) {
   TempDir dir;
-  Daemon d(dir, {}, "[writer]\nflush_interval = \"60s\"\n");
+  Daemon d(dir, {}, "[writer]\nflush_interval = \"60s\"\nflush_min_interval = \"60s\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
   Client c(d.socket);
   ASSERT_TRUE(c.ok());

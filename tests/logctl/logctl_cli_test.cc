@@ -1206,13 +1206,13 @@ TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
   EXPECT_EQ(Lines(same({"-r", "-n", "2"}, {"tail", "-r", "-n", "2"}))[0],
             Line(24, "testapp(testcomm)[4242]: <info> n=24"));
   // -S/-U are --since/--until; -t is the app label (journalctl's tag).
-  std::string out = same({"-S", "2025-11-23 10:00:00.010", "-U", "2025-11-23 10:00:00.012"},
-                         {"cat", "--since", "2025-11-23 10:00:00.010", "--until",
-                          "2025-11-23 10:00:00.012"});
+  std::string out =
+      same({"-S", "2025-11-23 10:00:00.010", "-U", "2025-11-23 10:00:00.012"},
+           {"cat", "--since", "2025-11-23 10:00:00.010", "--until", "2025-11-23 10:00:00.012"});
   EXPECT_EQ(Lines(out).size(), 3u) << out;
-  EXPECT_EQ(Lines(same({"-t", "testapp", "-n", "4"}, {"tail", "--app", "testapp", "-n", "4"}))
-                .size(),
-            4u);
+  EXPECT_EQ(
+      Lines(same({"-t", "testapp", "-n", "4"}, {"tail", "--app", "testapp", "-n", "4"})).size(),
+      4u);
   Result r = RunLogctl({"-t", "other", "--file", f});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
@@ -1241,21 +1241,23 @@ TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
 // names it: never a silent read of another ring.
 TEST_F(LogctlTest, ANamedSocketWithoutADaemonIsAnError) {
   std::string sock = dir_.File("none.sock");
-  std::string want = "logctl: " + sock +
-                     ": no daemon listens on this socket (No such file or directory), which ";
+  std::string want =
+      "logctl: " + sock + ": no daemon listens on this socket (No such file or directory), which ";
   for (const char *cmd : {"tail", "cat", "stats", "verify", "export"}) {
     Result r = RunLogctl({cmd, "--socket", sock});
     EXPECT_EQ(r.status, 1) << cmd;
-    EXPECT_EQ(r.err, want + "--socket names; to read a ring file without its daemon, give "
-                            "--file PATH\n")
+    EXPECT_EQ(r.err, want +
+                         "--socket names; to read a ring file without its daemon, give "
+                         "--file PATH\n")
         << cmd;
     EXPECT_EQ(r.out, "");
     SpawnOptions env;
     env.env = {{"LOGSINK_SOCKET", sock}};
     r = RunLogctl({cmd}, env);
     EXPECT_EQ(r.status, 1) << cmd;
-    EXPECT_EQ(r.err, want + "$LOGSINK_SOCKET names; to read a ring file without its daemon, "
-                            "give --file PATH\n")
+    EXPECT_EQ(r.err, want +
+                         "$LOGSINK_SOCKET names; to read a ring file without its daemon, "
+                         "give --file PATH\n")
         << cmd;
   }
 }

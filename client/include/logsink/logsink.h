@@ -147,6 +147,14 @@ typedef struct ls_options {
    * Installed once per process by the first ls_open that asks for it, unless
    * $LOGSINK_CRASH_HANDLER is "0". 0: not installed by this call. */
   int crash_handler;
+  /* While records keep coming, the sender sends what is staged every
+   * send_delay_ms (2 ms; at most flush_interval_ms), and the first record
+   * after a quiet spell wakes it at once: a record logged at a low rate
+   * reaches the daemon within a few milliseconds. The logging call pays
+   * one futex wake for that first record only. 0: records wait for
+   * batch_bytes, flush_level, ls_flush or flush_interval_ms, as before this
+   * option existed (fewer, larger writes). */
+  unsigned send_delay_ms;
 } ls_options;
 
 /* Counters of a client since ls_open (or since fork, in a child). */

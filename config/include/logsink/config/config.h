@@ -39,6 +39,7 @@ struct Config {
 
   // [writer]
   uint64_t flush_interval_ms = 100;         // flush_interval
+  uint64_t flush_min_interval_ms = 1;       // flush_min_interval (<= flush_interval)
   FsyncPolicy fsync = FsyncPolicy::kNever;  // fsync: "never" | "block" | a duration
   uint64_t fsync_interval_ms = 0;           // the duration when fsync is one
 
