@@ -220,6 +220,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   memcpy(cfg.app, app, alen);
   cfg.send_timeout_ms = o.send_timeout_ms;
   cfg.reconnect_min_ms = o.reconnect_min_ms;
+  cfg.reconnect_window_ms = o.block_timeout_ms;
   cfg.reconnect_max_ms = o.reconnect_max_ms;
   c->opts = o;
   c->flush_level = o.flush_level;

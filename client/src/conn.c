@@ -30,6 +30,7 @@ void ls__conn_free(ls__conn *k) {
   ls__conn_close(k);
   free(k->out);
   free(k->marks);
+  free(k->resend);
 }
 
 int ls__conn_check(ls__conn *k) {
@@ -67,7 +68,7 @@ void ls__conn_close(ls__conn *k) {
   atomic_store(&k->st_connected, 0);
 }
 
-void ls__conn_mark(ls__conn *k, uint64_t records, int dropped_frame) {
+void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_frame) {
   if (k->marks_len == k->marks_cap) {
     size_t cap = k->marks_cap ? 2 * k->marks_cap : 64;
     void *p = realloc(k->marks, cap * sizeof *k->marks);
@@ -75,6 +76,7 @@ void ls__conn_mark(ls__conn *k, uint64_t records, int dropped_frame) {
     k->marks = p;
     k->marks_cap = cap;
   }
+  k->marks[k->marks_len].start = start;
   k->marks[k->marks_len].end = k->out_len;
   k->marks[k->marks_len].records = records;
   k->marks[k->marks_len].dropped_frame = dropped_frame;
@@ -104,6 +106,59 @@ static int ls__conn_write(ls__conn *k, uint64_t deadline, size_t *done) {
   return 0;
 }
 
+/* Appends frame m of out to resend. 0 when it does not fit (or the buffer
+ * cannot be had): its records are then dropped. */
+static int ls__keep(ls__conn *k, const ls__mark *m) {
+  size_t len = m->end - m->start;
+  if (!k->resend) {
+    k->resend = malloc(2 * k->out_cap);
+    if (!k->resend) return 0;
+    k->resend_cap = 2 * k->out_cap;
+  }
+  if (k->resend_cap - k->resend_len < 12 + len) return 0;
+  uint8_t *p = k->resend + k->resend_len;
+  ls_put_u64(p, m->records);
+  ls_put_u32(p + 8, (uint32_t)len);
+  memcpy(p + 12, k->out + m->start, len);
+  k->resend_len += 12 + len;
+  k->resend_records += m->records;
+  return 1;
+}
+
+void ls__conn_tick(ls__conn *k, uint64_t now) {
+  if (!k->lost_ns || k->fd >= 0 ||
+      now - k->lost_ns < (uint64_t)k->cfg.reconnect_window_ms * 1000000u)
+    return;
+  k->dropped_sender += k->resend_records;
+  if (k->resend_records) k->pass_lost = 1;
+  k->resend_len = 0;
+  k->resend_records = 0;
+  k->lost_ns = 0;
+  atomic_store_explicit(&k->st_reconnecting, 0, memory_order_relaxed);
+}
+
+void ls__conn_queue_resend(ls__conn *k) {
+  if (!k->resend_len || k->fd < 0) return;
+  /* The kept frames came from one out buffer, so they fit an empty one. */
+  size_t frames = k->resend_len;
+  for (size_t at = 0; at < k->resend_len; at += 12 + ls_get_u32(k->resend + at + 8)) frames -= 12;
+  if (k->out_len + frames > k->out_cap && ls__conn_send(k, 0) < 0) return;
+  if (k->out_len + frames > k->out_cap) return; /* cannot happen: see above */
+  for (size_t at = 0; at < k->resend_len;) {
+    uint64_t records = ls_get_u64(k->resend + at);
+    uint32_t len = ls_get_u32(k->resend + at + 8);
+    size_t start = k->out_len;
+    memcpy(k->out + start, k->resend + at + 12, len);
+    k->out_len += len;
+    ls__conn_mark(k, start, records, 0);
+    k->out_records += records;
+    k->out_frames++;
+    at += 12 + len;
+  }
+  k->resend_len = 0;
+  k->resend_records = 0;
+}
+
 int ls__conn_send(ls__conn *k, uint64_t close_by) {
   if (!k->out_len) return 0;
   int rc = -ENOTCONN;
@@ -117,26 +172,40 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
     rc = ls__conn_write(k, deadline, &done);
   }
   /* What reached the socket: everything, or the frames completed before the
-   * failure (the daemon discards a trailing partial frame). */
-  uint64_t delivered = 0, reported = 0;
+   * failure (the daemon discards a trailing partial frame). When the daemon
+   * closed the connection (EPIPE, ECONNRESET: logsinkd shuts the reading side
+   * of every connection when it stops, and reads all that was written
+   * before), the RECORDS frames it did not get are kept for the next one. */
+  const int closed = rc == -EPIPE || rc == -ECONNRESET;
+  uint64_t delivered = 0, reported = 0, kept = 0;
   if (rc == 0) {
     delivered = k->out_records;
     reported = k->out_dropped_report;
     atomic_fetch_add_explicit(&k->st_frames, k->out_frames, memory_order_relaxed);
     atomic_fetch_add_explicit(&k->st_interned, k->out_interns, memory_order_relaxed);
   } else {
-    for (size_t i = 0; i < k->marks_len && k->marks[i].end <= done; i++) {
-      delivered += k->marks[i].records;
-      if (k->marks[i].dropped_frame) reported = k->out_dropped_report;
+    for (size_t i = 0; i < k->marks_len; i++) {
+      const ls__mark *m = &k->marks[i];
+      if (m->end <= done) {
+        delivered += m->records;
+        if (m->dropped_frame) reported = k->out_dropped_report;
+      } else if (closed && !m->dropped_frame && m->records && ls__keep(k, m)) {
+        kept += m->records;
+      }
     }
-    k->dropped_sender += k->out_records - delivered;
-    k->pass_lost = 1;
+    k->dropped_sender += k->out_records - delivered - kept;
+    if (k->out_records > delivered + kept) k->pass_lost = 1;
     if (ls__conn_check(k)) { /* a lost number was counted and let go there */
       close(k->fd);
       k->fd = -1;
       atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
       atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
       k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
+    }
+    if (closed && k->cfg.reconnect_window_ms) {
+      if (!k->lost_ns) k->lost_ns = ls__now_mono_ns();
+      k->next_connect_ns = 0; /* at once: a restarted daemon may already listen */
+      atomic_store_explicit(&k->st_reconnecting, 1, memory_order_relaxed);
     }
   }
   atomic_fetch_add_explicit(&k->st_sent, delivered, memory_order_relaxed);
@@ -181,12 +250,18 @@ void ls__conn_connect(ls__conn *k) {
    * connection has a daemon that is really not there. */
   if (fd < 0) {
     atomic_store(&k->st_attempted, 1);
+    if (k->lost_ns) { /* a restart: the next daemon is expected any moment */
+      k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->cfg.reconnect_min_ms * 1000000u;
+      return;
+    }
     k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
     k->backoff_ms =
         k->backoff_ms * 2 > k->cfg.reconnect_max_ms ? k->cfg.reconnect_max_ms : k->backoff_ms * 2;
     return;
   }
   k->fd = fd;
+  k->lost_ns = 0;
+  atomic_store_explicit(&k->st_reconnecting, 0, memory_order_relaxed);
   k->fd_dev = (uint64_t)st.st_dev;
   k->fd_ino = (uint64_t)st.st_ino;
   k->backoff_ms = k->cfg.reconnect_min_ms;

@@ -26,12 +26,15 @@ typedef struct ls__conn_cfg {
   char app[LS_APP_MAX + 1];
   unsigned send_timeout_ms;
   unsigned reconnect_min_ms, reconnect_max_ms;
+  /* After the daemon closed a connection (a restart): how long records wait
+   * for the next daemon (the client's block_timeout_ms). */
+  unsigned reconnect_window_ms;
 } ls__conn_cfg;
 
 /* Where a RECORDS or DROPPED frame ends in out, so a send that fails half-way
  * counts exactly the records of the frames it did not complete. */
 typedef struct ls__mark {
-  size_t end;
+  size_t start, end;
   uint64_t records;
   int dropped_frame;
 } ls__mark;
@@ -43,6 +46,11 @@ typedef struct ls__conn {
   size_t out_cap;
   ls__mark *marks;
   size_t marks_cap;
+  /* RECORDS frames a restarting daemon did not take, for the next one:
+   * entries of u64 records | u32 length | the frame. Allocated at the first
+   * restart (2 x out_cap: the frames of one out buffer and their prefixes). */
+  uint8_t *resend;
+  size_t resend_cap;
 
   /* Everything below is zeroed by ls__conn_reset (fd -1, backoff minimal). */
   int fd;
@@ -63,6 +71,15 @@ typedef struct ls__conn {
   uint64_t dropped_gone;       /* producer drops of freed rings */
   uint64_t logged_gone, truncated_gone;
   uint64_t drop_since_ns; /* first unreported drop */
+  size_t resend_len;      /* bytes of resend in use */
+  uint64_t resend_records;
+  /* CLOCK_MONOTONIC when the daemon closed an established connection (EPIPE,
+   * ECONNRESET: it is restarting, or gone); 0 once a new connection is made
+   * or reconnect_window_ms passed. Meanwhile st_reconnecting is 1: staged
+   * records wait for the next daemon instead of being dropped, producers
+   * wait for space as if it were there, and connects are retried every
+   * reconnect_min_ms without backoff. */
+  uint64_t lost_ns;
   _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
       st_reconnects, st_disconnects, st_fd_lost;
   _Atomic int st_connected;
@@ -70,6 +87,7 @@ typedef struct ls__conn {
    * Until then "not connected" only means "not yet": producers wait for
    * space instead of dropping (log.c), so a burst right after ls_open lands. */
   _Atomic int st_attempted;
+  _Atomic int st_reconnecting;
 } ls__conn;
 
 /* No connection, and the sender has tried to make one: the daemon is not
@@ -81,6 +99,7 @@ static inline int ls__no_daemon(ls__conn *k) {
    * attempt made also sees a connection it made. The other order could read
    * "not connected", then "attempted" from a successful connect in between. */
   if (!atomic_load_explicit(&k->st_attempted, memory_order_acquire)) return 0;
+  if (atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) return 0;
   return !atomic_load_explicit(&k->st_connected, memory_order_relaxed);
 }
 
@@ -107,7 +126,14 @@ LS__HIDDEN void ls__conn_connect(ls__conn *k);
  * up and the records of the frames that did not reach the socket whole are
  * counted as dropped. 0 or -errno. */
 LS__HIDDEN int ls__conn_send(ls__conn *k, uint64_t close_by);
-/* Remembers that a RECORDS (records > 0) or DROPPED frame ends at out_len. */
-LS__HIDDEN void ls__conn_mark(ls__conn *k, uint64_t records, int dropped_frame);
+/* Remembers that a RECORDS (records > 0) or DROPPED frame spans [start,
+ * out_len). */
+LS__HIDDEN void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_frame);
+/* Ends the reconnect window once it is over (now: CLOCK_MONOTONIC ns): the
+ * records kept for the next daemon count as dropped. */
+LS__HIDDEN void ls__conn_tick(ls__conn *k, uint64_t now);
+/* Right after a connect (HELLO and the INTERNs in out): queues the RECORDS
+ * frames kept from the previous connection, before anything newer. */
+LS__HIDDEN void ls__conn_queue_resend(ls__conn *k);
 
 #endif

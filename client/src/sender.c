@@ -65,8 +65,9 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
 static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {
   if (!k->drop_since_ns) k->drop_since_ns = now;
   ls_dropped d = {count, k->drop_since_ns, now};
+  size_t start = k->out_len;
   if (ls__put(k, ls_dropped_encode(k->out + k->out_len, k->out_cap - k->out_len, &d))) {
-    ls__conn_mark(k, 0, 1);
+    ls__conn_mark(k, start, 0, 1);
     k->out_frames++;
     k->out_dropped_report = count;
   }
@@ -75,7 +76,7 @@ static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {
 /* Closes the RECORDS frame opened at `frame` holding `records` records. */
 static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
   (void)ls_frame_close(k->out + frame, k->out + k->out_len);
-  ls__conn_mark(k, records, 0);
+  ls__conn_mark(k, frame, records, 0);
 }
 
 /* Arguments longer than this cannot come from the producer (max_record_bytes
@@ -107,6 +108,8 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
   size_t cap = (size_t)r->mask + 1;
   size_t frame = SIZE_MAX; /* offset of the open RECORDS frame */
   uint64_t prev_ns = 0, in_frame = 0;
+  /* The daemon is restarting: the records wait here for the next one. */
+  if (k->fd < 0 && atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) return;
   if (head - t > cap) { /* also catches head < t */
     t = ls__discard(c, r);
     head = t;
@@ -119,6 +122,7 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
       break;
     }
     const uint8_t *rec = r->buf + off;
+    const uint64_t t_rec = t;
     uint32_t alen = ls_get_u32(rec);
     if (alen == LS__PAD) {
       if (off == 0 || cap - off > avail) { /* the producer pads only a tail it skips */
@@ -155,8 +159,13 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
     if (k->out_len + worst + 2 * LS_VARINT_MAX + LS_FRAME_HDR > LS__OUT_FLUSH) {
       if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
       frame = SIZE_MAX;
-      if (ls__send(c) < 0) { /* connection lost: this record is dropped too */
-        k->dropped_sender++;
+      if (ls__send(c) < 0) {
+        if (atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) {
+          r->consumed--; /* the daemon is restarting: this record and the rest wait */
+          t = t_rec;
+          break;
+        }
+        k->dropped_sender++; /* connection lost: this record is dropped too */
         continue;
       }
     }
@@ -236,6 +245,7 @@ static int ls__pass(ls_client *c, int urgent) {
   /* A socket lost to the application is found before this pass encodes
    * anything for it; the pass then reconnects at once. */
   (void)ls__conn_check(k);
+  ls__conn_tick(k, ls__now_mono_ns());
   if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
   ls__cal_update(&c->cal);
 
@@ -261,6 +271,9 @@ static int ls__pass(ls_client *c, int urgent) {
     k->drop_since_ns = ls__realtime_ns();
   }
   pthread_mutex_unlock(&c->mu);
+  /* What the previous daemon did not take goes first (its sites are
+   * interned above: after a reconnect, all of them). */
+  ls__conn_queue_resend(k);
 
   /* Rings stay alive: only this thread unlinks them, and ls_close joins it. */
   int found = 0;
@@ -294,6 +307,10 @@ static void *ls__sender_main(void *arg) {
      * store below is not seen as "the first after a quiet spell": it waits
      * for flush_interval_ms, as every record did before send_delay_ms. */
     unsigned wait_ms = c->opts.flush_interval_ms;
+    /* A restarting daemon: try again every reconnect_min_ms. */
+    if (atomic_load_explicit(&c->conn.st_reconnecting, memory_order_relaxed) &&
+        c->opts.reconnect_min_ms < wait_ms)
+      wait_ms = c->opts.reconnect_min_ms;
     if (c->opts.send_delay_ms) {
       int idle = atomic_load_explicit(&c->sender_idle, memory_order_relaxed);
       if (found) {

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -723,6 +722,9 @@ void Server::Shutdown(int signum) {
       if (fd >= 0) close(fd);
       break;
     }
+    // SHUT_RD first: the client's later writes fail (EPIPE) instead of
+    // vanishing with the socket, and what it wrote before reads to EOF.
+    shutdown(fd, SHUT_RD);
     Peer peer = PeerOf(fd);
     peer.comm = ReadComm(peer.pid);
     peer.unit = ReadUnit(peer.pid);
@@ -740,18 +742,18 @@ void Server::Shutdown(int signum) {
   CloseListener(listener_);
   if (backlog) spdlog::info("drained {} connections from the listen backlog", backlog);
 
-  // Read what each client sent before now: the bytes queued on its socket
-  // (FIONREAD), up to EOF/EAGAIN, within shutdown_timeout overall.
+  // Read everything each client sent: shut the receiving side first, so
+  // that from now on its writes fail (EPIPE: liblogsink keeps what was not
+  // written and sends it to the next daemon, PROTOCOL.md "Restarts") rather
+  // than land in a socket about to be closed; then the queued bytes read to
+  // EOF, within shutdown_timeout overall.
+  for (Conn *c : conns_) shutdown(c->fd, SHUT_RD);
   for (size_t i = conns_.size(); i-- > 0;) {
     Conn *c = conns_[i];
-    int queued = 0;
-    if (ioctl(c->fd, FIONREAD, &queued) < 0) queued = 0;
-    size_t left = size_t(queued);
-    while (left > 0 && !c->closed && uv_hrtime() < deadline) {
-      size_t before = left;
-      ssize_t r = read(c->fd, rbuf_.data(), std::min(rbuf_.size(), left));
+    bool eof = false;
+    while (!c->closed && uv_hrtime() < deadline) {
+      ssize_t r = read(c->fd, rbuf_.data(), rbuf_.size());
       if (r > 0) {
-        left -= std::min(left, size_t(r));
         if (!c->session->Feed(rbuf_.data(), size_t(r), uv_now(&loop_))) {
           SendOut(c);
           if (!c->closed) CloseConn(c);
@@ -759,11 +761,11 @@ void Server::Shutdown(int signum) {
       } else if (r < 0 && errno == EINTR) {
         continue;
       } else {
+        eof = r == 0;
         break;
       }
-      if (left == before) break;
     }
-    if (left > 0 && uv_hrtime() >= deadline)
+    if (!c->closed && !eof && uv_hrtime() >= deadline)
       spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
   }
   // A text stream's unfinished line is kept (the client gets no

@@ -129,9 +129,16 @@ typedef struct ls_options {
    *   burst right after ls_open waits for the first connect).
    * LS_BLOCK_NEVER: drop (and count) at once; the caller never waits.
    * LS_BLOCK_ALWAYS: wait up to block_timeout_ms on every full buffer.
-   * Without a connection staged records are dropped (counted) in every mode. */
+   * Without a connection staged records are dropped (counted) in every mode,
+   * except right after the daemon closed one (a restart): see
+   * block_timeout_ms. */
   int blocking;
-  /* Longest wait for buffer space of one call (1000 ms). */
+  /* Longest wait for buffer space of one call (1000 ms). Also how long the
+   * client treats a daemon that closed its connection as restarting: staged
+   * records and the frames whose write failed wait for the next daemon
+   * (connects are retried every reconnect_min_ms), and calls wait for space
+   * as for a slow daemon; after that they are dropped and counted. See
+   * PROTOCOL.md, "Restarts". */
   unsigned block_timeout_ms;
   /* Longest wait on a daemon that does not read before the connection is
    * given up and re-made (1000 ms). */
