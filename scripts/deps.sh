@@ -8,7 +8,7 @@ pkgs=(
   g++ cmake ninja-build pkg-config
   libuv1-dev libspdlog-dev libfmt-dev libtoml11-dev libsystemd-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-  python3 systemd dpkg-dev lintian git
+  python3 python3-venv python3-pip python3-setuptools python3-wheel systemd dpkg-dev lintian git
   devscripts                         # hardening-check, scripts/check_checkout.sh
   clang libclang-rt-14-dev libffi-dev
   libnats-dev librelp-dev

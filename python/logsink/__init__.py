@@ -15,9 +15,11 @@ that raises) are logged as "<unprintable TYPE: EXCEPTION>" markers.
 See python/README.md for the fallback to text, the level table and the
 drop/wait policy (liblogsink's defaults)."""
 
+__version__ = "0.1.0"  # the project's version (CMakeLists.txt project(VERSION))
+
 from ._printf import signature
 from .client import ALERT, CRIT, DEBUG, EMERG, ERR, INFO, NOTICE, WARNING, Client
 from .handler import Handler, syslog_level
 
-__all__ = ["Client", "Handler", "syslog_level", "signature", "EMERG", "ALERT", "CRIT", "ERR",
+__all__ = ["__version__", "Client", "Handler", "syslog_level", "signature", "EMERG", "ALERT", "CRIT", "ERR",
            "WARNING", "NOTICE", "INFO", "DEBUG"]
