@@ -21,6 +21,7 @@ case $file in
   "$tmp/venv/lib/"*/site-packages/logsink/__init__.py) ;;
   *) echo "FAIL: imported from $file, not the venv"; exit 1 ;;
 esac
-"$tmp/venv/bin/pip" show logsink | grep -qx "Version: $want" || { echo "FAIL: pip show"; exit 1; }
+show=$("$tmp/venv/bin/pip" show logsink)  # not piped into grep -q: pipefail and SIGPIPE
+grep -qx "Version: $want" <<<"$show" || { echo "FAIL: pip show: $show"; exit 1; }
 "$tmp/venv/bin/python" -c 'import logsink; logsink.Client(socket="/nonexistent/s.sock").close()'
 echo "pip install ./python into a venv: logsink $version from the venv OK"
