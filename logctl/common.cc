@@ -59,9 +59,11 @@ bool RingPath(const std::string &file, const std::string &socket, std::string *p
     // it is a mistake to report, not a reason to show another log.
     const char *env_sock = std::getenv("LOGSINK_SOCKET");
     if ((rc == -ENOENT || rc == -ECONNREFUSED) && (!socket.empty() || (env_sock && *env_sock))) {
-      Error(sock, std::string("no daemon listens on this socket (") + std::strerror(-rc) +
-                      "), which " + (socket.empty() ? "$LOGSINK_SOCKET" : "--socket") +
-                      " names; to read a ring file without its daemon, give --file PATH");
+      std::string shown;  // a path from the environment may hold control bytes
+      render::AppendTerminalSafe(&shown, sock);
+      Error(shown, std::string("no daemon listens on this socket (") + std::strerror(-rc) +
+                       "), which " + (socket.empty() ? "$LOGSINK_SOCKET" : "--socket") +
+                       " names; to read a ring file without its daemon, give --file PATH");
       return false;
     }
     if (rc != -ENOENT && rc != -ECONNREFUSED) {

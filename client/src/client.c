@@ -361,7 +361,7 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   s.connects = atomic_load(&k->st_connects);
   s.reconnects = atomic_load(&k->st_reconnects);
   s.disconnects = atomic_load(&k->st_disconnects);
-  s.connected = atomic_load(&k->st_connected);
+  s.connected = atomic_load(&k->st_link) == LS__LINK_UP;
   s.fd_lost = atomic_load(&k->st_fd_lost);
   s.formatted = atomic_load(&c->formatted);
   memcpy(out, &s, s.size);

@@ -27,13 +27,14 @@ struct ls_client {
   size_t batch_bytes;
   size_t max_record_bytes;
   size_t ring_bytes;
-  /* 1 while the sender sleeps after a pass that found nothing (and
-   * send_delay_ms is not 0): the next record wakes it (log.c). Written only
-   * when that changes. */
-  _Atomic int sender_idle;
 
   /* Wake-up word of the sender (futex), bumped by producers once per batch. */
   _Alignas(LS__CACHELINE) _Atomic uint32_t wake_seq;
+  /* 1 while the sender sleeps after a pass that found nothing (and
+   * send_delay_ms is not 0): the next record wakes it (log.c). Written by
+   * the sender when that changes and by the producer that wakes it, so it
+   * shares wake_seq's line, not the read-mostly one above. */
+  _Atomic int sender_idle;
   _Atomic uint32_t flush_req;  /* ls_flush requests */
   _Atomic uint32_t flush_done; /* last request fully handled (futex) */
   _Atomic int flush_rc;

@@ -40,7 +40,8 @@ int ls__conn_check(ls__conn *k) {
       (uint64_t)st.st_ino == k->fd_ino)
     return 1;
   k->fd = -1;
-  atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
+  k->lost_ns = 0; /* not a restart: the application took the number */
+  atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_fd_lost, 1, memory_order_relaxed);
   k->next_connect_ns = 0;
@@ -65,7 +66,7 @@ void ls__conn_reset(ls__conn *k) {
 
 void ls__conn_close(ls__conn *k) {
   ls__conn_drop(k);
-  atomic_store(&k->st_connected, 0);
+  atomic_store(&k->st_link, LS__LINK_DOWN);
 }
 
 void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_frame) {
@@ -126,23 +127,22 @@ static int ls__keep(ls__conn *k, const ls__mark *m) {
 }
 
 void ls__conn_tick(ls__conn *k, uint64_t now) {
-  if (!k->lost_ns || k->fd >= 0 ||
-      now - k->lost_ns < (uint64_t)k->cfg.reconnect_window_ms * 1000000u)
+  if (!ls__restarting(k) || now - k->lost_ns < (uint64_t)k->cfg.reconnect_window_ms * 1000000u)
     return;
   k->dropped_sender += k->resend_records;
   if (k->resend_records) k->pass_lost = 1;
   k->resend_len = 0;
   k->resend_records = 0;
   k->lost_ns = 0;
-  atomic_store_explicit(&k->st_reconnecting, 0, memory_order_relaxed);
+  atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
 }
 
-void ls__conn_queue_resend(ls__conn *k) {
+void ls__conn_queue_resend(ls__conn *k, uint64_t close_by) {
   if (!k->resend_len || k->fd < 0) return;
   /* The kept frames came from one out buffer, so they fit an empty one. */
   size_t frames = k->resend_len;
   for (size_t at = 0; at < k->resend_len; at += 12 + ls_get_u32(k->resend + at + 8)) frames -= 12;
-  if (k->out_len + frames > k->out_cap && ls__conn_send(k, 0) < 0) return;
+  if (k->out_len + frames > k->out_cap && ls__conn_send(k, close_by) < 0) return;
   if (k->out_len + frames > k->out_cap) return; /* cannot happen: see above */
   for (size_t at = 0; at < k->resend_len;) {
     uint64_t records = ls_get_u64(k->resend + at);
@@ -177,6 +177,11 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
    * of every connection when it stops, and reads all that was written
    * before), the RECORDS frames it did not get are kept for the next one. */
   const int closed = rc == -EPIPE || rc == -ECONNRESET;
+  const uint64_t now = ls__now_mono_ns(), window = (uint64_t)k->cfg.reconnect_window_ms * 1000000u;
+  /* A window starts at the first close, or again after a connection that
+   * lasted longer than a window (else it goes on: see lost_ns). */
+  const int keep = closed && window &&
+                   (!k->lost_ns || now - k->connected_ns >= window || now - k->lost_ns < window);
   uint64_t delivered = 0, reported = 0, kept = 0;
   if (rc == 0) {
     delivered = k->out_records;
@@ -189,23 +194,27 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
       if (m->end <= done) {
         delivered += m->records;
         if (m->dropped_frame) reported = k->out_dropped_report;
-      } else if (closed && !m->dropped_frame && m->records && ls__keep(k, m)) {
+      } else if (keep && !m->dropped_frame && m->records && ls__keep(k, m)) {
         kept += m->records;
       }
     }
     k->dropped_sender += k->out_records - delivered - kept;
     if (k->out_records > delivered + kept) k->pass_lost = 1;
+    int link = LS__LINK_DOWN;
+    if (keep) {
+      if (!k->lost_ns || now - k->connected_ns >= window) k->lost_ns = now;
+      link = LS__LINK_RESTARTING; /* one store: never "down" in between */
+    } else {
+      k->lost_ns = 0;
+    }
     if (ls__conn_check(k)) { /* a lost number was counted and let go there */
       close(k->fd);
       k->fd = -1;
-      atomic_store_explicit(&k->st_connected, 0, memory_order_relaxed);
+      atomic_store_explicit(&k->st_link, link, memory_order_relaxed);
       atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
-      k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->backoff_ms * 1000000u;
-    }
-    if (closed && k->cfg.reconnect_window_ms) {
-      if (!k->lost_ns) k->lost_ns = ls__now_mono_ns();
-      k->next_connect_ns = 0; /* at once: a restarted daemon may already listen */
-      atomic_store_explicit(&k->st_reconnecting, 1, memory_order_relaxed);
+      /* Restarting: soon (a restarted daemon may already listen). */
+      k->next_connect_ns =
+          now + (uint64_t)(keep ? k->cfg.reconnect_min_ms : k->backoff_ms) * 1000000u;
     }
   }
   atomic_fetch_add_explicit(&k->st_sent, delivered, memory_order_relaxed);
@@ -245,12 +254,12 @@ void ls__conn_connect(ls__conn *k) {
     close(fd);
     fd = -1;
   }
-  /* st_attempted is stored after st_connected (on success, below), and read
+  /* st_attempted is stored after st_link (on success, below), and read
    * before it (ls__no_daemon): a producer that sees the attempt made and no
    * connection has a daemon that is really not there. */
   if (fd < 0) {
     atomic_store(&k->st_attempted, 1);
-    if (k->lost_ns) { /* a restart: the next daemon is expected any moment */
+    if (k->lost_ns) { /* restarting: the next daemon is expected any moment */
       k->next_connect_ns = ls__now_mono_ns() + (uint64_t)k->cfg.reconnect_min_ms * 1000000u;
       return;
     }
@@ -260,8 +269,7 @@ void ls__conn_connect(ls__conn *k) {
     return;
   }
   k->fd = fd;
-  k->lost_ns = 0;
-  atomic_store_explicit(&k->st_reconnecting, 0, memory_order_relaxed);
+  k->connected_ns = ls__now_mono_ns(); /* lost_ns stays: see its comment */
   k->fd_dev = (uint64_t)st.st_dev;
   k->fd_ino = (uint64_t)st.st_ino;
   k->backoff_ms = k->cfg.reconnect_min_ms;
@@ -269,7 +277,7 @@ void ls__conn_connect(ls__conn *k) {
   atomic_fetch_add_explicit(&k->st_connects, 1, memory_order_relaxed);
   if (k->ever_connected) atomic_fetch_add_explicit(&k->st_reconnects, 1, memory_order_relaxed);
   k->ever_connected = 1;
-  atomic_store_explicit(&k->st_connected, 1, memory_order_relaxed);
+  atomic_store_explicit(&k->st_link, LS__LINK_UP, memory_order_relaxed);
   atomic_store(&k->st_attempted, 1);
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */

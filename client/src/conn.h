@@ -74,33 +74,44 @@ typedef struct ls__conn {
   size_t resend_len;      /* bytes of resend in use */
   uint64_t resend_records;
   /* CLOCK_MONOTONIC when the daemon closed an established connection (EPIPE,
-   * ECONNRESET: it is restarting, or gone); 0 once a new connection is made
-   * or reconnect_window_ms passed. Meanwhile st_reconnecting is 1: staged
-   * records wait for the next daemon instead of being dropped, producers
-   * wait for space as if it were there, and connects are retried every
-   * reconnect_min_ms without backoff. */
+   * ECONNRESET: it is restarting, or gone): the start of the reconnect
+   * window, 0 when none runs. While it runs and there is no connection
+   * (st_link LS__LINK_RESTARTING), staged records wait for the next daemon
+   * instead of being dropped, producers wait for space as if it were there,
+   * and connects are retried every reconnect_min_ms without backoff. A new
+   * window starts only after a connection that lasted longer than one: a
+   * daemon that accepts and closes at once (a refusal) cannot keep records
+   * waiting forever. */
   uint64_t lost_ns;
+  uint64_t connected_ns; /* CLOCK_MONOTONIC of the last connect */
   _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
       st_reconnects, st_disconnects, st_fd_lost;
-  _Atomic int st_connected;
+  /* LS__LINK_*: one word, so a producer never sees "no daemon" between two
+   * stores of a transition. */
+  _Atomic int st_link;
   /* A connect was tried (ls__conn_connect ran once, whatever its outcome).
    * Until then "not connected" only means "not yet": producers wait for
    * space instead of dropping (log.c), so a burst right after ls_open lands. */
   _Atomic int st_attempted;
-  _Atomic int st_reconnecting;
 } ls__conn;
+
+#define LS__LINK_DOWN 0
+#define LS__LINK_UP 1
+#define LS__LINK_RESTARTING 2 /* the daemon closed: waiting for the next one */
+
+/* The sender's view: the daemon closed and the reconnect window runs. */
+static inline int ls__restarting(const ls__conn *k) { return k->fd < 0 && k->lost_ns != 0; }
 
 /* No connection, and the sender has tried to make one: the daemon is not
  * there (before the first attempt, right after ls_open, it may well be).
  * Any thread. */
 static inline int ls__no_daemon(ls__conn *k) {
-  /* st_attempted first (acquire): the sender stores st_connected before it
+  /* st_attempted first (acquire): the sender stores st_link before it
    * (and st_attempted with release or stronger), so a thread that sees the
    * attempt made also sees a connection it made. The other order could read
    * "not connected", then "attempted" from a successful connect in between. */
   if (!atomic_load_explicit(&k->st_attempted, memory_order_acquire)) return 0;
-  if (atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) return 0;
-  return !atomic_load_explicit(&k->st_connected, memory_order_relaxed);
+  return atomic_load_explicit(&k->st_link, memory_order_relaxed) == LS__LINK_DOWN;
 }
 
 /* Sets up k with an out buffer of out_cap bytes. 0 or -ENOMEM. */
@@ -129,11 +140,13 @@ LS__HIDDEN int ls__conn_send(ls__conn *k, uint64_t close_by);
 /* Remembers that a RECORDS (records > 0) or DROPPED frame spans [start,
  * out_len). */
 LS__HIDDEN void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_frame);
-/* Ends the reconnect window once it is over (now: CLOCK_MONOTONIC ns): the
- * records kept for the next daemon count as dropped. */
+/* Ends the reconnect window once it is over (now: CLOCK_MONOTONIC ns; ~0:
+ * at once, at ls_close): the frames kept for the next daemon count as
+ * dropped. */
 LS__HIDDEN void ls__conn_tick(ls__conn *k, uint64_t now);
 /* Right after a connect (HELLO and the INTERNs in out): queues the RECORDS
- * frames kept from the previous connection, before anything newer. */
-LS__HIDDEN void ls__conn_queue_resend(ls__conn *k);
+ * frames kept from the previous connection, before anything newer; a send
+ * it needs first waits at most until close_by (0: none). */
+LS__HIDDEN void ls__conn_queue_resend(ls__conn *k, uint64_t close_by);
 
 #endif

@@ -1,8 +1,9 @@
 /* log.c: the hot path (LS_LOG, ls_log_text): stages one record in the
  * calling thread's ring (ring.h) of the client. A call touches only its call
- * site, the client's read-only line and its own thread's ring: no lock, no
- * syscall, no cache line written by another thread, except a futex wake-up
- * once per batch. A thread's first call to a client (and a site's first
+ * site, the client's read-only line, the sender's wake-up line (read; written
+ * once per batch and around quiet spells) and its own thread's ring: no lock,
+ * no syscall except a futex wake-up once per batch or for the first record
+ * after a quiet spell. A thread's first call to a client (and a site's first
  * call) takes a slow path into client.c; nothing here starts threads. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -109,7 +109,7 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
   size_t frame = SIZE_MAX; /* offset of the open RECORDS frame */
   uint64_t prev_ns = 0, in_frame = 0;
   /* The daemon is restarting: the records wait here for the next one. */
-  if (k->fd < 0 && atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) return;
+  if (ls__restarting(k)) return;
   if (head - t > cap) { /* also catches head < t */
     t = ls__discard(c, r);
     head = t;
@@ -160,7 +160,7 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
       if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
       frame = SIZE_MAX;
       if (ls__send(c) < 0) {
-        if (atomic_load_explicit(&k->st_reconnecting, memory_order_relaxed)) {
+        if (ls__restarting(k)) {
           r->consumed--; /* the daemon is restarting: this record and the rest wait */
           t = t_rec;
           break;
@@ -273,7 +273,7 @@ static int ls__pass(ls_client *c, int urgent) {
   pthread_mutex_unlock(&c->mu);
   /* What the previous daemon did not take goes first (its sites are
    * interned above: after a reconnect, all of them). */
-  ls__conn_queue_resend(k);
+  ls__conn_queue_resend(k, atomic_load(&c->close_deadline_ns));
 
   /* Rings stay alive: only this thread unlinks them, and ls_close joins it. */
   int found = 0;
@@ -300,18 +300,32 @@ static void *ls__sender_main(void *arg) {
       atomic_store(&c->flush_done, req);
       ls__futex_wake(&c->flush_done);
     }
-    if (stop) break;
-    /* send_delay_ms: while records come, pass again soon; after a pass that
-     * found none, sleep until the next record wakes us (log.c) or
-     * flush_interval_ms. A record published between this pass and the
-     * store below is not seen as "the first after a quiet spell": it waits
-     * for flush_interval_ms, as every record did before send_delay_ms. */
     unsigned wait_ms = c->opts.flush_interval_ms;
-    /* A restarting daemon: try again every reconnect_min_ms. */
-    if (atomic_load_explicit(&c->conn.st_reconnecting, memory_order_relaxed) &&
-        c->opts.reconnect_min_ms < wait_ms)
-      wait_ms = c->opts.reconnect_min_ms;
-    if (c->opts.send_delay_ms) {
+    if (stop) {
+      if (!ls__restarting(&c->conn)) break;
+      /* ls_close or exit while the daemon restarts: what waits for it is
+       * sent if one accepts before close_timeout_ms, else dropped and
+       * counted like any record without a daemon. */
+      uint64_t now = ls__now_mono_ns(), by = atomic_load(&c->close_deadline_ns);
+      if (by > now) {
+        uint64_t ns = (uint64_t)c->opts.reconnect_min_ms * 1000000u;
+        ls__futex_wait(&c->wake_seq, seq, by - now < ns ? by - now : ns);
+        continue;
+      }
+      ls__conn_tick(&c->conn, UINT64_MAX);
+      (void)ls__pass(c, 1);
+      break;
+    }
+    if (ls__restarting(&c->conn)) {
+      /* The daemon closed: try again every reconnect_min_ms. */
+      if (c->opts.reconnect_min_ms < wait_ms) wait_ms = c->opts.reconnect_min_ms;
+    } else if (c->opts.send_delay_ms) {
+      /* send_delay_ms: while records come, pass again soon; after a pass
+       * that found none, sleep until the next record wakes us (log.c) or
+       * flush_interval_ms. A record published between this pass and the
+       * store below is not seen as "the first after a quiet spell": it
+       * waits for flush_interval_ms, as every record did before
+       * send_delay_ms. */
       int idle = atomic_load_explicit(&c->sender_idle, memory_order_relaxed);
       if (found) {
         wait_ms = c->opts.send_delay_ms;

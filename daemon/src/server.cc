@@ -528,21 +528,29 @@ uint64_t Server::FlushGapNs() const {
       std::max(cfg_.flush_min_interval_ms * 1000000, kFlushCostFactor * last_flush_cost_ns_));
 }
 
-void Server::AfterWrites() {
-  if (writer_->dirty()) {
-    const uint64_t now = uv_hrtime(), due = last_flush_end_ns_ + FlushGapNs();
-    if (now >= due)
-      FlushNow();
-    else if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))  // ms, rounded up
-      uv_timer_start(&flush_timer_, OnFlushTimer, (due - now + 999999) / 1000000, 0);
+// Writes the partial block now if its gap has passed, else arms the timer
+// for when it will have (libuv timers count in ms from the loop's cached
+// time, which may lag: OnFlushTimer checks again).
+void Server::FlushWhenDue() {
+  const uint64_t now = uv_hrtime(), due = last_flush_end_ns_ + FlushGapNs();
+  if (now >= due) {
+    FlushNow();
+    return;
   }
+  uv_update_time(&loop_);
+  uv_timer_start(&flush_timer_, OnFlushTimer, (due - now + 999999) / 1000000, 0);
+}
+
+void Server::AfterWrites() {
+  if (writer_->dirty() && !uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))
+    FlushWhenDue();
   if (sync_policy_.policy() == config::FsyncPolicy::kBlock && sync_policy_.Due(writer_->stats()))
     RequestSync();
 }
 
 void Server::OnFlushTimer(uv_timer_t *t) {
   auto *s = static_cast<Server *>(t->data);
-  if (s->writer_->dirty()) s->FlushNow();
+  if (s->writer_->dirty()) s->FlushWhenDue();
 }
 
 void Server::FlushNow() {
@@ -559,7 +567,7 @@ void Server::FlushNow() {
 
 void Server::OnFsyncTimer(uv_timer_t *t) {
   auto *s = static_cast<Server *>(t->data);
-  if (s->writer_->dirty()) OnFlushTimer(&s->flush_timer_);
+  if (s->writer_->dirty()) s->FlushNow();  // what the sync is for
   if (s->sync_policy_.Due(s->writer_->stats())) s->RequestSync();
 }
 
@@ -642,9 +650,6 @@ void Server::ApplyLive(const config::Config &n) {
   fixed(n.kernel_device != cfg_.kernel_device, "kernel.device");
 
   spdlog::set_level(spdlog::level::from_str(n.log_level));
-  if (n.flush_interval_ms != cfg_.flush_interval_ms &&
-      uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))
-    uv_timer_start(&flush_timer_, OnFlushTimer, n.flush_interval_ms, 0);
   uv_timer_stop(&fsync_timer_);
   if (n.fsync == config::FsyncPolicy::kInterval)
     uv_timer_start(&fsync_timer_, OnFsyncTimer, n.fsync_interval_ms, n.fsync_interval_ms);
@@ -657,6 +662,7 @@ void Server::ApplyLive(const config::Config &n) {
   cfg_.log_level = n.log_level;
   cfg_.flush_interval_ms = n.flush_interval_ms;
   cfg_.flush_min_interval_ms = n.flush_min_interval_ms;
+  if (uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_))) FlushWhenDue();  // new gap
   cfg_.fsync = n.fsync;
   cfg_.fsync_interval_ms = n.fsync_interval_ms;
   cfg_.max_frame = n.max_frame;

@@ -92,6 +92,7 @@ class Server {
   // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
   uint64_t last_flush_end_ns_ = 0, last_flush_cost_ns_ = 0;
   uint64_t FlushGapNs() const;
+  void FlushWhenDue();
   std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t sig_term_, sig_int_, sig_hup_;
   uv_fs_t sync_req_;

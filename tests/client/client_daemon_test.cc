@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <locale.h>
 #include <logsink/logsink.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <atomic>
@@ -18,6 +20,7 @@
 
 #include "client_harness.h"
 #include "client_stats.h"
+#include "common/unix_socket.h"
 #include "formats.h"
 #include "render_ref.h"
 
@@ -330,6 +333,73 @@ TEST_F(ClientDaemonTest, SteadyLoggingLosesNothingAcrossSigtermRestarts) {
   EXPECT_EQ(PhaseSeqs(v, "a"), Iota(0, na));
   EXPECT_EQ(PhaseSeqs(v, "b"), Iota(0, nb));
   EXPECT_EQ(DroppedReported(v), 0u);
+}
+
+// ls_close while the daemon is down waits (close_timeout_ms) for the next
+// one rather than dropping what waits for it.
+TEST_F(ClientDaemonTest, CloseDuringARestartWaitsForTheNextDaemon) {
+  ls_options o;
+  ls_options_init(&o);
+  o.block_timeout_ms = 60000;
+  o.close_timeout_ms = 60000;  // a hang limit; the daemon is back long before
+  ls_client *c = Open("closing", &o);
+  LogPhase(c, "up", 0);
+  ASSERT_EQ(ls_flush(c), 0);
+  daemon_.Stop(SIGKILL);
+  for (int i = 0; i < 200; i++) LogPhase(c, "down", i);
+  EXPECT_NE(ls_flush(c), 0);  // the sender has seen the daemon go
+  std::thread restart([this] { ASSERT_TRUE(daemon_.Start()); });
+  ls_close(c);  // most likely while the daemon is still starting
+  restart.join();
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+    return PhaseSeqs(r, "down").size() >= 200;
+  });
+  EXPECT_EQ(PhaseSeqs(v, "down"), Iota(0, 200));
+  EXPECT_EQ(DroppedReported(v), 0u);
+}
+
+// A "daemon" that accepts and closes at once (as one at its connection limit
+// does) does not keep records waiting forever: the window ends and they are
+// dropped and counted.
+TEST_F(ClientDaemonTest, ADaemonThatAcceptsAndClosesEndsTheWindow) {
+  ls_options o;
+  ls_options_init(&o);
+  o.block_timeout_ms = 200;
+  ls_client *c = Open("refused", &o);
+  LogPhase(c, "up", 0);
+  ASSERT_EQ(ls_flush(c), 0);
+  daemon_.Stop(SIGKILL);
+  unlink(daemon_.socket.c_str());
+  int lfd = ListenUnix(daemon_.socket);
+  ASSERT_GE(lfd, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<int> accepted{0};
+  std::thread closer([&] {
+    while (!stop) {
+      pollfd p{lfd, POLLIN, 0};
+      if (poll(&p, 1, 10) != 1) continue;
+      int fd = accept(lfd, nullptr, nullptr);
+      if (fd >= 0) {
+        accepted++;
+        close(fd);
+      }
+    }
+  });
+  // Records keep coming, so each short-lived connection is found closed by
+  // the next write. (Bytes written before the other end closed it are
+  // counted as sent: the client does not read the daemon's REFUSE.)
+  int i = 0;
+  EXPECT_TRUE(WaitUntil([&] {
+    for (int k = 0; k < 10; k++) LogPhase(c, "refused", i++);
+    (void)ls_flush(c);
+    return Stats(c).dropped > 0;
+  })) << "nothing dropped after "
+      << accepted.load() << " accepts";
+  EXPECT_GE(accepted.load(), 2);
+  stop = true;
+  closer.join();
+  close(lfd);
+  ls_close(c);
 }
 
 TEST_F(ClientDaemonTest, StalledDaemonNeverBlocksAndLossIsCountedExactly) {

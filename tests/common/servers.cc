@@ -150,6 +150,16 @@ bool RsyslogServer::Start(const std::string &dir, std::string *err, int port, Ms
   return Restart(err, limit);
 }
 
+int RsyslogServer::ChoosePort() { return port_ = FreePort(); }
+
+bool RsyslogServer::StartWithConfig(const std::string &dir, const std::string &conf,
+                                    std::string *err, Ms limit) {
+  dir_ = dir;
+  if (!port_) ChoosePort();
+  WriteFile(dir_ + "/rsyslog.conf", "global(workDirectory=\"" + dir_ + "\")\n" + conf);
+  return Restart(err, limit);
+}
+
 bool RsyslogServer::Restart(std::string *err, Ms limit) {
   std::string log = dir_ + "/rsyslogd.log";
   pid_ = Spawn({"rsyslogd", "-n", "-f", dir_ + "/rsyslog.conf", "-i", dir_ + "/rsyslogd.pid"}, log);

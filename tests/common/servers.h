@@ -64,6 +64,12 @@ class RsyslogServer {
   // Starts rsyslogd -n with imrelp on a free port (or port) writing each
   // message's raw text as one line to output(); waits until it accepts TCP.
   bool Start(const std::string &dir, std::string *err, int port = 0, Ms limit = kHang);
+  // Starts rsyslogd -n with the configuration text conf as given, after a
+  // global(workDirectory=dir) line; its port must be port() (a free one,
+  // chosen here: the caller puts it in conf after calling ChoosePort).
+  int ChoosePort();
+  bool StartWithConfig(const std::string &dir, const std::string &conf, std::string *err,
+                       Ms limit = kHang);
   bool Restart(std::string *err, Ms limit = kHang);
   void Kill(int sig = SIGKILL);
   bool running() const { return pid_ > 0; }

@@ -522,6 +522,44 @@ TEST(ForwardStatus, NeverWrittenThroughAPlantedTempFile) {
   }
 }
 
+// Issue 27: systemd/rsyslog-receiver.conf, the receiving end README shows,
+// works as written: only its port and its output directory are changed.
+TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
+  TempDir dir("logsink-fwd");
+  std::string conf = ReadFile(std::string(LOGSINK_SOURCE_DIR) + "/systemd/rsyslog-receiver.conf");
+  RsyslogServer rs;
+  const std::string port = std::to_string(rs.ChoosePort());
+  auto replace = [&conf](const std::string &from, const std::string &to) {
+    size_t at = conf.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    conf.replace(at, from.size(), to);
+    EXPECT_EQ(conf.find(from), std::string::npos) << "once only: " << from;
+  };
+  replace("port=\"2514\"", "port=\"" + port + "\"");
+  replace("/var/log/logsink/", dir / "received/");
+  std::string err;
+  ASSERT_TRUE(rs.StartWithConfig(dir.path(), conf, &err)) << err;
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(100);
+  Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + port, "--file", ring.path(), "--cursor-file",
+                      dir / "cursor"});
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 100; }))
+      << ReadFile(dir / "forward.log");
+  EXPECT_EQ(fwd.Stop(), 0);
+  rs.Kill(SIGTERM);  // flushes its files
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::vector<std::string> lines =
+      Lines(ReadFile(dir / ("received/" + std::string(host) + ".log")));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(lines, &other);
+  EXPECT_TRUE(other.empty()) << other.front();
+  EXPECT_EQ(seen.size(), 100u);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("[logsink@32473 cursor=\""), std::string::npos) << lines[0];
+}
+
 TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {
   TempDir dir("logsink-fwd");
   RsyslogServer rs;

@@ -167,7 +167,8 @@ typedef struct ls_options {
 /* Counters of a client since ls_open (or since fork, in a child). */
 typedef struct ls_stats {
   size_t size;               /* set by the caller to sizeof(ls_stats) before ls_get_stats */
-  uint64_t logged;           /* records accepted into staging buffers (sent + dropped = calls) */
+  uint64_t logged;           /* records accepted into staging buffers (sent + dropped = calls,
+                                once nothing is staged or kept for a restarting daemon) */
   uint64_t sent;             /* records written to the socket */
   uint64_t dropped;          /* records lost: buffers full, daemon absent, send failed */
   uint64_t dropped_reported; /* of `dropped`, reported to the daemon in DROPPED frames */
@@ -208,7 +209,8 @@ LS__EXPORT void ls_close(ls_client *c);
 
 /* Sends everything logged before the call, waiting at most close_timeout_ms.
  * Returns 0 when it was written to the socket, -ENOTCONN when there is no
- * connection (what was buffered is dropped and counted), -ETIMEDOUT when the
+ * connection (what was buffered is dropped and counted, or, while the daemon
+ * restarts, kept for the next one: see block_timeout_ms), -ETIMEDOUT when the
  * sender did not finish in time, -EINVAL for a NULL client. */
 LS__EXPORT int ls_flush(ls_client *c);
 
