@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -116,6 +117,10 @@ class Forwarder {
   bool draining_ = false, fatal_ = false;
   std::string line_, msg_;
   std::string status_error_;  // the last status write failure logged
+  // Refused acknowledgments are logged once a second, summed (a stream that
+  // captures no subject refuses every record).
+  uint64_t nack_logged_ms_ = 0, nacks_unlogged_ = 0;
+  void LogNack(const Ack &a);
 
   uv_loop_t loop_{};
   uv_async_t async_{};
@@ -314,12 +319,34 @@ void Forwarder::TakeAcks() {
       ++c_.acked;
       if (a.duplicate) ++c_.duplicates;
     } else {
-      spdlog::warn("record {} not acknowledged ({}): sending it again", a.seq, a.error);
+      LogNack(a);
       it->unsent = true;
       it->backoff_ms = std::clamp<uint64_t>(it->backoff_ms * 2, 50, 5000);
       it->resend_at_ms = NowMs() + it->backoff_ms;
     }
   }
+}
+
+void Forwarder::LogNack(const Ack &a) {
+  ++nacks_unlogged_;
+  const uint64_t now = NowMs();
+  if (nack_logged_ms_ && now - nack_logged_ms_ < 1000) return;
+  std::string hint;
+  std::string lower(a.error);
+  for (char &ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower.find("no responders") != std::string::npos)
+    hint = "; no JetStream stream captures the subject " + o_.subject +
+           ": create one that does (nats stream add NAME --subjects '" + o_.subject +
+           "'), or start logsink-forward once with --create-stream NAME";
+  if (nacks_unlogged_ == 1)
+    spdlog::warn("record {} not acknowledged ({}): sending it again{}", a.seq, a.error, hint);
+  else
+    spdlog::warn(
+        "{} records not acknowledged in the last second, record {} the last ({}): "
+        "sending them again{}",
+        nacks_unlogged_, a.seq, a.error, hint);
+  nack_logged_ms_ = now;
+  nacks_unlogged_ = 0;
 }
 
 // Entries leave the window only once the cursor file is past them, so a

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "forwarder.h"
 #include "nats_sink.h"
@@ -62,6 +63,13 @@ int main(int argc, char **argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e logsink-forward[%P] %l: %v");
   spdlog::set_level(spdlog::level::from_str(o.log_level));
+  // logctl finds its ring through the daemon on $LOGSINK_SOCKET; the
+  // forwarder reads a file and never talks to logsinkd, so say which.
+  if (const char *sock = secure_getenv("LOGSINK_SOCKET"); o.file_default && sock && *sock)
+    spdlog::warn(
+        "$LOGSINK_SOCKET is set, but logsink-forward reads a ring file, not a daemon: "
+        "following {} (give --file or $LOGSINK_FILE for another ring)",
+        o.file);
   // SIGTERM/SIGINT: uv_signal handles them whichever thread (cnats' or
   // librelp's) the kernel delivers them to.
   int rc = RunForwarder(o, std::move(sink));

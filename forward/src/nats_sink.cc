@@ -51,6 +51,15 @@ class NatsSink : public Sink {
       *error = std::string("cannot connect to NATS: ") + natsStatus_GetText(s);
       return false;
     }
+    if (s == NATS_NOT_YET_CONNECTED) {
+      SetError("not connected to NATS at " + Servers() + " yet");
+      spdlog::warn(
+          "NATS at {} does not answer; trying again every 250 ms (records wait in the "
+          "ring)",
+          Servers());
+    } else {
+      spdlog::info("connected to NATS at {}", Servers());
+    }
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.PublishAsync.MaxPending = opts_.window;
@@ -77,7 +86,11 @@ class NatsSink : public Sink {
     if (s == NATS_OK) s = js_PublishMsgAsync(js_, &msg, &po);
     natsMsg_Destroy(msg);  // no-op when the library took it
     if (s != NATS_OK) {
-      SetError(std::string("publish: ") + natsStatus_GetText(s));
+      // Without a connection cnats' answer ("Not Supported By Server") says
+      // nothing useful: say what is wrong.
+      SetError(Connected() ? std::string("publish: ") + natsStatus_GetText(s)
+                           : "not connected to NATS at " + Servers() +
+                                 " (publish: " + natsStatus_GetText(s) + ")");
       return false;
     }
     return true;
@@ -125,16 +138,41 @@ class NatsSink : public Sink {
     }
     natsMsg_Destroy(msg);
   }
-  static void OnConnected(natsConnection *, void *closure) {
+  // cnats' callback thread: state changes are logged (spdlog's logger is
+  // the thread-safe kind, main.cc).
+  static void OnConnected(natsConnection *nc, void *closure) {
     auto *self = static_cast<NatsSink *>(closure);
-    std::lock_guard<std::mutex> lock(self->state_mu_);
-    if (!self->connected_) ++self->reconnects_;
-    self->connected_ = true;
+    char url[256] = "";
+    if (natsConnection_GetConnectedUrl(nc, url, sizeof url) != NATS_OK) url[0] = 0;
+    {
+      std::lock_guard<std::mutex> lock(self->state_mu_);
+      if (!self->connected_) ++self->reconnects_;
+      self->connected_ = true;
+      self->last_error_.clear();
+    }
+    spdlog::info("connected to NATS at {}", url[0] ? url : self->Servers().c_str());
   }
   static void OnDisconnected(natsConnection *, void *closure) {
     auto *self = static_cast<NatsSink *>(closure);
-    std::lock_guard<std::mutex> lock(self->state_mu_);
-    self->connected_ = false;
+    {
+      std::lock_guard<std::mutex> lock(self->state_mu_);
+      if (self->closing_) return;
+      self->connected_ = false;
+      self->last_error_ = "disconnected from NATS at " + self->Servers();
+    }
+    spdlog::warn(
+        "disconnected from NATS at {}; reconnecting every 250 ms (records wait in the "
+        "ring)",
+        self->Servers());
+  }
+  bool Connected() {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    return connected_;
+  }
+  std::string Servers() const {
+    std::string s;
+    for (const auto &u : opts_.servers) s += (s.empty() ? "" : ",") + u;
+    return s;
   }
   // The last callback cnats makes for a connection (its callback thread
   // delivers them in order: the disconnected one comes before).
@@ -175,6 +213,10 @@ class NatsSink : public Sink {
   void Close() {
     if (js_) jsCtx_Destroy(js_);
     js_ = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      closing_ = true;  // the disconnect that follows is ours
+    }
     if (nc_) {
       natsConnection_Close(nc_);
       std::unique_lock<std::mutex> lock(state_mu_);
@@ -193,7 +235,7 @@ class NatsSink : public Sink {
   jsCtx *js_ = nullptr;
   std::mutex state_mu_;
   std::condition_variable closed_cv_;  // closed_ became true
-  bool closed_ = false;
+  bool closed_ = false, closing_ = false;
   bool connected_ = false;
   uint64_t reconnects_ = 0;
   std::string last_error_;

@@ -292,6 +292,7 @@ bool Finish(Options *o, std::string *error) {
   if (o->file.empty()) {
     const char *env = secure_getenv("LOGSINK_FILE");
     o->file = env && *env ? env : LS_SYSTEM_RING;
+    o->file_default = !(env && *env);
   }
   if (o->cursor_file.empty()) {
     *error = "--cursor-file is required";

@@ -15,6 +15,7 @@ struct Options {
   std::string subject;            // subject (NATS only)
   std::string create_stream;      // create_stream (NATS only; "" = never)
   std::string file;               // file: the ring; "" = $LOGSINK_FILE, else the system ring
+  bool file_default = false;      // neither --file nor $LOGSINK_FILE named it
   std::string cursor_file;        // cursor_file (required)
   std::string start = "oldest";   // start: where to begin without a cursor: oldest | end
   int max_level = 7;              // level: ship records at this level or more severe

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -352,6 +353,54 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   ASSERT_EQ(other.size(), 1u);
   EXPECT_NE(other[0].find("\"lost\":" + std::to_string(lost) + ","), std::string::npos) << other[0];
   EXPECT_EQ(int64_t(seen.size()), count - 1);
+}
+
+// Issue 27: a subject no stream captures is said once a second with what to
+// do, not once per record; a NATS that does not answer is said on stderr
+// and in --status.
+TEST_F(ForwardNatsTest, ExplainsASubjectNoStreamCaptures) {
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  ring.Add(500);
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  args[3] = "nostream.test";  // --subject: LOGS captures logs.test only
+  args.insert(args.end(), {"--ack-timeout", "200ms", "--shutdown-timeout", "100ms"});
+  Forwarder fwd(dir_, args);
+  const auto t0 = std::chrono::steady_clock::now();
+  fwd.Start();
+  const std::string hint =
+      "no JetStream stream captures the subject nostream.test: create one that does";
+  ASSERT_TRUE(WaitUntil([&] {
+    std::string log = ReadFile(dir_ / "forward.log");
+    return log.find(hint) != std::string::npos &&
+           log.find(" records not acknowledged in the last second") != std::string::npos;
+  })) << ReadFile(dir_ / "forward.log");
+  EXPECT_EQ(fwd.Stop(), 0);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  size_t lines = 0;
+  for (const std::string &l : Lines(ReadFile(dir_ / "forward.log")))
+    lines += l.find("not acknowledged") != std::string::npos;
+  // One line a second (the first at once), whatever the number of records.
+  EXPECT_LE(double(lines), 2 + secs) << ReadFile(dir_ / "forward.log");
+  EXPECT_LE(CursorNext(dir_ / "cursor"), 0) << "nothing was acknowledged";
+}
+
+TEST(ForwardNatsDown, SaysSoOnStderrAndInTheStatus) {
+  TempDir dir("logsink-fwd");
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(10);
+  const std::string url = "nats://127.0.0.1:" + std::to_string(FreePort());  // nobody there
+  std::vector<std::string> args = NatsArgs(ring, dir, url);
+  args.insert(args.end(), {"--shutdown-timeout", "100ms"});
+  Forwarder fwd(dir, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] {
+    return ReadFile(dir / "forward.log").find("NATS at " + url + " does not answer") !=
+               std::string::npos &&
+           ReadFile(dir / "cursor.status").find("last_error=not connected to NATS at " + url) !=
+               std::string::npos;
+  })) << ReadFile(dir / "forward.log")
+      << ReadFile(dir / "cursor.status");
+  EXPECT_EQ(fwd.Stop(), 0);
 }
 
 TEST_F(ForwardNatsTest, RefusesACursorOfAnotherRing) {
