@@ -67,8 +67,11 @@ typedef struct ls__conn {
   uint64_t out_records, out_frames, out_interns;
   uint64_t out_dropped_report; /* drops reported by a DROPPED frame in out */
   int pass_lost;               /* the current pass dropped records */
-  uint64_t dropped_sender;     /* records dropped by the sender */
-  uint64_t dropped_gone;       /* producer drops of freed rings */
+  /* Records dropped by the sender. Written by the sender thread only, read
+   * by ls_get_stats at any time: atomic (sequentially consistent ++ and +=,
+   * a few per dropped batch at most). */
+  _Atomic uint64_t dropped_sender;
+  uint64_t dropped_gone; /* producer drops of freed rings */
   uint64_t logged_gone, truncated_gone;
   uint64_t drop_since_ns; /* first unreported drop */
   size_t resend_len;      /* bytes of resend in use */

@@ -204,13 +204,18 @@ ListenError OpenSocket(const std::string &path, int type, unsigned mode, const s
   return ListenError::kNone;
 }
 
-void CloseListener(Listener *l) {
-  if (l->fd < 0) return;
+void UnlinkListener(Listener *l) {
   // Only unlink the file we bound (same inode): a daemon started after us may
   // already have replaced it with its own socket.
   struct stat st;
   if (!l->path.empty() && lstat(l->path.c_str(), &st) == 0 && st.st_ino == l->inode)
     unlink(l->path.c_str());
+  l->path.clear();
+}
+
+void CloseListener(Listener *l) {
+  if (l->fd < 0) return;
+  UnlinkListener(l);
   if (!l->from_systemd) close(l->fd);
   l->fd = -1;
 }

@@ -42,7 +42,10 @@ ListenError OpenSocket(const std::string &path, int type, unsigned mode, const s
 ListenError OpenListener(const std::string &path, unsigned mode, const std::string &group,
                          Listener *out, std::string *error);
 
-// Removes the socket file if it is still the one we bound; closes the fd.
+// Removes the socket file if it is still the one we bound (new connects
+// then fail; those already queued can still be accepted). Once only.
+void UnlinkListener(Listener *l);
+// UnlinkListener, then closes the fd (not one systemd passed).
 void CloseListener(Listener *l);
 
 // Creates the directories leading to path (mode 0755). Returns 0 or -errno.

@@ -521,6 +521,9 @@ void Server::CloseConn(Conn *c) {
 // writes its large partial blocks rarely (sealed blocks are written when
 // they seal, whatever this says).
 constexpr uint64_t kFlushCostFactor = 49;
+// At a stop under systemd: how long connections queued on the socket are
+// taken and drained before the rest is left to the next logsinkd.
+constexpr uint64_t kSystemdBacklogNs = 100 * 1000000ull;
 
 uint64_t Server::FlushGapNs() const {
   return std::min(
@@ -720,11 +723,19 @@ void Server::Shutdown(int signum) {
   // Connections still in the backlog have sent bytes too. However many
   // there are (up to SOMAXCONN): take each one, drain it, close it, so the
   // descriptor and connection limits do not apply and none is left unread.
+  // A socket we bound is unlinked first, so that clients reconnecting to
+  // the next daemon (liblogsink does within milliseconds) cannot keep this
+  // loop going or land in a backlog about to be closed. Under systemd the
+  // socket outlives us: what arrives now stays queued for the next
+  // logsinkd, which systemd starts for it, so the loop stops early.
+  UnlinkListener(listener_);
+  const uint64_t backlog_until =
+      listener_->from_systemd ? std::min(deadline, uv_hrtime() + kSystemdBacklogNs) : deadline;
   uint64_t backlog = 0;
   for (;;) {
     int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0 || uv_hrtime() >= deadline) {
+    if (fd < 0 || uv_hrtime() >= backlog_until) {
       if (fd >= 0) close(fd);
       break;
     }

@@ -310,18 +310,18 @@ TEST(ClientRestart, SteadyLoggingLosesNothingAcrossSigtermRestarts) {
     for (int i = 0; !stop.load() && i < 2000000; i++) {
       LogPhase(c, phase, i);
       logged[t].store(i + 1);
-      if (i % 64 == 63) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // pacing
+      if (i % 64 == 63) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // pacing
     }
   };
   std::thread a(run, 0), b(run, 1);
-  size_t in_ring = 0;  // records the ring held when this daemon started
+  uint64_t in_ring = 0;  // records the ring held when this daemon started
   for (int restart = 0; restart < 3; restart++) {
     // Synchronization: records are flowing into this daemon (its
     // predecessor wrote everything it read before it exited).
-    const size_t want = in_ring + 2000;
-    WaitRing(daemon.ring, [want](const std::vector<OwnedRecord> &r) { return r.size() >= want; });
+    const uint64_t want = in_ring + 2000;
+    ASSERT_TRUE(WaitUntil([&] { return NextRecordSeq(daemon.ring) >= want; }, kHang, Ms(5)));
     ASSERT_EQ(daemon.Stop(SIGTERM), 0) << daemon.Stderr();
-    in_ring = ReadRing(daemon.ring).size();
+    in_ring = NextRecordSeq(daemon.ring);
     ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
   }
   stop = true;

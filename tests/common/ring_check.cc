@@ -17,6 +17,21 @@ std::vector<OwnedRecord> ReadRing(const std::string &path, RecordingReporter *re
   return out;
 }
 
+uint64_t NextRecordSeq(const std::string &path) {
+  RecordingReporter rep;
+  std::unique_ptr<storage::RingReader> r;
+  storage::Status s = storage::RingReader::Open(storage::Env::Default(), path, &rep, &r);
+  if (s.ok()) s = r->SeekLast(1);
+  storage::Record rec;
+  if (s.ok()) s = r->Next(&rec);
+  if (s.IsNotFound()) return 0;
+  if (!s.ok()) {
+    ADD_FAILURE() << "reading " << path << ": " << s.ToString();
+    return 0;
+  }
+  return rec.seq + 1;
+}
+
 std::vector<OwnedRecord> ReadAll(storage::RingReader *r) {
   std::vector<OwnedRecord> out;
   storage::Status s = ReadAllRecords(r, &out);
