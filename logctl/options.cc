@@ -75,12 +75,17 @@ const char *Name(Command c) {
   return "?";
 }
 
+// tail's own options, in tail's and logctl's (no command) help.
+#define TAIL_OPTIONS                                                                 \
+  "  -n, --lines N    the last N records (counted from the newest; +N is refused)\n" \
+  "  -f, --follow     keep printing new records (not through the pager)\n"
+
 const char *Help(Command c) {
   switch (c) {
     case Command::kTail:
       return "usage: logctl tail [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
              "Prints the last N records (default 10) oldest first (-r: newest first); -f keeps\n"
-             "printing new ones. With filters, -n counts matching records.\n";
+             "printing new ones. With filters, -n counts matching records.\n" TAIL_OPTIONS;
     case Command::kCat:
       return "usage: logctl cat [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
              "Prints every record in the ring, oldest first (-r: newest first). 'logctl' with\n"
@@ -122,9 +127,8 @@ const char *Help(Command c) {
     case Command::kLog:
       return "usage: logctl [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
              "Without a command, logctl takes journalctl's options: with -n N or -f it is\n"
-             "'logctl tail' (-f alone: the last 10 records, then new ones), else 'logctl cat'.\n"
-             "  -n, --lines N    the last N records (counted from the newest; +N is refused)\n"
-             "  -f, --follow     keep printing new records (not through the pager)\n";
+             "'logctl tail' (-f alone: the last 10 records, then new ones), else 'logctl "
+             "cat'.\n" TAIL_OPTIONS;
   }
   return "";
 }

@@ -56,12 +56,15 @@ check "$tmp/d" lib/systemd/system/logsinkd-syslog.socket 644
 check "$tmp/d" usr/lib/sysusers.d/logsink.conf 644
 check "$tmp/d" usr/lib/tmpfiles.d/logsink.conf 644
 check "$tmp/d" usr/lib/sysctl.d/60-logsink.conf 644
+check "$tmp/d" usr/share/bash-completion/completions/logctl 644
+check "$tmp/d" usr/share/bash-completion/completions/logsinkd 644
 fwd=$tmp/out/logsink-forward_${version}_${arch}.deb
 if [ -f "$fwd" ]; then
   dpkg-deb -x "$fwd" "$tmp/f"
   check "$tmp/f" usr/bin/logsink-forward 755
   check "$tmp/f" usr/share/doc/logsink-forward/examples/central.toml 644
   check "$tmp/f" usr/share/doc/logsink-forward/examples/rsyslog-receiver.conf 644
+  check "$tmp/f" usr/share/bash-completion/completions/logsink-forward 644
 else
   bad "no logsink-forward package"
 fi

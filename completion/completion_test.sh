@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# completion_test.sh: the bash completion of logctl, logsinkd and
+# logsink-forward, driven as bash drives it (COMP_WORDS, COMP_CWORD, the
+# function complete -p names) against the built binaries.
+# usage: completion_test.sh logsink.bash BIN_DIR
+set -uo pipefail
+script=$1
+export PATH="$2:$PATH"
+fail=0
+# shellcheck source=/dev/null
+source "$script"
+compopt() { :; }  # only valid while bash itself completes
+# expect "words..." -- wanted... : the last word is the one being completed.
+expect() {
+  local words=() want=()
+  while [ "$1" != -- ]; do words+=("$1"); shift; done
+  shift
+  want=("$@")
+  COMP_WORDS=("${words[@]}")
+  COMP_CWORD=$((${#words[@]} - 1))
+  COMPREPLY=()
+  local fn
+  fn=$(complete -p "${words[0]}" | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
+  "$fn"
+  local got=" ${COMPREPLY[*]} " w
+  for w in "${want[@]}"; do
+    if [[ $w == !* ]]; then
+      [[ $got == *" ${w#!} "* ]] && { echo "FAIL: '${words[*]}' offers ${w#!}: $got"; fail=1; }
+    else
+      [[ $got == *" $w "* ]] || { echo "FAIL: '${words[*]}' does not offer $w: $got"; fail=1; }
+    fi
+  done
+}
+expect logctl "" -- tail cat stats send run verify export help
+expect logctl ta -- tail '!cat'
+expect logctl tail --fo -- --follow
+expect logctl cat --cur -- --cursor --cursor-file '!--follow'
+expect logctl - -- --unit --since --lines --follow   # journalctl-style, no command
+expect logctl cat -p "" -- emerg err warning debug
+expect logctl tail -o j -- json json-pretty
+expect logctl send --le -- --level '!--follow'
+expect logctl help ex -- export
+expect logsinkd --sys -- --syslog-socket
+expect logsinkd --log-level w -- warn
+expect logsink-forward --create -- --create-stream
+expect logsink-forward --start "" -- oldest end
+[ $fail = 0 ] && echo "bash completion of logctl, logsinkd and logsink-forward OK"
+exit $fail
