@@ -588,6 +588,12 @@ int RunExport(Options &o) {
     Error(o.export_path, std::strerror(errno));
     rc = kExitError;
   }
+  // A copy cut short (a full disk, a file size limit) is not left behind
+  // looking like a complete one: the file is ours (O_EXCL above).
+  if (!to_stdout && rc != kExitOk) {
+    if (unlink(o.export_path.c_str()) == 0)
+      std::fprintf(stderr, "logctl: %s: removed (incomplete)\n", o.export_path.c_str());
+  }
   return rc;
 }
 

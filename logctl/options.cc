@@ -569,6 +569,13 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kOutput:
         if (cmd == Command::kExport) {
+          // `export -o json` meant the rendering (as -o does for cat) far
+          // more often than a file named json: say so, and how to get either.
+          if (OutputMode m; ParseOutputMode(arg, &m))
+            return usage("-o names the file to write, and '" + std::string(arg) +
+                         "' is an output mode: for that rendering use --format (text or "
+                         "json); for a file of that name, -o ./" +
+                         arg);
           o->export_path = arg;
         } else if (!ParseOutputMode(arg, &o->mode)) {
           return usage("bad output mode '" + std::string(arg) + "' (" + kOutputModeNames + ")");

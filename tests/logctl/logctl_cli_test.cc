@@ -779,6 +779,31 @@ TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");
 }
 
+// Issue 27: an export cut short (here a file size limit standing in for a
+// full disk) fails and leaves no partial file; `export -o json` is refused
+// with what to write instead.
+TEST_F(LogctlTest, ExportCutShortLeavesNoFileAndOutputModesAreNotFileNames) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 5000);
+  ring.Close();
+  std::string out = dir_.File("cut.txt");
+  // SIGXFSZ ignored: the write fails with EFBIG instead of killing logctl.
+  ProcResult r = RunProcess("/bin/bash", {"-c", "ulimit -f 8; trap '' XFSZ; exec \"$0\" \"$@\"",
+                                          LogctlPath(), "export", "-o", out, "--file", f});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err,
+            "logctl: " + out + ": File too large\nlogctl: " + out + ": removed (incomplete)\n");
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "a partial copy was left";
+
+  Result j = RunLogctl({"export", "-o", "json", "--file", f});
+  EXPECT_EQ(j.status, 2);
+  EXPECT_EQ(j.err.substr(0, j.err.find('\n')),
+            "logctl: export: -o names the file to write, and 'json' is an output mode: for that "
+            "rendering use --format (text or json); for a file of that name, -o ./json");
+  EXPECT_NE(access("json", F_OK), 0);
+}
+
 TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   std::string f = dir_.File("r.ring");
   TestRing ring(f);
