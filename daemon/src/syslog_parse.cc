@@ -136,7 +136,9 @@ size_t SdName(std::string_view s, size_t at) {
 
 // STRUCTURED-DATA at the start of s: "-" or 1 or more
 // "[SD-ID *(SP PARAM-NAME=\"VALUE\")]". In a value, '\' escapes '"', '\' and
-// ']' (any other '\' is itself). Returns its length, or 0.
+// ']' (any other '\' is itself). As rsyslog is, lenient about spaces after
+// '=' (`iut= "3"`, which some appliances send); the element is kept as it
+// came. Returns its length, or 0.
 size_t ParseSd(std::string_view s) {
   if (s.empty()) return 0;
   if (s[0] == '-') return 1;
@@ -151,8 +153,11 @@ size_t ParseSd(std::string_view s) {
       n = SdName(s, i);
       if (n == 0) return 0;
       i += n;
-      if (i + 1 >= s.size() || s[i] != '=' || s[i + 1] != '"') return 0;
-      i += 2;
+      if (i >= s.size() || s[i] != '=') return 0;
+      i++;
+      while (i < s.size() && s[i] == ' ') i++;
+      if (i >= s.size() || s[i] != '"') return 0;
+      i++;
       for (;;) {
         if (i >= s.size()) return 0;  // the value never ends (a cut datagram)
         if (s[i] == '\\' && i + 1 < s.size()) {

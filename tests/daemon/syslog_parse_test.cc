@@ -98,6 +98,13 @@ std::vector<Case> Table() {
        "An application event"},
       {"rfc5424_all_nil_no_msg", "<165>1 - - - - - -", k5424, kOk, 20, 5, "", "", "", "", "", "",
        ""},
+      // Lenient as rsyslog: spaces after '=' (kept as they came).
+      {"rfc5424_sd_space_after_equals",
+       "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 "
+       "iut= \"3\" eventSource=  \"Application\"] An application event",
+       k5424, kOk, 20, 5, "evntslog", "", "2003-10-11T22:14:15.003Z", "mymachine.example.com",
+       "ID47", "[exampleSDID@32473 iut= \"3\" eventSource=  \"Application\"]",
+       "An application event"},
       {"rfc5424_unescaped_bracket_in_value", "<14>1 - h a - - [x k=\"a]b\"] m", k5424, kOk, 1, 6,
        "a", "", "", "h", "", "[x k=\"a]b\"]", "m"},
       // malformed
@@ -122,6 +129,8 @@ std::vector<Case> Table() {
        "", "", "", "<13>1 - host app"},
       {"rfc5424_cut_sd", "<13>1 - h a - - [x k=\"v", kBad, SyslogBad::kRfc5424, 1, 5, "", "", "",
        "", "", "", "<13>1 - h a - - [x k=\"v"},
+      {"rfc5424_sd_space_then_no_value", "<13>1 - h a - - [x k= ] m", kBad, SyslogBad::kRfc5424, 1,
+       5, "", "", "", "", "", "", "<13>1 - h a - - [x k= ] m"},
       {"rfc5424_sd_unclosed", "<13>1 - h a - - [x k=\"v\"", kBad, SyslogBad::kRfc5424, 1, 5, "", "",
        "", "", "", "", "<13>1 - h a - - [x k=\"v\""},
       {"rfc5424_sd_no_space_before_msg", "<13>1 - h a - - [x]msg", kBad, SyslogBad::kRfc5424, 1, 5,
