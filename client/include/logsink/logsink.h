@@ -66,6 +66,15 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
+/* LS_LOG's compile-time check that its format is a string literal (below). */
+template <typename T>
+struct ls__literal {
+  enum { value = 0 };
+};
+template <size_t N>
+struct ls__literal<const char[N]> {
+  enum { value = 1 };
+};
 extern "C" {
 #endif
 
@@ -276,11 +285,34 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
 #define LS__FIRST(...) LS__FIRST_(__VA_ARGS__, 0)
 #define LS__FIRST_(a, ...) a
 
+/* LS__CHECK_SITE(level, fmt): a clear compile error, before any other, for a
+ * format that is not a string literal or a level that is not a constant. */
+#define LS__MSG_LITERAL \
+  "LS_LOG: the format must be a string literal; ls_log() takes a run-time format"
+#define LS__MSG_LEVEL \
+  "LS_LOG: the level must be a constant (LS_ERR, LS_INFO, ...); ls_log() takes a run-time level"
+#if defined(__cplusplus) && (defined(__GNUC__) || defined(__clang__))
+#define LS__CHECK_SITE(level, fmt)                                     \
+  static_assert(ls__literal<__typeof__(fmt)>::value, LS__MSG_LITERAL); \
+  static_assert(__builtin_constant_p(level), LS__MSG_LEVEL)
+#elif defined(__GNUC__) || defined(__clang__)
+#define LS__CHECK_SITE(level, fmt)                                                           \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(fmt), char[sizeof(fmt)]) ||         \
+                     __builtin_types_compatible_p(__typeof__(fmt), const char[sizeof(fmt)]), \
+                 LS__MSG_LITERAL);                                                           \
+  _Static_assert(__builtin_constant_p(level), LS__MSG_LEVEL)
+#else
+#define LS__CHECK_SITE(level, fmt) ((void)0)
+#endif
+
 /* LS_LOG(client, level, fmt, ...): logs a printf-style record. client NULL:
  * the default client. level must be a constant expression (0..7) and fmt a
  * string literal: both are part of the static call site, which keeps the
- * first format it sees, so anything but a literal fails to compile (the
- * macro pastes "" before it; ls_log_text takes run-time text). The arguments
+ * first format it sees, so anything else fails to compile, with the error
+ * "LS_LOG: the format must be a string literal" or "LS_LOG: the level must be
+ * a constant" first (static assertions with GCC and Clang; the macro also
+ * pastes "" before the format); ls_log takes a run-time level and format,
+ * ls_log_text run-time text. The arguments
  * are checked against fmt by GCC and Clang (-Wformat). %n and positional
  * arguments (%1$d) are refused: the record is not sent and counted in
  * ls_stats.errors. Conversions: flags -+ #0', width and precision (digits or
@@ -290,6 +322,7 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
  * value; errors and drops are counted in ls_stats. */
 #define LS_LOG(client, level, ...)                                                                \
   do {                                                                                            \
+    LS__CHECK_SITE(level, LS__FIRST(__VA_ARGS__));                                                \
     static ls_site ls__site_ = {"" LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
     (void)ls__log((client), &ls__site_, __VA_ARGS__);                                             \
   } while (0)
