@@ -27,6 +27,7 @@
 #include "out.h"
 #include "pager.h"
 #include "printer.h"
+#include "progress.h"
 
 namespace logsink::logctl {
 namespace {
@@ -60,6 +61,15 @@ class ReadPipeline {
   ReadPipeline(Options &o, RingReader *r, Out *out, Printer *pr, const std::string &path)
       : o_(o), r_(r), out_(out), pr_(pr), path_(path) {}
 
+  // A progress line while Drain reads (progress.h). Call before the
+  // positioning seek: it looks up the newest record.
+  void ShowProgress(Progress *p) {
+    if (!p->enabled()) return;
+    Record rec;
+    if (r_->SeekLast(1).ok() && r_->Next(&rec).ok()) p->set_last(rec.seq);
+    progress_ = p;
+  }
+
   // Renders rec into *line if it passes the filter. Returns false if filtered out.
   bool Render(const Record &rec, std::string *line) {
     if (!o_.filter.MatchFields(rec)) return false;
@@ -77,6 +87,7 @@ class ReadPipeline {
       Status s = r_->Next(&rec);
       if (s.IsNotFound()) return true;
       if (!s.ok()) return ReadError(s);
+      if (progress_) progress_->Update(rec.seq);
       if (collect_) {
         std::string line;
         if (Render(rec, &line)) Emit(rec.seq, std::move(line));
@@ -226,6 +237,7 @@ class ReadPipeline {
   const std::string &path_;
   std::string msg_;
   std::vector<std::string> *collect_ = nullptr;
+  Progress *progress_ = nullptr;
   std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
@@ -474,6 +486,7 @@ int Tail(Options &o, bool tty) {
   Out out(STDOUT_FILENO);
   ReadPipeline pipeline(o, r.get(), &out, &pr, path);
   pipeline.UseBlockFilter();
+  Progress progress("cat", tty);  // tty: stdout before the pager took it
   std::vector<std::string> reversed;
   if (o.reverse) pipeline.Collect(&reversed);
   rep.on_lost = [&](uint64_t n) {
@@ -492,6 +505,7 @@ int Tail(Options &o, bool tty) {
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
     ok = pipeline.Drain();
   } else if (o.cmd == Command::kCat) {
+    if (!o.reverse) pipeline.ShowProgress(&progress);  // -r collects: no progress to show
     s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
     ok = pipeline.Drain();
@@ -574,6 +588,8 @@ int RunExport(Options &o) {
     rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
     ReadPipeline pipeline(o, r.get(), &out, &pr, path);
     pipeline.UseBlockFilter();
+    Progress progress("export", isatty(fd) == 1);
+    pipeline.ShowProgress(&progress);
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) {
       pipeline.ReadError(s);

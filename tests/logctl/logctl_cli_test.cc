@@ -515,6 +515,34 @@ std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_en
   return out;
 }
 
+// Issue 27: a progress line on standard error when it is a terminal and the
+// records go elsewhere; never in a pipe, never over records on the terminal.
+TEST_F(LogctlTest, ProgressOnlyOnATerminalAndNotOverTheRecords) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 9000);
+  ring.Close();
+  std::string out = dir_.File("x.txt");
+  std::string screen =
+      RunOnTerminal({"export", "-o", out, "--file", f}, true, {{"LOGSINK_PROGRESS", "1"}});
+  EXPECT_EQ(screen.rfind("\rlogctl: export: 0% (1 of 9000 records)\x1b[K", 0), 0u) << screen;
+  EXPECT_GE(screen.size(), 4u);
+  EXPECT_EQ(screen.substr(screen.size() - 4), "\r\x1b[K") << "erased at the end: " << screen;
+  EXPECT_EQ(ReadFile(out), RunLogctl({"cat", "--file", f}).out);
+  // Without the variable it waits 0.5 s, longer than this export takes.
+  ASSERT_EQ(unlink(out.c_str()), 0);
+  EXPECT_EQ(RunOnTerminal({"export", "-o", out, "--file", f}, true), "");
+  // Standard error in a pipe: never.
+  SpawnOptions env;
+  env.env = {{"LOGSINK_PROGRESS", "1"}};
+  Result r = RunLogctl({"cat", "--file", f}, env);
+  EXPECT_EQ(r.err, "");
+  // The records on the terminal: they are the progress.
+  screen = RunOnTerminal({"cat", "--no-pager", "--file", f}, true, {{"LOGSINK_PROGRESS", "1"}});
+  EXPECT_NE(screen.find("n=8999"), std::string::npos);
+  EXPECT_EQ(screen.find("logctl: cat:"), std::string::npos);
+}
+
 TEST_F(LogctlTest, ColourOnlyOnATerminalAndNotWithNoColor) {
   TestRing ring(dir_.File("r.ring"));
   uint32_t site = ring.Intern(3, "failed");
