@@ -1,12 +1,17 @@
 // cmd_stats.cc: `logctl stats`: the ring's geometry, usage and compression
-// (Summarize, plus one full scan to add up the DROPPED entries) and the
-// daemon's live counters.
+// (Summarize, plus one full scan that adds up the DROPPED entries, counts
+// the records of each writer and draws the histogram) and the daemon's live
+// counters.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <unordered_map>
+#include <vector>
 
 #include "commands.h"
 #include "common.h"
@@ -52,6 +57,40 @@ double Pct(uint64_t a, uint64_t b) {
   return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0;
 }
 
+// The full scan's findings beyond the summary: who wrote the records, and
+// when, by priority class.
+constexpr int kBuckets = 12;
+struct Scan {
+  uint64_t dropped = 0, dropped_entries = 0;
+  struct Writer {
+    uint32_t uid = 0;
+    std::string label;  // the app label, else the process name
+    uint64_t records = 0;
+  };
+  std::unordered_map<uint64_t, Writer> by_source;
+  // [bucket][class]: 0 err and worse, 1 warning and notice, 2 info and
+  // debug, 3 dropped reports.
+  uint64_t hist[kBuckets][4] = {};
+};
+
+// The writers with the most records (the same uid and label summed), most first.
+std::vector<Scan::Writer> TopWriters(const Scan &scan, size_t n) {
+  std::map<std::pair<uint32_t, std::string>, uint64_t> sum;
+  for (const auto &[id, w] : scan.by_source) sum[{w.uid, w.label}] += w.records;
+  std::vector<Scan::Writer> v;
+  for (const auto &[k, records] : sum) v.push_back({k.first, k.second, records});
+  std::sort(v.begin(), v.end(), [](const Scan::Writer &a, const Scan::Writer &b) {
+    return a.records != b.records ? a.records > b.records : a.label < b.label;
+  });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+int Class(const Record &rec) {
+  if (rec.kind == Record::Kind::kDropped) return 3;
+  return rec.site.level <= 3 ? 0 : rec.site.level <= 5 ? 1 : 2;
+}
+
 // Records decoded (block headers and entries) per byte stored in the blocks.
 double Ratio(const RingReader::Summary &sum) {
   return static_cast<double>(sum.raw_bytes) / static_cast<double>(sum.bytes_used);
@@ -72,13 +111,25 @@ int RunStats(Options &o) {
     Error(path, s.ToString());
     return kExitError;
   }
-  // DROPPED entries are only known by reading every record: a full scan.
-  uint64_t dropped = 0, dropped_entries = 0;
+  // DROPPED entries, writers and times are only known by reading every
+  // record: a full scan.
+  Scan scan;
+  uint64_t &dropped = scan.dropped, &dropped_entries = scan.dropped_entries;
+  const uint64_t t0 = sum.oldest_ts_ns,
+                 width = sum.newest_ts_ns > t0 ? sum.newest_ts_ns - t0 + 1 : 1;
   if (!empty) {
     s = r->SeekOldest();
     Record rec;
     while (s.ok() && (s = r->Next(&rec)).ok()) {
       if (rec.kind == Record::Kind::kDropped) dropped += rec.dropped_count, dropped_entries++;
+      Scan::Writer &w = scan.by_source[rec.source_id];
+      if (w.records++ == 0) {
+        w.uid = rec.uid;
+        w.label = std::string(rec.app.empty() ? rec.comm : rec.app);
+      }
+      // Times outside the summary's range (a client's clock) go to the ends.
+      const uint64_t t = std::clamp(storage::FilterTime(rec), t0, t0 + width - 1);
+      scan.hist[(unsigned __int128)(t - t0) * kBuckets / width][Class(rec)]++;
     }
     if (!s.ok() && !s.IsNotFound()) {
       Error(path, s.ToString());
@@ -126,6 +177,22 @@ int RunStats(Options &o) {
                    records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.oldest_ts_ns,
                    sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries,
                    sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
+    b += ",\"top_writers\":[";
+    bool first_w = true;
+    for (const Scan::Writer &w : TopWriters(scan, 10)) {
+      b += first_w ? "{" : ",{";
+      first_w = false;
+      fmt::format_to(it, "\"uid\":{},\"label\":", w.uid);
+      render::AppendJsonString(&b, w.label);
+      fmt::format_to(it, ",\"records\":{}}}", w.records);
+    }
+    fmt::format_to(it, "],\"histogram\":{{\"start_ns\":{},\"bucket_ns\":{},\"buckets\":[", t0,
+                   (width + kBuckets - 1) / kBuckets);
+    for (int k = 0; k < kBuckets && !empty; k++)
+      fmt::format_to(it, "{}{{\"err\":{},\"warning\":{},\"info\":{},\"dropped_reports\":{}}}",
+                     k ? "," : "", scan.hist[k][0], scan.hist[k][1], scan.hist[k][2],
+                     scan.hist[k][3]);
+    b += "]}";
     b += ",\"daemon\":";
     if (drc == 0 && !ours) {
       b += "{\"running\":true,\"socket\":";
@@ -186,6 +253,42 @@ int RunStats(Options &o) {
     fmt::format_to(it, "wraps:         {}\n", sum.wraps);
     fmt::format_to(it, "dropped:       {} records in {} reports (full scan)\n", dropped,
                    dropped_entries);
+    if (!empty) {
+      if (span)
+        fmt::format_to(it, "rate:          {:.1f} records/s over the span\n",
+                       double(records) * 1e9 / double(span));
+      b += "top writers:   records, share of the file, label (uid)\n";
+      for (const Scan::Writer &w : TopWriters(scan, 5)) {
+        fmt::format_to(it, "  {:>12} {:5.1f}%  ", w.records, Pct(w.records, records));
+        render::AppendTerminalSafe(&b, w.label);
+        fmt::format_to(it, " (uid {})\n", w.uid);
+      }
+      // A picture without colour: one row per twelfth of the span, its bar
+      // as long as its share of the busiest row, in three characters.
+      b += "histogram:     records per twelfth of the span: # err and worse, + warning and "
+           "notice, . info and debug\n";
+      uint64_t most = 1;
+      for (auto &row : scan.hist) most = std::max(most, row[0] + row[1] + row[2]);
+      const uint64_t bucket = (width + kBuckets - 1) / kBuckets;
+      for (int k = 0; k < kBuckets; k++) {
+        const uint64_t *c = scan.hist[k];
+        const uint64_t n = c[0] + c[1] + c[2];
+        b += "  ";
+        tf.AppendHuman(t0 + uint64_t(k) * bucket, &b);
+        b += "  ";
+        // Widths of the three parts: rounded up, so a class present shows.
+        size_t used = 0;
+        for (int cls = 0; cls < 3; cls++) {
+          size_t w = c[cls] ? size_t((c[cls] * 40 + most - 1) / most) : 0;
+          b.append(w, "#+."[cls]);
+          used += w;
+        }
+        b.append(used < 42 ? 42 - used : 1, ' ');
+        fmt::format_to(it, "{}", n);
+        if (c[0] || c[1]) fmt::format_to(it, " (err {}, warning {})", c[0], c[1]);
+        b += '\n';
+      }
+    }
     fmt::format_to(it, "string table:  {} entries, {} of {} bytes ({:.1f}%)\n", sum.strings,
                    sum.strtab_bytes, L.strtab_size, Pct(sum.strtab_bytes, L.strtab_size));
     if (rep.corrupt)

@@ -944,6 +944,51 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_FALSE(v["daemon"]["running"].get<bool>());
 }
 
+// Issue 27: stats for a person: the rate over the span, the top writers
+// (label and uid, most first) and a histogram by priority class, the same in
+// --json.
+TEST_F(LogctlTest, StatsShowsTopWritersAndAHistogram) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  Source quiet{2, 77, 1001, 100, "", "quietcomm"};  // no label: the comm stands in
+  uint32_t info = ring.Intern(6, "n=%d"), err = ring.Intern(3, "e=%d"),
+           warn = ring.Intern(4, "w=%d");
+  // 120 ms: 100 info records in the first twelfth, 5 errors in the last,
+  // 1 warning from the quiet writer in the middle.
+  for (int i = 0; i < 100; i++) ring.Add(info, "i", Args().i(i).bytes(), kT0 + uint64_t(i) * 10000);
+  ring.Add(warn, "i", Args().i(1).bytes(), kT0 + 60 * kMs, &quiet);
+  for (int i = 0; i < 5; i++)
+    ring.Add(err, "i", Args().i(i).bytes(), kT0 + 119 * kMs + uint64_t(i));
+  ring.Close();
+  Result r = RunLogctl({"stats", "--file", f, "--socket", dir_.File("none.sock")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("rate:          890.8 records/s over the span\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("top writers:   records, share of the file, label (uid)\n"
+                       "           105  99.1%  testapp (uid 1000)\n"
+                       "             1   0.9%  quietcomm (uid 1001)\n"),
+            std::string::npos)
+      << r.out;
+  std::vector<std::string> rows;
+  for (const std::string &l : Lines(r.out))
+    if (l.rfind("  2025-11-23 ", 0) == 0) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 12u) << r.out;
+  EXPECT_EQ(rows[0], "  2025-11-23 10:00:00.000 +0000  " + std::string(40, '.') + "  100");
+  // The bar starts after "  TIME  " (33 columns).
+  EXPECT_EQ(rows[6].substr(33), "+" + std::string(41, ' ') + "1 (err 0, warning 1)") << rows[6];
+  EXPECT_EQ(rows[11].substr(33), "##" + std::string(40, ' ') + "5 (err 5, warning 0)") << rows[11];
+  EXPECT_EQ(rows[3].substr(33), std::string(42, ' ') + "0") << rows[3];
+  r = RunLogctl({"stats", "--json", "--file", f, "--socket", dir_.File("none.sock")});
+  json v = ParseJson(Lines(r.out)[0]);
+  ASSERT_FALSE(v.is_discarded()) << r.out;
+  EXPECT_EQ(v["top_writers"][0]["label"], "testapp");
+  EXPECT_EQ(v["top_writers"][0]["records"].get<uint64_t>(), 105u);
+  EXPECT_EQ(v["top_writers"][1]["uid"].get<uint64_t>(), 1001u);
+  ASSERT_EQ(v["histogram"]["buckets"].size(), 12u);
+  EXPECT_EQ(v["histogram"]["buckets"][0]["info"].get<uint64_t>(), 100u);
+  EXPECT_EQ(v["histogram"]["buckets"][11]["err"].get<uint64_t>(), 5u);
+}
+
 // A stand-in daemon on a real socket: checks the RING_REQ and STATS_REQ
 // frames and answers them, saying it writes the file (its identity, st_dev
 // and st_ino).
