@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -84,6 +87,61 @@ std::vector<Scan::Writer> TopWriters(const Scan &scan, size_t n) {
   });
   if (v.size() > n) v.resize(n);
   return v;
+}
+
+uint64_t Counter(const StatList &l, std::string_view name) {
+  for (const auto &[k, v] : l)
+    if (k == name) return v;
+  return 0;
+}
+
+volatile sig_atomic_t g_stop = 0;
+
+// stats --watch: a line per interval with what the daemon stored and what
+// clients reported dropped since the line before, until SIGINT/SIGTERM.
+int Watch(const Options &o, const std::string &socket, StatList prev) {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop = 1; };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  render::TimeFormatter tf(o.utc);
+  Out out(STDOUT_FILENO);
+  fmt::format_to(std::back_inserter(*out.buf()),
+                 "every {:.1f}s: time, records stored (per second), drops reported (per "
+                 "second), connections\n",
+                 double(o.watch_ms) / 1000);
+  out.Flush();
+  auto last = std::chrono::steady_clock::now();
+  while (!g_stop) {
+    const auto until = last + std::chrono::milliseconds(o.watch_ms);
+    while (!g_stop && std::chrono::steady_clock::now() < until) {
+      const auto left = until - std::chrono::steady_clock::now();
+      const auto step =
+          std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(50));
+      if (step.count() > 0) std::this_thread::sleep_for(step);
+    }
+    if (g_stop) break;
+    StatList now;
+    std::string why;
+    if (int rc = QueryDaemonStats(socket, 1000, &now, &why); rc < 0) {
+      Error(socket, rc == -ENOENT || rc == -ECONNREFUSED ? "the daemon is gone" : why);
+      return kExitError;
+    }
+    const auto t = std::chrono::steady_clock::now();
+    const double secs = std::chrono::duration<double>(t - last).count();
+    last = t;
+    const uint64_t rec = Counter(now, "records") - Counter(prev, "records");
+    const uint64_t drop = Counter(now, "dropped_reported") - Counter(prev, "dropped_reported");
+    std::string &b = *out.buf();
+    tf.AppendHuman(NowNs(), &b);
+    fmt::format_to(
+        std::back_inserter(b), "  records {} ({:.1f}/s)  dropped {} ({:.1f}/s)  connections {}\n",
+        rec, double(rec) / secs, drop, double(drop) / secs, Counter(now, "connections_current"));
+    out.Flush();
+    if (out.failed()) return kExitOk;  // a closed pipe ends the watch
+    prev = std::move(now);
+  }
+  return kExitOk;
 }
 
 int Class(const Record &rec) {
@@ -302,7 +360,11 @@ int RunStats(Options &o) {
     } else if (drc == 0) {
       b += "daemon:        running (socket ";
       render::AppendTerminalSafe(&b, socket);
-      b += ")\n";
+      b += ")";
+      // An older daemon does not say (uptime_ms is newer than its counters).
+      for (const auto &[k, v] : counters)
+        if (k == "uptime_ms") b += ", up " + Span(v * 1000000);
+      b += "\n";
       for (auto &[name, value] : counters) {
         b += "  ";
         render::AppendTerminalSafe(&b, name);
@@ -321,6 +383,13 @@ int RunStats(Options &o) {
     }
   }
   out.Flush();
+  if (o.watch_ms) {
+    if (drc != 0 || !ours) {
+      Error(socket, "--watch needs the daemon that writes this ring");
+      return kExitError;
+    }
+    return Watch(o, socket, std::move(counters));
+  }
   return kExitOk;
 }
 

@@ -51,6 +51,7 @@ enum Opt {
   kDmesg,
   kListBoots,
   kCursor,
+  kWatch,
 };
 
 const char *Name(Command c) {
@@ -91,8 +92,11 @@ const char *Help(Command c) {
              "Prints every record in the ring, oldest first (-r: newest first). 'logctl' with\n"
              "no arguments is 'logctl cat'.\n";
     case Command::kStats:
-      return "usage: logctl stats [--file PATH] [--socket PATH] [--json]\n"
-             "Prints the ring's geometry and usage, and the daemon's counters if it runs.\n";
+      return "usage: logctl stats [--file PATH] [--socket PATH] [--json] [--watch[=SECONDS]]\n"
+             "Prints the ring's geometry and usage, its top writers and a histogram of its\n"
+             "span, and the daemon's uptime and counters if it runs.\n"
+             "  --watch[=SECONDS]  then a line every SECONDS (default 1, 0.1..3600) with the\n"
+             "                   records and drops since the last one, until SIGINT/SIGTERM\n";
     case Command::kSend:
       return "usage: logctl send [-p [FACILITY.]LEVEL] [-t TAG] [--prio-prefix] [--socket PATH]\n"
              "                   [MESSAGE...]\n"
@@ -264,6 +268,8 @@ bool Allowed(Command c, int opt) {
       return reads;
     case kJson:
       return c == Command::kTail || c == Command::kCat || c == Command::kStats;
+    case kWatch:
+      return c == Command::kStats;
     case kNoColor:
     case kUtc:
       return c == Command::kTail || c == Command::kCat;
@@ -372,6 +378,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       {"show-cursor", no_argument, nullptr, kShowCursor},
       {"after-cursor", required_argument, nullptr, kAfterCursor},
       {"cursor", required_argument, nullptr, kCursor},
+      {"watch", optional_argument, nullptr, kWatch},
       {"cursor-file", required_argument, nullptr, kCursorFile},
       {"tag", required_argument, nullptr, kTag},
       {"prio-prefix", no_argument, nullptr, kPrioPrefix},
@@ -601,6 +608,20 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
       case kCursor:
         o->cursor = arg;
         break;
+      case kWatch: {
+        // SECONDS: a decimal number, 0.1 .. 3600 (default 1).
+        double secs = 1;
+        if (arg) {
+          char *end = nullptr;
+          errno = 0;
+          secs = std::strtod(arg, &end);
+          if (errno || end == arg || *end || !(secs >= 0.1 && secs <= 3600))
+            return usage("bad interval '" + std::string(arg) +
+                         "' for --watch (0.1 to 3600 seconds)");
+        }
+        o->watch_ms = uint64_t(secs * 1000 + 0.5);
+        break;
+      }
       case kCursorFile:
         o->cursor_file = arg;
         break;

@@ -60,6 +60,7 @@ struct Options {
   bool pager_end = false;          // -e/--pager-end (tail, cat): the pager starts at the end
   bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
+  uint64_t watch_ms = 0;           // stats --watch[=SECONDS]: a line per interval (0: off)
   Filter filter;
 };
 

@@ -51,6 +51,7 @@ inline const char *ErrShortName(Err e) {
 }
 
 struct Counters {
+  uint64_t started_mono_ns = 0;  // CLOCK_MONOTONIC at start (uptime_ms)
   uint64_t err[int(Err::kCount)] = {};
   uint64_t connections_current = 0;
   uint64_t connections_total = 0;    // accepted and served

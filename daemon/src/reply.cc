@@ -2,6 +2,8 @@
 // encoders and enumerates the counters.
 #include "reply.h"
 
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 
@@ -70,6 +72,10 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("syslog_budget_yields", c.syslog_budget_yields);
   f("syslog_queue_full", c.syslog_queue_full);
   f("syslog_read_errors", c.syslog_read_errors);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  f("uptime_ms", now_ns > c.started_mono_ns ? (now_ns - c.started_mono_ns) / 1000000 : 0);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }
 

@@ -65,6 +65,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
       text_(writer) {
   ctx_.writer = writer_;
   ctx_.text = &text_;
+  counters_.started_mono_ns = uv_hrtime();  // CLOCK_MONOTONIC, as uptime_ms reads it
   // RING replies name the file absolutely, whatever the client's directory.
   if (char *abs = realpath(cfg_.ring_file.c_str(), nullptr)) {
     ctx_.ring_path = abs;

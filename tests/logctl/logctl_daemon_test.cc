@@ -1,6 +1,8 @@
 // logctl_daemon_test.cc: logctl against the real logsinkd: `logctl send`
 // delivers records (and fails without a daemon), `cat` and `tail -f` read the
 // daemon-written ring, `stats` shows the daemon's live counters.
+#include <regex>
+
 #include "cli_util.h"
 #include "common/daemon_process.h"
 
@@ -84,9 +86,40 @@ TEST(LogctlDaemonTest, StatsShowsLiveCounters) {
   ASSERT_FALSE(v.is_discarded()) << r.out;
   ASSERT_TRUE(v["daemon"]["running"].get<bool>()) << r.out;
   EXPECT_FALSE(v["daemon"]["counters"].empty());
+  EXPECT_GT(v["daemon"]["counters"]["uptime_ms"].get<uint64_t>(), 0u);
   r = RunLogctl({"stats", "--file", d.ring, "--socket", d.socket});
-  EXPECT_NE(r.out.find("daemon:        running (socket " + d.socket + ")\n"), std::string::npos)
+  EXPECT_NE(r.out.find("daemon:        running (socket " + d.socket + "), up "), std::string::npos)
       << r.out;
+}
+
+// Issue 27: stats --watch prints a line per interval with the records stored
+// since the line before; their sum is what was sent; SIGTERM ends it (0).
+TEST(LogctlDaemonTest, StatsWatchCountsWhatArrives) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Proc p({"stats", "--file", d.ring, "--socket", d.socket, "--watch=0.1"});
+  std::string line;
+  do ASSERT_TRUE(p.ReadLine(&line, 10000)) << "no header";
+  while (line.rfind("every 0.1s: ", 0) != 0);
+  SpawnOptions in;
+  in.stdin_data = "a\nb\nc\nd\ne\n";
+  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket}, in).status, 0);
+  uint64_t sum = 0;
+  while (sum < 5) {
+    ASSERT_TRUE(p.ReadLine(&line, 10000)) << "sum " << sum;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m,
+                                  std::regex("  records ([0-9]+) \\([0-9.]+/s\\)  "
+                                             "dropped 0 \\(0.0/s\\)  connections [0-9]+$")))
+        << line;
+    sum += std::stoull(m[1]);
+  }
+  EXPECT_EQ(sum, 5u);
+  p.Signal(SIGTERM);
+  Result r = p.Finish(10000);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(RunLogctl({"stats", "--watch=0", "--socket", d.socket}).status, 2);
 }
 
 // Issue 15: with only LOGSINK_SOCKET set, every command reads the ring of the
