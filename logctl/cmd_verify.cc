@@ -1,11 +1,14 @@
 // cmd_verify.cc: `logctl verify`: RingReader::Verify, printing every problem
 // with its file offset; exit 1 on corruption.
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstdio>
 
 #include "commands.h"
 #include "common.h"
 #include "escape.h"
+#include "progress.h"
 
 namespace logsink::logctl {
 namespace {
@@ -30,7 +33,18 @@ int RunVerify(Options &o) {
   VerifyReporter rep;
   std::unique_ptr<storage::RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
-  storage::Status s = r->Verify();
+  storage::Status s;
+  {
+    // stdout carries the problems found, so the line goes only where it
+    // does not mix with them: not when stdout is that terminal.
+    Progress progress("verify", isatty(STDOUT_FILENO) == 1, "slots");
+    if (progress.enabled()) {
+      progress.set_last(r->layout().block_count - 1);
+      s = r->Verify([&](uint64_t done, uint64_t) { progress.Update(done - 1); });
+    } else {
+      s = r->Verify();
+    }
+  }
   if (!s.ok() || rep.problems) {
     std::printf("%s: CORRUPT: %" PRIu64 " problem(s)%s%s\n", path.c_str(), rep.problems,
                 s.ok() ? "" : ": ", s.ok() ? "" : s.ToString().c_str());

@@ -9,7 +9,8 @@
 
 namespace logsink::logctl {
 
-Progress::Progress(std::string what, bool output_on_terminal) : what_(std::move(what)) {
+Progress::Progress(std::string what, bool output_on_terminal, std::string unit)
+    : what_(std::move(what)), unit_(std::move(unit)) {
   const char *env = std::getenv("LOGSINK_PROGRESS");
   enabled_ =
       isatty(STDERR_FILENO) == 1 && !output_on_terminal && !(env && std::strcmp(env, "0") == 0);
@@ -33,8 +34,9 @@ void Progress::Draw(uint64_t seq) {
   const uint64_t total = last_ >= first_ ? last_ - first_ + 1 : 0;
   const uint64_t done = seq >= first_ ? seq - first_ + 1 : 0;
   const unsigned pct = total ? unsigned(done * 100 / total) : 100;
-  std::fprintf(stderr, "\rlogctl: %s: %u%% (%llu of %llu records)\033[K", what_.c_str(),
-               pct > 100 ? 100 : pct, (unsigned long long)done, (unsigned long long)total);
+  std::fprintf(stderr, "\rlogctl: %s: %u%% (%llu of %llu %s)\033[K", what_.c_str(),
+               pct > 100 ? 100 : pct, (unsigned long long)done, (unsigned long long)total,
+               unit_.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -17,8 +17,9 @@ namespace logsink::logctl {
 class Progress {
  public:
   // what: the word after "logctl: " (export, cat, ...); output_on_terminal:
-  // the records go to a terminal (directly or through the pager).
-  Progress(std::string what, bool output_on_terminal);
+  // the records go to a terminal (directly or through the pager); unit:
+  // what is counted.
+  Progress(std::string what, bool output_on_terminal, std::string unit = "records");
   ~Progress();  // erases the line
   Progress(const Progress &) = delete;
   Progress &operator=(const Progress &) = delete;
@@ -41,7 +42,7 @@ class Progress {
  private:
   void Draw(uint64_t seq);
 
-  std::string what_;
+  std::string what_, unit_;
   bool enabled_ = false, drawn_ = false, started_ = false, have_last_ = false;
   uint64_t first_ = 0, last_ = 0, calls_ = 0;
   std::chrono::steady_clock::time_point start_, next_;

@@ -34,7 +34,9 @@ class RingReader::Impl {
   void SetBlockFilter(const BlockFilter *f);
   Status ListBoots(std::vector<BootInfo> *out);
   uint64_t skipped_ = 0;
-  Status Verify() { return internal::VerifyRing(file_.get(), path_, reporter_); }
+  Status Verify(const std::function<void(uint64_t, uint64_t)> &progress) {
+    return internal::VerifyRing(file_.get(), path_, reporter_, progress);
+  }
 
   Layout layout_;
 
@@ -745,6 +747,9 @@ Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
 void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
 uint64_t RingReader::blocks_skipped() const { return impl_->skipped_; }
 Status RingReader::ListBoots(std::vector<BootInfo> *out) { return impl_->ListBoots(out); }
-Status RingReader::Verify() { return impl_->Verify(); }
+Status RingReader::Verify() { return impl_->Verify({}); }
+Status RingReader::Verify(const std::function<void(uint64_t, uint64_t)> &progress) {
+  return impl_->Verify(progress);
+}
 
 }  // namespace logsink::storage

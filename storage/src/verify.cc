@@ -24,7 +24,9 @@ struct SlotInfo {
 
 class Verifier {
  public:
-  Verifier(File *f, const std::string &path, Reporter *r) : f_(f), path_(path), r_(r) {}
+  Verifier(File *f, const std::string &path, Reporter *r,
+           const std::function<void(uint64_t, uint64_t)> &progress)
+      : f_(f), path_(path), r_(r), progress_(progress) {}
   Status Run();
 
  private:
@@ -39,6 +41,7 @@ class Verifier {
   File *f_;
   std::string path_;
   Reporter *r_;
+  const std::function<void(uint64_t, uint64_t)> &progress_;
   Layout l_;
   uint64_t problems_ = 0;
   std::vector<uint8_t> strtab_;  // the region; sites_ point into it
@@ -80,6 +83,7 @@ Status Verifier::Run() {
   // truncated (or crafted) file holds.
   std::vector<SlotInfo> slots(SlotsInFile(l_, size));
   s = ForEachSlot(f_, l_, [&](uint64_t slot, const uint8_t *img) {
+    if (progress_) progress_(slot + 1, slots.size());
     BlockHeader h;
     SlotInfo &si = slots[slot];
     si.state = CheckBlock(img, l_, slot, &h);
@@ -272,8 +276,9 @@ void Verifier::CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d)
 
 }  // namespace
 
-Status VerifyRing(File *f, const std::string &path, Reporter *reporter) {
-  return Verifier(f, path, reporter).Run();
+Status VerifyRing(File *f, const std::string &path, Reporter *reporter,
+                  const std::function<void(uint64_t, uint64_t)> &progress) {
+  return Verifier(f, path, reporter, progress).Run();
 }
 
 }  // namespace logsink::storage::internal

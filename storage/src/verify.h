@@ -2,6 +2,7 @@
 // (superblocks, string table, every block and entry). Internal.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "logsink/storage/env.h"
@@ -10,6 +11,9 @@
 namespace logsink::storage::internal {
 
 // Reports every problem with its file offset; Corruption if any was found.
-Status VerifyRing(File *f, const std::string &path, Reporter *reporter);
+// progress (may be empty) hears (slots checked, slots in the file) after
+// each slot.
+Status VerifyRing(File *f, const std::string &path, Reporter *reporter,
+                  const std::function<void(uint64_t, uint64_t)> &progress = {});
 
 }  // namespace logsink::storage::internal

@@ -471,8 +471,11 @@ TEST_F(LogctlTest, ControlCharactersAreEscaped) {
 
 // Runs logctl on a pseudo-terminal and returns what it printed there.
 // LOGSINK_PAGER is "" (no pager) unless env sets it.
+// stdout_to: when given, standard output goes to that file instead (standard
+// error and input stay on the terminal).
 std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env,
-                          const std::vector<std::pair<std::string, std::string>> &env = {}) {
+                          const std::vector<std::pair<std::string, std::string>> &env = {},
+                          const std::string &stdout_to = "") {
   const std::string logctl = LogctlPath();
   int master;
   pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
@@ -493,6 +496,10 @@ std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_en
       setenv("NO_COLOR", "1", 1);
     } else {
       unsetenv("NO_COLOR");
+    }
+    if (!stdout_to.empty()) {
+      int fd = open(stdout_to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) _exit(126);
     }
     std::vector<char *> argv{const_cast<char *>(logctl.c_str())};
     for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
@@ -541,6 +548,16 @@ TEST_F(LogctlTest, ProgressOnlyOnATerminalAndNotOverTheRecords) {
   screen = RunOnTerminal({"cat", "--no-pager", "--file", f}, true, {{"LOGSINK_PROGRESS", "1"}});
   EXPECT_NE(screen.find("n=8999"), std::string::npos);
   EXPECT_EQ(screen.find("logctl: cat:"), std::string::npos);
+  // cat into a file and verify (whose stdout lists problems) count too.
+  const std::string cat_out = dir_.File("cat.txt");
+  screen = RunOnTerminal({"cat", "--file", f}, true, {{"LOGSINK_PROGRESS", "1"}}, cat_out);
+  EXPECT_EQ(screen.rfind("\rlogctl: cat: 0% (1 of 9000 records)\x1b[K", 0), 0u) << screen;
+  EXPECT_EQ(ReadFile(cat_out), RunLogctl({"cat", "--file", f}).out);
+  screen = RunOnTerminal({"verify", "--file", f}, true, {{"LOGSINK_PROGRESS", "1"}}, cat_out);
+  EXPECT_EQ(screen.rfind("\rlogctl: verify: ", 0), 0u) << screen;
+  EXPECT_NE(screen.find(" slots)\x1b[K"), std::string::npos) << screen;
+  EXPECT_EQ(screen.substr(screen.size() - 4), "\r\x1b[K") << screen;
+  EXPECT_NE(ReadFile(cat_out).find(": OK: 9000 records"), std::string::npos);
 }
 
 TEST_F(LogctlTest, ColourOnlyOnATerminalAndNotWithNoColor) {

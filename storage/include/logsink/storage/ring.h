@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -338,6 +339,9 @@ class RingReader {
   // sequence continuity, string references). Each problem goes to the
   // reporter with its offset; returns Corruption if any was found.
   Status Verify();
+  // The same, telling progress (slots checked, slots in the file) after
+  // each slot.
+  Status Verify(const std::function<void(uint64_t, uint64_t)> &progress);
 
   class Impl;
 
