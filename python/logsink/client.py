@@ -9,7 +9,8 @@ default policy (client/include/logsink/logsink.h):
 - Buffer full (buffer_bytes, 256 KiB): the call waits while the daemon
   drains, at most block_timeout; if no space comes, the client is stalled
   and drops (and counts) at once until the sender moves data again.
-- No connection: the record is dropped and counted at once; connecting is
+- No connection: the record is dropped and counted at once, and the first
+  such drop of a spell without a daemon writes one line on stderr; connecting is
   retried after reconnect_min (10 ms), doubled per failure up to
   reconnect_max (1 s). A daemon that reads nothing for send_timeout (1 s)
   loses the connection, which is re-made. Drops are reported to the daemon
@@ -104,6 +105,7 @@ class Client:
         self._cur_tid = self._cur_ts = self._cur_n = 0
         self._stalled = False
         self._ever = False
+        self._warned_absent = False  # the no-daemon warning of this spell was written
         self._next_connect = 0.0
         self._backoff = self.reconnect_min
         self._unreported = 0
@@ -272,6 +274,8 @@ class Client:
             need = sum(len(r[1]) for r in recs) + 64 * len(recs)
             full = len(self._out) + (len(self._cur) if self._cur else 0) + need > self.buffer_bytes
             if self._sock is None or self._stalled or (full and not self._room(need)):
+                if self._sock is None and not self._warned_absent:
+                    self._warn_absent()
                 self._drop(len(recs))
                 return False
             for key, data, trunc, _ in recs:
@@ -334,6 +338,17 @@ class Client:
             self._space.wait(left)
         return True
 
+    def _warn_absent(self):
+        """One line on stderr per spell without a daemon: records are dropped
+        (counted, and reported once one listens), not silently lost."""
+        self._warned_absent = True
+        try:
+            sys.stderr.write("logsink: no daemon listens on %s: records are dropped (and "
+                             "counted) until one does\n" % self._path)
+            sys.stderr.flush()
+        except Exception:  # logging never raises into the application
+            pass
+
     def _drop(self, n):
         self._stats["dropped"] += n
         if not self._unreported:
@@ -360,6 +375,7 @@ class Client:
         if self._ever:
             self._stats["reconnects"] += 1
         self._ever = True
+        self._warned_absent = False
         self._stalled = False
         self._out += W.hello(self._app)
         self._marks.append((len(self._out), 0, 0))

@@ -4,7 +4,9 @@ daemon is absent, reported in a DROPPED entry once it is back; arguments
 that cannot be printed, formats that are not str, and a process out of file
 descriptors or threads never make log() raise."""
 
+import contextlib
 import errno
+import io
 import random
 import threading
 import time
@@ -183,6 +185,17 @@ class AbsentDaemonTest(DaemonTest):
         self.assertEqual(recs[1]["msg"], "kept 1")
         s = c.stats()
         self.assertEqual((s["dropped_reported"], s["sent"], s["connects"]), (5, 1, 1))
+
+    def test_one_warning_per_spell_without_a_daemon(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            c = logsink.Client(socket=self.daemon.socket, app="pywarn", reconnect_max=0.05)
+            self.addCleanup(c.close)
+            for i in range(50):
+                self.assertFalse(c.log(logsink.INFO, "lost %d", i))
+        self.assertEqual(err.getvalue(), "logsink: no daemon listens on %s: records are dropped "
+                         "(and counted) until one does\n" % self.daemon.socket)
+        self.assertEqual(c.stats()["dropped"], 50)
 
     def test_calls_reconnect_after_backoff(self):
         c = logsink.Client(socket=self.daemon.socket, app="pyretry", reconnect_min=0.01,
