@@ -8,8 +8,10 @@
 
 #include "escape.h"
 #include "filter.h"
+#include "logsink/proto/args.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/facility.h"
+#include "logsink/proto/printf.h"
 #include "logsink/proto/text_kinds.h"
 
 namespace logsink::logctl {
@@ -115,6 +117,59 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
     p += n + len;
   }
   out->push_back('}');
+}
+
+// Named fields (FORMAT.md, "Named fields"): the arguments of the "%.0s"
+// conversions that end a native record's format, those that read NAME=VALUE
+// (NAME: a letter or '_', then letters, digits, '_', '.', '-'; at most 64),
+// as "fields":{NAME:VALUE}. Free-text kinds have their own fields.
+bool FieldName(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (size_t i = 0; i < s.size(); i++) {
+    const char c = s[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool more = (c >= '0' && c <= '9') || c == '.' || c == '-';
+    if (!(alpha || (i > 0 && more))) return false;
+  }
+  return true;
+}
+
+void AppendNamedFields(const Record &rec, std::string *out) {
+  if (ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) >= 0) return;
+  // Trailing "%.0s" conversions, not "%%.0s" (a literal '%').
+  std::string_view fmt = rec.site.fmt;
+  size_t k = 0;
+  constexpr std::string_view kHidden = "%.0s";
+  while (fmt.size() >= kHidden.size() && fmt.substr(fmt.size() - kHidden.size()) == kHidden) {
+    size_t pct = 0;  // '%' right before this one: an odd count makes it literal
+    for (size_t i = fmt.size() - kHidden.size(); i > 0 && fmt[i - 1] == '%'; i--) pct++;
+    if (pct % 2) break;
+    fmt.remove_suffix(kHidden.size());
+    k++;
+  }
+  if (k == 0) return;
+  char sig[LS_FMT_MAX_ARGS + 1];
+  const int n = ls_fmt_signature(rec.site.fmt.data(), rec.site.fmt.size(), sig, sizeof sig);
+  if (n < int(k)) return;
+  const auto *p = reinterpret_cast<const uint8_t *>(rec.args.data());
+  const uint8_t *end = p + rec.args.size();
+  bool any = false;
+  for (int i = 0; i < n; i++) {
+    ls_arg a{};
+    const size_t used = ls_arg_get(sig[i], p, end, &a);
+    if (used == 0) break;  // cut or malformed: no more fields
+    p += used;
+    if (i < n - int(k) || sig[i] != LS_ARG_STR) continue;
+    std::string_view s(reinterpret_cast<const char *>(a.s), a.len);
+    const size_t eq = s.find('=');
+    if (eq == std::string_view::npos || !FieldName(s.substr(0, eq))) continue;
+    out->append(any ? "," : ",\"fields\":{");
+    any = true;
+    render::AppendJsonString(out, s.substr(0, eq));
+    out->push_back(':');
+    render::AppendJsonString(out, s.substr(eq + 1));
+  }
+  if (any) out->push_back('}');
 }
 
 // The fields every JSON record ends with (after all the others, so earlier
@@ -283,6 +338,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(",\"line\":");
     AppendNum(out, rec.site.line);
     AppendFreeTextFields(rec, out);
+    AppendNamedFields(rec, out);
   } else {
     out->append(",\"unknown_site\":true");
   }

@@ -36,6 +36,7 @@ EMERG, ALERT, CRIT, ERR, WARNING, NOTICE, INFO, DEBUG = range(8)
 
 _FRAME_MAX = (64 << 10) - 5  # RECORDS frames stay within 64 KiB (PROTOCOL.md)
 _TEXT_FMT = b"%s"
+_FIELD_MAX = 256  # bytes of one named field ("NAME=VALUE"), cut beyond
 
 _clients = weakref.WeakSet()
 _tls = threading.local()  # the thread's native id (a new one after fork)
@@ -237,8 +238,25 @@ class Client:
             return True
         return False
 
-    def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None):
-        """Stages one record (and `extra` text after it). strict: raise
+    def _with_fields(self, rec, fields):
+        """rec with named fields (FORMAT.md, "Named fields"): its format
+        followed by one %.0s per field, its arguments by "NAME=VALUE" strings,
+        which render as nothing and readers show by name (logctl --json:
+        "fields"). rec as it was when its site cannot have another format."""
+        key, data, trunc, last = rec
+        ext = (key[0] + b"%.0s" * len(fields),) + key[1:]
+        if not self._admit(ext):
+            return rec
+        out = bytearray(data)
+        for name, value in fields:
+            b = ("%s=%s" % (name, value)).encode("utf-8", "backslashreplace")[:_FIELD_MAX]
+            out += W.varint(len(b)) + b
+        return ext, bytes(out), trunc, last
+
+    def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None,
+             fields=None):
+        """Stages one record (and `extra` text after it). fields: (name,
+        value) strings carried as named fields. strict: raise
         TypeError, after staging, when neither the daemon nor Python could
         render fmt with args (the record went in a degraded form: markers for
         unprintable arguments, or the last-resort form; _render)."""
@@ -247,6 +265,8 @@ class Client:
         counts = counts or []
         recs = [self._encode(level, fmt, args, file, line, counts)]
         bad = recs[0][3]
+        if fields:
+            recs[0] = self._with_fields(recs[0], fields)
         if extra:
             recs.append(self._text(level, "%s", (extra,), file, line, counts))
         try:

@@ -32,6 +32,7 @@ no other record comes between them."""
 import logging
 from collections.abc import Mapping
 
+from . import _render
 from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client
 
 
@@ -49,6 +50,28 @@ def syslog_level(levelno):
 
 
 _default_formatter = logging.Formatter()
+# A LogRecord's own attributes; any other is an `extra=` field.
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message", "asctime", "taskName"}
+_MAX_EXTRA = 16  # extra fields carried per record
+
+
+def _fields(record):
+    """The logger's name and the record's `extra=` fields, as (name, str)
+    pairs; a value that cannot be printed becomes its marker."""
+    out = [("logger", record.name)]
+    for k, v in record.__dict__.items():
+        if k in _STANDARD or k == "logger" or not isinstance(k, str):
+            continue
+        if len(out) > _MAX_EXTRA:
+            break
+        try:
+            s = v if isinstance(v, str) else str(v)
+            s = str.__str__(s)
+        except Exception as e:  # noqa: BLE001 - a user's __str__ may raise
+            s = _render.unprintable(v, e)
+        out.append((k, s))
+    return out
 
 
 class Handler(logging.Handler):
@@ -93,7 +116,7 @@ class Handler(logging.Handler):
                     args = tuple(args)
             self.client._log(level, fmt, args, record.pathname, record.lineno,
                              int(record.created * 1e9), self._trace(record), strict=True,
-                             counts=counts)
+                             counts=counts, fields=_fields(record))
         except RecursionError:
             raise
         except Exception:  # noqa: BLE001 - logging's contract: handleError

@@ -32,8 +32,10 @@ class HandlerTest(DaemonTest):
         line = sys._getframe().f_lineno - 1
         recs = self.daemon.wait_records(lambda r: self.mine(r))
         r = self.mine(recs)[0]
-        self.assertEqual(r["fmt"], "disk %s at %d%%")
-        self.assertEqual(r["args"], ["sda", 91])
+        # The logger's name rides as a named field (FORMAT.md, "Named fields").
+        self.assertEqual(r["fmt"], "disk %s at %d%%%.0s")
+        self.assertEqual(r["args"], ["sda", 91, "logger=root"])
+        self.assertEqual(r["fields"], {"logger": "root"})
         self.assertEqual(r["msg"], "disk sda at 91%")
         self.assertEqual(r["level"], "warning")
         self.assertEqual(r["app"], "pyapp")
@@ -43,6 +45,20 @@ class HandlerTest(DaemonTest):
         self.assertNotIn("truncated", r)
         s = self.handler.client.stats()
         self.assertEqual((s["sent"], s["dropped"], s["fallback"]), (1, 0, 0))
+
+    def test_extra_fields_and_logger_name(self):
+        class Odd:
+            def __str__(self):
+                raise RuntimeError("no")
+        logging.getLogger("app.db").warning("slow query %d ms", 1200,
+                                            extra={"user": "bob", "rows": 7, "odd": Odd()})
+        r = self.mine(self.daemon.wait_records(lambda r: self.mine(r)))[0]
+        self.assertEqual(r["msg"], "slow query 1200 ms")
+        self.assertEqual(r["fields"]["logger"], "app.db")
+        self.assertEqual(r["fields"]["user"], "bob")
+        self.assertEqual(r["fields"]["rows"], "7")
+        self.assertTrue(r["fields"]["odd"].startswith("<unprintable "), r["fields"]["odd"])
+        self.assertEqual(self.handler.client.stats()["errors"], 0)
 
     def test_levels(self):
         for lv in (logging.CRITICAL, 45, logging.ERROR, logging.WARNING, 25, logging.INFO,
@@ -66,7 +82,8 @@ class HandlerTest(DaemonTest):
         self.assertEqual([r["msg"] for r in recs],
                          ["no args, 100% literal", "constant message", "user bob", "not a str",
                           "[1] and x"])
-        self.assertEqual([r["fmt"] for r in recs], ["%s", "constant message", "%s", "%s", "%s"])
+        self.assertEqual([r["fmt"] for r in recs],
+                         ["%s%.0s", "constant message%.0s", "%s%.0s", "%s%.0s", "%s%.0s"])
         self.assertEqual(self.handler.client.stats()["fallback"], 3)
 
     def test_exc_info(self):

@@ -422,6 +422,36 @@ TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
   EXPECT_EQ(r2.out, r.out);
 }
 
+// FORMAT.md, "Named fields": trailing %.0s arguments that read NAME=VALUE
+// are shown by name in --json; anything else stays an argument only.
+TEST_F(LogctlTest, NamedFieldsInJson) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  uint32_t two = ring.Intern(6, "a %d%.0s%.0s%.0s");
+  uint32_t literal = ring.Intern(6, "100%%.0s");
+  uint32_t badname = ring.Intern(6, "x%.0s");
+  uint32_t middle = ring.Intern(6, "%.0s y %d");
+  ring.Add(two, "isss", Args().i(1).s("k=v").s("not a field").s("req.id=a=b").bytes(), kT0);
+  ring.Add(literal, "", "", kT0 + 1);
+  ring.Add(badname, "s", Args().s("1bad=v").bytes(), kT0 + 2);
+  ring.Add(middle, "si", Args().s("k=v").i(2).bytes(), kT0 + 3);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--json", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u);
+  json v = ParseJson(lines[0]);
+  EXPECT_EQ(v["msg"], "a 1");
+  EXPECT_EQ(v["fields"], json::parse(R"({"k":"v","req.id":"a=b"})")) << lines[0];
+  EXPECT_EQ(v["args"].size(), 4u);  // the arguments stay as they are
+  for (size_t i = 1; i < 4; i++)
+    EXPECT_FALSE(ParseJson(lines[i]).contains("fields")) << lines[i];
+  EXPECT_EQ(ParseJson(lines[1])["msg"], "100%.0s");
+  // Text output is unchanged: %.0s prints nothing.
+  EXPECT_EQ(Lines(RunLogctl({"cat", "-o", "cat", "--file", f}).out),
+            (std::vector<std::string>{"a 1", "100%.0s", "x", " y 2"}));
+}
+
 TEST_F(LogctlTest, DroppedEntryInShortOutput) {
   TestRing ring(dir_.File("r.ring"));
   ring.writer()->AppendDropped(ring.source(), kT0 + 5 * kMs, 3, kT0);
