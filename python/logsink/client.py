@@ -38,6 +38,12 @@ _FRAME_MAX = (64 << 10) - 5  # RECORDS frames stay within 64 KiB (PROTOCOL.md)
 _TEXT_FMT = b"%s"
 _FIELD_MAX = 256  # bytes of one named field ("NAME=VALUE"), cut beyond
 
+
+def encode_field(name, value):
+    """A named field's argument: "NAME=VALUE" as a string argument."""
+    b = ("%s=%s" % (name, value)).encode("utf-8", "backslashreplace")[:_FIELD_MAX]
+    return W.varint(len(b)) + b
+
 _clients = weakref.WeakSet()
 _tls = threading.local()  # the thread's native id (a new one after fork)
 
@@ -107,6 +113,7 @@ class Client:
         self._stalled = False
         self._ever = False
         self._warned_absent = False  # the no-daemon warning of this spell was written
+        self._ext_fmts = {}  # (format, named fields) -> the format with their %.0s
         self._next_connect = 0.0
         self._backoff = self.reconnect_min
         self._unreported = 0
@@ -239,19 +246,22 @@ class Client:
         return False
 
     def _with_fields(self, rec, fields):
-        """rec with named fields (FORMAT.md, "Named fields"): its format
-        followed by one %.0s per field, its arguments by "NAME=VALUE" strings,
-        which render as nothing and readers show by name (logctl --json:
-        "fields"). rec as it was when its site cannot have another format."""
+        """rec with named fields (FORMAT.md, "Named fields"): fields is
+        (count, their arguments as encode_field made them); the format gets
+        one %.0s per field, which print nothing and readers show by name
+        (logctl --json: "fields"). rec as it was when its site cannot have
+        another format."""
         key, data, trunc, last = rec
-        ext = (key[0] + b"%.0s" * len(fields),) + key[1:]
+        n, encoded = fields
+        fmt = self._ext_fmts.get((key[0], n))  # one bytes object per format: its hash is kept
+        if fmt is None:
+            fmt = key[0] + b"%.0s" * n
+            if len(self._ext_fmts) < 4 * self.max_formats + 64:
+                self._ext_fmts[(key[0], n)] = fmt
+        ext = (fmt,) + key[1:]
         if not self._admit(ext):
             return rec
-        out = bytearray(data)
-        for name, value in fields:
-            b = ("%s=%s" % (name, value)).encode("utf-8", "backslashreplace")[:_FIELD_MAX]
-            out += W.varint(len(b)) + b
-        return ext, bytes(out), trunc, last
+        return ext, data + encoded, trunc, last
 
     def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None,
              fields=None):

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping
 
 from . import _render
-from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client
+from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client, encode_field
 
 
 def syslog_level(levelno):
@@ -51,27 +51,38 @@ def syslog_level(levelno):
 
 _default_formatter = logging.Formatter()
 # A LogRecord's own attributes; any other is an `extra=` field.
-_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
-    "message", "asctime", "taskName"}
+_BASE = logging.LogRecord("", 0, "", 0, "", (), None).__dict__
+_STANDARD = frozenset(_BASE) | {"message", "asctime", "taskName"}
+_BASE_LEN = len(_BASE)  # a record with no more attributes has no extra
 _MAX_EXTRA = 16  # extra fields carried per record
+_logger_fields = {}  # logger name -> its encoded field (names are few)
 
 
 def _fields(record):
-    """The logger's name and the record's `extra=` fields, as (name, str)
-    pairs; a value that cannot be printed becomes its marker."""
-    out = [("logger", record.name)]
-    for k, v in record.__dict__.items():
+    """(count, encoded arguments) of the logger's name and the record's
+    `extra=` fields; a value that cannot be printed becomes its marker."""
+    name = record.name
+    enc = _logger_fields.get(name)
+    if enc is None:
+        enc = encode_field("logger", name)
+        if len(_logger_fields) < 4096:
+            _logger_fields[name] = enc
+    attrs = record.__dict__
+    if len(attrs) <= _BASE_LEN:
+        return 1, enc
+    parts = [enc]
+    for k, v in attrs.items():
         if k in _STANDARD or k == "logger" or not isinstance(k, str):
             continue
-        if len(out) > _MAX_EXTRA:
+        if len(parts) > _MAX_EXTRA:
             break
         try:
             s = v if isinstance(v, str) else str(v)
             s = str.__str__(s)
         except Exception as e:  # noqa: BLE001 - a user's __str__ may raise
             s = _render.unprintable(v, e)
-        out.append((k, s))
-    return out
+        parts.append(encode_field(k, s))
+    return len(parts), b"".join(parts)
 
 
 class Handler(logging.Handler):
