@@ -444,8 +444,7 @@ TEST_F(LogctlTest, NamedFieldsInJson) {
   EXPECT_EQ(v["msg"], "a 1");
   EXPECT_EQ(v["fields"], json::parse(R"({"k":"v","req.id":"a=b"})")) << lines[0];
   EXPECT_EQ(v["args"].size(), 4u);  // the arguments stay as they are
-  for (size_t i = 1; i < 4; i++)
-    EXPECT_FALSE(ParseJson(lines[i]).contains("fields")) << lines[i];
+  for (size_t i = 1; i < 4; i++) EXPECT_FALSE(ParseJson(lines[i]).contains("fields")) << lines[i];
   EXPECT_EQ(ParseJson(lines[1])["msg"], "100%.0s");
   // Text output is unchanged: %.0s prints nothing.
   EXPECT_EQ(Lines(RunLogctl({"cat", "-o", "cat", "--file", f}).out),
@@ -1025,6 +1024,13 @@ TEST_F(LogctlTest, StatsShowsTopWritersAndAHistogram) {
   EXPECT_EQ(rows[6].substr(33), "+" + std::string(41, ' ') + "1 (err 0, warning 1)") << rows[6];
   EXPECT_EQ(rows[11].substr(33), "##" + std::string(40, ' ') + "5 (err 5, warning 0)") << rows[11];
   EXPECT_EQ(rows[3].substr(33), std::string(42, ' ') + "0") << rows[3];
+  // On a terminal (colour allowed) the picture is the same characters: no
+  // colour codes, nothing that needs a colour to be read.
+  std::string screen =
+      RunOnTerminal({"stats", "--file", f, "--socket", dir_.File("none.sock")}, false);
+  for (const std::string &row : rows)
+    EXPECT_NE(screen.find(row + "\r\n"), std::string::npos) << row;
+  EXPECT_EQ(screen.find("\x1b["), std::string::npos) << screen;
   r = RunLogctl({"stats", "--json", "--file", f, "--socket", dir_.File("none.sock")});
   json v = ParseJson(Lines(r.out)[0]);
   ASSERT_FALSE(v.is_discarded()) << r.out;
