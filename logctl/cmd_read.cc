@@ -580,6 +580,8 @@ int RunExport(Options &o) {
                                          : std::string(std::strerror(errno)));
     return kExitError;
   }
+  struct stat created {};
+  if (!to_stdout && fstat(fd, &created) != 0) created = {};
   int rc;
   {
     o.mode = o.export_json ? OutputMode::kJson : OutputMode::kShort;
@@ -593,20 +595,23 @@ int RunExport(Options &o) {
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
     if (!s.ok() && !s.IsNotFound()) {
       pipeline.ReadError(s);
-      if (!to_stdout) close(fd);
-      return kExitError;
+      rc = kExitError;
+    } else {
+      bool ok = pipeline.Drain();
+      rc = FinishOutput(&out, dest);
+      if (!ok && pipeline.failed()) rc = kExitError;
     }
-    bool ok = pipeline.Drain();
-    rc = FinishOutput(&out, dest);
-    if (!ok && pipeline.failed()) rc = kExitError;
   }
   if (!to_stdout && close(fd) != 0 && rc == kExitOk) {
     Error(o.export_path, std::strerror(errno));
     rc = kExitError;
   }
   // A copy cut short (a full disk, a file size limit) is not left behind
-  // looking like a complete one: the file is ours (O_EXCL above).
-  if (!to_stdout && rc != kExitOk) {
+  // looking like a complete one: the file is ours (O_EXCL above), unless
+  // someone replaced it meanwhile (then it is not ours to remove).
+  struct stat now;
+  if (!to_stdout && rc != kExitOk && lstat(o.export_path.c_str(), &now) == 0 &&
+      now.st_dev == created.st_dev && now.st_ino == created.st_ino) {
     if (unlink(o.export_path.c_str()) == 0)
       std::fprintf(stderr, "logctl: %s: removed (incomplete)\n", o.export_path.c_str());
   }

@@ -124,19 +124,26 @@ int Watch(const Options &o, const std::string &socket, StatList prev) {
     StatList now;
     std::string why;
     if (int rc = QueryDaemonStats(socket, 1000, &now, &why); rc < 0) {
+      if (g_stop) break;  // interrupted while asking: a normal end
       Error(socket, rc == -ENOENT || rc == -ECONNREFUSED ? "the daemon is gone" : why);
       return kExitError;
     }
     const auto t = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(t - last).count();
     last = t;
-    const uint64_t rec = Counter(now, "records") - Counter(prev, "records");
-    const uint64_t drop = Counter(now, "dropped_reported") - Counter(prev, "dropped_reported");
+    // A daemon restarted meanwhile (its uptime went back) counts from zero.
+    const bool restarted = Counter(now, "uptime_ms") < Counter(prev, "uptime_ms") ||
+                           Counter(now, "records") < Counter(prev, "records");
+    auto delta = [&](std::string_view name) {
+      return restarted ? Counter(now, name) : Counter(now, name) - Counter(prev, name);
+    };
+    const uint64_t rec = delta("records"), drop = delta("dropped_reported");
     std::string &b = *out.buf();
     tf.AppendHuman(NowNs(), &b);
     fmt::format_to(
-        std::back_inserter(b), "  records {} ({:.1f}/s)  dropped {} ({:.1f}/s)  connections {}\n",
-        rec, double(rec) / secs, drop, double(drop) / secs, Counter(now, "connections_current"));
+        std::back_inserter(b), "  records {} ({:.1f}/s)  dropped {} ({:.1f}/s)  connections {}{}\n",
+        rec, double(rec) / secs, drop, double(drop) / secs, Counter(now, "connections_current"),
+        restarted ? "  (the daemon restarted)" : "");
     out.Flush();
     if (out.failed()) return kExitOk;  // a closed pipe ends the watch
     prev = std::move(now);

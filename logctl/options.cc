@@ -671,6 +671,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   if (cmd == Command::kRun && o->words.empty()) return usage("a command to run is required");
   if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
   if (o->reverse && o->follow) return usage("--reverse and --follow cannot be combined");
+  if (o->watch_ms && o->json)
+    return usage("--watch prints text lines; it cannot be combined with --json");
   for (const std::string &grep : greps) {
     std::string why;
     if (!o->filter.AddGrep(grep, ignore_case, &why))

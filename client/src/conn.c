@@ -129,12 +129,17 @@ static int ls__keep(ls__conn *k, const ls__mark *m) {
 void ls__conn_tick(ls__conn *k, uint64_t now) {
   if (!ls__restarting(k) || now - k->lost_ns < (uint64_t)k->cfg.reconnect_window_ms * 1000000u)
     return;
+  ls__conn_drop_kept(k);
+  k->lost_ns = 0;
+  k->window_spent = 1;
+  atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
+}
+
+void ls__conn_drop_kept(ls__conn *k) {
   k->dropped_sender += k->resend_records;
   if (k->resend_records) k->pass_lost = 1;
   k->resend_len = 0;
   k->resend_records = 0;
-  k->lost_ns = 0;
-  atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
 }
 
 void ls__conn_queue_resend(ls__conn *k, uint64_t close_by) {
@@ -179,9 +184,13 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
   const int closed = rc == -EPIPE || rc == -ECONNRESET;
   const uint64_t now = ls__now_mono_ns(), window = (uint64_t)k->cfg.reconnect_window_ms * 1000000u;
   /* A window starts at the first close, or again after a connection that
-   * lasted longer than a window (else it goes on: see lost_ns). */
-  const int keep = closed && window &&
-                   (!k->lost_ns || now - k->connected_ns >= window || now - k->lost_ns < window);
+   * lasted longer than a window; else the one running goes on, and once it
+   * ended (window_spent) none starts until a connection outlives one: a
+   * daemon that accepts and closes at once gets no second window. */
+  const int lasted = k->connected_ns && now - k->connected_ns >= window;
+  if (lasted) k->window_spent = 0;
+  const int keep =
+      closed && window && !k->window_spent && (!k->lost_ns || lasted || now - k->lost_ns < window);
   uint64_t delivered = 0, reported = 0, kept = 0;
   if (rc == 0) {
     delivered = k->out_records;

@@ -87,6 +87,9 @@ typedef struct ls__conn {
    * waiting forever. */
   uint64_t lost_ns;
   uint64_t connected_ns; /* CLOCK_MONOTONIC of the last connect */
+  /* A window ended (or the client is closing): no new one until a
+   * connection lasts longer than a window. */
+  int window_spent;
   _Atomic uint64_t st_sent, st_dropped_reported, st_bytes, st_frames, st_interned, st_connects,
       st_reconnects, st_disconnects, st_fd_lost;
   /* LS__LINK_*: one word, so a producer never sees "no daemon" between two
@@ -147,6 +150,8 @@ LS__HIDDEN void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int d
  * at once, at ls_close): the frames kept for the next daemon count as
  * dropped. */
 LS__HIDDEN void ls__conn_tick(ls__conn *k, uint64_t now);
+/* At the sender's end: kept frames nothing will send count as dropped. */
+LS__HIDDEN void ls__conn_drop_kept(ls__conn *k);
 /* Right after a connect (HELLO and the INTERNs in out): queues the RECORDS
  * frames kept from the previous connection, before anything newer; a send
  * it needs first waits at most until close_by (0: none). */

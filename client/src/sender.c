@@ -312,7 +312,7 @@ static void *ls__sender_main(void *arg) {
         ls__futex_wait(&c->wake_seq, seq, by - now < ns ? by - now : ns);
         continue;
       }
-      ls__conn_tick(&c->conn, UINT64_MAX);
+      ls__conn_tick(&c->conn, UINT64_MAX); /* also: no new window now */
       (void)ls__pass(c, 1);
       break;
     }
@@ -336,6 +336,7 @@ static void *ls__sender_main(void *arg) {
     }
     ls__futex_wait(&c->wake_seq, seq, (uint64_t)wait_ms * 1000000u);
   }
+  ls__conn_drop_kept(&c->conn); /* what no daemon took by now is lost: counted */
   return NULL;
 }
 

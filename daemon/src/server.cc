@@ -733,13 +733,12 @@ void Server::Shutdown(int signum) {
   const uint64_t backlog_until =
       listener_->from_systemd ? std::min(deadline, uv_hrtime() + kSystemdBacklogNs) : deadline;
   uint64_t backlog = 0;
-  for (;;) {
+  // The time is checked before taking a connection, never after: one taken
+  // is always drained (under systemd one left is the next daemon's).
+  while (uv_hrtime() < backlog_until) {
     int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0 || uv_hrtime() >= backlog_until) {
-      if (fd >= 0) close(fd);
-      break;
-    }
+    if (fd < 0) break;
     // SHUT_RD first: the client's later writes fail (EPIPE) instead of
     // vanishing with the socket, and what it wrote before reads to EOF.
     shutdown(fd, SHUT_RD);

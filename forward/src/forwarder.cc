@@ -342,7 +342,7 @@ void Forwarder::LogNack(const Ack &a) {
     spdlog::warn("record {} not acknowledged ({}): sending it again{}", a.seq, a.error, hint);
   else
     spdlog::warn(
-        "{} records not acknowledged in the last second, record {} the last ({}): "
+        "{} records not acknowledged since the last report, record {} the last ({}): "
         "sending them again{}",
         nacks_unlogged_, a.seq, a.error, hint);
   nack_logged_ms_ = now;

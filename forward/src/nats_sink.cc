@@ -46,7 +46,10 @@ class NatsSink : public Sink {
     s = natsConnection_Connect(&nc_, nopts_);
     // With RetryOnFailedConnect, NATS_NOT_YET_CONNECTED means "connecting in
     // the background": publishes are buffered until then.
-    if (s == NATS_OK) connected_ = true;
+    if (s == NATS_OK) {
+      std::lock_guard<std::mutex> lock(state_mu_);  // cnats' threads run already
+      connected_ = true;
+    }
     if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
       *error = std::string("cannot connect to NATS: ") + natsStatus_GetText(s);
       return false;

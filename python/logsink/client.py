@@ -39,9 +39,21 @@ _TEXT_FMT = b"%s"
 _FIELD_MAX = 256  # bytes of one named field ("NAME=VALUE"), cut beyond
 
 
+def _field_name(name):
+    """name as FORMAT.md's NAME: a letter or '_' first, then letters, digits,
+    '_', '.', '-' (others become '_'), at most 64 characters."""
+    out = "".join(c if (c.isascii() and (c.isalnum() or c in "_.-")) else "_" for c in name[:64])
+    if not out or not (out[0].isascii() and (out[0].isalpha() or out[0] == "_")):
+        out = ("_" + out)[:64]
+    return out
+
+
 def encode_field(name, value):
-    """A named field's argument: "NAME=VALUE" as a string argument."""
-    b = ("%s=%s" % (name, value)).encode("utf-8", "backslashreplace")[:_FIELD_MAX]
+    """A named field's argument: "NAME=VALUE" as a string argument, cut
+    at _FIELD_MAX bytes on a character boundary."""
+    b = ("%s=%s" % (_field_name(name), value)).encode("utf-8", "backslashreplace")
+    if len(b) > _FIELD_MAX:
+        b = b[:_FIELD_MAX].decode("utf-8", "ignore").encode("utf-8")
     return W.varint(len(b)) + b
 
 _clients = weakref.WeakSet()
@@ -253,6 +265,8 @@ class Client:
         another format."""
         key, data, trunc, last = rec
         n, encoded = fields
+        if len(data) + len(encoded) > self.max_record_bytes:
+            return rec  # the record's own arguments come first
         fmt = self._ext_fmts.get((key[0], n))  # one bytes object per format: its hash is kept
         if fmt is None:
             fmt = key[0] + b"%.0s" * n

@@ -51,12 +51,14 @@ class HandlerTest(DaemonTest):
             def __str__(self):
                 raise RuntimeError("no")
         logging.getLogger("app.db").warning("slow query %d ms", 1200,
-                                            extra={"user": "bob", "rows": 7, "odd": Odd()})
+                                            extra={"user": "bob", "rows": 7, "odd": Odd(),
+                                                   "two words": "y"})
         r = self.mine(self.daemon.wait_records(lambda r: self.mine(r)))[0]
         self.assertEqual(r["msg"], "slow query 1200 ms")
         self.assertEqual(r["fields"]["logger"], "app.db")
         self.assertEqual(r["fields"]["user"], "bob")
         self.assertEqual(r["fields"]["rows"], "7")
+        self.assertEqual(r["fields"]["two_words"], "y")  # a NAME as FORMAT.md allows
         self.assertTrue(r["fields"]["odd"].startswith("<unprintable "), r["fields"]["odd"])
         self.assertEqual(self.handler.client.stats()["errors"], 0)
 

@@ -372,7 +372,7 @@ TEST_F(ForwardNatsTest, ExplainsASubjectNoStreamCaptures) {
   ASSERT_TRUE(WaitUntil([&] {
     std::string log = ReadFile(dir_ / "forward.log");
     return log.find(hint) != std::string::npos &&
-           log.find(" records not acknowledged in the last second") != std::string::npos;
+           log.find(" records not acknowledged since the last report") != std::string::npos;
   })) << ReadFile(dir_ / "forward.log");
   EXPECT_EQ(fwd.Stop(), 0);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
