@@ -109,6 +109,9 @@ class SyslogReceiver {
     std::lock_guard<std::mutex> lock(mu_);
     return fill_.size();
   }
+  // Times the thread found the queue full, not yet folded into the counters
+  // (the loop does that when it takes the queue).
+  uint64_t queue_full_unfolded() const { return t_queue_full_.load(std::memory_order_relaxed); }
   void set_max_app(uint32_t n) { max_app_ = n; }
   size_t cached_sources() const { return lru_.size(); }
 

@@ -234,6 +234,9 @@ TEST_F(SyslogReceiverTest, QueueIsBoundedAndTheThreadWaitsForTheLoop) {
   // The queue fills to its bound and stays there while the loop does not run.
   ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == fit * per; }));
   EXPECT_LE(rx.queued_bytes(), kSyslogQueueBytes);
+  // More datagrams are sent than fit: the thread takes the next one and
+  // waits for room (counted) before the loop takes anything.
+  ASSERT_TRUE(WaitUntil([&] { return rx.queue_full_unfolded() >= 1; }));
   uint64_t stored = 0;
   ASSERT_TRUE(WaitUntil([&] {
     rx.DrainQueue(1u << 30);
