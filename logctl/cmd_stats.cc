@@ -112,6 +112,7 @@ int Watch(const Options &o, const std::string &socket, StatList prev) {
                  double(o.watch_ms) / 1000);
   out.Flush();
   auto last = std::chrono::steady_clock::now();
+  bool down = false;  // the last query found no daemon
   while (!g_stop) {
     const auto until = last + std::chrono::milliseconds(o.watch_ms);
     while (!g_stop && std::chrono::steady_clock::now() < until) {
@@ -125,9 +126,22 @@ int Watch(const Options &o, const std::string &socket, StatList prev) {
     std::string why;
     if (int rc = QueryDaemonStats(socket, 1000, &now, &why); rc < 0) {
       if (g_stop) break;  // interrupted while asking: a normal end
-      Error(socket, rc == -ENOENT || rc == -ECONNREFUSED ? "the daemon is gone" : why);
-      return kExitError;
+      if (rc != -ENOENT && rc != -ECONNREFUSED) {
+        Error(socket, why);
+        return kExitError;
+      }
+      // Stopped (a restart, most likely): said once, and the watch goes on.
+      if (!down) {
+        std::string &b = *out.buf();
+        tf.AppendHuman(NowNs(), &b);
+        b += "  the daemon is not running\n";
+        out.Flush();
+        down = true;
+      }
+      last = std::chrono::steady_clock::now();
+      continue;
     }
+    down = false;
     const auto t = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(t - last).count();
     last = t;

@@ -52,13 +52,15 @@ class HandlerTest(DaemonTest):
                 raise RuntimeError("no")
         logging.getLogger("app.db").warning("slow query %d ms", 1200,
                                             extra={"user": "bob", "rows": 7, "odd": Odd(),
-                                                   "two words": "y"})
+                                                   "two words": "y", "long": "\u00e9" * 300})
         r = self.mine(self.daemon.wait_records(lambda r: self.mine(r)))[0]
         self.assertEqual(r["msg"], "slow query 1200 ms")
         self.assertEqual(r["fields"]["logger"], "app.db")
         self.assertEqual(r["fields"]["user"], "bob")
         self.assertEqual(r["fields"]["rows"], "7")
         self.assertEqual(r["fields"]["two_words"], "y")  # a NAME as FORMAT.md allows
+        # Each field is cut at 256 bytes, never inside a character.
+        self.assertEqual(r["fields"]["long"], "\u00e9" * 125)
         self.assertTrue(r["fields"]["odd"].startswith("<unprintable "), r["fields"]["odd"])
         self.assertEqual(self.handler.client.stats()["errors"], 0)
 

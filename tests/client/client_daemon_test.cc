@@ -74,6 +74,21 @@ class ClientDaemonTest : public ::testing::Test {
     EXPECT_NE(c, nullptr);
     return c;
   }
+  // A client whose reconnect window is window_ms, with records "one" 0..199
+  // in the ring (the restart tests' start).
+  ls_client *OpenAndLandPhaseOne(unsigned window_ms) {
+    ls_options o;
+    ls_options_init(&o);
+    o.block_timeout_ms = window_ms;
+    ls_client *c = Open("restart", &o);
+    for (int i = 0; i < 200; i++) LogPhase(c, "one", i);
+    EXPECT_EQ(ls_flush(c), 0);
+    auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+      return PhaseSeqs(r, "one").size() >= 200;
+    });
+    EXPECT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
+    return c;
+  }
   TempDir dir_;
   ClientDaemon daemon_{dir_};
 };
@@ -210,16 +225,8 @@ TEST_F(ClientDaemonTest, DaemonAbsentAtOpenThenStarted) {
 // block_timeout_ms: what was logged meanwhile waits in the client and reaches
 // the next daemon (PROTOCOL.md, "Restarts").
 TEST_F(ClientDaemonTest, DaemonKilledAndRestartedWithinTheWindowLosesNothing) {
-  ls_options o;
-  ls_options_init(&o);
-  o.block_timeout_ms = 60000;  // the window: longer than any restart here
-  ls_client *c = Open("restart", &o);
-  for (int i = 0; i < 200; i++) LogPhase(c, "one", i);
-  ASSERT_EQ(ls_flush(c), 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
-    return PhaseSeqs(r, "one").size() >= 200;
-  });
-  ASSERT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
+  ls_client *c = nullptr;
+  ASSERT_NO_FATAL_FAILURE(c = OpenAndLandPhaseOne(60000));  // longer than any restart here
 
   daemon_.Stop(SIGKILL);  // gone: its end of the connection is closed
   for (int i = 0; i < 300; i++) LogPhase(c, "two", i);
@@ -235,7 +242,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedWithinTheWindowLosesNothing) {
   EXPECT_EQ(s.sent, 750u);
   EXPECT_EQ(s.reconnects, 1u);
   ls_close(c);
-  v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "three").size() >= 250;
   });
   EXPECT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
@@ -247,16 +254,8 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedWithinTheWindowLosesNothing) {
 // Past block_timeout_ms without a daemon, what waited is dropped, counted
 // and reported to the next daemon.
 TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
-  ls_options o;
-  ls_options_init(&o);
-  o.block_timeout_ms = 50;  // a short window
-  ls_client *c = Open("restart", &o);
-  for (int i = 0; i < 200; i++) LogPhase(c, "one", i);
-  ASSERT_EQ(ls_flush(c), 0);
-  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
-    return PhaseSeqs(r, "one").size() >= 200;
-  });
-  ASSERT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
+  ls_client *c = nullptr;
+  ASSERT_NO_FATAL_FAILURE(c = OpenAndLandPhaseOne(50));  // a short window
 
   daemon_.Stop(SIGKILL);  // gone: its end of the connection is closed
   for (int i = 0; i < 300; i++) LogPhase(c, "two", i);
@@ -277,7 +276,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
   EXPECT_EQ(s.interned, 2u) << "the site once per connection";
   ls_close(c);
 
-  v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
+  auto v = WaitRing(daemon_.ring, [](const std::vector<OwnedRecord> &r) {
     return PhaseSeqs(r, "three").size() >= 250 && DroppedReported(r) >= 300;
   });
   EXPECT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));

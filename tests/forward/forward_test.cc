@@ -29,6 +29,7 @@
 #include "common/servers.h"
 #include "common/temp_dir.h"
 #include "logsink/proto/codec.h"
+#include "logsink/proto/paths.h"
 #include "logsink/proto/printf.h"
 #include "logsink/storage/ring.h"
 
@@ -401,6 +402,39 @@ TEST(ForwardNatsDown, SaysSoOnStderrAndInTheStatus) {
   })) << ReadFile(dir / "forward.log")
       << ReadFile(dir / "cursor.status");
   EXPECT_EQ(fwd.Stop(), 0);
+}
+
+// $LOGSINK_SOCKET names a daemon; the forwarder reads a file, and with no
+// --file or $LOGSINK_FILE says which one it follows (whether or not the
+// system ring exists here).
+TEST(ForwardRing, LogsinkSocketAloneGetsAWarningNamingTheRingFollowed) {
+  TempDir dir("logsink-fwd");
+  DaemonOptions o;
+  o.bin = BinPath("logsink-forward");
+  o.args = {"--to",
+            "nats://127.0.0.1:" + std::to_string(FreePort()),
+            "--subject",
+            "logs.test",
+            "--cursor-file",
+            dir / "cursor",
+            "--start",
+            "end",
+            "--shutdown-timeout",
+            "100ms"};
+  o.stderr_path = dir / "forward.log";
+  o.child_setup = [&dir] {
+    unsetenv("LOGSINK_FILE");
+    setenv("LOGSINK_SOCKET", (dir / "some.sock").c_str(), 1);
+  };
+  DaemonProcess p;
+  std::string err;
+  (void)p.Start(o, &err);  // ready or not (no system ring): the warning comes first
+  if (p.running()) p.Stop(SIGTERM);
+  EXPECT_NE(ReadFile(dir / "forward.log")
+                .find("$LOGSINK_SOCKET is set, but logsink-forward reads a ring file, not a "
+                      "daemon: following " LS_SYSTEM_RING " (give --file or $LOGSINK_FILE"),
+            std::string::npos)
+      << ReadFile(dir / "forward.log");
 }
 
 TEST_F(ForwardNatsTest, RefusesACursorOfAnotherRing) {

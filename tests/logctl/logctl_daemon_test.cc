@@ -116,6 +116,14 @@ TEST(LogctlDaemonTest, StatsWatchCountsWhatArrives) {
     sum += std::stoull(m[1]);
   }
   EXPECT_EQ(sum, 5u);
+  // A restart: said, and the watch goes on counting the new daemon from zero.
+  ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  do ASSERT_TRUE(p.ReadLine(&line, 10000));
+  while (line.find("  the daemon is not running") == std::string::npos);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  do ASSERT_TRUE(p.ReadLine(&line, 10000));
+  while (line.find("(the daemon restarted)") == std::string::npos);
+  EXPECT_TRUE(std::regex_search(line, std::regex("  records [0-9] \\("))) << line;
   p.Signal(SIGTERM);
   Result r = p.Finish(10000);
   EXPECT_EQ(r.status, 0) << r.err;
