@@ -42,6 +42,7 @@ BlockHeader ParseBlockHeader(const uint8_t *p) {
   for (const auto &f : kNarrow) h.*f.member = ls_get_u32(p + f.off);
   h.codec = p[LS_BLK_OFF_CODEC];
   h.levels = p[LS_BLK_OFF_LEVELS];
+  h.tier = p[LS_BLK_OFF_TIER];
   std::memcpy(h.boot_id.data(), p + LS_BLK_OFF_BOOT_ID, h.boot_id.size());
   std::memcpy(h.bloom.data(), p + LS_BLK_OFF_BLOOM, h.bloom.size());
   return h;
@@ -53,7 +54,8 @@ void FinishBlock(uint8_t *p, const BlockHeader &h) {
   for (const auto &f : kNarrow) ls_put_u32(p + f.off, h.*f.member);
   p[LS_BLK_OFF_CODEC] = h.codec;
   p[LS_BLK_OFF_LEVELS] = h.levels;
-  ls_put_u16(p + LS_BLK_OFF_RESERVED, 0);
+  p[LS_BLK_OFF_TIER] = h.tier;
+  p[LS_BLK_OFF_RESERVED] = 0;
   std::memcpy(p + LS_BLK_OFF_BOOT_ID, h.boot_id.data(), h.boot_id.size());
   std::memcpy(p + LS_BLK_OFF_BLOOM, h.bloom.data(), h.bloom.size());
   ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + kBlkCrcFrom, h.used - kBlkCrcFrom));
@@ -120,7 +122,8 @@ BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot
     return (h.magic == 0 && h.crc == 0 && h.seq == 0 && h.used == 0) ? BlockState::kEmpty
                                                                      : BlockState::kBadHeader;
   }
-  if (h.used < LS_BLK_HDR || h.used > l.block_size || h.seq % l.block_count != slot) {
+  if (h.used < LS_BLK_HDR || h.used > l.block_size || h.seq % l.block_count != slot ||
+      h.tier != l.tier) {
     return BlockState::kBadHeader;
   }
   // The payload's codec is known and its decoded size within the bound (a
@@ -175,6 +178,7 @@ uint8_t *PutSourceEntry(uint8_t *p, const Source &s) {
 
 size_t RecordFixedLen(const RecordFields &f) {
   size_t n = 1 + ls_varint_len(f.ts_zz);
+  if (f.flags & LS_E_F_GAP) n += ls_varint_len(f.gap);
   if (f.flags & LS_E_F_SOURCE) n += ls_varint_len(f.source_id);
   if (f.flags & LS_E_F_TID) n += ls_varint_len(f.tid);
   if (f.flags & LS_E_F_TRUNC) n += ls_varint_len(f.truncated);
@@ -191,6 +195,7 @@ uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, con
                         size_t args_len) {
   p += ls_put_varint(p, fixed_len + args_len);
   *p++ = static_cast<uint8_t>(LS_E_RECORD | f.flags);
+  if (f.flags & LS_E_F_GAP) p += ls_put_varint(p, f.gap);
   if (f.flags & LS_E_F_SOURCE) p += ls_put_varint(p, f.source_id);
   if (f.flags & LS_E_F_TID) p += ls_put_varint(p, f.tid);
   if (f.flags & LS_E_F_TRUNC) p += ls_put_varint(p, f.truncated);
@@ -207,16 +212,18 @@ uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, con
   return p + args_len;
 }
 
-size_t DroppedBodyLen(bool with_source, uint64_t source_id, uint64_t ts_zz, uint64_t count,
-                      uint64_t since) {
-  return 1 + (with_source ? ls_varint_len(source_id) : 0) + ls_varint_len(ts_zz) +
-         ls_varint_len(count) + ls_varint_len(since);
+size_t DroppedBodyLen(uint64_t gap, bool with_source, uint64_t source_id, uint64_t ts_zz,
+                      uint64_t count, uint64_t since) {
+  return 1 + (gap ? ls_varint_len(gap) : 0) + (with_source ? ls_varint_len(source_id) : 0) +
+         ls_varint_len(ts_zz) + ls_varint_len(count) + ls_varint_len(since);
 }
 
-uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint64_t ts_zz,
-                         uint64_t count, uint64_t since, size_t body_len) {
+uint8_t *PutDroppedEntry(uint8_t *p, uint64_t gap, bool with_source, uint64_t source_id,
+                         uint64_t ts_zz, uint64_t count, uint64_t since, size_t body_len) {
   p += ls_put_varint(p, body_len);
-  *p++ = static_cast<uint8_t>(LS_E_DROPPED | (with_source ? LS_E_F_SOURCE : 0));
+  *p++ = static_cast<uint8_t>(LS_E_DROPPED | (with_source ? LS_E_F_SOURCE : 0) |
+                              (gap ? LS_E_F_GAP : 0));
+  if (gap) p += ls_put_varint(p, gap);
   if (with_source) p += ls_put_varint(p, source_id);
   p += ls_put_varint(p, ts_zz);
   p += ls_put_varint(p, count);
@@ -261,6 +268,7 @@ void BlockCursor::Reset(const uint8_t *p, const BlockHeader &h) {
   used_ = LS_BLK_HDR + h.raw;
   pos_ = LS_BLK_HDR;
   index_ = 0;
+  gaps_ = 0;
   count_ = h.count;
   has_source_ = false;
   source_ = 0;
@@ -325,9 +333,9 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
     In in{p_ + pos_ + n, p_ + pos_ + n + len};
     uint8_t head = in.U8();
     uint8_t kind = head & LS_E_KIND_MASK, flags = head & ~LS_E_KIND_MASK;
-    if (head & 0xc0) return kMalformed;
+    if (head & 0x80) return kMalformed;
     if (kind == LS_E_SOURCE) {
-      if (flags) return kMalformed;
+      if (flags) return kMalformed;  // GAP included: a SOURCE is no record
       SourceInfo s;
       s.id = in.Var();
       s.pid = in.Var32();
@@ -344,6 +352,14 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
     DecodedRecord r;
     r.entry_off = pos_;
     r.index = index_;
+    // A gap (kept tiers) moves this record's number on; the first record of
+    // a block is numbered by the header and takes none.
+    if (flags & LS_E_F_GAP) {
+      const uint64_t gap = in.Var();
+      if (!in.ok || index_ == 0 || gap == 0 || gap > (1ull << 62)) return kMalformed;
+      gaps_ += gap;
+    }
+    r.seq_off = index_ + gaps_;
     if (kind == LS_E_RECORD) {
       r.kind = Record::Kind::kRecord;
       if (flags & LS_E_F_SOURCE) {
@@ -369,7 +385,7 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
       r.tid = tid_;
     } else if (kind == LS_E_DROPPED) {
       r.kind = Record::Kind::kDropped;
-      if (flags & ~LS_E_F_SOURCE) return kMalformed;
+      if (flags & ~(LS_E_F_SOURCE | LS_E_F_GAP)) return kMalformed;
       if (flags & LS_E_F_SOURCE) {
         has_source_ = true;
         source_ = in.Var();

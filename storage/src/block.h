@@ -24,6 +24,7 @@ struct BlockHeader {
   uint32_t opened = 0;  // LS_BLK_OFF_OPENED
   uint32_t raw = 0;     // bytes of entries once decoded
   uint8_t codec = LS_CODEC_NONE;
+  uint8_t tier = 0;  // LS_BLK_OFF_TIER
   // The summary (FORMAT.md, "Block summaries"), covered by the block's CRC.
   uint8_t levels = 0;
   uint64_t min_time = 0, max_time = 0;
@@ -64,7 +65,8 @@ enum class BlockState {
   kBadData,    // CRC fine, but the payload does not decode to `raw` bytes
 };
 const char *BlockStateName(BlockState s);
-// Header-only check: magic, used range, seq % block_count == slot.
+// Header-only check: magic, used range, seq % block_count == slot, and the
+// tier byte naming l's tier (l is the tier's layout, Layout::Tier()).
 BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot);
 // Full check of a whole block image (block_size bytes) read from slot.
 BlockState CheckBlock(const uint8_t *p, const Layout &l, uint64_t slot, BlockHeader *h);
@@ -114,6 +116,7 @@ struct RecordFields {
   uint32_t site_id = 0;
   const Site *inline_site = nullptr;
   uint64_t ts_zz = 0;  // zigzag timestamp delta
+  uint64_t gap = 0;    // with LS_E_F_GAP: records skipped since the previous one
 };
 // Bytes of the entry's head and body without the arguments and length prefix.
 size_t RecordFixedLen(const RecordFields &f);
@@ -121,11 +124,12 @@ size_t RecordFixedLen(const RecordFields &f);
 uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, const uint8_t *args,
                         size_t args_len);
 
-// DROPPED: [varint source] zigzag delta, varint count, varint since.
-size_t DroppedBodyLen(bool with_source, uint64_t source_id, uint64_t ts_zz, uint64_t count,
-                      uint64_t since);
-uint8_t *PutDroppedEntry(uint8_t *p, bool with_source, uint64_t source_id, uint64_t ts_zz,
-                         uint64_t count, uint64_t since, size_t body_len);
+// DROPPED: [varint gap] [varint source] zigzag delta, varint count, varint
+// since (gap 0: no GAP flag).
+size_t DroppedBodyLen(uint64_t gap, bool with_source, uint64_t source_id, uint64_t ts_zz,
+                      uint64_t count, uint64_t since);
+uint8_t *PutDroppedEntry(uint8_t *p, uint64_t gap, bool with_source, uint64_t source_id,
+                         uint64_t ts_zz, uint64_t count, uint64_t since, size_t body_len);
 
 // ---- decoding -------------------------------------------------------------
 
@@ -138,6 +142,7 @@ struct SourceInfo {
 struct DecodedRecord {
   Record::Kind kind = Record::Kind::kRecord;
   uint32_t index = 0;      // record index in the block
+  uint64_t seq_off = 0;    // its sequence number minus the block's first (index + gaps)
   uint32_t entry_off = 0;  // offset of the entry in the block
   uint64_t ts = 0, tid = 0, source_id = 0;
   const SourceInfo *source = nullptr;  // nullptr: no source or not declared in the block
@@ -170,10 +175,12 @@ class BlockCursor {
   uint64_t tid() const { return tid_; }
   uint64_t ts() const { return ts_; }
   uint64_t max_ts() const { return max_ts_; }
+  uint64_t gaps() const { return gaps_; }
 
  private:
   const uint8_t *p_ = nullptr;
   uint32_t used_ = 0, pos_ = 0, index_ = 0, count_ = 0;  // count_: records the header claims
+  uint64_t gaps_ = 0;                                    // sum of the GAP fields so far
   bool has_source_ = false;
   uint64_t source_ = 0, tid_ = 0, ts_ = 0, max_ts_ = 0;
   std::vector<SourceInfo> sources_;

@@ -67,9 +67,31 @@ Status Layout::Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_
   return Status::OK();
 }
 
-}  // namespace logsink::storage
+Layout Layout::Tier(int t) const {
+  Layout l = *this;
+  uint64_t start = 0;
+  for (int i = 0; i < t; i++) start += TierBlocks(i);
+  l.blocks_off = blocks_off + start * block_size;
+  l.block_count = TierBlocks(t);
+  l.kept_blocks = l.error_blocks = 0;
+  l.tier = uint8_t(t);
+  return l;
+}
 
-namespace logsink::storage {
+Status Layout::SetTiers(double kept_share, double error_share) {
+  if (!(kept_share >= 0 && kept_share <= 0.5) || !(error_share >= 0 && error_share <= 0.5) ||
+      kept_share + error_share > 0.75) {
+    return Status::InvalidArgument(
+        "tier shares must each be within 0..0.5 and together at most 0.75");
+  }
+  auto blocks = [this](double share) {
+    const uint64_t n = uint64_t(double(block_count) * share);
+    return n >= 2 ? uint32_t(n) : 0u;
+  };
+  kept_blocks = blocks(kept_share);
+  error_blocks = blocks(error_share);
+  return Status::OK();
+}
 
 std::string Layout::RingIdHex() const {
   static const char kHex[] = "0123456789abcdef";

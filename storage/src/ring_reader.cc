@@ -18,25 +18,58 @@ using internal::BlockCursor;
 using internal::BlockHeader;
 using internal::BlockState;
 
-class RingReader::Impl {
+namespace {
+
+// Reads one tier's ring of blocks (FORMAT.md, "Tiers"): the whole of
+// RingReader for a file of one tier; RingReader::Impl below chains the
+// tiers. In a sparse tier (1 and 2) records are numbered with gaps, which
+// are never "lost": the chain reports losses there.
+class TierReader {
  public:
-  Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts);
-  // Open with a file already open (RingReader::FromFile).
-  Status Init(Env *env, std::unique_ptr<File> file, const std::string &path, Reporter *reporter,
-              const ReaderOptions &opts);
+  void Init(Env *env, File *file, const std::string &path, internal::StringTable *st,
+            const Layout &tier, Reporter *reporter, const ReaderOptions &opts) {
+    env_ = env;
+    file_ = file;
+    path_ = path;
+    st_ = st;
+    layout_ = tier;
+    reporter_ = reporter;
+    opts_ = opts;
+    sparse_ = tier.tier != 0;
+    blk_.resize(layout_.block_size);
+    tmp_.resize(layout_.block_size);
+  }
   Status SeekOldest();
-  Status SeekLast(uint64_t n);
+  // The last n records (all of the tier when it holds fewer); *got: how many.
+  Status SeekLast(uint64_t n, uint64_t *got);
   Status SeekTime(uint64_t ts_ns);
   Status SeekEnd();
-  Status SeekSeq(uint64_t seq);
+  // quiet: a jump from seq to the first record present is not reported lost.
+  Status SeekSeq(uint64_t seq, bool quiet);
   Status Next(Record *rec);
-  Status Summarize(Summary *out);
+  Status Summarize(RingReader::Summary *out);
   void SetBlockFilter(const BlockFilter *f);
   Status ListBoots(std::vector<BootInfo> *out);
-  uint64_t skipped_ = 0;
-  Status Verify(const std::function<void(uint64_t, uint64_t)> &progress) {
-    return internal::VerifyRing(file_.get(), path_, reporter_, progress);
+  // The newest valid block's header (found false: the tier is empty).
+  Status Newest(bool *found, BlockHeader *h) { return FindNewest(found, h); }
+  // The number of the oldest record present (its block's first; the newest
+  // block's when the oldest cannot be read).
+  Status OldestRecord(bool *found, uint64_t *first) {
+    BlockHeader h;
+    Status s = FindNewest(found, &h);
+    if (!s.ok() || !*found) return s;
+    *first = h.first_rec;
+    Got got;
+    BlockState st;
+    BlockHeader oh;
+    s = ReadBlock(Lowest(h.seq), &tmp_, &oh, &got, &st);
+    if (s.ok() && got == Got::kValid) *first = oh.first_rec;
+    return s;
   }
+  uint64_t OpenedNs(const BlockHeader &bh) const {
+    return bh.opened ? layout_.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
+  }
+  uint64_t skipped_ = 0;
 
   Layout layout_;
 
@@ -64,10 +97,6 @@ class RingReader::Impl {
     return s;
   }
   uint64_t Lowest(uint64_t newest) const { return internal::OldestLive(layout_, newest); }
-  // A block's open time in ns since the epoch (0: not recorded).
-  uint64_t OpenedNs(const BlockHeader &bh) const {
-    return bh.opened ? layout_.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
-  }
   void Position(uint64_t block, bool have_expect, uint64_t expect);
   Status PositionAt(uint64_t block);
   void Report(uint64_t off, const std::string &why) {
@@ -79,10 +108,12 @@ class RingReader::Impl {
 
   std::string path_;
   Env *env_ = nullptr;
-  std::unique_ptr<File> file_;
+  File *file_ = nullptr;
   Reporter *reporter_ = nullptr;
   ReaderOptions opts_;
-  internal::StringTable st_;
+  internal::StringTable *st_ = nullptr;
+  bool sparse_ = false;  // tiers 1 and 2: records numbered with gaps
+  uint64_t skip_ = 0;    // records Next passes over first (SeekLast in a sparse tier)
   std::vector<uint8_t> blk_, tmp_;
   internal::BlockExpander expander_;
   // The block filter, with its keys hashed once.
@@ -109,34 +140,7 @@ class RingReader::Impl {
   uint64_t newest_ = 0;
 };
 
-Status RingReader::Impl::Open(Env *env, const std::string &path, Reporter *reporter,
-                              const ReaderOptions &opts) {
-  std::unique_ptr<File> file;
-  Status s = env->OpenFile(path, false, &file);
-  if (!s.ok()) return s;
-  return Init(env, std::move(file), path, reporter, opts);
-}
-
-Status RingReader::Impl::Init(Env *env, std::unique_ptr<File> file, const std::string &path,
-                              Reporter *reporter, const ReaderOptions &opts) {
-  path_ = path;
-  env_ = env;
-  reporter_ = reporter;
-  opts_ = opts;
-  file_ = std::move(file);
-  internal::Superblock sb;
-  Status s = internal::ReadSuperblock(file_.get(), path, &sb);
-  if (!s.ok()) return s;
-  layout_ = sb.layout;
-  st_.Init(layout_.strtab_off, layout_.strtab_size);
-  s = st_.Load(file_.get());
-  if (!s.ok()) return s;
-  blk_.resize(layout_.block_size);
-  tmp_.resize(layout_.block_size);
-  return SeekOldest();
-}
-
-Status RingReader::Impl::ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible) {
+Status TierReader::ReadHeader(uint64_t slot, BlockHeader *h, bool *plausible) {
   uint8_t buf[LS_BLK_HDR];
   size_t got = 0;
   Status s = file_->PRead(layout_.blocks_off + slot * layout_.block_size, buf, sizeof buf, &got);
@@ -147,8 +151,8 @@ Status RingReader::Impl::ReadHeader(uint64_t slot, BlockHeader *h, bool *plausib
   return Status::OK();
 }
 
-Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h,
-                                   Got *got, BlockState *state, bool may_race) {
+Status TierReader::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, BlockHeader *h, Got *got,
+                             BlockState *state, bool may_race) {
   const uint64_t slot = seq % layout_.block_count;
   uint32_t sleep_us = opts_.crc_retry_sleep_us;
   const int retries = may_race ? opts_.crc_retries : 0;
@@ -195,7 +199,7 @@ Status RingReader::Impl::ReadBlock(uint64_t seq, std::vector<uint8_t> *buf, Bloc
 // the newest valid block.
 constexpr uint64_t kAnchorSlots = 8;
 
-Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
+Status TierReader::FindNewest(bool *found, BlockHeader *out) {
   *found = false;
   const uint64_t count = layout_.block_count;
   BlockHeader h;
@@ -225,7 +229,7 @@ Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
   if (!ok) {
     // Costs one pass over the ring; only a ring whose first slots are all
     // damaged gets here, and the newest block found then anchors later searches.
-    Status s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
+    Status s = internal::ForEachSlot(file_, layout_, [&](uint64_t slot, const uint8_t *img) {
       BlockHeader bh;
       if (internal::CheckBlock(img, layout_, slot, &bh) != BlockState::kValid) return;
       if (!ok || bh.seq > h.seq) {
@@ -278,7 +282,8 @@ Status RingReader::Impl::FindNewest(bool *found, BlockHeader *out) {
   return Status::OK();
 }
 
-void RingReader::Impl::Position(uint64_t block, bool have_expect, uint64_t expect) {
+void TierReader::Position(uint64_t block, bool have_expect, uint64_t expect) {
+  skip_ = 0;
   b_ = block;
   loaded_ = false;
   have_expect_ = have_expect;
@@ -286,7 +291,7 @@ void RingReader::Impl::Position(uint64_t block, bool have_expect, uint64_t expec
   gap_ok_ = false;
 }
 
-Status RingReader::Impl::SeekOldest() {
+Status TierReader::SeekOldest() {
   bool found;
   BlockHeader h;
   Status s = FindNewestOrRewind(&found, &h);  // empty: every record from 0 on is expected
@@ -296,7 +301,7 @@ Status RingReader::Impl::SeekOldest() {
 
 // Positions at the start of block b, expecting its first record (so records
 // overwritten before the first Next are reported lost).
-Status RingReader::Impl::PositionAt(uint64_t b) {
+Status TierReader::PositionAt(uint64_t b) {
   Got got;
   BlockState st;
   BlockHeader h;
@@ -309,7 +314,7 @@ Status RingReader::Impl::PositionAt(uint64_t b) {
   return Status::OK();
 }
 
-Status RingReader::Impl::SeekEnd() {
+Status TierReader::SeekEnd() {
   bool found;
   BlockHeader h;
   Status s = FindNewestOrRewind(&found, &h);
@@ -317,11 +322,33 @@ Status RingReader::Impl::SeekEnd() {
   return s;
 }
 
-Status RingReader::Impl::SeekLast(uint64_t n) {
+Status TierReader::SeekLast(uint64_t n, uint64_t *got) {
   bool found;
   BlockHeader h;
+  *got = 0;
   Status s = FindNewestOrRewind(&found, &h);
   if (!s.ok() || !found) return s;
+  if (sparse_) {
+    // Numbers have gaps: count records back block by block instead.
+    uint64_t b = h.seq, have = h.count, first = h.first_rec;
+    const uint64_t lowest = Lowest(h.seq);
+    while (have < n && b > lowest) {
+      Got g;
+      BlockState st;
+      BlockHeader prev;
+      s = ReadBlock(b - 1, &tmp_, &prev, &g, &st);
+      if (!s.ok()) return s;
+      if (g != Got::kValid || prev.first_rec >= first) break;
+      b--;
+      first = prev.first_rec;
+      have += prev.count;
+    }
+    Position(b, true, first);
+    gap_ok_ = true;
+    skip_ = have > n ? have - n : 0;
+    *got = std::min(have, n);
+    return Status::OK();
+  }
   const uint64_t end = h.first_rec + h.count;
   const uint64_t target = end > n ? end - n : 0;
   const uint64_t lowest = Lowest(h.seq);
@@ -342,10 +369,11 @@ Status RingReader::Impl::SeekLast(uint64_t n) {
     first = prev.first_rec;
   }
   Position(b, true, std::max(target, first));
+  *got = end - std::max(target, first);
   return Status::OK();
 }
 
-Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
+Status TierReader::SeekTime(uint64_t ts_ns) {
   bool found;
   BlockHeader h;
   Status s = FindNewestOrRewind(&found, &h);
@@ -379,17 +407,19 @@ Status RingReader::Impl::SeekTime(uint64_t ts_ns) {
   return PositionAt(lo);
 }
 
-Status RingReader::Impl::SeekSeq(uint64_t seq) {
+Status TierReader::SeekSeq(uint64_t seq, bool quiet) {
   bool found;
   BlockHeader h;
   Status s = FindNewestOrRewind(&found, &h);
   if (!s.ok()) return s;
   if (!found) {
     Position(0, true, seq);
+    gap_ok_ = quiet;
     return Status::OK();
   }
   if (seq >= h.first_rec) {  // in the newest block, or past it
-    Position(h.seq, true, std::min(seq, h.first_rec + h.count));
+    Position(h.seq, true, sparse_ ? seq : std::min(seq, h.first_rec + h.count));
+    gap_ok_ = quiet;
     return Status::OK();
   }
   // The last block whose first record is <= seq (first records grow with
@@ -408,10 +438,11 @@ Status RingReader::Impl::SeekSeq(uint64_t seq) {
   }
   // Expecting seq: a block that starts later means seq..first-1 were lost.
   Position(lo, true, seq);
+  gap_ok_ = quiet;
   return Status::OK();
 }
 
-void RingReader::Impl::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
+void TierReader::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
   // A block older than the newest is missing or corrupt: report it once and
   // go on after it (a jump in record numbers there is not "lost").
   if (reported_ != b_) {
@@ -437,10 +468,10 @@ void RingReader::Impl::SkipDamaged(Got got, BlockState state, const BlockHeader 
   b_++;
 }
 
-void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
+void TierReader::Fill(const internal::DecodedRecord &d, Record *rec) {
   *rec = Record();
   rec->kind = d.kind;
-  rec->seq = h_.first_rec + d.index;
+  rec->seq = h_.first_rec + d.seq_off;
   rec->block_seq = h_.seq;
   rec->block_opened_ns = OpenedNs(h_);
   rec->boot_id = h_.boot_id;
@@ -467,11 +498,11 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
     rec->site = d.inline_site;
     rec->site_known = true;
   } else {
-    rec->site_known = st_.Get(d.site_id, &rec->site);
+    rec->site_known = st_->Get(d.site_id, &rec->site);
     // An id above the table's last one: the writer interned it since. (One
     // at or below it that is not there is damaged or lost for good.)
-    if (!rec->site_known && d.site_id > st_.last_id() && st_.Load(file_.get()).ok()) {
-      rec->site_known = st_.Get(d.site_id, &rec->site);
+    if (!rec->site_known && d.site_id > st_->last_id() && st_->Load(file_).ok()) {
+      rec->site_known = st_->Get(d.site_id, &rec->site);
     }
   }
   rec->args = std::string_view(reinterpret_cast<const char *>(d.args), d.args_len);
@@ -495,15 +526,19 @@ void RingReader::Impl::Fill(const internal::DecodedRecord &d, Record *rec) {
 // a seek), gap_ok_ (skipped damage: a jump is not loss), reported_ (report a
 // block once), reread_ (re-read a block once). The guard only turns a damaged
 // ring that would loop forever into Corruption; a sound ring never nears it.
-Status RingReader::Impl::Next(Record *rec) {
+Status TierReader::Next(Record *rec) {
   const uint64_t count = layout_.block_count;
   for (int guard = 0; guard < 4 * int(std::min<uint64_t>(count, 1 << 20)) + 16; guard++) {
     if (loaded_) {
       internal::DecodedRecord d;
       BlockCursor::Result r;
       while ((r = cursor_.Next(&d)) == BlockCursor::kRecord) {
-        uint64_t seq = h_.first_rec + d.index;
+        uint64_t seq = h_.first_rec + d.seq_off;
         if (have_expect_ && seq < expect_) continue;  // already returned (or before the seek)
+        if (skip_) {
+          skip_--;
+          continue;
+        }
         Fill(d, rec);
         have_expect_ = true;
         expect_ = seq + 1;
@@ -534,11 +569,15 @@ Status RingReader::Impl::Next(Record *rec) {
     if (!s.ok()) return s;
     if (got == Got::kValid && !MayMatch(h)) {
       // Nothing in it can match: its records count as read, not lost.
-      if (!gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
+      if (!sparse_ && !gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
         reporter_->Lost(h.first_rec - expect_);
       }
       have_expect_ = true;
-      expect_ = std::max(expect_, h.first_rec + h.count);
+      // (A sparse block's last number is not in its header; the next block
+      // starts after it.)
+      expect_ =
+          std::max(expect_, h.first_rec + (sparse_ ? std::min<uint64_t>(h.count, 1) : h.count));
+      skip_ = 0;
       gap_ok_ = false;
       loaded_ = false;
       skipped_++;
@@ -559,7 +598,7 @@ Status RingReader::Impl::Next(Record *rec) {
         continue;
       }
       if (!gap_ok_ && have_expect_ && h.first_rec > expect_) {
-        if (reporter_) reporter_->Lost(h.first_rec - expect_);
+        if (reporter_ && !sparse_) reporter_->Lost(h.first_rec - expect_);
         expect_ = h.first_rec;
       }
       if (!have_expect_ || gap_ok_) {
@@ -625,7 +664,7 @@ Status RingReader::Impl::Next(Record *rec) {
   return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
 }
 
-void RingReader::Impl::SetBlockFilter(const BlockFilter *f) {
+void TierReader::SetBlockFilter(const BlockFilter *f) {
   filter_on_ = f != nullptr;
   uid_keys_.clear();
   pid_keys_.clear();
@@ -646,7 +685,7 @@ void RingReader::Impl::SetBlockFilter(const BlockFilter *f) {
 // False only when the summary proves no record of the block can match. The
 // summary is inside the CRC the block just passed; the writer may have
 // over-claimed (a split block keeps its summary), never under-claimed.
-bool RingReader::Impl::MayMatch(const BlockHeader &h) const {
+bool TierReader::MayMatch(const BlockHeader &h) const {
   if (!filter_on_ || h.count == 0) return true;
   if (!(h.levels & filter_.levels)) return false;
   if (h.max_time < filter_.since_ns || h.min_time > filter_.until_ns) return false;
@@ -664,7 +703,7 @@ bool RingReader::Impl::MayMatch(const BlockHeader &h) const {
   return any(uid_keys_) && any(pid_keys_) && any(app_keys_) && any(unit_keys_);
 }
 
-Status RingReader::Impl::ListBoots(std::vector<BootInfo> *out) {
+Status TierReader::ListBoots(std::vector<BootInfo> *out) {
   out->clear();
   bool found;
   BlockHeader newest;
@@ -672,7 +711,7 @@ Status RingReader::Impl::ListBoots(std::vector<BootInfo> *out) {
   if (!s.ok() || !found) return s;
   const uint64_t lowest = Lowest(newest.seq);
   std::vector<BlockHeader> blocks;
-  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
+  s = internal::ForEachSlot(file_, layout_, [&](uint64_t slot, const uint8_t *img) {
     BlockHeader h;
     if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
     if (h.seq < lowest || h.seq > newest.seq || h.count == 0) return;  // not what a reader shows
@@ -700,13 +739,272 @@ Status RingReader::Impl::ListBoots(std::vector<BootInfo> *out) {
   return Status::OK();
 }
 
-Status RingReader::Impl::Summarize(Summary *out) {
+Status TierReader::Summarize(RingReader::Summary *out) {
   // The newest block is the one a reader finds (FindNewest), so the summary
   // describes exactly the blocks a reader shows.
   return internal::SummarizeRing(
-      file_.get(), layout_, &st_,
-      [this](bool *found, BlockHeader *h) { return FindNewest(found, h); }, out);
+      file_, layout_, st_, [this](bool *found, BlockHeader *h) { return FindNewest(found, h); },
+      out);
 }
+
+}  // namespace
+
+// ---- RingReader::Impl: the tiers in order -----------------------------------
+
+// Every record of tier 2 is older (numbered lower) than every record of tier
+// 1, and those than tier 0's (FORMAT.md, "Tiers"): reading the tiers one
+// after the other, oldest first, gives the records in order. The chain keeps
+// the next number wanted (next_) and enters each tier at it; losses are
+// reported here: a jump the reader was asked to make (SeekSeq) and a lap of
+// tier 0, after looking for the records it skipped in the older tiers (they
+// may have been kept there).
+class RingReader::Impl {
+ public:
+  Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts) {
+    std::unique_ptr<File> file;
+    Status s = env->OpenFile(path, false, &file);
+    if (!s.ok()) return s;
+    return Init(env, std::move(file), path, reporter, opts);
+  }
+  Status Init(Env *env, std::unique_ptr<File> file, const std::string &path, Reporter *reporter,
+              const ReaderOptions &opts) {
+    path_ = path;
+    reporter_ = reporter;
+    file_ = std::move(file);
+    internal::Superblock sb;
+    Status s = internal::ReadSuperblock(file_.get(), path, &sb);
+    if (!s.ok()) return s;
+    layout_ = sb.layout;
+    st_.Init(layout_.strtab_off, layout_.strtab_size);
+    s = st_.Load(file_.get());
+    if (!s.ok()) return s;
+    proxy_.chain = this;
+    for (int t = int(LS_TIERS) - 1; t >= 0; t--) {  // oldest records first
+      if (!layout_.TierBlocks(t)) continue;
+      tiers_.push_back(std::make_unique<TierReader>());
+      tiers_.back()->Init(env, file_.get(), path, &st_, layout_.Tier(t), &proxy_, opts);
+    }
+    return SeekOldest();
+  }
+
+  Status SeekOldest() {
+    Reset(0);
+    return tiers_[0]->SeekOldest();
+  }
+  Status SeekEnd() {
+    Reset(tiers_.size() - 1);
+    return tiers_.back()->SeekEnd();
+  }
+  Status SeekSeq(uint64_t seq) {
+    // At or after tier 0's oldest record: tier 0 alone, which reports what
+    // was overwritten exactly as a ring of one tier does.
+    bool found = false;
+    uint64_t oldest = 0;
+    Status s = tiers_.back()->OldestRecord(&found, &oldest);
+    if (!s.ok()) return s;
+    if (tiers_.size() == 1 || !found || seq >= oldest) {
+      Reset(tiers_.size() - 1);
+      have_next_ = true;
+      next_ = seq;
+      return tiers_.back()->SeekSeq(seq, false);
+    }
+    // Older: from the oldest tier on; the first record found after seq tells
+    // how many were lost (unless a filter skips blocks: then they may only
+    // have been skipped).
+    Reset(0);
+    have_next_ = true;
+    next_ = seq;
+    report_jump_ = !filter_on_;
+    return tiers_[0]->SeekSeq(seq, true);
+  }
+  Status SeekLast(uint64_t n) {
+    // From the newest tier back, each giving what it has until n are found.
+    size_t at = tiers_.size() - 1;
+    for (size_t i = tiers_.size(); i-- > 0;) {
+      uint64_t got = 0;
+      Status s = tiers_[i]->SeekLast(n, &got);
+      if (!s.ok()) return s;
+      if (got) at = i;
+      n -= std::min(n, got);
+      if (n == 0) break;
+    }
+    Reset(at);
+    return Status::OK();
+  }
+  Status SeekTime(uint64_t ts_ns) {
+    // The first tier (oldest first) whose newest block reaches the time.
+    const uint64_t from = ts_ns > kClockSlackNs ? ts_ns - kClockSlackNs : 0;
+    for (size_t i = 0; i + 1 < tiers_.size(); i++) {
+      bool found;
+      BlockHeader h;
+      Status s = tiers_[i]->Newest(&found, &h);
+      if (!s.ok()) return s;
+      if (found && (h.opened ? tiers_[i]->OpenedNs(h) >= from : h.max_ts >= ts_ns)) {
+        Reset(i);
+        return tiers_[i]->SeekTime(ts_ns);
+      }
+    }
+    Reset(tiers_.size() - 1);
+    return tiers_.back()->SeekTime(ts_ns);
+  }
+
+  Status Next(Record *rec) {
+    for (;;) {
+      lost_ = 0;
+      Status s = tiers_[cur_]->Next(rec);
+      if (s.IsNotFound() && cur_ + 1 < tiers_.size()) {
+        // This tier is read: the next one from the number wanted on.
+        cur_++;
+        s = tiers_[cur_]->SeekSeq(have_next_ ? next_ : 0, true);
+        if (!s.ok()) return s;
+        continue;
+      }
+      if (!s.ok()) {
+        if (lost_ && reporter_) reporter_->Lost(lost_);
+        return s;
+      }
+      if (have_next_ && rec->seq < next_) continue;  // returned already
+      if (lost_ && have_next_ && cur_ > 0) {
+        // Tier 0 lapped this reader: the records it skipped may be kept in
+        // an older tier. Look there first.
+        for (size_t i = 0; i < cur_; i++) {
+          s = tiers_[i]->SeekSeq(next_, true);
+          if (!s.ok()) return s;
+          Record older;
+          s = tiers_[i]->Next(&older);
+          if (s.IsNotFound()) continue;
+          if (!s.ok()) return s;
+          if (older.seq >= rec->seq) continue;
+          cur_ = i;
+          lost_ = 0;
+          report_jump_ = true;
+          s = tiers_[i]->SeekSeq(older.seq, true);
+          if (!s.ok()) return s;
+          break;
+        }
+        if (lost_ == 0) continue;  // read again from the older tier
+      }
+      if (report_jump_ && have_next_ && rec->seq > next_ && reporter_) {
+        reporter_->Lost(rec->seq - next_);
+      } else if (lost_ && reporter_) {
+        reporter_->Lost(lost_);
+      }
+      report_jump_ = false;
+      have_next_ = true;
+      next_ = rec->seq + 1;
+      return Status::OK();
+    }
+  }
+
+  Status Summarize(Summary *out) {
+    *out = Summary();
+    bool any = false;
+    for (size_t i = 0; i < tiers_.size(); i++) {
+      Summary t;
+      Status s = tiers_[i]->Summarize(&t);
+      Summary::Tier ti;
+      ti.tier = tiers_[i]->layout_.tier;
+      ti.blocks = tiers_[i]->layout_.block_count;
+      if (s.ok()) {
+        ti.blocks_used = t.blocks_used;
+        ti.bytes_used = t.bytes_used;
+        ti.raw_bytes = t.raw_bytes;
+        ti.records = t.records;
+        ti.oldest_seq = t.oldest_seq;
+        ti.oldest_ts_ns = t.oldest_ts_ns;
+        ti.newest_ts_ns = t.newest_ts_ns;
+        if (!any) {
+          out->oldest_seq = t.oldest_seq;
+          out->oldest_block = t.oldest_block;
+          out->oldest_ts_ns = t.oldest_ts_ns;
+        }
+        any = true;
+        out->newest_seq = t.newest_seq;
+        out->newest_block = t.newest_block;
+        out->newest_ts_ns = t.newest_ts_ns;
+        out->wraps = t.wraps;
+        out->blocks_used += t.blocks_used;
+        out->bytes_used += t.bytes_used;
+        out->raw_bytes += t.raw_bytes;
+        out->records += t.records;
+      } else if (!s.IsNotFound()) {
+        return s;
+      }
+      out->strings = t.strings;
+      out->strtab_bytes = t.strtab_bytes;
+      out->tiers.push_back(ti);
+    }
+    std::sort(out->tiers.begin(), out->tiers.end(),
+              [](const Summary::Tier &a, const Summary::Tier &b) { return a.tier < b.tier; });
+    return any ? Status::OK() : Status::NotFound("the ring holds no records");
+  }
+
+  void SetBlockFilter(const BlockFilter *f) {
+    filter_on_ = f != nullptr;
+    for (auto &t : tiers_) t->SetBlockFilter(f);
+  }
+  uint64_t skipped() const {
+    uint64_t n = 0;
+    for (const auto &t : tiers_) n += t->skipped_;
+    return n;
+  }
+  Status ListBoots(std::vector<BootInfo> *out) {
+    out->clear();
+    for (auto &t : tiers_) {
+      std::vector<BootInfo> part;
+      Status s = t->ListBoots(&part);
+      if (!s.ok()) return s;
+      for (const BootInfo &b : part) {
+        if (!out->empty() && out->back().boot_id == b.boot_id) {
+          BootInfo &o = out->back();
+          o.last_block = b.last_block;
+          o.last_seq = b.last_seq;
+          o.first_ns = std::min(o.first_ns, b.first_ns);
+          o.last_ns = std::max(o.last_ns, b.last_ns);
+          o.records += b.records;
+        } else {
+          out->push_back(b);
+        }
+      }
+    }
+    return Status::OK();
+  }
+  Status Verify(const std::function<void(uint64_t, uint64_t)> &progress) {
+    return internal::VerifyRing(file_.get(), path_, reporter_, progress);
+  }
+
+  Layout layout_;
+
+ private:
+  // Tier readers report corruption straight through; their losses (tier 0
+  // only: lapped, or a block that starts later than expected) come here.
+  struct Proxy : Reporter {
+    Impl *chain = nullptr;
+    void Corruption(uint64_t off, std::string_view reason) override {
+      if (chain->reporter_) chain->reporter_->Corruption(off, reason);
+    }
+    void Lost(uint64_t n) override { chain->lost_ += n; }
+  };
+  void Reset(size_t at) {
+    cur_ = at;
+    have_next_ = false;
+    report_jump_ = false;
+    lost_ = 0;
+  }
+
+  std::string path_;
+  std::unique_ptr<File> file_;
+  Reporter *reporter_ = nullptr;
+  internal::StringTable st_;
+  Proxy proxy_;
+  std::vector<std::unique_ptr<TierReader>> tiers_;  // oldest records first
+  size_t cur_ = 0;                                  // the tier being read
+  bool have_next_ = false;
+  uint64_t next_ = 0;         // the next record number wanted
+  bool report_jump_ = false;  // after SeekSeq: a jump to the first record is lost
+  bool filter_on_ = false;
+  uint64_t lost_ = 0;  // tier 0's losses during this Next
+};
 
 // ---- RingReader -------------------------------------------------------------
 
@@ -745,7 +1043,7 @@ Status RingReader::SeekSeq(uint64_t seq) { return impl_->SeekSeq(seq); }
 Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
 void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
-uint64_t RingReader::blocks_skipped() const { return impl_->skipped_; }
+uint64_t RingReader::blocks_skipped() const { return impl_->skipped(); }
 Status RingReader::ListBoots(std::vector<BootInfo> *out) { return impl_->ListBoots(out); }
 Status RingReader::Verify() { return impl_->Verify({}); }
 Status RingReader::Verify(const std::function<void(uint64_t, uint64_t)> &progress) {

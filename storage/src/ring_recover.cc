@@ -32,7 +32,9 @@ Status NewRingId(Layout *l) {
 
 std::string Geometry(const Layout &l) {
   return "file size " + std::to_string(l.file_size) + ", block size " +
-         std::to_string(l.block_size) + ", string table " + std::to_string(l.strtab_size);
+         std::to_string(l.block_size) + ", string table " + std::to_string(l.strtab_size) +
+         ", tiers " + std::to_string(l.TierBlocks(0)) + "/" + std::to_string(l.kept_blocks) + "/" +
+         std::to_string(l.error_blocks) + " blocks";
 }
 
 }  // namespace
@@ -42,6 +44,31 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   env_ = env;
   codec_ = opts.codec;
   level_ = opts.level;
+  Status s = SetupCodec();
+  if (!s.ok()) return s;
+  boot_id_ = env->BootId();
+  Layout want;
+  s = Layout::Compute(opts.file_size, opts.block_size, opts.strtab_size, &want);
+  if (s.ok()) s = want.SetTiers(opts.kept_share, opts.error_share);
+  if (!s.ok()) return s;
+  auto create = [&]() {
+    Status c = Create(env, path, want, opts.mode);
+    return c.ok() ? MakeTiers(opts) : c;
+  };
+  if (!env->FileExists(path)) return create();
+  s = OpenExisting(env, path, opts, want);
+  if (s.IsMismatch() && opts.recreate_on_mismatch) {
+    file_.reset();
+    s = env->RemoveFile(path);
+    return s.ok() ? create() : s;
+  }
+  if (s.IsOldVersion() && !moved_aside_.empty()) return create();
+  if (!s.ok()) return s;
+  s = MakeTiers(opts);
+  return s.ok() ? Recover() : s;
+}
+
+Status RingWriter::Impl::SetupCodec() {
   if (codec_ != LS_CODEC_NONE && codec_ != LS_CODEC_ZSTD && codec_ != LS_CODEC_LZ4) {
     return Status::InvalidArgument("unknown compression codec " + std::to_string(codec_));
   }
@@ -61,19 +88,55 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
   }
-  boot_id_ = env->BootId();
-  Layout want;
-  Status s = Layout::Compute(opts.file_size, opts.block_size, opts.strtab_size, &want);
-  if (!s.ok()) return s;
-  if (!env->FileExists(path)) return Create(env, path, want, opts.mode);
+  return Status::OK();
+}
 
-  s = env->OpenFile(path, true, &file_);  // never through a symlink
+Status RingWriter::Impl::MakeTiers(const WriterOptions &opts) {
+  tiered_ = full_.kept_blocks || full_.error_blocks;
+  Impl *prev = this;
+  for (int t = 1; t < int(LS_TIERS); t++) {
+    if (!full_.TierBlocks(t)) continue;
+    auto impl = std::make_unique<Impl>();
+    impl->path_ = path_;
+    impl->env_ = env_;
+    impl->f_ = f_;
+    impl->stp_ = &st_;
+    impl->keys_ = &own_keys_;
+    impl->codec_ = codec_;
+    impl->level_ = level_;
+    Status s = impl->SetupCodec();
+    if (!s.ok()) return s;
+    impl->boot_id_ = boot_id_;
+    impl->full_ = full_;
+    impl->layout_ = full_.Tier(t);
+    impl->tier_ = t;
+    impl->sparse_ = true;
+    impl->tiered_ = true;
+    impl->fairness_ = opts.fairness;
+    impl->AllocBuffers();
+    impl->cur_.used = LS_BLK_HDR;
+    impl->StartBlock(0, 0);
+    prev->next_ = impl.get();
+    prev->keep_level_ = t == 1 ? opts.kept_level : opts.error_level;
+    prev->fairness_ = opts.fairness;
+    prev->account_ = true;
+    prev->slot_use_.assign(prev->layout_.block_count, {});
+    prev = impl.get();
+    tiers_.push_back(std::move(impl));
+  }
+  return Status::OK();
+}
+
+Status RingWriter::Impl::OpenExisting(Env *env, const std::string &path, const WriterOptions &opts,
+                                      const Layout &want) {
+  Status s = env->OpenFile(path, true, &file_);  // never through a symlink
   if (!s.ok()) return s;
   uint32_t owner;
   if (!opts.allow_other_owner && file_->OwnerUid(&owner) && owner != geteuid()) {
     return Status::InvalidArgument(path + " is owned by uid " + std::to_string(owner) + ", not " +
                                    std::to_string(geteuid()) + ": refusing to write into it");
   }
+  f_ = file_.get();
   s = file_->LockExclusive();
   if (!s.ok()) return s;
   s = internal::ReadSuperblock(file_.get(), path, &sb_);
@@ -94,7 +157,7 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
       r = env->RenameFile(path, aside);
       if (r.ok()) {
         moved_aside_ = aside;
-        return Create(env, path, want, opts.mode);
+        return s;  // the caller creates the new ring
       }
       if (!r.IsBusy()) return r;
     }
@@ -105,14 +168,9 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   if (!s.ok()) return s;  // NotOurs: never touched
   const Layout &have = sb_.layout;
   if (have.file_size != want.file_size || have.block_size != want.block_size ||
-      have.strtab_size != want.strtab_size) {
-    if (!opts.recreate_on_mismatch) {
-      return Status::Mismatch(path + " has " + Geometry(have) + "; requested " + Geometry(want));
-    }
-    file_.reset();
-    s = env->RemoveFile(path);
-    if (!s.ok()) return s;
-    return Create(env, path, want, opts.mode);
+      have.strtab_size != want.strtab_size || have.kept_blocks != want.kept_blocks ||
+      have.error_blocks != want.error_blocks) {
+    return Status::Mismatch(path + " has " + Geometry(have) + "; requested " + Geometry(want));
   }
   uint64_t size = 0;
   s = file_->Size(&size);
@@ -121,35 +179,39 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
     return Status::Corruption(path + " is " + std::to_string(size) +
                               " bytes but its superblock says " + std::to_string(have.file_size));
   }
-  layout_ = have;
-  if (layout_.RingIdHex().empty()) {
+  full_ = have;
+  layout_ = full_.Tier(0);
+  if (full_.RingIdHex().empty()) {
     // A file from before ring identities: give it one now (FORMAT.md).
-    s = NewRingId(&layout_);
+    s = NewRingId(&full_);
     if (!s.ok()) return s;
-    sb_.layout = layout_;
+    layout_.ring_id = full_.ring_id;
+    sb_.layout = full_;
     sb_.generation++;
     s = internal::WriteSuperblock(file_.get(), sb_);
     if (s.ok()) s = file_->Sync();
     if (!s.ok()) return s;
   }
-  return Recover();
+  return Status::OK();
 }
 
 Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout &want,
                                 uint32_t mode) {
-  layout_ = want;
-  layout_.created_ns = env->NowNanos();
-  Status s = NewRingId(&layout_);
+  full_ = want;
+  full_.created_ns = env->NowNanos();
+  Status s = NewRingId(&full_);
   if (!s.ok()) return s;
+  layout_ = full_.Tier(0);
   CreateFileOptions co;
   co.mode = mode;
-  s = env->CreateFile(path, layout_.file_size, co, &file_);
+  s = env->CreateFile(path, full_.file_size, co, &file_);
   if (!s.ok()) return s;
+  f_ = file_.get();
   s = file_->LockExclusive();
   if (!s.ok()) return s;
   // Both copies valid from the start; the next update replaces generation 0.
   for (uint64_t gen = 0; gen < 2; gen++) {
-    sb_.layout = layout_;
+    sb_.layout = full_;
     sb_.generation = gen;
     sb_.tail_hint = 0;
     s = internal::WriteSuperblock(file_.get(), sb_);
@@ -175,54 +237,84 @@ void RingWriter::Impl::AllocBuffers() {
   buf_.assign(cap_, 0);
   zimg_.assign(layout_.block_size, 0);
   scratch_.resize(layout_.block_size);
+  evict_img_.assign(layout_.block_size, 0);
+  newest_img_.assign(layout_.block_size, 0);
+  slot_use_.assign(account_ ? layout_.block_count : 0, {});
 }
 
-// Loads the string table and finds the newest valid block: every header is
-// scanned (the tail hint is only a hint; FORMAT.md, "Writing").
+// Loads the string table and finds each tier's newest valid block: every
+// header is scanned (the tail hint is only a hint; FORMAT.md, "Writing").
 Status RingWriter::Impl::Recover() {
   st_.Init(layout_.strtab_off, layout_.strtab_size);
-  Status s = st_.Load(file_.get());
+  Status s = st_.Load(f_);
   if (!s.ok()) return s;
-  AllocBuffers();
-
-  bool found = false;
-  uint64_t newest = 0, max_source = 0;
   uint32_t max_site = 0;  // the largest string id a record refers to
-  BlockCursor cursor;
-  internal::BlockExpander expander;
-  std::vector<uint8_t> newest_img(layout_.block_size);
-  s = internal::ForEachSlot(file_.get(), layout_, [&](uint64_t slot, const uint8_t *img) {
-    BlockHeader h;
-    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
-    const uint8_t *entries = expander.Expand(img, h);
-    if (!entries) return;  // does not decode: damage, as a CRC mismatch
-    if (!found || h.seq > newest) {
-      newest = h.seq;
-      found = true;
-      last_opened_ = h.opened;
-      std::memcpy(newest_img.data(), img, layout_.block_size);
-    }
-    cursor.Reset(entries, h);
-    internal::DecodedRecord r;
-    while (cursor.Next(&r) == BlockCursor::kRecord) {
-      if (r.kind == Record::Kind::kRecord) max_site = std::max(max_site, r.site_id);
-    }
-    for (const auto &src : cursor.sources()) max_source = std::max(max_source, src.id);
-  });
-  if (!s.ok()) return s;
+  uint64_t max_source = 0;
+  for (Impl *t = this; t; t = t->next_) {
+    s = t->ScanTier(&max_site, &max_source);
+    if (!s.ok()) return s;
+  }
   next_source_id_ = max_source + 1;
   // String ids are never reused (FORMAT.md, "String table"): an id records
   // refer to whose entry is damaged, or was lost with a power loss (entries
   // and blocks are not written in order), stays retired, and damaged bytes
   // after the last entry are cleared before new entries go there.
   st_.RetireUpTo(max_site);
-  s = st_.ClearDamagedTail(file_.get());
+  s = st_.ClearDamagedTail(f_);
   if (!s.ok()) return s;
+  for (Impl *t = this; t; t = t->next_) {
+    s = t->ResumeTier();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status RingWriter::Impl::ScanTier(uint32_t *max_site, uint64_t *max_source) {
+  AllocBuffers();
+  found_ = false;
+  uint64_t newest = 0;
+  BlockCursor cursor;
+  internal::BlockExpander expander;
+  return internal::ForEachSlot(f_, layout_, [&](uint64_t slot, const uint8_t *img) {
+    BlockHeader h;
+    if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
+    const uint8_t *entries = expander.Expand(img, h);
+    if (!entries) return;  // does not decode: damage, as a CRC mismatch
+    if (!found_ || h.seq > newest) {
+      newest = h.seq;
+      found_ = true;
+      last_opened_ = std::max(last_opened_, h.opened);
+      std::memcpy(newest_img_.data(), img, layout_.block_size);
+    }
+    cursor.Reset(entries, h);
+    internal::DecodedRecord r;
+    std::vector<std::pair<uint32_t, uint32_t>> use;
+    while (cursor.Next(&r) == BlockCursor::kRecord) {
+      if (r.kind == Record::Kind::kRecord) *max_site = std::max(*max_site, r.site_id);
+      if (account_ && r.source) {
+        acc_src_ = ~0ull;  // Account() looks the key up again
+        block_use_.swap(use);
+        Account(r.source->id, r.source->uid, r.source->app, cursor.pos() - r.entry_off);
+        block_use_.swap(use);
+      }
+    }
+    if (account_) AddUse(slot, std::move(use));
+    for (const auto &src : cursor.sources()) *max_source = std::max(*max_source, src.id);
+  });
+}
+
+Status RingWriter::Impl::ResumeTier() {
   cur_.used = layout_.block_size;  // StartBlock clears the whole buffer
-  if (!found) {
+  acc_src_ = ~0ull;
+  block_use_.clear();
+  if (!found_) {
     StartBlock(0, 0);
     return Status::OK();
   }
+  internal::BlockExpander expander;
+  BlockCursor cursor;
+  Status s;
+  std::vector<uint8_t> &newest_img = newest_img_;
   BlockHeader h = internal::ParseBlockHeader(newest_img.data());
   // A block holds one boot's records (its monotonic open time means nothing
   // in another boot), and a partial block written compressed may not fit a
@@ -230,10 +322,12 @@ Status RingWriter::Impl::Recover() {
   // is (its image rewritten with the SEALED flag: only the newest block is
   // ever partial) and a new block starts.
   const uint8_t *entries = h.sealed() ? nullptr : expander.Expand(newest_img.data(), h);
-  if (!h.sealed() && (h.boot_id != boot_id_ || !entries || LS_BLK_HDR + size_t(h.raw) > cap_)) {
+  // (A kept tier's block holds the boot its records came from.)
+  if (!h.sealed() &&
+      ((!sparse_ && h.boot_id != boot_id_) || !entries || LS_BLK_HDR + size_t(h.raw) > cap_)) {
     h.flags |= LS_BLK_F_SEALED;
     internal::FinishBlock(newest_img.data(), h);
-    s = file_->PWrite(layout_.SlotOffset(h.seq), newest_img.data(), layout_.block_size);
+    s = f_->PWrite(layout_.SlotOffset(h.seq), newest_img.data(), layout_.block_size);
     if (!s.ok()) return s;
   }
   if (h.sealed()) {
@@ -266,6 +360,7 @@ Status RingWriter::Impl::Recover() {
   ts_ = cursor.ts();
   declared_.clear();
   for (const auto &src : cursor.sources()) declared_.push_back(src.id);
+  if (sparse_ && cur_.count > 0) last_seq_ = cur_.first_rec + cur_.count - 1 + cursor.gaps();
   dirty_ = false;
   return Status::OK();
 }

@@ -27,6 +27,7 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   has_src_ = false;
   src_ = tid_ = ts_ = 0;
   declared_.clear();
+  block_use_.clear();
   dirty_ = false;
   packed_used_ = 0;
   fit_used_ = LS_BLK_HDR;
@@ -50,7 +51,7 @@ void RingWriter::Impl::SetLimit() {
 
 uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
   Site site;
-  const uint8_t level = st_.Get(id, &site) ? site.level : 7;
+  const uint8_t level = stp_->Get(id, &site) ? site.level : 7;
   // Dense for the ids a writer normally hands out; a far id (damage retired
   // everything below it) is looked up each time rather than sizing the array by it.
   if (id < (1u << 20)) {
@@ -95,7 +96,13 @@ bool RingWriter::Impl::Pack() {
 }
 
 Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
+  if (evicted_ <= cur_.seq && cur_.seq >= layout_.block_count) {
+    evicted_ = cur_.seq + 1;
+    Status s = Evict(cur_.seq - layout_.block_count);
+    if (!s.ok()) return s;
+  }
   BlockHeader h = cur_;
+  h.tier = uint8_t(tier_);
   h.flags = flags;
   h.raw = cur_.used - LS_BLK_HDR;
   h.codec = pk_codec_;
@@ -103,7 +110,7 @@ Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
   uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
   internal::FinishBlock(img, h);
   // buf_ is zero past cur_.used, zimg_ past the payload: the whole slot is written.
-  return file_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
+  return f_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
 }
 
 Status RingWriter::Impl::MakeRoom(size_t need) {
@@ -133,14 +140,15 @@ Status RingWriter::Impl::Seal() {
   stats_.sealed_raw_bytes += cur_.used - LS_BLK_HDR;
   stats_.sealed_stored_bytes += pk_stored_;
   if (pk_stored_) ratio_ = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
+  if (account_) AddUse(cur_.seq % layout_.block_count, std::move(block_use_));
   uint64_t next = cur_.seq + 1;
   StartBlock(next, cur_.first_rec + cur_.count);
-  if (next % layout_.block_count == 0) {
+  if (next % layout_.block_count == 0 && tier_ == 0) {
     // Once per lap: refresh the tail hint (the other superblock copy).
     stats_.wraps++;
     sb_.generation++;
     sb_.tail_hint = next;
-    return internal::WriteSuperblock(file_.get(), sb_);
+    return internal::WriteSuperblock(f_, sb_);
   }
   return Status::OK();
 }
@@ -198,6 +206,10 @@ Status RingWriter::Impl::Split() {
   const size_t carried = recs.size() - k;
   uint64_t carried_bytes = ends.back() - ends[k - 1];
   Status s = Seal();
+  // A kept tier's records keep their numbers, and the next block the clocks
+  // of this one (the block their first record came from opened no later).
+  const BlockHeader *saved_origin = origin_;
+  if (sparse_) origin_ = &h;
   if (!s.ok()) return s;
   stats_.records -= carried;
   stats_.bytes -= carried_bytes;
@@ -207,6 +219,7 @@ Status RingWriter::Impl::Split() {
     // which grew (and moved) while later entries were decoded.
     const internal::SourceInfo *si = r.has_source ? cursor.FindSource(r.source_id) : nullptr;
     if (!si) return Status::Corruption("a carried record has no declared source");
+    rseq_ = h.first_rec + r.seq_off;
     Source src;
     src.id = si->id;
     src.pid = si->pid;
@@ -222,7 +235,7 @@ Status RingWriter::Impl::Split() {
       // the next block can push a record near the slot size over it).
       Site site = r.inline_site;
       char sig[LS_FMT_MAX_ARGS + 1] = {};
-      if ((r.site_id == 0 || st_.Get(r.site_id, &site)) &&
+      if ((r.site_id == 0 || stp_->Get(r.site_id, &site)) &&
           ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
         sig[0] = 0;
       }
@@ -239,9 +252,10 @@ Status RingWriter::Impl::Split() {
       s = AppendSlow(in);
       if (s.ok() && r.truncated) stats_.truncated_records--;  // counted when it first came in
     }
-    if (!s.ok()) return s;
+    if (!s.ok()) break;
   }
-  return Status::OK();
+  origin_ = saved_origin;
+  return s;
 }
 
 uint8_t *RingWriter::Impl::DeclareSource(uint8_t *p, const Source &src) {
@@ -260,6 +274,10 @@ size_t RingWriter::Impl::Plan(const RecordIn &rec, size_t args_len, uint64_t tru
   const uint64_t id = rec.source->id;
   *declare = !Declared(id);
   f->flags = 0;
+  if (sparse_ && cur_.count > 0 && rseq_ > last_seq_ + 1) {
+    f->flags |= LS_E_F_GAP;
+    f->gap = rseq_ - last_seq_ - 1;
+  }
   if (!has_src_ || src_ != id) {
     f->flags |= LS_E_F_SOURCE;
     f->source_id = id;
@@ -292,6 +310,7 @@ void RingWriter::Impl::Emit(const RecordIn &rec, const RecordFields &f, size_t f
   p = internal::PutRecordEntry(p, f, fixed, args, args_len);
   tid_ = rec.tid;
   const uint8_t level = rec.site_id ? SiteLevel(rec.site_id) : rec.inline_site->level;
+  Account(rec.source->id, rec.source->uid, rec.source->app, size_t(p - start));
   Commit(static_cast<size_t>(p - start), rec.source->id, rec.ts_ns, level);
 }
 
@@ -339,7 +358,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
   const Source *src = rec.source;
   if (src && rec.site_id != 0 && rec.truncated == 0 && cur_.count != 0 &&
       rec.args_len < layout_.block_size &&
-      (rec.site_id <= sites_ || rec.site_id <= (sites_ = st_.last_id()))) {
+      (rec.site_id <= sites_ || rec.site_id <= (sites_ = stp_->last_id()))) {
     const uint64_t id = src->id;
     const bool new_src = !has_src_ || src_ != id;
     if (!new_src || Declared(id)) {
@@ -379,6 +398,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
         CopyArgs(p, rec.args, rec.args_len);
       }
       tid_ = rec.tid;
+      Account(id, src->uid, src->app, need);
       Commit(need, id, rec.ts_ns, SiteLevel(rec.site_id));
       return Status::OK();
     }
@@ -388,7 +408,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
 
 Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
   if (!rec.source) return Status::InvalidArgument("record without a source");
-  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > st_.last_id()) {
+  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > stp_->last_id()) {
     return Status::InvalidArgument("record with an unknown site id " + std::to_string(rec.site_id));
   }
   for (;;) {
@@ -503,13 +523,16 @@ Status RingWriter::Impl::AppendDropped(const Source &src, uint64_t ts_ns, uint64
     bool with_source = !has_src_ || src_ != src.id;
     uint64_t base = cur_.count ? ts_ : ts_ns;
     uint64_t ts_zz = ls_zigzag(static_cast<int64_t>(ts_ns - base));
-    size_t body = internal::DroppedBodyLen(with_source, src.id, ts_zz, count, since_ns);
+    const uint64_t gap =
+        sparse_ && cur_.count > 0 && rseq_ > last_seq_ + 1 ? rseq_ - last_seq_ - 1 : 0;
+    size_t body = internal::DroppedBodyLen(gap, with_source, src.id, ts_zz, count, since_ns);
     size_t need = (declare ? internal::SourceEntrySize(src) : 0) + ls_varint_len(body) + body;
     if (cur_.used + need <= limit_) {
       uint8_t *start = buf_.data() + cur_.used, *p = start;
       if (declare) p = DeclareSource(p, src);
-      p = internal::PutDroppedEntry(p, with_source, src.id, ts_zz, count, since_ns, body);
+      p = internal::PutDroppedEntry(p, gap, with_source, src.id, ts_zz, count, since_ns, body);
       // A DROPPED entry keeps the tid; it counts at level warning (FORMAT.md).
+      Account(src.id, src.uid, src.app, size_t(p - start));
       Commit(static_cast<size_t>(p - start), src.id, ts_ns, 4);
       return Status::OK();
     }
@@ -533,6 +556,221 @@ Status RingWriter::Impl::Flush() {
   return Status::OK();
 }
 
+Status RingWriter::Impl::FlushAll() {
+  for (Impl *t = this; t; t = t->next_) {
+    Status s = t->Flush();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+void RingWriter::Impl::AddStats(WriterStats *out) const {
+  for (const Impl *t = this; t; t = t->next_) {
+    const WriterStats &s = t->stats_;
+    if (t->tier_ == 0) {  // records and bytes appended; kept ones were counted there
+      out->records += s.records;
+      out->bytes += s.bytes;
+      out->truncated_records += s.truncated_records;
+      out->strtab_full += s.strtab_full;
+      out->wraps += s.wraps;
+    }
+    out->blocks_written += s.blocks_written;
+    out->flushes += s.flushes;
+    out->sealed_raw_bytes += s.sealed_raw_bytes;
+    out->sealed_stored_bytes += s.sealed_stored_bytes;
+    out->packs += s.packs;
+    out->splits += s.splits;
+    for (int c = 0; c < 3; c++) {
+      out->kept[c] += s.kept[c];
+      out->evicted[c] += s.evicted[c];
+    }
+  }
+}
+
+// ---- retention --------------------------------------------------------------
+
+uint32_t SourceKeys::Of(uint32_t uid, std::string_view app) {
+  std::string k(4 + app.size(), '\0');
+  std::memcpy(k.data(), &uid, 4);
+  std::memcpy(k.data() + 4, app.data(), app.size());
+  auto it = ids_.find(k);
+  if (it != ids_.end()) return it->second;
+  if (ids_.size() >= kMax) {
+    // Full: this uid's further labels count together (a key no label has:
+    // labels never hold a NUL byte... and if one did it would only share it).
+    k.resize(4);
+    k.push_back('\0');
+    it = ids_.find(k);
+    if (it != ids_.end()) return it->second;
+  }
+  const uint32_t id = uint32_t(uids_.size());
+  uids_.push_back(uid);
+  ids_.emplace(std::move(k), id);
+  return id;
+}
+
+void RingWriter::Impl::AddUse(uint64_t slot, std::vector<std::pair<uint32_t, uint32_t>> use) {
+  DropUse(slot);
+  for (const auto &[key, n] : use) {
+    key_bytes_[key] += n;
+    uid_bytes_[keys_->uid(key)] += n;
+  }
+  slot_use_[slot] = std::move(use);
+}
+
+void RingWriter::Impl::DropUse(uint64_t slot) {
+  for (const auto &[key, n] : slot_use_[slot]) {
+    auto sub = [](std::unordered_map<uint32_t, uint64_t> &m, uint32_t k, uint64_t v) {
+      auto it = m.find(k);
+      if (it == m.end()) return;
+      if (it->second <= v)
+        m.erase(it);
+      else
+        it->second -= v;
+    };
+    sub(key_bytes_, key, n);
+    sub(uid_bytes_, keys_->uid(key), n);
+  }
+  slot_use_[slot].clear();
+}
+
+uint32_t RingWriter::Impl::Dominant() const {
+  uint32_t uid = 0;
+  uint64_t most = 0;
+  for (const auto &[u, n] : uid_bytes_) {
+    if (n > most || (n == most && u < uid)) uid = u, most = n;
+  }
+  if (most == 0) return ~0u;
+  uint32_t key = ~0u;
+  most = 0;
+  for (const auto &[k, n] : key_bytes_) {
+    if (keys_->uid(k) == uid && (n > most || (n == most && k < key))) key = k, most = n;
+  }
+  return key;
+}
+
+Status RingWriter::Impl::Evict(uint64_t victim) {
+  if (!tiered_) return Status::OK();  // one tier: nothing is kept or counted
+  const uint64_t slot = victim % layout_.block_count;
+  size_t got = 0;
+  Status s = f_->PRead(layout_.blocks_off + slot * layout_.block_size, evict_img_.data(),
+                       layout_.block_size, &got);
+  if (!s.ok()) return s;
+  if (got < layout_.block_size) std::memset(evict_img_.data() + got, 0, layout_.block_size - got);
+  BlockHeader h;
+  const bool valid =
+      internal::CheckBlock(evict_img_.data(), layout_, slot, &h) == BlockState::kValid &&
+      h.seq == victim;
+  std::vector<std::pair<uint32_t, uint32_t>> use;
+  if (account_) {
+    use = slot_use_[slot];
+    DropUse(slot);
+  }
+  if (!valid || h.count == 0) return Status::OK();  // damaged or never written: nothing to move
+
+  // Until the next tier has filled once it takes everything (no slot sits
+  // unused); after that, what the policy keeps.
+  const bool take_all = next_ && next_->cur_.seq < next_->layout_.block_count;
+  const uint32_t dominant = fairness_ && next_ ? Dominant() : ~0u;
+  const uint8_t keep_mask = uint8_t((1u << (keep_level_ + 1)) - 1);  // levels 0..keep_level_
+  auto single_class = [](uint8_t levels) {  // the class all these levels share, or -1
+    int c = -1;
+    for (int l = 0; l < 8; l++) {
+      if (!(levels & (1u << l))) continue;
+      if (c >= 0 && c != LevelClass(uint8_t(l))) return -1;
+      c = LevelClass(uint8_t(l));
+    }
+    return c;
+  };
+  // The summary and the byte counts may prove that nothing in it is kept:
+  // then it is not decoded at all (a flood's own blocks cost nothing here).
+  bool none_kept = !next_;
+  if (next_ && !take_all && !(h.levels & keep_mask)) {
+    none_kept = true;
+    if (fairness_) {
+      for (const auto &[key, n] : use) {
+        if (key != dominant) none_kept = false;
+      }
+      if (use.empty()) none_kept = false;  // not counted (damage): look inside
+    }
+  }
+  const int cls = single_class(h.levels);
+  if (none_kept && cls >= 0) {
+    stats_.evicted[cls] += h.count;
+    return Status::OK();
+  }
+  if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
+  const uint8_t *entries = evict_exp_->Expand(evict_img_.data(), h);
+  if (!entries) return Status::OK();  // does not decode: damage, nothing to keep
+  BlockCursor cursor;
+  cursor.Reset(entries, h);
+  internal::DecodedRecord d;
+  while (cursor.Next(&d) == BlockCursor::kRecord) {
+    const internal::SourceInfo *si = d.has_source ? cursor.FindSource(d.source_id) : nullptr;
+    uint8_t level = 4;  // a drop report counts as a warning
+    if (d.kind == Record::Kind::kRecord)
+      level = d.site_id ? SiteLevel(d.site_id) : d.inline_site.level;
+    bool keep = false;
+    if (!none_kept && si) {
+      keep = take_all || level <= keep_level_ ||
+             (fairness_ && keys_->Of(si->uid, si->app) != dominant);
+    }
+    if (!keep) {
+      stats_.evicted[LevelClass(level)]++;
+      continue;
+    }
+    s = next_->AppendKept(d, *si, h.first_rec + d.seq_off, h);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status RingWriter::Impl::AppendKept(const internal::DecodedRecord &d,
+                                    const internal::SourceInfo &si, uint64_t seq,
+                                    const BlockHeader &origin) {
+  // A block holds one boot's records (FORMAT.md, "Boots").
+  if (cur_.count > 0 && cur_.boot_id != origin.boot_id) {
+    Status s = Seal();
+    if (!s.ok()) return s;
+  }
+  rseq_ = seq;
+  origin_ = &origin;
+  Source src;
+  src.id = si.id;
+  src.pid = si.pid;
+  src.uid = si.uid;
+  src.gid = si.gid;
+  src.app = si.app;
+  src.comm = si.comm;
+  src.unit = si.unit;
+  Status s;
+  if (d.kind == Record::Kind::kDropped) {
+    s = AppendDropped(src, d.ts, d.dropped_count, d.dropped_since);
+  } else {
+    Site site = d.inline_site;
+    char sig[LS_FMT_MAX_ARGS + 1] = {};
+    if ((d.site_id == 0 || stp_->Get(d.site_id, &site)) &&
+        ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
+      sig[0] = 0;
+    }
+    RecordIn in;
+    in.signature = sig;
+    in.source = &src;
+    in.tid = d.tid;
+    in.site_id = d.site_id;
+    in.inline_site = d.site_id ? nullptr : &d.inline_site;
+    in.ts_ns = d.ts;
+    in.args = d.args;
+    in.args_len = d.args_len;
+    in.truncated = d.truncated;
+    s = AppendSlow(in);
+    if (s.ok() && d.truncated) stats_.truncated_records--;  // counted when it first came in
+  }
+  origin_ = nullptr;
+  if (s.ok()) stats_.kept[tier_]++;
+  return s;
+}
+
 bool RingWriter::Impl::InlineSiteFits(const Source &src, const Site &site,
                                       size_t args_floor) const {
   RecordFields f;
@@ -546,10 +784,10 @@ bool RingWriter::Impl::InlineSiteFits(const Source &src, const Site &site,
 }
 
 uint32_t RingWriter::Impl::Intern(const Site &site) {
-  uint32_t id = st_.Find(site);
+  uint32_t id = stp_->Find(site);
   if (id) return id;
   // An I/O error also yields 0: the caller stores the site inline, nothing is lost.
-  if (!st_.Append(file_.get(), site, &id).ok()) id = 0;
+  if (!stp_->Append(f_, site, &id).ok()) id = 0;
   if (!id) stats_.strtab_full++;
   return id;
 }
@@ -597,17 +835,21 @@ Status RingWriter::AppendDropped(const Source &src, uint64_t ts_ns, uint64_t cou
                                  uint64_t since_ns) {
   return impl_->AppendDropped(src, ts_ns, count, since_ns);
 }
-Status RingWriter::Flush() { return impl_->Flush(); }
+Status RingWriter::Flush() { return impl_->FlushAll(); }
 Status RingWriter::Sync() { return impl_->Sync(); }
-const Layout &RingWriter::layout() const { return impl_->layout_; }
-const WriterStats &RingWriter::stats() const { return impl_->stats_; }
+const Layout &RingWriter::layout() const { return impl_->full_; }
+const WriterStats &RingWriter::stats() const {
+  merged_ = WriterStats();
+  impl_->AddStats(&merged_);
+  return merged_;
+}
 bool RingWriter::InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const {
   return impl_->InlineSiteFits(src, site, args_floor);
 }
 uint64_t RingWriter::next_record_seq() const { return impl_->cur_.first_rec + impl_->cur_.count; }
 uint64_t RingWriter::current_block_seq() const { return impl_->cur_.seq; }
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }
-bool RingWriter::dirty() const { return impl_->dirty_; }
+bool RingWriter::dirty() const { return impl_->AnyDirty(); }
 const std::string &RingWriter::moved_aside() const { return impl_->moved_aside_; }
 
 }  // namespace logsink::storage

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "block.h"
@@ -18,6 +20,24 @@ using internal::BlockHeader;
 using internal::BlockState;
 using internal::RecordFields;
 
+// Sources as retention counts them (uid, then app label within the uid),
+// numbered once per writer. Shared by the tiers of one file.
+class SourceKeys {
+ public:
+  // At most kMax keys: past it a uid's further labels share one key.
+  static constexpr size_t kMax = 4096;
+  uint32_t Of(uint32_t uid, std::string_view app);
+  uint32_t uid(uint32_t key) const { return uids_[key]; }
+
+ private:
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<uint32_t> uids_;
+};
+
+// One tier's ring of blocks is written by one Impl (FORMAT.md, "Tiers"):
+// tier 0's owns the file, the string table and the superblock, and the
+// tiers after it (next_) receive the records it keeps as its oldest blocks
+// are overwritten.
 class RingWriter::Impl {
  public:
   ~Impl();
@@ -28,9 +48,16 @@ class RingWriter::Impl {
   Status Append(const RecordIn &rec);
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
   Status Flush();
-  Status Sync() { return file_->Sync(); }
+  Status Sync() { return f_->Sync(); }
+  // Flushes this tier and the ones after it.
+  Status FlushAll();
+  bool AnyDirty() const { return dirty_ || (next_ && next_->AnyDirty()); }
+  // Adds this tier's counters, and those after it, to *out.
+  void AddStats(WriterStats *out) const;
 
+  // This tier's slots (the whole file's geometry for tier 0 is full_).
   Layout layout_;
+  Layout full_;
   WriterStats stats_;
   BlockHeader cur_;  // the current block's header fields (crc unused)
   bool dirty_ = false;
@@ -39,7 +66,44 @@ class RingWriter::Impl {
 
  private:
   Status Create(Env *env, const std::string &path, const Layout &want, uint32_t mode);
+  // Opens and checks an existing file (Mismatch, OldVersion after moving it
+  // aside: the caller creates a new one).
+  Status OpenExisting(Env *env, const std::string &path, const WriterOptions &opts,
+                      const Layout &want);
   Status Recover();
+  Status SetupCodec();
+  // Tier 0 only: makes the Impls of tiers 1 and 2 of full_ (those with slots).
+  Status MakeTiers(const WriterOptions &opts);
+  // Recovery of one tier: scans its slots (the newest block, the largest site
+  // and source ids, retention's byte counts), then continues after it.
+  Status ScanTier(uint32_t *max_site, uint64_t *max_source);
+  Status ResumeTier();
+  // Before the first write of block cur_.seq: the block its slot holds now
+  // (victim) leaves this tier; the records retention keeps go to next_.
+  Status Evict(uint64_t victim);
+  // A record of another tier's block (origin) kept in this one, with its
+  // sequence number.
+  Status AppendKept(const internal::DecodedRecord &d, const internal::SourceInfo &si, uint64_t seq,
+                    const BlockHeader &origin);
+  // Retention's byte counts: a record of n bytes from src into the current block.
+  void Account(uint64_t source_id, uint32_t uid, std::string_view app, size_t n) {
+    if (!account_) return;
+    if (source_id != acc_src_) {
+      acc_src_ = source_id;
+      acc_key_ = keys_->Of(uid, app);
+    }
+    for (auto &u : block_use_) {
+      if (u.first == acc_key_) {
+        u.second += uint32_t(n);
+        return;
+      }
+    }
+    block_use_.emplace_back(acc_key_, uint32_t(n));
+  }
+  void AddUse(uint64_t slot, std::vector<std::pair<uint32_t, uint32_t>> use);
+  void DropUse(uint64_t slot);
+  // The source holding the most bytes of this tier (uid first, then label).
+  uint32_t Dominant() const;
   void StartBlock(uint64_t seq, uint64_t first_rec);
   // Commits the entry of n bytes just written at cur_.used (RECORD or
   // DROPPED, with its SOURCE entry if any): advances the block, its summary
@@ -47,13 +111,26 @@ class RingWriter::Impl {
   // place an entry becomes part of the block; callers set tid_ first when it
   // applies.
   void Commit(size_t n, uint64_t source_id, uint64_t ts_ns, uint8_t level) {
+    if (sparse_) {
+      if (cur_.count == 0) cur_.first_rec = rseq_;
+      last_seq_ = rseq_;
+    }
     if (cur_.count == 0) {
       cur_.base_ts = cur_.max_ts = ts_ns;
-      cur_.opened = OpenTime();
-      cur_.open_real = env_->NowNanos();
-      cur_.open_mono = env_->MonoNanos();
-      cur_.boot_id = boot_id_;
-      opened_ns_ = layout_.created_ns + uint64_t(cur_.opened - 1) * 1000000000ull;
+      if (origin_) {
+        // A kept block takes the clocks of the block its first record came
+        // from (FORMAT.md, "Tiers").
+        cur_.opened = last_opened_ = std::max(last_opened_, origin_->opened);
+        cur_.open_real = origin_->open_real;
+        cur_.open_mono = origin_->open_mono;
+        cur_.boot_id = origin_->boot_id;
+      } else {
+        cur_.opened = OpenTime();
+        cur_.open_real = env_->NowNanos();
+        cur_.open_mono = env_->MonoNanos();
+        cur_.boot_id = boot_id_;
+      }
+      opened_ns_ = cur_.opened ? layout_.created_ns + uint64_t(cur_.opened - 1) * 1000000000ull : 0;
       cur_.min_time = ~0ull;
       cur_.max_time = 0;
     }
@@ -118,8 +195,36 @@ class RingWriter::Impl {
 
   std::string path_;
   Env *env_ = nullptr;
-  uint32_t last_opened_ = 0;  // the newest block's open time
-  std::unique_ptr<File> file_;
+  uint32_t last_opened_ = 0;    // the newest block's open time
+  std::unique_ptr<File> file_;  // tier 0 owns the file; f_ is it, for every tier
+  File *f_ = nullptr;
+  // Tiers: this one's number, whether its blocks number records sparsely
+  // (tiers 1 and 2: LS_E_F_GAP), the next tier (records kept go there) and
+  // the Impls of tiers 1 and 2, owned by tier 0.
+  int tier_ = 0;
+  bool sparse_ = false;
+  Impl *next_ = nullptr;
+  std::vector<std::unique_ptr<Impl>> tiers_;
+  internal::StringTable *stp_ = &st_;  // tier 0's table, for every tier
+  // Sparse tiers: the number of the record being appended, and of the last one in the block.
+  uint64_t rseq_ = 0, last_seq_ = 0;
+  const BlockHeader *origin_ = nullptr;  // the block a kept record comes from
+  uint64_t evicted_ = 0;                 // victims handled for blocks below this sequence
+  // Retention's policy for records leaving this tier into next_.
+  uint8_t keep_level_ = 5;
+  bool fairness_ = true;
+  bool account_ = false;  // byte counts kept (this tier has a next one)
+  bool tiered_ = false;   // the file has tiers: evictions are counted
+  SourceKeys own_keys_;
+  SourceKeys *keys_ = &own_keys_;
+  uint64_t acc_src_ = ~0ull;
+  uint32_t acc_key_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> block_use_;              // the current block's
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> slot_use_;  // per slot
+  std::unordered_map<uint32_t, uint64_t> key_bytes_, uid_bytes_;
+  std::vector<uint8_t> evict_img_, newest_img_;
+  bool found_ = false;  // ScanTier found a valid block (newest_img_)
+  std::unique_ptr<internal::BlockExpander> evict_exp_;
   internal::Superblock sb_;
   internal::StringTable st_;
   // The current block decoded: header room, then its entries (cur_.used is

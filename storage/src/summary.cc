@@ -48,6 +48,7 @@ Status SummarizeRing(File *file, const Layout &layout, StringTable *st,
     if (!oldest || b.seq < oldest->seq) oldest = &b;
     if (b.seq == newest) last = &b;
     min_rec = std::min(min_rec, b.first_rec);
+    out->records += b.count;
     if (b.count) end_rec = std::max(end_rec, b.first_rec + b.count);
   }
   if (!oldest || !last) return Status::NotFound("the ring holds no records");

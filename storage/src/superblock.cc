@@ -27,6 +27,8 @@ void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   ls_put_u64(p + LS_SB_OFF_CREATED_NS, sb.layout.created_ns);
   ls_put_u64(p + LS_SB_OFF_TAIL_HINT, sb.tail_hint);
   std::memcpy(p + LS_SB_OFF_RING_ID, sb.layout.ring_id.data(), LS_RING_ID_LEN);
+  ls_put_u32(p + LS_SB_OFF_KEPT_BLOCKS, sb.layout.kept_blocks);
+  ls_put_u32(p + LS_SB_OFF_ERROR_BLOCKS, sb.layout.error_blocks);
   ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom));
 }
 
@@ -58,11 +60,14 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
   l.blocks_off = ls_get_u64(p + LS_SB_OFF_BLOCKS_OFF);
   l.created_ns = ls_get_u64(p + LS_SB_OFF_CREATED_NS);
   std::memcpy(l.ring_id.data(), p + LS_SB_OFF_RING_ID, LS_RING_ID_LEN);
+  l.kept_blocks = ls_get_u32(p + LS_SB_OFF_KEPT_BLOCKS);
+  l.error_blocks = ls_get_u32(p + LS_SB_OFF_ERROR_BLOCKS);
   // The geometry must be the one Compute gives for these parameters.
   Layout want;
   if (!Layout::Compute(l.file_size, l.block_size, l.strtab_size, &want).ok() ||
       want.block_count != l.block_count || want.strtab_off != l.strtab_off ||
-      want.blocks_off != l.blocks_off) {
+      want.blocks_off != l.blocks_off || l.kept_blocks == 1 || l.error_blocks == 1 ||
+      uint64_t(l.kept_blocks) + l.error_blocks + 2 > l.block_count) {
     *why = "superblock geometry is inconsistent";
     return SbCopy::kBad;
   }

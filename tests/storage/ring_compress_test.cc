@@ -401,22 +401,22 @@ TEST(Summaries, VerifyChecksEverySummaryField) {
   EXPECT_NE(rep.Dump().find("summary"), std::string::npos) << rep.Dump();
 }
 
-// A ring of format version 1 is moved aside, never overwritten, and a new
-// ring is created; a reader names both versions.
+// A ring of an older format version (2, the last one) is moved aside, never
+// overwritten, and a new ring is created; a reader names both versions.
 TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
   FaultEnv env;
   { auto w = Open(&env, LS_CODEC_ZSTD); }
   std::vector<uint8_t> old = env.Data(kPath);
   for (uint64_t sb : {0ull, 4096ull}) {
-    ls_put_u32(old.data() + sb + LS_SB_OFF_VERSION, 1);
+    ls_put_u32(old.data() + sb + LS_SB_OFF_VERSION, 2);
     ls_put_u32(old.data() + sb + LS_SB_OFF_CRC, Crc32c(old.data() + sb + 16, LS_SB_SIZE - 16));
   }
   env.Put(kPath, old);
   std::unique_ptr<RingReader> r;
   Status s = RingReader::Open(&env, kPath, nullptr, &r);
   ASSERT_TRUE(s.IsOldVersion()) << s.ToString();
-  EXPECT_NE(s.message().find("format version 1"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("reads format version 2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("format version 2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("reads format version 3"), std::string::npos) << s.message();
 
   std::unique_ptr<RingWriter> w;
   WriterOptions o;
@@ -426,15 +426,15 @@ TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
   EXPECT_TRUE(RingWriter::Open(&env, kPath, o, &w).IsOldVersion());
   o.move_old_version = true;
   ASSERT_TRUE(RingWriter::Open(&env, kPath, o, &w).ok());
-  EXPECT_EQ(w->moved_aside(), kPath + ".v1");
-  EXPECT_EQ(env.Data(kPath + ".v1"), old);
+  EXPECT_EQ(w->moved_aside(), kPath + ".v2");
+  EXPECT_EQ(env.Data(kPath + ".v2"), old);
   ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
   // Another old ring later: the first one kept is never replaced.
   w.reset();
   env.Put(kPath, old);
   ASSERT_TRUE(RingWriter::Open(&env, kPath, o, &w).ok());
-  EXPECT_EQ(w->moved_aside(), kPath + ".v1.1");
-  EXPECT_EQ(env.Data(kPath + ".v1"), old);
+  EXPECT_EQ(w->moved_aside(), kPath + ".v2.1");
+  EXPECT_EQ(env.Data(kPath + ".v2"), old);
   // A newer version's ring is not ours to move: refused, left in place.
   w.reset();
   std::vector<uint8_t> newer = old;
@@ -449,7 +449,7 @@ TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
   EXPECT_EQ(env.Data(kPath), newer);
   // Copies naming different versions (the field is outside the CRC): damage,
   // never moved aside as if it were a version.
-  std::vector<uint8_t> torn = env.Data(kPath + ".v1");
+  std::vector<uint8_t> torn = env.Data(kPath + ".v2");
   ls_put_u32(torn.data() + LS_SB_OFF_VERSION, 7);
   env.Put("/torn", torn);
   std::unique_ptr<RingReader> r2;

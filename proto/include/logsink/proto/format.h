@@ -10,9 +10,10 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 2u
-/* Version 1 (56-byte block header, entries stored as they are) is refused by
- * version-2 readers and writers with a message naming both versions. */
+#define LS_FORMAT_VERSION 3u
+/* Versions 1 (56-byte block header, entries stored as they are) and 2 (one
+ * ring of blocks, no tiers) are refused by version-3 readers and writers with
+ * a message naming both versions. */
 
 /* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
 #define LS_SB_MAGIC "LSRING\r\n" /* 8 bytes; \r\n catches text-mode mangling */
@@ -33,7 +34,14 @@ extern "C" {
 #define LS_SB_OFF_TAIL_HINT 72   /* u64 a recent block sequence number (hint only) */
 #define LS_SB_OFF_RING_ID 80     /* u8[16] random at creation; all zero = none yet */
 #define LS_RING_ID_LEN 16
-/* bytes [80, 128) are reserved and zero */
+#define LS_SB_OFF_KEPT_BLOCKS 96   /* u32 slots of tier 1 (kept), 0 or >= 2 */
+#define LS_SB_OFF_ERROR_BLOCKS 100 /* u32 slots of tier 2 (errors), 0 or >= 2 */
+/* bytes [104, 128) are reserved and zero */
+
+/* Tiers (FORMAT.md, "Tiers"): the block slots are cut into up to three rings.
+ * Tier 0 (recent) takes every record; a record leaving it may be kept in
+ * tier 1, and one leaving tier 1 in tier 2. Slots: tier 0 first, then 1, 2. */
+#define LS_TIERS 3u
 
 /* ---- string table entries, packed from the start of the region ---------- */
 #define LS_ST_HDR 20u         /* fixed part of an entry */
@@ -66,7 +74,8 @@ extern "C" {
 #define LS_BLK_OFF_RAW 56        /* u32 bytes of entries once the payload is decoded */
 #define LS_BLK_OFF_CODEC 60      /* u8 LS_CODEC_*: how the payload is stored */
 #define LS_BLK_OFF_LEVELS 61     /* u8 bit L set: some record has level L (summary) */
-#define LS_BLK_OFF_RESERVED 62   /* u16 zero */
+#define LS_BLK_OFF_TIER 62       /* u8 the tier whose slots hold the block (0..2) */
+#define LS_BLK_OFF_RESERVED 63   /* u8 zero */
 #define LS_BLK_OFF_MIN_TIME 64   /* u64 smallest filter time of the records (summary) */
 #define LS_BLK_OFF_MAX_TIME 72   /* u64 largest filter time of the records (summary) */
 #define LS_BLK_OFF_BOOT_ID 80    /* u8[16] /proc/sys/kernel/random/boot_id of the writer */
@@ -107,6 +116,7 @@ extern "C" {
 #define LS_E_F_TID 0x08u    /* RECORD: varint thread id follows */
 #define LS_E_F_TRUNC 0x10u  /* RECORD: varint truncated byte count follows */
 #define LS_E_F_INLINE 0x20u /* RECORD: inline site instead of a string id */
+#define LS_E_F_GAP 0x40u    /* RECORD/DROPPED: varint gap first: seq = previous + 1 + gap */
 
 #ifdef __cplusplus
 }

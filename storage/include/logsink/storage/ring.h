@@ -32,6 +32,11 @@ struct Layout {
   // this ring from a recreated or another one. All zero in a file created
   // before identities existed, until a writer opens it and assigns one.
   std::array<uint8_t, 16> ring_id{};
+  // Tiers (FORMAT.md, "Tiers"): the slots of tier 1 (kept) and tier 2
+  // (errors), each 0 or at least 2; tier 0 (recent) has the rest. Fixed at
+  // creation. In a tier's own layout (Tier()) both are 0 and `tier` names it.
+  uint32_t kept_blocks = 0, error_blocks = 0;
+  uint8_t tier = 0;
 
   // Computes the layout of a file of file_size bytes. strtab_size 0 picks the
   // default: file_size / 64 rounded up to 4 KiB, clamped to [4 KiB, 16 MiB].
@@ -44,6 +49,17 @@ struct Layout {
     return blocks_off + (block_seq % block_count) * block_size;
   }
   uint64_t capacity() const { return uint64_t(block_count) * block_size; }
+  // Slots of tier t (0, 1, 2) in a whole file's layout.
+  uint32_t TierBlocks(int t) const {
+    return t == 1 ? kept_blocks : t == 2 ? error_blocks : block_count - kept_blocks - error_blocks;
+  }
+  // Tier t's slots as a ring of their own: blocks_off at its first slot,
+  // block_count its slots (tier 0 first, then 1, then 2).
+  Layout Tier(int t) const;
+  // Sets kept_blocks and error_blocks to these shares of block_count (each
+  // in [0, 0.5], together at most 0.75; a share that gives a tier fewer than
+  // 2 slots gives it none). InvalidArgument with the reason otherwise.
+  Status SetTiers(double kept_share, double error_share);
   // ring_id as 32 lowercase hex digits, or "" when the ring has none yet.
   std::string RingIdHex() const;
 };
@@ -102,6 +118,19 @@ struct WriterOptions {
   // RingWriter::moved_aside()) and a new one created; false: OldVersion.
   bool move_old_version = true;
   int level = 1;  // zstd's level (ZSTD_minCLevel()..ZSTD_maxCLevel()); lz4 ignores it
+  // Retention (FORMAT.md, "Tiers"): shares of the slots given to tier 1
+  // (kept) and tier 2 (errors) when the file is created (Layout::SetTiers);
+  // 0 and 0: one ring that keeps the newest blocks. Part of the geometry: a
+  // file with other tiers is a mismatch (see recreate_on_mismatch).
+  double kept_share = 0, error_share = 0;
+  // A record leaving tier 0 is kept in tier 1 when its level is at or above
+  // kept_level (syslog numbering: at most), one leaving tier 1 is kept in
+  // tier 2 at error_level; with fairness, also when it is not from the
+  // source holding the most bytes of the tier it leaves (by uid, then by
+  // app label within that uid). Until a tier has filled once it keeps
+  // everything that comes to it.
+  uint8_t kept_level = 5, error_level = 3;
+  bool fairness = true;
 };
 
 // Parses "none", "zstd", "lz4" into LS_CODEC_*; false for anything else.
@@ -120,7 +149,16 @@ struct WriterStats {
   uint64_t sealed_raw_bytes = 0, sealed_stored_bytes = 0;
   uint64_t packs = 0;   // payloads compressed (several per block: see FORMAT.md)
   uint64_t splits = 0;  // blocks whose last records moved on to the next block
+  // Retention (tiered files only): records kept in tier t (1, 2) as they
+  // left the tier before it, and records that left the file, by class:
+  // 0 err and more severe, 1 warning and notice (and drop reports), 2 info
+  // and debug.
+  uint64_t kept[3] = {};
+  uint64_t evicted[3] = {};
 };
+
+// The class of a syslog level for retention counters: 0 (0-3), 1 (4-5), 2 (6-7).
+inline int LevelClass(uint8_t level) { return level <= 3 ? 0 : level <= 5 ? 1 : 2; }
 
 class RingWriter {
  public:
@@ -172,6 +210,7 @@ class RingWriter {
  private:
   explicit RingWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+  mutable WriterStats merged_;  // stats(): every tier's counters together
 };
 
 // A record as read back. Views point into the reader's buffers and stay valid
@@ -327,6 +366,15 @@ class RingReader {
     uint64_t wraps = 0;        // newest_block / block_count
     uint64_t strings = 0;      // string-table entries
     uint64_t strtab_bytes = 0;
+    uint64_t records = 0;  // records present (RECORD and DROPPED entries)
+    // Per tier (FORMAT.md, "Tiers"), those with slots, by tier number.
+    struct Tier {
+      int tier = 0;
+      uint64_t blocks = 0;  // slots
+      uint64_t blocks_used = 0, bytes_used = 0, raw_bytes = 0, records = 0;
+      uint64_t oldest_seq = 0, oldest_ts_ns = 0, newest_ts_ns = 0;
+    };
+    std::vector<Tier> tiers;
   };
   Status Summarize(Summary *out);
 
