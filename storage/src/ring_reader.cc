@@ -806,15 +806,14 @@ class RingReader::Impl {
       Reset(tiers_.size() - 1);
       have_next_ = true;
       next_ = seq;
+      strict_ = true;
       return tiers_.back()->SeekSeq(seq, false);
     }
-    // Older: from the oldest tier on; the first record found after seq tells
-    // how many were lost (unless a filter skips blocks: then they may only
-    // have been skipped).
+    // Older: from the oldest tier on, every number not returned being lost.
     Reset(0);
     have_next_ = true;
     next_ = seq;
-    report_jump_ = !filter_on_;
+    strict_ = true;
     return tiers_[0]->SeekSeq(seq, true);
   }
   Status SeekLast(uint64_t n) {
@@ -877,19 +876,21 @@ class RingReader::Impl {
           if (older.seq >= rec->seq) continue;
           cur_ = i;
           lost_ = 0;
-          report_jump_ = true;
+          strict_ = true;
           s = tiers_[i]->SeekSeq(older.seq, true);
           if (!s.ok()) return s;
           break;
         }
         if (lost_ == 0) continue;  // read again from the older tier
       }
-      if (report_jump_ && have_next_ && rec->seq > next_ && reporter_) {
-        reporter_->Lost(rec->seq - next_);
-      } else if (lost_ && reporter_) {
-        reporter_->Lost(lost_);
-      }
-      report_jump_ = false;
+      // A reader that was somewhere (a cursor, or lapped) is told of every
+      // number it does not get; one that started at the oldest, the last n
+      // or a time, only of laps (the gaps between kept records are not its
+      // loss). With a filter, blocks skipped leave gaps too: laps only.
+      if (lost_) strict_ = true;
+      uint64_t n = lost_;
+      if (strict_ && !filter_on_ && have_next_) n = rec->seq > next_ ? rec->seq - next_ : 0;
+      if (n && reporter_) reporter_->Lost(n);
       have_next_ = true;
       next_ = rec->seq + 1;
       return Status::OK();
@@ -988,7 +989,7 @@ class RingReader::Impl {
   void Reset(size_t at) {
     cur_ = at;
     have_next_ = false;
-    report_jump_ = false;
+    strict_ = false;
     lost_ = 0;
   }
 
@@ -1000,8 +1001,8 @@ class RingReader::Impl {
   std::vector<std::unique_ptr<TierReader>> tiers_;  // oldest records first
   size_t cur_ = 0;                                  // the tier being read
   bool have_next_ = false;
-  uint64_t next_ = 0;         // the next record number wanted
-  bool report_jump_ = false;  // after SeekSeq: a jump to the first record is lost
+  uint64_t next_ = 0;    // the next record number wanted
+  bool strict_ = false;  // every number skipped is lost (after SeekSeq or a lap)
   bool filter_on_ = false;
   uint64_t lost_ = 0;  // tier 0's losses during this Next
 };

@@ -55,7 +55,9 @@ uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
   // Dense for the ids a writer normally hands out; a far id (damage retired
   // everything below it) is looked up each time rather than sizing the array by it.
   if (id < (1u << 20)) {
-    if (site_level_.size() <= id) site_level_.resize(id + 1, 7);
+    // Ids not looked up yet hold kNoLevel: never a level (an id below one
+    // looked up before must still be looked up, not taken as debug).
+    if (site_level_.size() <= id) site_level_.resize(id + 1, kNoLevel);
     site_level_[id] = level;
   }
   return level;
@@ -209,6 +211,7 @@ Status RingWriter::Impl::Split() {
   // A kept tier's records keep their numbers, and the next block the clocks
   // of this one (the block their first record came from opened no later).
   const BlockHeader *saved_origin = origin_;
+  const uint64_t saved_rseq = rseq_;  // the record being appended when the split came
   if (sparse_) origin_ = &h;
   if (!s.ok()) return s;
   stats_.records -= carried;
@@ -255,6 +258,7 @@ Status RingWriter::Impl::Split() {
     if (!s.ok()) break;
   }
   origin_ = saved_origin;
+  rseq_ = saved_rseq;
   return s;
 }
 

@@ -161,10 +161,11 @@ class RingWriter::Impl {
   }
   // The level of string-table site id (for the block's summary).
   uint8_t SiteLevel(uint32_t id) {
-    if (id < site_level_.size()) return site_level_[id];
+    if (id < site_level_.size() && site_level_[id] != kNoLevel) return site_level_[id];
     return SiteLevelSlow(id);
   }
   uint8_t SiteLevelSlow(uint32_t id);
+  static constexpr uint8_t kNoLevel = 0xff;
   // Compresses the current entries into the slot image (once per content).
   // false: they no longer fit one slot.
   bool Pack();

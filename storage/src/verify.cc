@@ -20,6 +20,7 @@ namespace {
 struct SlotInfo {
   BlockState state = BlockState::kEmpty;
   uint64_t seq = 0, first_rec = 0, count = 0;
+  uint64_t last_rec = 0;  // the number of its last record (sparse tiers count gaps)
 };
 
 class Verifier {
@@ -35,7 +36,9 @@ class Verifier {
     if (r_) r_->Corruption(off, why);
   }
   Status CheckStrtab();
-  void CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h);
+  void CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si);
+  // One tier's slots (l: its layout), done_ slots checked before it.
+  Status CheckTier(const Layout &l, uint64_t size, uint64_t total);
   void CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d);
 
   File *f_;
@@ -51,6 +54,7 @@ class Verifier {
   std::unordered_map<uint32_t, Site> sites_;
   uint32_t last_id_ = 0;  // the largest id read
   BlockExpander expander_;
+  uint64_t done_ = 0;  // slots checked (progress)
 };
 
 Status Verifier::Run() {
@@ -79,20 +83,38 @@ Status Verifier::Run() {
   s = CheckStrtab();
   if (!s.ok()) return s;
 
+  uint64_t total = 0;
+  for (int t = 0; t < int(LS_TIERS); t++) {
+    if (l_.TierBlocks(t)) total += SlotsInFile(l_.Tier(t), size);
+  }
+  for (int t = 0; t < int(LS_TIERS); t++) {
+    if (!l_.TierBlocks(t)) continue;
+    s = CheckTier(l_.Tier(t), size, total);
+    if (!s.ok()) return s;
+  }
+  if (problems_) {
+    return Status::Corruption(path_ + ": " + std::to_string(problems_) + " problem(s) found");
+  }
+  return Status::OK();
+}
+
+Status Verifier::CheckTier(const Layout &l, uint64_t size, uint64_t total) {
   // Only slots inside the file: a superblock may claim far more than a
   // truncated (or crafted) file holds.
-  std::vector<SlotInfo> slots(SlotsInFile(l_, size));
-  s = ForEachSlot(f_, l_, [&](uint64_t slot, const uint8_t *img) {
-    if (progress_) progress_(slot + 1, slots.size());
+  std::vector<SlotInfo> slots(SlotsInFile(l, size));
+  const bool sparse = l.tier != 0;
+  Status s = ForEachSlot(f_, l, [&](uint64_t slot, const uint8_t *img) {
+    if (progress_) progress_(++done_, total);
     BlockHeader h;
     SlotInfo &si = slots[slot];
-    si.state = CheckBlock(img, l_, slot, &h);
-    uint64_t off = l_.SlotOffset(slot);
+    si.state = CheckBlock(img, l, slot, &h);
+    uint64_t off = l.SlotOffset(slot);
     switch (si.state) {
       case BlockState::kEmpty:
         return;
       case BlockState::kBadHeader:
-        Report(off, std::string("bad block header in slot ") + std::to_string(slot));
+        Report(off, std::string("bad block header in slot ") + std::to_string(slot) + " of tier " +
+                        std::to_string(l.tier));
         return;
       case BlockState::kBadCrc:
         Report(off, "block " + std::to_string(h.seq) + " fails its CRC");
@@ -112,7 +134,7 @@ Status Verifier::Run() {
                       " bytes");
       return;
     }
-    CheckEntries(off, entries, h);
+    CheckEntries(off, entries, h, &si);
   });
   if (!s.ok()) return s;
 
@@ -123,7 +145,7 @@ Status Verifier::Run() {
     if (si.state == BlockState::kValid && (!any || si.seq > newest)) newest = si.seq, any = true;
   }
   if (any) {
-    const uint64_t count = l_.block_count;
+    const uint64_t count = l.block_count;
     uint64_t lowest = newest + 1 >= count ? newest + 1 - count : 0;
     const SlotInfo *prev = nullptr;
     bool reported_past_end = false;
@@ -133,9 +155,9 @@ Status Verifier::Run() {
         // The rest of this lap is past the end of the file: report it once
         // and continue at the next lap's slot 0.
         if (!reported_past_end) {
-          Report(l_.SlotOffset(slot), "slots " + std::to_string(slot) + ".." +
-                                          std::to_string(count - 1) +
-                                          " are past the end of the file");
+          Report(l.SlotOffset(slot), "slots " + std::to_string(slot) + ".." +
+                                         std::to_string(count - 1) +
+                                         " are past the end of the file");
           reported_past_end = true;
         }
         b += count - slot - 1;
@@ -143,7 +165,7 @@ Status Verifier::Run() {
         continue;
       }
       const SlotInfo &si = slots[slot];
-      uint64_t off = l_.SlotOffset(b);
+      uint64_t off = l.SlotOffset(b);
       if (si.state != BlockState::kValid || si.seq != b) {
         if (si.state == BlockState::kValid || si.state == BlockState::kEmpty) {
           Report(off, "block sequence discontinuity: block " + std::to_string(b) +
@@ -155,16 +177,18 @@ Status Verifier::Run() {
         prev = nullptr;
         continue;
       }
-      if (prev && prev->first_rec + prev->count != si.first_rec) {
+      if (sparse && prev && prev->count && si.first_rec <= prev->last_rec) {
+        Report(off, "record sequence goes back: block " + std::to_string(b) + " of tier " +
+                        std::to_string(l.tier) + " starts at record " +
+                        std::to_string(si.first_rec) + ", after record " +
+                        std::to_string(prev->last_rec));
+      } else if (!sparse && prev && prev->first_rec + prev->count != si.first_rec) {
         Report(off, "record sequence discontinuity: block " + std::to_string(b) +
                         " starts at record " + std::to_string(si.first_rec) + ", expected " +
                         std::to_string(prev->first_rec + prev->count));
       }
       prev = &si;
     }
-  }
-  if (problems_) {
-    return Status::Corruption(path_ + ": " + std::to_string(problems_) + " problem(s) found");
   }
   return Status::OK();
 }
@@ -202,7 +226,7 @@ Status Verifier::CheckStrtab() {
   return Status::OK();
 }
 
-void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h) {
+void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si) {
   BlockCursor c;
   c.Reset(img, h);
   DecodedRecord d;
@@ -213,6 +237,7 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
   const uint64_t opened = h.opened ? l_.created_ns + uint64_t(h.opened - 1) * 1000000000ull : 0;
   while ((r = c.Next(&d)) == BlockCursor::kRecord) {
     uint64_t eoff = off + d.entry_off;
+    si->last_rec = h.first_rec + d.seq_off;
     const uint64_t t = d.ts + kClockSlackNs >= opened ? d.ts : opened;
     min_time = std::min(min_time, t);
     max_time = std::max(max_time, t);
@@ -256,6 +281,9 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
   if (under) {
     Report(off, "block " + std::to_string(h.seq) + ": its summary's " + under +
                     " does not cover its records (a reader could skip a match)");
+  }
+  if (h.tier == 0 && c.gaps()) {
+    Report(off, "block " + std::to_string(h.seq) + " of tier 0 numbers its records with gaps");
   }
   if (r == BlockCursor::kMalformed) {
     Report(off + c.pos(), "malformed entry in block " + std::to_string(h.seq));

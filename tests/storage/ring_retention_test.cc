@@ -1,0 +1,251 @@
+// ring_retention_test.cc: tiers (FORMAT.md, "Tiers"): errors and quiet
+// sources outlive a flood many times the file's size, a flood of errors
+// still laps, the chatty writer keeps most of what it keeps alone, readers
+// see every record present once and in order (whole file, cursors, a lapped
+// follower), reopening continues every tier, and Verify is clean. Each
+// scenario also runs on a file without tiers, to show what it loses there.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/seed.h"
+#include "fault_env.h"
+#include "ring_test_util.h"
+
+namespace logsink::test {
+namespace {
+
+const std::string kPath = "/ring";
+constexpr uint32_t kBs = 4096;
+constexpr uint32_t kBlocks = 64;
+
+WriterOptions Options(bool tiers) {
+  WriterOptions o;
+  o.codec = LS_CODEC_ZSTD;
+  o.file_size = RingSize(kBlocks, kBs);
+  o.block_size = kBs;
+  if (tiers) {
+    o.kept_share = 0.125;
+    o.error_share = 0.125;
+  }
+  return o;
+}
+
+// One writer with three kinds of sites and a few sources.
+class Retention : public testing::Test {
+ protected:
+  void Open(bool tiers) {
+    std::unique_ptr<RingWriter> w;
+    Status s = RingWriter::Open(&env_, kPath, Options(tiers), &w);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    w_ = std::move(w);
+    Site err{3, 1, "error %s", "a.c"}, info{6, 2, "info %s", "b.c"}, dbg{7, 3, "debug %s", "c.c"};
+    err_ = w_->Intern(err);
+    info_ = w_->Intern(info);
+    dbg_ = w_->Intern(dbg);
+  }
+  Source Src(uint64_t id, uint32_t uid, const char *app) {
+    Source s;
+    s.id = id;
+    s.pid = uint32_t(100 + id);
+    s.uid = s.gid = uid;
+    s.app = app;
+    s.comm = app;
+    return s;
+  }
+  // Appends n records of src at site, each with a distinct payload.
+  void Log(const Source &src, uint32_t site, int n) {
+    for (int i = 0; i < n; i++) {
+      Args a;
+      a.Str(std::string(src.app) + "#" + std::to_string(next_[src.id]++) + " pad " +
+            std::to_string(rng_() % 100000));
+      ASSERT_TRUE(AppendRecord(w_.get(), src, site, "s", a.str(), ts_ += 1000).ok());
+    }
+  }
+  // Everything a reader returns, checked: numbers strictly increase, no
+  // corruption, Verify clean.
+  std::vector<OwnedRecord> ReadBack() {
+    EXPECT_TRUE(w_->Flush().ok());
+    RecordingReporter rep;
+    std::unique_ptr<RingReader> r;
+    EXPECT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
+    std::vector<OwnedRecord> out;
+    if (!r) return out;
+    EXPECT_TRUE(ReadAllRecords(r.get(), &out).ok());
+    for (size_t i = 1; i < out.size(); i++) EXPECT_LT(out[i - 1].seq, out[i].seq) << i;
+    EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
+    EXPECT_TRUE(r->Verify().ok()) << rep.Dump();
+    EXPECT_EQ(env_.Data(kPath).size(), Options(true).file_size);  // never grows
+    return out;
+  }
+  static size_t Count(const std::vector<OwnedRecord> &recs, const std::string &app) {
+    size_t n = 0;
+    for (const auto &r : recs) n += r.app == app;
+    return n;
+  }
+  // Appends flood records of src until `laps` times the file's slots were written.
+  void Flood(const Source &src, uint32_t site, int laps) {
+    const uint64_t until = w_->stats().blocks_written + uint64_t(laps) * kBlocks;
+    while (w_->stats().blocks_written < until) Log(src, site, 200);
+  }
+
+  FaultEnv env_;
+  std::unique_ptr<RingWriter> w_;
+  uint32_t err_ = 0, info_ = 0, dbg_ = 0;
+  uint64_t ts_ = 1700000000000000000ull;
+  std::map<uint64_t, uint64_t> next_;
+  std::mt19937_64 rng_{TestSeed()};
+};
+
+TEST_F(Retention, ErrorsAndAQuietSourceOutliveAFlood) {
+  for (bool tiers : {false, true}) {
+    SCOPED_TRACE(tiers ? "tiers" : "one ring");
+    env_ = FaultEnv();
+    Open(tiers);
+    const Source a = Src(1, 1000, "errors"), b = Src(2, 1000, "quiet"), c = Src(3, 1000, "chatty");
+    Log(a, err_, 200);
+    Log(b, info_, 200);
+    Flood(c, dbg_, 20);
+    auto recs = ReadBack();
+    if (tiers) {
+      EXPECT_EQ(Count(recs, "errors"), 200u);
+      EXPECT_EQ(Count(recs, "quiet"), 200u);
+      const WriterStats &st = w_->stats();
+      EXPECT_GT(st.kept[1], 0u);
+      EXPECT_GT(st.evicted[2], 0u);  // debug records left the file
+      EXPECT_EQ(st.evicted[0], 0u);  // no error did
+    } else {
+      EXPECT_EQ(Count(recs, "errors"), 0u);  // what the tiers are for
+      EXPECT_EQ(Count(recs, "quiet"), 0u);
+    }
+    EXPECT_GT(Count(recs, "chatty"), 0u);
+  }
+}
+
+// Another uid's flood, at the level of the records it pushes out: the
+// records of the uid that wrote little stay.
+TEST_F(Retention, AnotherUsersFloodLeavesRootsRecords) {
+  Open(true);
+  const Source root = Src(1, 0, "rootd"), user = Src(2, 1000, "logctl");
+  Log(root, info_, 300);
+  Flood(user, info_, 20);
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "rootd"), 300u);
+}
+
+// Errors alone still behave like a ring: the newest are kept, the oldest go.
+TEST_F(Retention, AFloodOfErrorsStillLaps) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors");
+  Flood(a, err_, 10);
+  auto recs = ReadBack();
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.back().seq + 1, w_->next_record_seq());  // the newest is there
+  EXPECT_GT(recs.front().seq, 0u);                        // the oldest went
+  EXPECT_GT(w_->stats().evicted[0], 0u);
+}
+
+// The chatty writer keeps at least 90% of what it keeps with the file to
+// itself, when two others write a little.
+TEST_F(Retention, TheChattyWriterKeepsMostOfWhatItKeepsAlone) {
+  size_t alone = 0, shared = 0;
+  for (bool others : {false, true}) {
+    env_ = FaultEnv();
+    Open(true);
+    const Source a = Src(1, 1000, "errors"), b = Src(2, 1000, "quiet"), c = Src(3, 1000, "chatty");
+    if (others) {
+      Log(a, err_, 200);
+      Log(b, info_, 200);
+    }
+    Flood(c, dbg_, 20);
+    (others ? shared : alone) = Count(ReadBack(), "chatty");
+  }
+  std::printf("chatty records kept: alone %zu, with others %zu (%.1f%%)\n", alone, shared,
+              100.0 * double(shared) / double(alone));
+  EXPECT_GE(double(shared), 0.9 * double(alone));
+}
+
+// A cursor in the part of tier 0 the writer overwrote: the reader returns
+// the records kept in the older tiers from there on, then tier 0, and
+// reports as lost exactly the numbers it never returns.
+TEST_F(Retention, ACursorIntoOverwrittenRecordsFindsTheKeptOnes) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  for (int i = 0; i < 40; i++) {
+    Log(a, err_, 5);
+    Log(c, dbg_, 300);
+  }
+  const uint64_t cursor = 1000;  // long overwritten in tier 0
+  Flood(c, dbg_, 3);
+  auto all = ReadBack();
+  RecordingReporter rep;
+  std::unique_ptr<RingReader> r;
+  ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
+  ASSERT_TRUE(r->SeekSeq(cursor).ok());
+  std::vector<OwnedRecord> got;
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+  std::vector<uint64_t> want_seqs, got_seqs;
+  for (const auto &x : all) {
+    if (x.seq >= cursor) want_seqs.push_back(x.seq);
+  }
+  for (const auto &x : got) got_seqs.push_back(x.seq);
+  EXPECT_EQ(got_seqs, want_seqs);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(rep.lost, got.back().seq + 1 - cursor - got.size());
+  EXPECT_GT(Count(got, "errors"), 0u);
+}
+
+// A follower lapped in tier 0 gets the records kept from what it missed,
+// then goes on; nothing twice, nothing out of order.
+TEST_F(Retention, ALappedFollowerGetsTheKeptRecords) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  Log(c, dbg_, 100);
+  ASSERT_TRUE(w_->Flush().ok());
+  RecordingReporter rep;
+  std::unique_ptr<RingReader> r;
+  ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
+  std::vector<OwnedRecord> got;
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+  // Errors among a flood that laps tier 0 several times while the follower waits.
+  for (int i = 0; i < 10; i++) {
+    Log(a, err_, 3);
+    Log(c, dbg_, 8000);
+  }
+  ASSERT_TRUE(w_->Flush().ok());
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+  for (size_t i = 1; i < got.size(); i++) ASSERT_LT(got[i - 1].seq, got[i].seq) << i;
+  EXPECT_EQ(Count(got, "errors"), 30u);
+  EXPECT_GT(rep.lost, 0u);
+  // Everything the follower did not get is gone from the file.
+  auto all = ReadBack();
+  std::set<uint64_t> seen;
+  for (const auto &x : got) seen.insert(x.seq);
+  for (const auto &x : all) EXPECT_TRUE(seen.count(x.seq)) << x.seq;
+  EXPECT_EQ(got.back().seq + 1 - got.front().seq, got.size() + rep.lost);
+}
+
+// Closing and reopening continues every tier: the records kept before and
+// after are all there, in order.
+TEST_F(Retention, ReopeningContinuesEveryTier) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  Log(a, err_, 100);
+  Flood(c, dbg_, 5);
+  ASSERT_TRUE(w_->Flush().ok());
+  w_.reset();
+  Open(true);
+  const Source a2 = Src(4, 1000, "errors2"), c2 = Src(5, 1000, "chatty");
+  Log(a2, err_, 100);
+  Flood(c2, dbg_, 5);
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "errors"), 100u);
+  EXPECT_EQ(Count(recs, "errors2"), 100u);
+}
+
+}  // namespace
+}  // namespace logsink::test
