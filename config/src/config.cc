@@ -75,12 +75,30 @@ bool Validate(const Config &cfg, std::string *error) {
              ")";
     return false;
   }
+  if (cfg.kept_share + cfg.error_share > 0.75) {
+    *error =
+        "retention.kept_share and retention.error_share together are more than 0.75 of the "
+        "ring (tier 0 keeps at least a quarter)";
+    return false;
+  }
   if (!ValidBlockSize(cfg.block_size)) {
     *error =
         "block size " + FormatSize(cfg.block_size) + " is not a power of two between 4KiB and 1MiB";
     return false;
   }
   return true;
+}
+
+bool ParseLevelName(std::string_view name, uint8_t *level) {
+  static const char *const kNames[] = {"emerg",   "alert",  "crit", "err",
+                                       "warning", "notice", "info", "debug"};
+  for (uint8_t l = 0; l < 8; l++) {
+    if (name == kNames[l]) {
+      *level = l;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace logsink::config

@@ -70,6 +70,32 @@ std::string GetCount(const Value &v, int64_t min, int64_t max, uint32_t *out) {
   return "";
 }
 
+std::string GetString(const Value &v, std::string *out);
+
+std::string GetShare(const Value &v, double *out) {
+  double d;
+  if (v.is_floating()) {
+    d = v.as_floating();
+  } else if (v.is_integer()) {
+    d = double(v.as_integer());
+  } else {
+    return "expected a number from 0 to 0.5, got " + TypeName(v);
+  }
+  if (!(d >= 0 && d <= 0.5)) return "out of range: " + std::to_string(d) + " (allowed 0 .. 0.5)";
+  *out = d;
+  return "";
+}
+
+std::string GetLevel(const Value &v, std::string *out) {
+  std::string s;
+  if (auto e = GetString(v, &s); !e.empty()) return e;
+  uint8_t l;
+  if (!ParseLevelName(s, &l))
+    return "\"" + s + "\" is not a level (emerg alert crit err warning notice info debug)";
+  *out = s;
+  return "";
+}
+
 std::string GetString(const Value &v, std::string *out) {
   if (!v.is_string()) return "expected a string, got " + TypeName(v);
   *out = v.as_string().str;
@@ -150,6 +176,20 @@ const Key kKeys[] = {
      [](const Value &v, Config *c) -> std::string {
        return GetCount(v, 1, 19, &c->compression_level);
      }},
+    {"retention", "kept_share",
+     [](const Value &v, Config *c) -> std::string { return GetShare(v, &c->kept_share); }},
+    {"retention", "error_share",
+     [](const Value &v, Config *c) -> std::string { return GetShare(v, &c->error_share); }},
+    {"retention", "kept_level",
+     [](const Value &v, Config *c) -> std::string { return GetLevel(v, &c->kept_level); }},
+    {"retention", "error_level",
+     [](const Value &v, Config *c) -> std::string { return GetLevel(v, &c->error_level); }},
+    {"retention", "fairness",
+     [](const Value &v, Config *c) -> std::string {
+       if (!v.is_boolean()) return "expected true or false, got " + TypeName(v);
+       c->fairness = v.as_boolean();
+       return "";
+     }},
     {"kernel", "read",
      [](const Value &v, Config *c) -> std::string {
        std::string s;
@@ -222,9 +262,8 @@ const Key kKeys[] = {
     {"limits", "max_app",
      [](const Value &v, Config *c) -> std::string { return GetCount(v, 1, 1024, &c->max_app); }},
     {"limits", "shutdown_timeout",
-     [](const Value &v, Config *c) -> std::string {
-       return GetDuration(v, 0, 600000, &c->shutdown_timeout_ms);
-     }},
+     [](const Value &v,
+        Config *c) -> std::string { return GetDuration(v, 0, 600000, &c->shutdown_timeout_ms); }},
 };
 
 std::string Where(const Value &v, const std::string &fallback_file) {

@@ -1,6 +1,7 @@
 // print.cc: writes a Config as TOML (logsinkd --print-config) that LoadString
 // reads back to an equal Config.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "logsink/config/config.h"
@@ -24,6 +25,18 @@ std::string Quote(const std::string &s) {
     }
   }
   return out + "\"";
+}
+
+// A share as the shortest decimal that reads back as the same double.
+std::string Share(double d) {
+  char buf[32];
+  for (int prec = 1; prec <= 17; prec++) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string out = buf;
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";  // a TOML float
+  return out;
 }
 
 std::string Octal(uint32_t mode) {
@@ -51,6 +64,12 @@ std::string ToToml(const Config &c) {
   s += "block_size = " + Quote(FormatSize(c.block_size)) + "\n";
   s += "compression = " + Quote(c.compression) + "\n";
   s += "compression_level = " + std::to_string(c.compression_level) + "\n";
+  s += "\n[retention]\n";
+  s += "kept_share = " + Share(c.kept_share) + "\n";
+  s += "error_share = " + Share(c.error_share) + "\n";
+  s += "kept_level = " + Quote(c.kept_level) + "\n";
+  s += "error_level = " + Quote(c.error_level) + "\n";
+  s += std::string("fairness = ") + (c.fairness ? "true" : "false") + "\n";
   s += "\n[kernel]\n";
   s += "read = " + Quote(c.kernel_read) + "\n";
   s += "device = " + Quote(c.kernel_device) + "\n";

@@ -191,6 +191,11 @@ int main(int argc, char **argv) {
   wo.allow_other_owner = cfg.allow_other_owner;
   storage::ParseCodec(cfg.compression, &wo.codec);  // names checked by the config loader
   wo.level = int(cfg.compression_level);
+  wo.kept_share = cfg.kept_share;
+  wo.error_share = cfg.error_share;
+  config::ParseLevelName(cfg.kept_level, &wo.kept_level);  // names checked by the loader
+  config::ParseLevelName(cfg.error_level, &wo.error_level);
+  wo.fairness = cfg.fairness;
   std::unique_ptr<storage::RingWriter> writer;
   storage::Status s =
       storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);

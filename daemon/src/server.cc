@@ -650,6 +650,11 @@ void Server::ApplyLive(const config::Config &n) {
   fixed(n.block_size != cfg_.block_size, "ring.block_size");
   fixed(n.compression != cfg_.compression, "ring.compression");
   fixed(n.compression_level != cfg_.compression_level, "ring.compression_level");
+  fixed(n.kept_share != cfg_.kept_share, "retention.kept_share");
+  fixed(n.error_share != cfg_.error_share, "retention.error_share");
+  fixed(n.kept_level != cfg_.kept_level, "retention.kept_level");
+  fixed(n.error_level != cfg_.error_level, "retention.error_level");
+  fixed(n.fairness != cfg_.fairness, "retention.fairness");
   fixed(n.kernel_read != cfg_.kernel_read, "kernel.read");
   fixed(n.kernel_device != cfg_.kernel_device, "kernel.device");
 

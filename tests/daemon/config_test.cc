@@ -186,6 +186,36 @@ TEST(Load, FlushMinIntervalIsAtMostFlushInterval) {
   EXPECT_TRUE(Validate(c, &err)) << err;
 }
 
+// [retention]: shares, levels by name, fairness; the tiers together leave
+// tier 0 at least a quarter; --print-config reads back equal.
+TEST(Load, RetentionSection) {
+  Config c;
+  std::string err;
+  ASSERT_TRUE(
+      LoadString("[retention]\nkept_share = 0.2\nerror_share = 0\nkept_level = \"warning\"\n"
+                 "error_level = \"crit\"\nfairness = false\n",
+                 "r.toml", &c, &err))
+      << err;
+  EXPECT_EQ(c.kept_share, 0.2);
+  EXPECT_EQ(c.error_share, 0.0);
+  EXPECT_EQ(c.kept_level, "warning");
+  EXPECT_EQ(c.error_level, "crit");
+  EXPECT_FALSE(c.fairness);
+  Config back;
+  ASSERT_TRUE(LoadString(ToToml(c), "printed", &back, &err)) << err;
+  EXPECT_EQ(back, c);
+  Config d;
+  EXPECT_FALSE(LoadString("[retention]\nkept_share = 0.6\n", "r.toml", &d, &err));
+  EXPECT_NE(err.find("retention.kept_share: out of range"), std::string::npos) << err;
+  EXPECT_FALSE(LoadString("[retention]\nkept_level = \"loud\"\n", "r.toml", &d, &err));
+  EXPECT_NE(err.find("\"loud\" is not a level"), std::string::npos) << err;
+  EXPECT_FALSE(
+      LoadString("[retention]\nkept_share = 0.5\nerror_share = 0.5\n", "r.toml", &d, &err));
+  EXPECT_NE(err.find("more than 0.75"), std::string::npos) << err;
+  EXPECT_FALSE(LoadString("[retention]\nfairness = 1\n", "r.toml", &d, &err));
+  EXPECT_NE(err.find("expected true or false"), std::string::npos) << err;
+}
+
 TEST(Load, MissingFileIsAnError) {
   Config c;
   std::string err;
@@ -228,7 +258,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 25);
+  EXPECT_EQ(keys, 30);
 }
 
 }  // namespace

@@ -33,6 +33,13 @@ struct Config {
   bool recreate = false;             // command line only (--recreate), never in TOML
   bool allow_other_owner = false;    // command line only (--allow-other-owner), never in TOML
 
+  // [retention] (proto/FORMAT.md, "Tiers"); shares apply when the ring is created
+  double kept_share = 0.125;          // kept_share: 0 .. 0.5 of the slots for tier 1
+  double error_share = 0.125;         // error_share: 0 .. 0.5 for tier 2 (together <= 0.75)
+  std::string kept_level = "notice";  // kept_level: a syslog level name
+  std::string error_level = "err";    // error_level
+  bool fairness = true;               // fairness
+
   // [kernel]
   std::string kernel_read = "auto";         // read: "auto" | "yes" | "no"
   std::string kernel_device = "/dev/kmsg";  // device
@@ -57,6 +64,10 @@ struct Config {
 
   bool operator==(const Config &) const = default;
 };
+
+// A syslog level name (emerg alert crit err warning notice info debug) as
+// its number; false when it is none.
+bool ParseLevelName(std::string_view name, uint8_t *level);
 
 // Fills socket_path and ring_file when empty from $LOGSINK_SOCKET and
 // proto/paths.h. A default in the per-user directory is used only if that
