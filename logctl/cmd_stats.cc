@@ -76,6 +76,9 @@ struct Scan {
   uint64_t hist[kBuckets][4] = {};
 };
 
+// The tiers' names (FORMAT.md, "Tiers").
+const char *TierName(int t) { return t == 0 ? "recent" : t == 1 ? "kept" : "errors"; }
+
 // The writers with the most records (the same uid and label summed), most first.
 std::vector<Scan::Writer> TopWriters(const Scan &scan, size_t n) {
   std::map<std::pair<uint32_t, std::string>, uint64_t> sum;
@@ -216,7 +219,12 @@ int RunStats(Options &o) {
     }
   }
   const storage::Layout &L = r->layout();
-  uint64_t records = empty ? 0 : sum.newest_seq - sum.oldest_seq + 1;
+  // Counted, not newest - oldest + 1: the kept tiers number their records with gaps.
+  uint64_t records = empty ? 0 : sum.records;
+  uint64_t by_class[3] = {};
+  for (const auto &row : scan.hist) {
+    for (int c = 0; c < 3; c++) by_class[c] += row[c];
+  }
   uint64_t span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
 
   std::string socket;
@@ -256,6 +264,17 @@ int RunStats(Options &o) {
                    records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.oldest_ts_ns,
                    sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries,
                    sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
+    b += ",\"tiers\":[";
+    for (size_t i = 0; i < sum.tiers.size(); i++) {
+      const auto &t = sum.tiers[i];
+      fmt::format_to(it,
+                     "{}{{\"tier\":{},\"name\":\"{}\",\"blocks\":{},\"blocks_used\":{},"
+                     "\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},\"oldest_ts_ns\":{}}}",
+                     i ? "," : "", t.tier, TierName(t.tier), t.blocks, t.blocks_used, t.bytes_used,
+                     t.records, t.oldest_seq, t.oldest_ts_ns);
+    }
+    fmt::format_to(it, "],\"by_class\":{{\"err\":{},\"warning\":{},\"info\":{}}}", by_class[0],
+                   by_class[1], by_class[2]);
     b += ",\"top_writers\":[";
     bool first_w = true;
     for (const Scan::Writer &w : TopWriters(scan, 10)) {
@@ -330,6 +349,25 @@ int RunStats(Options &o) {
       b += "\nspan:          " + Span(span) + "\n";
     }
     fmt::format_to(it, "wraps:         {}\n", sum.wraps);
+    if (sum.tiers.size() > 1) {
+      b += "tiers:         blocks used of slots, records, oldest\n";
+      for (const auto &t : sum.tiers) {
+        fmt::format_to(it, "  {} {:<7} {:>8} of {:<8} {:>12}  ", t.tier, TierName(t.tier),
+                       t.blocks_used, t.blocks, t.records);
+        if (t.records)
+          tf.AppendHuman(t.oldest_ts_ns, &b);
+        else
+          b += "-";
+        b += '\n';
+      }
+    }
+    if (!empty) {
+      fmt::format_to(it,
+                     "by class:      err and worse {} ({:.1f}%), warning and notice {} ({:.1f}%), "
+                     "info and debug {} ({:.1f}%)\n",
+                     by_class[0], Pct(by_class[0], records), by_class[1], Pct(by_class[1], records),
+                     by_class[2], Pct(by_class[2], records));
+    }
     fmt::format_to(it, "dropped:       {} records in {} reports (full scan)\n", dropped,
                    dropped_entries);
     if (!empty) {

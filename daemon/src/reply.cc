@@ -30,6 +30,11 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("bytes", s.bytes);
   f("blocks_written", s.blocks_written);
   f("wraps", s.wraps);
+  f("kept_tier1", s.kept[1]);
+  f("kept_tier2", s.kept[2]);
+  f("evicted_err", s.evicted[0]);
+  f("evicted_warning", s.evicted[1]);
+  f("evicted_info", s.evicted[2]);
   f("flushes", s.flushes);
   f("syncs", c.syncs);
   f("sync_errors", c.sync_errors);
