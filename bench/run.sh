@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: builds the benchmarks (Release, in build/bench-release) and runs all
-# of them (ring_bench, client_bench, logctl_bench, codec_bench), each with its
+# of them (ring_bench, client_bench, logctl_bench, codec_bench,
+# retention_bench), each with its
 # baseline in the same run; the whole output goes to
 # bench/results/latest.txt (and the terminal).
 #
@@ -28,11 +29,13 @@ build_ok ring_bench ring_fill && built_ring=1
 build_ok client_bench logsinkd && built_client=1
 build_ok logctl ring_fill && built_logctl=1
 build_ok codec_bench && built_codec=1
+built_retention=0
+build_ok retention_bench && built_retention=1
 # codec_bench exits non-zero when a record read back differs from what was
 # written; the group below runs in a subshell, so it leaves this marker.
 codec_failed=$build/codec_bench.failed
 rm -f "$codec_failed"
-for part in ring_bench client_bench logctl codec_bench; do
+for part in ring_bench client_bench logctl codec_bench retention_bench; do
   log=$build/bench-build-$part.log
   if grep -q "FAILED" "$log" 2>/dev/null; then
     echo "run.sh: building $part failed, see $log:" >&2
@@ -73,14 +76,22 @@ done
   else
     echo "codec_bench: NOT RUN (build failed, see $build/bench-build-codec_bench.log)"
   fi
+  echo
+  echo "## retention_bench (issue 23)"
+  if [ $built_retention = 1 ]; then
+    "$build/bin/retention_bench" "${smoke[@]}" || { echo "retention_bench: FAILED (exit $?)"; touch "$codec_failed"; }
+  else
+    echo "retention_bench: NOT RUN (build failed, see $build/bench-build-retention_bench.log)"
+  fi
 } 2>&1 | tee "$out"
 echo "results written to $out"
 # A part that could not be built fails the run (CI sees it), after the others ran.
-if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ] || [ $built_codec = 0 ]; then
+if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ] || [ $built_codec = 0 ] ||
+  [ $built_retention = 0 ]; then
   echo "run.sh: some benchmarks were not built (see above)" >&2
   exit 1
 fi
 if [ -e "$codec_failed" ]; then
-  echo "run.sh: codec_bench failed (records read back differ, or I/O; see above)" >&2
+  echo "run.sh: codec_bench or retention_bench failed (records read back differ, or I/O; see above)" >&2
   exit 1
 fi

@@ -1,0 +1,228 @@
+// retention_bench: history under a flood (issue 23), the tiers beside one
+// ring of the same size (the policy before tiers) in the same run. A 16 MiB
+// ring (zstd, 8 KiB blocks); program A logs 200 errors, program B 200 info
+// records, then program C (same uid) floods debug records of a realistic
+// shape until it wrote F times the ring's capacity in entry bytes. Printed
+// per policy and flood: how many of A's and B's records are left, how many
+// flood records the first error outlived (and so how many seconds at 100 k,
+// 1 M and 10 M records/s), how many of C's records are kept, and the
+// writer's CPU per flood record (median of the repetitions) with the ratio
+// to one ring.
+//
+// usage: retention_bench [--smoke] [--reps N] [--size MiB]
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "logsink/proto/codec.h"
+#include "logsink/storage/env.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::bench {
+namespace {
+
+using storage::RecordIn;
+using storage::RingReader;
+using storage::RingWriter;
+using storage::Site;
+using storage::Source;
+using storage::Status;
+
+struct Result {
+  uint64_t errors_left = 0, quiet_left = 0, flood_kept = 0, flood_written = 0;
+  uint64_t outlived = 0;  // flood records written before the first error left (all: none left)
+  bool errors_all_survived = false;
+  double ns_per_record = 0;
+};
+
+uint64_t CpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+void PutVar(std::string *s, uint64_t v) {
+  uint8_t b[LS_VARINT_MAX];
+  s->append(reinterpret_cast<char *>(b), ls_put_varint(b, v));
+}
+void PutStr(std::string *s, const std::string &v) {
+  PutVar(s, v.size());
+  s->append(v);
+}
+
+bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uint64_t seed,
+         Result *out) {
+  *out = Result();
+  storage::WriterOptions o;
+  o.file_size = size;
+  if (tiers) o.kept_share = o.error_share = 0.125;
+  std::unique_ptr<RingWriter> w;
+  Status s = RingWriter::Open(storage::Env::Default(), path, o, &w);
+  if (!s.ok()) {
+    std::fprintf(stderr, "retention_bench: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const uint32_t err = w->Intern(Site{3, 10, "disk %s failed: code=%d", "a.c"});
+  const uint32_t info = w->Intern(Site{6, 20, "job %s done in %dms", "b.c"});
+  const uint32_t dbg = w->Intern(Site{7, 30, "%s k=%ld code=%d path=%s", "c.c"});
+  Source a{1, 101, 1000, 1000, "a", "a"}, b{2, 102, 1000, 1000, "b", "b"},
+      c{3, 103, 1000, 1000, "c", "c"};
+  uint64_t ts = 1800000000000000000ull;
+  std::mt19937_64 rng(seed);
+  std::string args;
+  auto append = [&](const Source &src, uint32_t site, const char *sig) {
+    RecordIn in;
+    in.source = &src;
+    in.tid = src.pid;
+    in.site_id = site;
+    in.signature = sig;
+    in.ts_ns = ts += 1000 + rng() % 1000;
+    in.args = reinterpret_cast<const uint8_t *>(args.data());
+    in.args_len = args.size();
+    return w->Append(in);
+  };
+  for (int i = 0; i < 200; i++) {
+    args.clear();
+    PutStr(&args, "sd" + std::to_string(i % 4));
+    PutVar(&args, ls_zigzag(5 + i));
+    if (!append(a, err, "si").ok()) return false;
+    args.clear();
+    PutStr(&args, "backup-" + std::to_string(i));
+    PutVar(&args, ls_zigzag(int64_t(rng() % 5000)));
+    if (!append(b, info, "si").ok()) return false;
+  }
+  // The flood: the codec benchmark's native shape (a word, a counter, a
+  // code, a 21-byte path).
+  // Made before the clock starts: the writer's cost is what is timed.
+  static const char *const kWords[] = {"GET", "PUT", "POST", "DELETE", "HEAD"};
+  std::vector<std::string> pool(1 << 16);
+  for (size_t i = 0; i < pool.size(); i++) {
+    std::string &x = pool[i];
+    PutStr(&x, kWords[rng() % 5]);
+    PutVar(&x, ls_zigzag(int64_t(rng() % 1000000)));
+    PutVar(&x, ls_zigzag(int64_t(200 + rng() % 400)));
+    char p[32];
+    std::snprintf(p, sizeof p, "/srv/data/%05u/%05u", unsigned(rng() % 100000),
+                  unsigned(rng() % 100000));
+    PutStr(&x, p);
+  }
+  const uint64_t budget = uint64_t(double(size) * flood_x);
+  const uint64_t block_count = w->layout().TierBlocks(0);
+  uint64_t bytes = 0, n = 0;
+  bool first_lost = false;
+  const uint64_t cpu0 = CpuNs();
+  while (bytes < budget) {
+    const std::string &x = pool[n % pool.size()];
+    RecordIn in;
+    in.source = &c;
+    in.tid = c.pid;
+    in.site_id = dbg;
+    in.signature = "sdds";
+    in.ts_ns = ts += 1500;
+    in.args = reinterpret_cast<const uint8_t *>(x.data());
+    in.args_len = x.size();
+    if (!w->Append(in).ok()) return false;
+    bytes += x.size() + 6;
+    n++;
+    // One ring loses A's errors with its first block (slot 0 overwritten):
+    // when block number block_count is first written. The tiers: read below.
+    if (!tiers && !first_lost && w->current_block_seq() > block_count) {
+      first_lost = true;
+      out->outlived = n;
+    }
+  }
+  out->ns_per_record = double(CpuNs() - cpu0) / double(n);
+  out->flood_written = n;
+  if (!w->Flush().ok()) return false;
+  std::unique_ptr<RingReader> r;
+  if (!RingReader::Open(storage::Env::Default(), path, nullptr, &r).ok()) return false;
+  storage::Record rec;
+  while ((s = r->Next(&rec)).ok()) {
+    if (rec.source_id == 1) out->errors_left++;
+    if (rec.source_id == 2) out->quiet_left++;
+    if (rec.source_id == 3) out->flood_kept++;
+  }
+  if (!s.IsNotFound()) return false;
+  out->errors_all_survived = out->errors_left == 200;
+  if (out->errors_all_survived) out->outlived = n;
+  if (!tiers && !first_lost) out->outlived = n;  // the flood never lapped
+  return true;
+}
+
+}  // namespace
+}  // namespace logsink::bench
+
+int main(int argc, char **argv) {
+  using namespace logsink::bench;
+  bool smoke = false;
+  int reps = 3;
+  uint64_t mib = 16;
+  for (int i = 1; i < argc; i++) {
+    if (!std::strcmp(argv[i], "--smoke")) {
+      smoke = true;
+    } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) {
+      mib = uint64_t(std::max(1, std::atoi(argv[++i])));
+    } else {
+      std::fprintf(stderr, "usage: retention_bench [--smoke] [--reps N] [--size MiB]\n");
+      return 2;
+    }
+  }
+  if (smoke) reps = 1, mib = 1;
+  ScratchDir dir;
+  if (!dir.ok()) return 1;
+  const std::vector<double> floods = smoke ? std::vector<double>{3} : std::vector<double>{2, 10, 40};
+  const uint64_t seed = 20261126;
+  std::printf("retention_bench: %llu MiB ring (zstd, 8 KiB blocks), tiers 1/8 + 1/8 vs one ring;\n"
+              "200 errors (A) and 200 info records (B), then a debug flood (C, same uid) of F x "
+              "the ring in entry bytes; %d repetition(s), seed %llu\n\n",
+              (unsigned long long)mib, reps, (unsigned long long)seed);
+  std::printf("%-9s %5s %10s %10s %14s %14s %10s %10s %10s %11s\n", "policy", "F", "errors",
+              "quiet", "flood kept", "flood written", "s @100k/s", "s @1M/s", "s @10M/s",
+              "ns/record");
+  bool ok = true;
+  for (double f : floods) {
+    double ns[2] = {0, 0};
+    for (int t = 0; t < 2; t++) {
+      const bool tiers = t == 1;
+      std::vector<double> costs;
+      Result last;
+      for (int rep = 0; rep < reps; rep++) {
+        const std::string path = dir.File("r" + std::to_string(t) + ".ring");
+        std::remove(path.c_str());
+        if (!Run(path, mib << 20, tiers, f, seed + uint64_t(rep), &last)) {
+          ok = false;
+          break;
+        }
+        costs.push_back(last.ns_per_record);
+      }
+      if (!ok) break;
+      ns[t] = MedianOf(costs);
+      auto secs = [&](double rate) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.1f", last.errors_all_survived ? ">" : "",
+                      double(last.outlived) / rate);
+        return std::string(buf);
+      };
+      std::printf("%-9s %5.0f %6llu/200 %6llu/200 %14llu %14llu %10s %10s %10s %11.1f\n",
+                  tiers ? "tiers" : "one ring", f, (unsigned long long)last.errors_left,
+                  (unsigned long long)last.quiet_left, (unsigned long long)last.flood_kept,
+                  (unsigned long long)last.flood_written, secs(1e5).c_str(), secs(1e6).c_str(),
+                  secs(1e7).c_str(), ns[t]);
+    }
+    if (!ok) break;
+    std::printf("%-9s %5.0f writer CPU per flood record, tiers / one ring: %s\n\n", "", f,
+                Ratio(ns[1] / ns[0]).c_str());
+  }
+  std::printf("(\"s @R\": seconds the first error outlived a flood at R records/s; \">\": all 200 "
+              "errors were still there when the flood ended)\n");
+  return ok ? 0 : 1;
+}
