@@ -179,12 +179,14 @@ int main(int argc, char **argv) {
   if (smoke) reps = 1, mib = 1;
   ScratchDir dir;
   if (!dir.ok()) return 1;
-  const std::vector<double> floods = smoke ? std::vector<double>{3} : std::vector<double>{2, 10, 40};
+  const std::vector<double> floods =
+      smoke ? std::vector<double>{3} : std::vector<double>{2, 10, 40};
   const uint64_t seed = 20261126;
-  std::printf("retention_bench: %llu MiB ring (zstd, 8 KiB blocks), tiers 1/8 + 1/8 vs one ring;\n"
-              "200 errors (A) and 200 info records (B), then a debug flood (C, same uid) of F x "
-              "the ring in entry bytes; %d repetition(s), seed %llu\n\n",
-              (unsigned long long)mib, reps, (unsigned long long)seed);
+  std::printf(
+      "retention_bench: %llu MiB ring (zstd, 8 KiB blocks), tiers 1/8 + 1/8 vs one ring;\n"
+      "200 errors (A) and 200 info records (B), then a debug flood (C, same uid) of F x "
+      "the ring in entry bytes; %d repetition(s), seed %llu\n\n",
+      (unsigned long long)mib, reps, (unsigned long long)seed);
   std::printf("%-9s %5s %10s %10s %14s %14s %10s %10s %10s %11s\n", "policy", "F", "errors",
               "quiet", "flood kept", "flood written", "s @100k/s", "s @1M/s", "s @10M/s",
               "ns/record");
@@ -222,7 +224,8 @@ int main(int argc, char **argv) {
     std::printf("%-9s %5.0f writer CPU per flood record, tiers / one ring: %s\n\n", "", f,
                 Ratio(ns[1] / ns[0]).c_str());
   }
-  std::printf("(\"s @R\": seconds the first error outlived a flood at R records/s; \">\": all 200 "
-              "errors were still there when the flood ended)\n");
+  std::printf(
+      "(\"s @R\": seconds the first error outlived a flood at R records/s; \">\": all 200 "
+      "errors were still there when the flood ended)\n");
   return ok ? 0 : 1;
 }
