@@ -112,12 +112,13 @@ void Save(const std::string &dir, const char *name, uint8_t opts, const std::vec
   std::printf("%s: %zu bytes\n", path.c_str(), img.size() + 1);
 }
 
-std::vector<uint8_t> Make(uint64_t size, int n, int distinct) {
+std::vector<uint8_t> Make(uint64_t size, int n, int distinct, double tiers = 0) {
   logsink::fuzz::MemEnv env;
   st::WriterOptions o;
   o.file_size = size;
   o.block_size = 4096;
   o.strtab_size = 4096;
+  o.kept_share = o.error_share = tiers;  // FORMAT.md "Tiers": kept records, GAP entries
   std::unique_ptr<st::RingWriter> w;
   Check(st::RingWriter::Open(&env, "/ring", o, &w), "open");
   if (n) Fill(w.get(), n, distinct);
@@ -137,5 +138,6 @@ int main(int argc, char **argv) {
   Save(dir, "wrapped-28k", 0, Make(28 << 10, 900, 0));
   Save(dir, "strtab-full-28k-fixcrc", 1, Make(28 << 10, 700, 200));
   Save(dir, "partial-64k", 0, Make(64 << 10, 300, 20));
+  Save(dir, "tiered-64k", 0, Make(64 << 10, 4000, 0, 0.25));
   return 0;
 }
