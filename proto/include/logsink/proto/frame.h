@@ -100,8 +100,8 @@ static inline uint32_t ls_hello_text_flags(unsigned level, unsigned facility, un
 /* Whether flags is 0 or a valid text-stream HELLO (no unknown bit, facility
  * at most 23, stream at most 2). */
 static inline int ls_hello_flags_valid(uint32_t flags) {
-  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM |
-                         LS_HELLO_RELAY | 7u << LS_HELLO_LEVEL_SHIFT | 31u << LS_HELLO_FACILITY_SHIFT |
+  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM | LS_HELLO_RELAY |
+                         7u << LS_HELLO_LEVEL_SHIFT | 31u << LS_HELLO_FACILITY_SHIFT |
                          3u << LS_HELLO_STREAM_SHIFT;
   if (flags == 0) return 1;
   if (!(flags & LS_HELLO_TEXT) || (flags & ~known)) return 0;
