@@ -132,10 +132,23 @@ class Relay {
       : socket_(socket), app_(app), pid_(pid) {}
 
   // Opens s's connection; false with *why when the daemon is not there or
-  // refused.
+  // refused. A daemon that closes a relayed stream's HELLO without a word
+  // before any was accepted is older than relayed streams (it refuses the
+  // flag): the streams are then plain text streams, said once on stderr.
   bool Connect(Stream &s, int timeout_ms, std::string *why) {
     int fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, pid_);
+    if (fd < 0 && pid_ && !relayed_ && *why == "the daemon closed the connection") {
+      fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, 0);
+      if (fd >= 0) {
+        pid_ = 0;
+        std::fprintf(stderr,
+                     "logctl: run: the daemon does not take relayed streams (a logsinkd older "
+                     "than this logctl): the lines carry logctl's pid, and a restart of the "
+                     "daemon may store the start of a line twice\n");
+      }
+    }
     if (fd < 0) return false;
+    if (pid_) relayed_ = true;
     s.sock = fd;
     s.sent = 0;
     if (s.told)
@@ -298,7 +311,8 @@ class Relay {
 
   const std::string &socket_;
   const std::string &app_;
-  uint32_t pid_;
+  uint32_t pid_;          // the child named in each HELLO; 0 once a daemon refused the flag
+  bool relayed_ = false;  // a relayed stream was accepted: the daemon knows the flag
 };
 
 }  // namespace

@@ -6,14 +6,18 @@
 // and a shell and a Python program writing steadily.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "cli_util.h"
 #include "common/daemon_process.h"
 #include "common/ring_check.h"
+#include "common/unix_socket.h"
 #include "daemon/harness.h"
 #include "logsink/proto/frame_encode.h"
 
@@ -201,6 +205,79 @@ TEST(RunRelayPid, APidThatIsNotTheSendersChildIsNotTaken) {
   json j = ParseJson(lines[0]);
   EXPECT_EQ(j["msg"], "claimed");
   EXPECT_EQ(j["pid"].get<uint64_t>(), uint64_t(getpid())) << "the sender's pid, not 1";
+}
+
+// One connection of a logsinkd older than relayed streams: a HELLO with
+// RELAY is closed unanswered (err_bad_hello); another text stream is
+// confirmed, read to EOF and acknowledged. Returns the text, or "RELAY".
+std::string ServeAsAnOlderDaemon(int fd) {
+  timeval tv{30, 0};  // a hang limit
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  auto read_n = [&](size_t n) {
+    std::string b;
+    char tmp[4096];
+    while (b.size() < n) {
+      ssize_t k = recv(fd, tmp, std::min(sizeof tmp, n - b.size()), 0);
+      if (k <= 0) break;
+      b.append(tmp, size_t(k));
+    }
+    return b;
+  };
+  std::string hdr = read_n(4);
+  if (hdr.size() < 4) return "";
+  std::string hello = read_n(ls_get_u32(reinterpret_cast<const uint8_t *>(hdr.data())));
+  // type, version, flags
+  uint32_t flags =
+      hello.size() >= 9 ? ls_get_u32(reinterpret_cast<const uint8_t *>(hello.data() + 5)) : 0;
+  if (flags & LS_HELLO_RELAY) {
+    close(fd);
+    return "RELAY";
+  }
+  std::string ok = Stats({{"accepted", 1}});
+  (void)!send(fd, ok.data(), ok.size(), MSG_NOSIGNAL);
+  std::string text;
+  char tmp[4096];
+  ssize_t k;
+  while ((k = recv(fd, tmp, sizeof tmp, 0)) > 0) text.append(tmp, size_t(k));
+  uint64_t lines = uint64_t(std::count(text.begin(), text.end(), '\n'));
+  std::string ack = Stats({{"lines", lines}, {"lines_cut", 0}, {"partial_lines", 0}});
+  (void)!send(fd, ack.data(), ack.size(), MSG_NOSIGNAL);
+  close(fd);
+  return text;
+}
+
+// A logsinkd older than relayed streams: `logctl run` says so once and goes
+// on with plain text streams (the lines then carry logctl's pid).
+TEST(RunRelayPid, AnOlderDaemonGetsPlainTextStreams) {
+  TempDir dir;
+  const std::string sock = dir.File("old.sock");
+  int lfd = ListenUnix(sock);
+  ASSERT_GE(lfd, 0);
+  std::mutex mu;
+  std::vector<std::string> got;
+  std::vector<std::thread> conns;
+  std::thread acceptor([&] {
+    for (int i = 0; i < 3; i++) {  // a relayed HELLO, then the two plain streams
+      int fd = accept(lfd, nullptr, nullptr);
+      if (fd < 0) return;
+      conns.emplace_back([&, fd] {
+        std::string r = ServeAsAnOlderDaemon(fd);
+        std::lock_guard<std::mutex> l(mu);
+        got.push_back(r);
+      });
+    }
+  });
+  Result r = RunLogctl({"run", "--socket", sock, "--", "sh", "-c", "echo out; echo err >&2"});
+  acceptor.join();
+  for (std::thread &t : conns) t.join();
+  close(lfd);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "logctl: run: the daemon does not take relayed streams (a logsinkd older than this "
+            "logctl): the lines carry logctl's pid, and a restart of the daemon may store the "
+            "start of a line twice\n");
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"RELAY", "err\n", "out\n"}));
 }
 
 }  // namespace
