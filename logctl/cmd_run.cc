@@ -1,15 +1,27 @@
 // cmd_run.cc: `logctl run -- CMD ARGS...`: runs CMD with its standard output
-// and standard error connected to logsinkd as two text streams (PROTOCOL.md,
-// "Text streams"), and exits with CMD's status. The child opens both
-// connections itself, after fork and before exec, so the kernel names CMD's
-// pid as the records' sender (SO_PEERCRED is taken at connect), the shape of
-// journald's stdout streams.
+// and standard error on two pipes that logctl relays to logsinkd as two
+// relayed text streams (PROTOCOL.md, "Text streams" and "Relayed streams"),
+// and exits with CMD's status once CMD's output has ended.
+//
+// logctl stays CMD's parent and names CMD's pid in each HELLO; the daemon
+// takes it only when /proc says CMD is the sender's child of the same uid,
+// so the records carry CMD's pid as before. CMD never holds a connection
+// to the daemon: when logsinkd restarts, logctl reconnects within
+// milliseconds and resends the line the old daemon had not finished (a
+// stopping daemon stores every whole line it was sent and leaves the
+// unfinished one to the relay), so CMD neither dies nor loses a line. While
+// no daemon listens, up to kMaxPending bytes per stream wait in logctl;
+// then CMD's writes block until a daemon is back (docs/DESIGN.md).
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -23,15 +35,29 @@
 namespace logsink::logctl {
 namespace {
 
-constexpr int kConnectTimeoutMs = 10000;
-constexpr int kExitCannotRun = 126;  // as the shell: found but could not be run
-constexpr int kExitNotFound = 127;   // as the shell: no such command
+constexpr int kConnectTimeoutMs = 10000;   // the first connection, before CMD starts
+constexpr int kReconnectTimeoutMs = 1000;  // a daemon that accepts but does not answer
+constexpr int kRetryMs = 10;               // reconnect attempts while no daemon listens...
+constexpr int kRetrySlowMs = 200;          // ... and after kSlowAfterMs without one
+constexpr int kSlowAfterMs = 5000;
+constexpr int kFinishTimeoutMs = 10000;   // the daemon's acknowledgment at the end
+constexpr int kGiveUpMs = 30000;          // CMD's output ended, no daemon for this long
+constexpr size_t kMaxPending = 1u << 20;  // bytes waiting per stream before CMD blocks
+constexpr size_t kMaxResend = 64u << 10;  // of an unfinished line, kept for a resend
+constexpr int kExitCannotRun = 126;       // as the shell: found but could not be run
+constexpr int kExitNotFound = 127;        // as the shell: no such command
 
 volatile sig_atomic_t g_child = 0;
 
 // SIGTERM and SIGHUP sent to logctl go to CMD, which decides what to do.
 void Forward(int sig) {
   if (g_child > 0) kill(pid_t(g_child), sig);
+}
+
+int64_t NowMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 // Writes the child's failure (code byte, then the reason) to the parent and exits.
@@ -51,40 +77,243 @@ struct SavedSignals {
   sigset_t mask;
 };
 
-// In the child: connect both streams, put them on 1 and 2, exec CMD with
-// the signal dispositions logctl was started with (an ignored SIGHUP under
-// nohup stays ignored).
-[[noreturn]] void Child(const Options &o, const std::string &socket, const std::string &app,
-                        int pipe_fd, const SavedSignals &saved) {
+// In the child: put the pipes on 1 and 2, say it is ready (a byte on
+// go_fd, a socket pair), wait until the parent's streams are accepted (a
+// byte back; EOF: they were not, and CMD is not run), exec CMD with the signal dispositions logctl
+// was started with (an ignored SIGHUP under nohup stays ignored).
+[[noreturn]] void Child(const Options &o, const std::string &app, int out_fd, int err_fd, int go_fd,
+                        int fail_fd, const SavedSignals &saved) {
   signal(SIGPIPE, SIG_DFL);  // logctl ignores it; CMD must get the default
   for (size_t i = 0; i < 4; i++) sigaction(kSignals[i], &saved.old[i], nullptr);
   sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
-  // The daemon reads the process name when it accepts a connection, which
-  // may be before the exec: name the child after CMD already (as exec will).
+  // The daemon reads the process name when the parent's HELLO names this
+  // pid, which is before the exec: name the child after CMD already.
   prctl(PR_SET_NAME, app.c_str());
-  std::string why;
-  unsigned fac = unsigned(o.send_facility);
-  int out = OpenTextStream(
-      socket, app,
-      ls_hello_text_flags(unsigned(o.level_stdout), fac, LS_HELLO_STREAM_STDOUT, o.prio_prefix),
-      kConnectTimeoutMs, &why);
-  int err = out < 0 ? -1
-                    : OpenTextStream(socket, app,
-                                     ls_hello_text_flags(unsigned(o.level_stderr), fac,
-                                                         LS_HELLO_STREAM_STDERR, o.prio_prefix),
-                                     kConnectTimeoutMs, &why);
-  if (out < 0 || err < 0) ChildFail(pipe_fd, kExitError, why);
   // dup2 clears close-on-exec on the copies; the originals go with the exec.
-  if (dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
-    ChildFail(pipe_fd, kExitError, std::string("dup2: ") + std::strerror(errno));
+  if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)
+    ChildFail(fail_fd, kExitError, std::string("dup2: ") + std::strerror(errno));
+  char go = 'r';
+  ssize_t k;
+  while ((k = write(go_fd, &go, 1)) < 0 && errno == EINTR) {
+  }
+  while (k == 1 && (k = read(go_fd, &go, 1)) < 0 && errno == EINTR) {
+  }
+  if (k != 1) _exit(kExitError);  // the parent says why
   std::vector<char *> argv;
   for (const std::string &w : o.words) argv.push_back(const_cast<char *>(w.c_str()));
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
   int e = errno;
-  ChildFail(pipe_fd, e == ENOENT ? kExitNotFound : kExitCannotRun,
+  ChildFail(fail_fd, e == ENOENT ? kExitNotFound : kExitCannotRun,
             o.words[0] + ": " + std::strerror(e));
 }
+
+// One of CMD's outputs on its way to the daemon.
+struct Stream {
+  const char *name = "";  // "stdout", "stderr"
+  uint32_t flags = 0;     // the HELLO's text-stream flags
+  int pipe = -1;          // read end of CMD's output; -1 once it reached EOF
+  int sock = -1;          // the connection, -1 while there is none
+  // From the start of the first line the daemon may not have stored: the
+  // bytes before `sent` went to the current connection; a new connection
+  // starts over at 0 (the daemon stored every whole line it was sent and,
+  // stopping, discarded the unfinished one).
+  std::string buf;
+  size_t sent = 0;
+  int64_t next_try = 0;     // when to connect again (sock < 0)
+  int64_t down_since = -1;  // since when there has been no connection
+  bool told = false;        // the outage was reported on stderr
+  bool done = false;
+};
+
+class Relay {
+ public:
+  Relay(const std::string &socket, const std::string &app, uint32_t pid)
+      : socket_(socket), app_(app), pid_(pid) {}
+
+  // Opens s's connection; false with *why when the daemon is not there or
+  // refused. A daemon that closes a relayed stream's HELLO without a word
+  // before any was accepted is older than relayed streams (it refuses the
+  // flag): the streams are then plain text streams, said once on stderr.
+  bool Connect(Stream &s, int timeout_ms, std::string *why) {
+    int fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, pid_);
+    if (fd < 0 && pid_ && !relayed_ && *why == "the daemon closed the connection") {
+      fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, 0);
+      if (fd >= 0) {
+        pid_ = 0;
+        std::fprintf(stderr,
+                     "logctl: run: the daemon does not take relayed streams (a logsinkd older "
+                     "than this logctl): the lines carry logctl's pid, and a restart of the "
+                     "daemon may store the start of a line twice\n");
+      }
+    }
+    if (fd < 0) return false;
+    if (pid_) relayed_ = true;
+    s.sock = fd;
+    s.sent = 0;
+    if (s.told)
+      std::fprintf(stderr, "logctl: run: %s: the daemon is back; the output goes on\n", s.name);
+    s.down_since = -1;
+    s.told = false;
+    return true;
+  }
+
+  // Relays until both outputs ended and were acknowledged (or given up).
+  void Loop(Stream *streams, size_t n) {
+    for (;;) {
+      std::vector<struct pollfd> pfds;
+      std::vector<std::pair<size_t, int>> what;  // (stream, 0 pipe / 1 socket)
+      int64_t now = NowMs();
+      int timeout = -1;
+      bool active = false;
+      for (size_t i = 0; i < n; i++) {
+        Stream &s = streams[i];
+        if (s.done) continue;
+        active = true;
+        if (s.pipe >= 0 && s.buf.size() < kMaxPending) {
+          pfds.push_back({s.pipe, POLLIN, 0});
+          what.push_back({i, 0});
+        }
+        if (s.sock >= 0) {
+          short ev = POLLIN;  // the daemon sends nothing more: readable is its close
+          if (s.sent < s.buf.size()) ev |= POLLOUT;
+          pfds.push_back({s.sock, ev, 0});
+          what.push_back({i, 1});
+        } else {
+          int wait = int(std::max<int64_t>(0, s.next_try - now));
+          timeout = timeout < 0 ? wait : std::min(timeout, wait);
+        }
+      }
+      if (!active) return;
+      int r = poll(pfds.data(), pfds.size(), timeout);
+      if (r < 0 && errno != EINTR) {
+        Error("run", std::string("poll: ") + std::strerror(errno));
+        return;
+      }
+      for (size_t k = 0; r > 0 && k < pfds.size(); k++) {
+        if (!pfds[k].revents) continue;
+        Stream &s = streams[what[k].first];
+        if (what[k].second == 0) {
+          ReadPipe(s);
+        } else {
+          if (pfds[k].revents & (POLLIN | POLLHUP | POLLERR)) CheckClosed(s);
+          if (s.sock >= 0 && (pfds[k].revents & POLLOUT)) Send(s);
+        }
+      }
+      now = NowMs();
+      for (size_t i = 0; i < n; i++) Advance(streams[i], now);
+    }
+  }
+
+ private:
+  void ReadPipe(Stream &s) {
+    char tmp[65536];
+    size_t room = std::min(sizeof tmp, kMaxPending - std::min(kMaxPending, s.buf.size()));
+    if (room == 0) return;
+    ssize_t k = read(s.pipe, tmp, room);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (k <= 0) {  // EOF (or an error: nothing more will come)
+      close(s.pipe);
+      s.pipe = -1;
+      return;
+    }
+    s.buf.append(tmp, size_t(k));
+  }
+
+  // The daemon sends nothing after its confirmation until the stream
+  // ends: a readable socket is a daemon that closed (or stops).
+  void CheckClosed(Stream &s) {
+    char tmp[512];
+    ssize_t k = recv(s.sock, tmp, sizeof tmp, MSG_DONTWAIT);
+    if (k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR))) return;
+    Disconnect(s);
+  }
+
+  void Send(Stream &s) {
+    while (s.sent < s.buf.size()) {
+      ssize_t k =
+          send(s.sock, s.buf.data() + s.sent, s.buf.size() - s.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (k < 0) {  // EPIPE, ECONNRESET: the daemon stops or is gone
+        Disconnect(s);
+        return;
+      }
+      s.sent += size_t(k);
+    }
+    // Whole lines sent are the daemon's now; keep the unfinished one (up to
+    // kMaxResend of it: beyond that only its rest would be resent).
+    size_t nl = s.buf.rfind('\n', s.sent == 0 ? 0 : s.sent - 1);
+    size_t drop = nl == std::string::npos || nl >= s.sent ? 0 : nl + 1;
+    if (s.sent - drop > kMaxResend) drop = s.sent;
+    if (drop) {
+      s.buf.erase(0, drop);
+      s.sent -= drop;
+    }
+  }
+
+  void Disconnect(Stream &s) {
+    close(s.sock);
+    s.sock = -1;
+    s.sent = 0;
+    s.next_try = NowMs();  // at once: a restarted daemon listens again within milliseconds
+    if (s.down_since < 0) s.down_since = s.next_try;
+  }
+
+  // What the stream does next: connect again, end, or give up.
+  void Advance(Stream &s, int64_t now) {
+    if (s.done) return;
+    const bool ended = s.pipe < 0;
+    if (s.sock < 0) {
+      if (ended && s.buf.empty()) {  // nothing left to say to anyone
+        s.done = true;
+        return;
+      }
+      if (now < s.next_try) return;
+      std::string why;
+      if (Connect(s, kReconnectTimeoutMs, &why)) {
+        Send(s);
+      } else {
+        const int64_t down = now - s.down_since;
+        if (!s.told && down >= kSlowAfterMs) {
+          std::fprintf(stderr,
+                       "logctl: run: %s: %s; the output waits (%zu bytes so far; past %zu "
+                       "bytes the command's writes block)\n",
+                       s.name, why.c_str(), s.buf.size(), kMaxPending);
+          s.told = true;
+        }
+        if (ended && down >= kGiveUpMs) {
+          std::fprintf(stderr, "logctl: run: %s: %s; %zu bytes of output not logged\n", s.name,
+                       why.c_str(), s.buf.size());
+          s.done = true;
+          return;
+        }
+        s.next_try = NowMs() + (down >= kSlowAfterMs ? kRetrySlowMs : kRetryMs);
+      }
+      return;
+    }
+    if (!ended || s.sent < s.buf.size()) return;
+    // Everything is sent: end the stream and wait for the acknowledgment.
+    // Without one (a daemon stopping now) an unfinished last line may have
+    // been discarded: it goes to the next daemon.
+    TextAck ack;
+    std::string why;
+    int fd = s.sock;
+    s.sock = -1;
+    if (FinishTextStream(fd, kFinishTimeoutMs, &ack, &why) || s.buf.empty()) {
+      s.done = true;
+      return;
+    }
+    s.sent = 0;
+    s.next_try = now;
+    s.down_since = now;
+  }
+
+  const std::string &socket_;
+  const std::string &app_;
+  uint32_t pid_;          // the child named in each HELLO; 0 once a daemon refused the flag
+  bool relayed_ = false;  // a relayed stream was accepted: the daemon knows the flag
+};
 
 }  // namespace
 
@@ -98,17 +327,20 @@ int RunRun(Options &o) {
     app = slash == std::string::npos ? cmd : cmd.substr(slash + 1);
   }
   // Descriptors 0-2 are open (on /dev/null if logctl got them closed), so
-  // the child's sockets never take those numbers and its dup2 onto 1 and 2
+  // the pipes never take those numbers and the child's dup2 onto 1 and 2
   // always makes copies without close-on-exec.
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) {
       Error("run", std::string("/dev/null: ") + std::strerror(errno));
       return kExitError;
     }
-  // The child reports a failure before or at exec through this pipe; a
-  // successful exec closes it (close-on-exec) with nothing written.
-  int pfd[2];
-  if (pipe2(pfd, O_CLOEXEC) != 0) {
+  // out and err carry CMD's output; go (a socket pair) says the child is
+  // named and tells it to exec; fail carries the child's failure before or
+  // at exec (a successful exec closes it with nothing written). All
+  // close-on-exec.
+  int out[2], err[2], go[2], fail[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0 || pipe2(fail, O_CLOEXEC) != 0) {
     Error("run", std::string("pipe: ") + std::strerror(errno));
     return kExitError;
   }
@@ -128,10 +360,16 @@ int RunRun(Options &o) {
     return kExitError;
   }
   if (pid == 0) {
-    close(pfd[0]);
-    Child(o, socket, app, pfd[1], saved);
+    close(out[0]);
+    close(err[0]);
+    close(go[1]);
+    close(fail[0]);
+    Child(o, app, out[1], err[1], go[0], fail[1], saved);
   }
-  close(pfd[1]);
+  close(out[1]);
+  close(err[1]);
+  close(go[0]);
+  close(fail[1]);
   g_child = pid;
   // As system(3): an interrupt from the terminal reaches CMD (same process
   // group), and logctl stays to report its status. SIGTERM and SIGHUP are
@@ -144,21 +382,68 @@ int RunRun(Options &o) {
     if (saved.old[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
   sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
 
+  unsigned fac = unsigned(o.send_facility);
+  Stream streams[2];
+  streams[0].name = "stdout";
+  streams[0].flags =
+      ls_hello_text_flags(unsigned(o.level_stdout), fac, LS_HELLO_STREAM_STDOUT, o.prio_prefix);
+  streams[0].pipe = out[0];
+  streams[1].name = "stderr";
+  streams[1].flags =
+      ls_hello_text_flags(unsigned(o.level_stderr), fac, LS_HELLO_STREAM_STDERR, o.prio_prefix);
+  streams[1].pipe = err[0];
+  Relay relay(socket, app, uint32_t(pid));
+  std::string why;
+  // The child has its name (the daemon reads it at the HELLO) once it says
+  // so. Both streams are accepted before CMD runs: a daemon that is not
+  // there or refuses (its connection limits) is an error, and CMD is not run.
+  char ready = 0;
+  ssize_t got;
+  while ((got = read(go[1], &ready, 1)) < 0 && errno == EINTR) {
+  }
+  bool ok = got == 1;
+  if (!ok) why = "the command's process ended before it was ready";
+  ok = ok && relay.Connect(streams[0], kConnectTimeoutMs, &why) &&
+       relay.Connect(streams[1], kConnectTimeoutMs, &why);
+  if (ok) {
+    ok = write(go[1], "g", 1) == 1;
+    if (!ok) why = std::string("write: ") + std::strerror(errno);
+  }
+  close(go[1]);  // without its byte the child exits unrun
+  if (!ok) {
+    for (Stream &s : streams) {
+      if (s.sock >= 0) close(s.sock);
+      close(s.pipe);
+    }
+  } else {
+    relay.Loop(streams, 2);
+    for (Stream &s : streams) {
+      if (s.sock >= 0) close(s.sock);
+      if (s.pipe >= 0) close(s.pipe);
+    }
+  }
+
+  // The child is reaped only now: until then its pid stays its own (an
+  // exited child is a zombie), so a reconnect can still name it.
   std::string failure;
   char buf[512];
   ssize_t k;
-  while ((k = read(pfd[0], buf, sizeof buf)) != 0) {
+  while ((k = read(fail[0], buf, sizeof buf)) != 0) {
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) break;
     failure.append(buf, size_t(k));
   }
-  close(pfd[0]);
+  close(fail[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       Error("run", std::string("waitpid: ") + std::strerror(errno));
       return kExitError;
     }
+  }
+  if (!ok) {  // the child's own failure (dup2) says more than its end
+    Error("run", failure.empty() ? why : failure.substr(1));
+    return kExitError;
   }
   if (!failure.empty()) {
     Error("run", failure.substr(1));

@@ -82,7 +82,7 @@ bool ReadConfirmation(int fd, int timeout_ms, std::string *why) {
 }  // namespace
 
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
-                   int timeout_ms, std::string *why) {
+                   int timeout_ms, std::string *why, uint32_t relay_pid) {
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) {
@@ -96,8 +96,10 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
     return -1;
   }
   flags |= LS_HELLO_CONFIRM;  // so that a refusal is known before any text is written
-  uint8_t hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX];
-  ls_hello h = {LS_PROTO_VERSION, flags, app.data(), std::min<size_t>(app.size(), LS_APP_MAX)};
+  if (relay_pid) flags |= LS_HELLO_RELAY;
+  uint8_t hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4];
+  ls_hello h = {LS_PROTO_VERSION, flags, app.data(), std::min<size_t>(app.size(), LS_APP_MAX),
+                relay_pid};
   ptrdiff_t n = ls_hello_encode(hello, sizeof hello, &h);
   if (n < 0) {
     *why = "bad HELLO flags";

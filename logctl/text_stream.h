@@ -21,9 +21,10 @@ struct TextAck {
 // long again) for the daemon to accept the stream. Returns a blocking
 // descriptor (close-on-exec, no send or receive timeout left set), or -1
 // with a one-sentence reason in *why: for a connection the daemon refused,
-// "the daemon refused: " and the daemon's reason.
+// "the daemon refused: " and the daemon's reason. A relay_pid other than 0
+// makes it a relayed stream (LS_HELLO_RELAY) of that child's output.
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
-                   int timeout_ms, std::string *why);
+                   int timeout_ms, std::string *why, uint32_t relay_pid = 0);
 
 // Writes all of s (blocking while the daemon drains). false with *why on
 // failure (the daemon went away).

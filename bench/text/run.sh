@@ -8,9 +8,9 @@
 #   logctl send   the N lines on standard input, done when the daemon
 #                 acknowledged every line (it has written them)
 #   logctl run    `logctl run -- python3 drain.py FILE`: the N lines as a
-#                 program's standard output; the program shuts its stdout
-#                 down and reads the daemon's acknowledgment, so it is done
-#                 when the daemon has written every line
+#                 program's standard output, relayed by logctl; done when
+#                 logctl exits, after the daemon acknowledged (has written)
+#                 every line
 # and prints records/s and bytes per record in the ring (the daemon's
 # `bytes` / `records` counters): free text is not indexed, each record
 # carries its whole text, where a native record carries the site id and the
@@ -105,17 +105,12 @@ send_run() {  # rep
   t1=$(now_ns)
   result "$d" "$t0" "$t1"; stop_all
 }
-# The program under `logctl run`: writes FILE to its standard output (a text
-# stream), then ends the stream and waits for the daemon's acknowledgment
-# (PROTOCOL.md, "Text streams").
+# The program under `logctl run`: writes FILE to its standard output (a
+# pipe that logctl relays as a text stream, PROTOCOL.md "Relayed streams")
+# and exits; logctl exits once the daemon acknowledged every line.
 cat >"$tmp/drain.py" <<'PY'
-import socket, sys
-data = open(sys.argv[1], "rb").read()
-out = socket.socket(fileno=1)
-out.sendall(data)
-out.shutdown(socket.SHUT_WR)
-while out.recv(4096):
-    pass
+import sys
+sys.stdout.buffer.write(open(sys.argv[1], "rb").read())
 PY
 run_run() {  # rep
   local d=$tmp/run$1; mkdir -p "$d"; start_logsinkd "$d"

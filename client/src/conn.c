@@ -290,7 +290,7 @@ void ls__conn_connect(ls__conn *k) {
   atomic_store(&k->st_attempted, 1);
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */
-  ls_hello h = {LS_PROTO_VERSION, 0, k->cfg.app, strlen(k->cfg.app)};
+  ls_hello h = {LS_PROTO_VERSION, 0, k->cfg.app, strlen(k->cfg.app), 0};
   ptrdiff_t n = ls_hello_encode(k->out + k->out_len, k->out_cap - k->out_len, &h);
   if (n > 0) {
     k->out_len += (size_t)n;

@@ -70,6 +70,8 @@ struct Counters {
   uint64_t text_lines = 0;          // lines of text streams stored as records
   uint64_t text_lines_cut = 0;      // ... of which longer than kMaxTextLine (cut, TRUNC)
   uint64_t text_partial_lines = 0;  // ... of which had no newline when the stream ended
+  uint64_t relay_streams = 0;       // text streams relaying a child whose pid was taken
+  uint64_t relay_pid_refused = 0;   // ... whose named pid was not the sender's child (uid)
   // The syslog socket (daemon/SYSLOG.md).
   uint64_t syslog_received = 0;           // datagrams read (each stored as one record)
   uint64_t syslog_bytes = 0;              // their sizes as sent

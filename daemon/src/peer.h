@@ -19,6 +19,12 @@ struct Peer {
 // separately, only for connections that are served. Zeros on failure.
 Peer PeerOf(int fd);
 
+// Whether pid is a child of parent (its parent pid in /proc/PID/stat) whose
+// real and effective uids are both uid: a process the sender started and
+// could have connected for itself (a relayed stream, PROTOCOL.md). An
+// unreaped child (a zombie) still counts; false when /proc cannot tell.
+bool IsChildOf(uint32_t pid, uint32_t parent, uint32_t uid);
+
 // /proc/PID/comm without its newline; "" when it cannot be read (the
 // process is gone, or /proc is hidden).
 std::string ReadComm(uint32_t pid);

@@ -56,6 +56,8 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("text_lines", c.text_lines);
   f("text_lines_cut", c.text_lines_cut);
   f("text_partial_lines", c.text_partial_lines);
+  f("relay_streams", c.relay_streams);
+  f("relay_pid_refused", c.relay_pid_refused);
   f("syslog_received", c.syslog_received);
   f("syslog_bytes", c.syslog_bytes);
   f("syslog_rfc3164", c.syslog_rfc3164);

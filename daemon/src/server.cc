@@ -758,7 +758,7 @@ void Server::Shutdown(int signum) {
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0 || !session.Feed(rbuf_.data(), size_t(r), uv_now(&loop_))) break;
     }
-    session.Finish();  // a text stream's unfinished line is kept
+    session.Finish(true);  // a text stream's unfinished line is kept (a relay's is resent)
     close(fd);
   }
   CloseListener(listener_);
@@ -791,9 +791,10 @@ void Server::Shutdown(int signum) {
       spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
   }
   // A text stream's unfinished line is kept (the client gets no
-  // acknowledgment: it did not end the stream).
+  // acknowledgment: it did not end the stream), except a relayed stream's:
+  // its relay resends the line whole to the next daemon.
   while (!conns_.empty()) {
-    conns_.back()->session->Finish();
+    conns_.back()->session->Finish(true);
     CloseConn(conns_.back());
   }
 

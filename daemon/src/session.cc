@@ -11,6 +11,7 @@
 
 #include "log_escape.h"
 #include "logsink/proto/frame.h"
+#include "peer.h"
 #include "reply.h"
 
 namespace logsink::daemon {
@@ -195,8 +196,15 @@ void Session::EndLine() {
   line_cut_ = 0;
 }
 
-bool Session::Finish() {
+bool Session::Finish(bool stopping) {
   if (!text_ || (line_.empty() && line_cut_ == 0)) return false;
+  if (stopping && (text_flags_ & LS_HELLO_RELAY)) {
+    spdlog::debug("source {}: unfinished line of {} bytes left to its relay", source_.id,
+                  line_.size() + line_cut_);
+    line_.clear();
+    line_cut_ = 0;
+    return false;
+  }
   uint64_t stored = lines_;
   EndLine();
   if (lines_ == stored) return false;
@@ -295,14 +303,31 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   text_ = (h.flags & LS_HELLO_TEXT) != 0;
   text_flags_ = h.flags;
   if (text_) ctx_->counters->text_streams++;
+  if (h.flags & LS_HELLO_RELAY) {
+    // The lines are the output of the sender's child h.pid: they carry its
+    // pid only when the kernel's view agrees (same uid, parent = the sender),
+    // else the sender's own (PROTOCOL.md, "Relayed streams").
+    if (IsChildOf(h.pid, peer_.pid, peer_.uid)) {
+      ctx_->counters->relay_streams++;
+      source_.pid = h.pid;
+      relay_comm_ = ReadComm(h.pid);
+      if (!relay_comm_.empty()) source_.comm = relay_comm_;
+    } else {
+      ctx_->counters->relay_pid_refused++;
+      ctx_->log_limit.Log(kLogKindRelay, spdlog::level::warn,
+                          "client pid {} uid {} comm '{}': relays pid {}, which is not its "
+                          "child of the same uid: its lines carry pid {}",
+                          peer_.pid, peer_.uid, LogEscape(peer_.comm), h.pid, peer_.pid);
+    }
+  }
   // A text stream that asks is told at once that it was accepted (a
   // refused connection gets REFUSE instead: Server::AcceptAll).
   if (text_ && (h.flags & LS_HELLO_CONFIRM))
     AppendCountersFrame([](const CounterFn &f) { f("accepted", 1); }, &out_);
   source_.id = ctx_->next_source_id++;
   source_.app = app_;
-  spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, peer_.pid,
-                peer_.uid, peer_.gid, LogEscape(peer_.comm), LogEscape(app_));
+  spdlog::debug("source {}: pid {} uid {} gid {} comm '{}' app '{}'", source_.id, source_.pid,
+                peer_.uid, peer_.gid, LogEscape(source_.comm), LogEscape(app_));
   return true;
 }
 

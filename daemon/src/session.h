@@ -41,6 +41,8 @@ struct ParsedRecord {
 // The rate limiter's kind for storage and accept errors (one past the Err kinds):
 // they are rare and come from the disk or the kernel, not from one client.
 constexpr int kLogKindWrite = int(Err::kCount);
+// ... and for relayed streams whose pid was not taken (Session::OnHello).
+constexpr int kLogKindRelay = int(Err::kCount) + 1;
 
 // The memory bound of all connection state (config: limits.max_memory and
 // max_memory_per_uid). Sessions charge what they hold and release it when
@@ -80,7 +82,7 @@ struct Context {
   uint64_t ring_dev = 0, ring_ino = 0;  // its stat(2) st_dev and st_ino
   Counters *counters = nullptr;
   uint64_t next_source_id = 1;  // the next connection's Source id
-  RateLimit<int(Err::kCount) + 1> log_limit;
+  RateLimit<int(Err::kCount) + 2> log_limit;
   // One frame's validated records; shared (one thread), its capacity reused.
   std::vector<ParsedRecord> scratch;
   MemoryBudget memory;
@@ -99,8 +101,11 @@ class Session {
   bool Feed(const uint8_t *p, size_t n, uint64_t now_ms);
 
   // The peer closed its end (EOF): a text stream's partial last line is
-  // stored. Returns whether it stored one.
-  bool Finish();
+  // stored. Returns whether it stored one. While the daemon stops
+  // (stopping), a relayed stream's partial line is discarded instead: its
+  // relay resends it whole to the next daemon (PROTOCOL.md, "Relayed
+  // streams").
+  bool Finish(bool stopping = false);
   // Appends a text stream's acknowledgment to out(): a STATS frame with the
   // lines stored, cut and partial on this connection (PROTOCOL.md, "Text
   // streams").
@@ -166,6 +171,7 @@ class Session {
   bool hello_ = false;
   std::string app_;
   storage::Source source_;
+  std::string relay_comm_;  // a relayed stream's child's name (source_.comm points here)
 
   std::vector<uint8_t> pending_;  // a partial frame, at most max_frame + 4 bytes
 

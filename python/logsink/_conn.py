@@ -56,3 +56,13 @@ def write(sock, data, deadline):
             if e.errno != errno.EINTR:
                 return ERROR, done
     return OK, done
+
+
+def refused(sock):
+    """Whether the daemon answered with REFUSE (PROTOCOL.md, "Errors") before
+    it closed: a refusal, not a restart. Reads only what is there now."""
+    try:
+        b = sock.recv(64, socket.MSG_DONTWAIT)
+    except OSError:
+        return False
+    return len(b) >= 5 and b[4] == 0x81

@@ -15,6 +15,14 @@ default policy (client/include/logsink/logsink.h):
   reconnect_max (1 s). A daemon that reads nothing for send_timeout (1 s)
   loses the connection, which is re-made. Drops are reported to the daemon
   in a DROPPED frame once a connection works.
+- Restarts (PROTOCOL.md, "Restarts"): when the daemon closes a working
+  connection (a write fails: EPIPE, ECONNRESET), the frames not written
+  whole are kept and, for block_timeout, the daemon is taken to be
+  restarting: records are staged instead of dropped, connects are retried
+  every reconnect_min, and the next connection re-interns every site, then
+  sends the kept frames, then what was staged since. Past the window what
+  waited is dropped and counted. A daemon that refuses the connection
+  (REFUSE) or accepts and closes again within the window gets no new one.
 - Threads: one lock guards the state; the socket is written by one thread
   at a time, outside that lock. Fork: the child drops the parent's buffer
   and socket (never writes into the parent's connection), starts its
@@ -128,6 +136,9 @@ class Client:
         self._ext_fmts = {}  # (format, named fields) -> the format with their %.0s
         self._next_connect = 0.0
         self._backoff = self.reconnect_min
+        self._lost_at = 0.0  # when the restart window began (0: none)
+        self._window_spent = False  # a window ended: none until a connection outlives one
+        self._connected_at = 0.0
         self._unreported = 0
         self._since_ns = 0
         self._in_flight_report = 0
@@ -173,10 +184,19 @@ class Client:
         if self._pid != os.getpid():
             self._after_fork()
         t = self.close_timeout if timeout is None else timeout
+        deadline = time.monotonic() + t
         with self._lock:
             if self._sock is None:
                 self._maybe_connect(force=True)
-        return self._drain(time.monotonic() + t)
+            # The daemon is restarting: wait (at most the deadline) for the
+            # next one rather than give up on what waits for it.
+            while self._sock is None and self._restarting():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._work.wait(min(left, self.reconnect_min))
+                self._maybe_connect(force=True)
+        return self._drain(deadline)
 
     def close(self):
         """Flushes (at most close_timeout), then closes the connection."""
@@ -315,9 +335,11 @@ class Client:
                 self._stats[name] += 1
             if self._sock is None:
                 self._maybe_connect()
+            waiting = self._sock is None and self._restarting()  # staged for the next daemon
             need = sum(len(r[1]) for r in recs) + 64 * len(recs)
             full = len(self._out) + (len(self._cur) if self._cur else 0) + need > self.buffer_bytes
-            if self._sock is None or self._stalled or (full and not self._room(need)):
+            if ((self._sock is None and not waiting) or self._stalled
+                    or (full and not self._room(need))):
                 if self._sock is None and not self._warned_absent:
                     self._warn_absent()
                 self._drop(len(recs))
@@ -333,12 +355,16 @@ class Client:
                 self._work.notify()
             return True
 
-    def _intern(self, key):
+    @staticmethod
+    def _intern_frame(key, site):
         fname = str(key[2]).encode("utf-8", "backslashreplace")[:W.FILE_MAX]
-        site = len(self._sites) + 1
         line = key[3] if 0 <= key[3] <= W.LINE_MAX else 0
+        return W.intern(site, key[1], line, key[0], fname)
+
+    def _intern(self, key):
+        site = len(self._sites) + 1
         self._close_cur()
-        self._out += W.intern(site, key[1], line, key[0], fname)
+        self._out += self._intern_frame(key, site)
         self._marks.append((len(self._out), 0, 0))
         self._sites[key] = site
         self._stats["interned"] += 1
@@ -409,11 +435,15 @@ class Client:
         if self._user_dir is None or _paths.user_dir_ok(self._user_dir):
             sock = _conn.connect(self._path)
         if sock is None:
+            if self._restarting():  # the next daemon is expected any moment
+                self._next_connect = now + self.reconnect_min
+                return
             self._next_connect = now + self._backoff
             self._backoff = min(self._backoff * 2, self.reconnect_max)
             return
         self._sock = sock
         self._gen += 1
+        self._connected_at = now
         self._backoff = self.reconnect_min
         self._stats["connects"] += 1
         if self._ever:
@@ -421,9 +451,77 @@ class Client:
         self._ever = True
         self._warned_absent = False
         self._stalled = False
-        self._out += W.hello(self._app)
-        self._marks.append((len(self._out), 0, 0))
+        # HELLO first; after a restart, every site again under its id, then
+        # the frames kept from the last connection and those staged since.
+        self._close_cur()
+        head = bytearray(W.hello(self._app))
+        marks = [(len(head), 0, 0)]
+        for key, site in sorted(self._sites.items(), key=lambda kv: kv[1]):
+            head += self._intern_frame(key, site)
+            marks.append((len(head), 0, 0))
+            self._stats["interned"] += 1
+        shift = len(head)
+        self._out[:0] = head
+        self._marks = marks + [(e + shift, n, r) for e, n, r in self._marks]
         self._queue_report()  # the drops come before the records logged since
+
+    def _restarting(self):
+        """Whether the daemon is taken to be restarting (a window since a
+        working connection was closed); ends a window that has passed:
+        what waited for the next daemon is dropped and counted."""
+        if not self._lost_at:
+            return False
+        if time.monotonic() - self._lost_at < self.block_timeout:
+            return True
+        self._lost_at = 0.0
+        self._window_spent = True
+        if self._sock is None:
+            self._disconnect(count=True, lost=False)  # drops what waited
+        return False
+
+    def _keep_for_restart(self, data, marks, k):
+        """The daemon closed a working connection (a write failed): keeps
+        the INTERN and RECORDS frames not written whole (a half-written
+        frame is discarded by the daemon) before what was staged since, and
+        starts (or goes on with) the restart window. False when no window
+        applies (one ended and no connection outlived a window since)."""
+        now = time.monotonic()
+        window = self.block_timeout
+        lasted = self._connected_at and now - self._connected_at >= window
+        if lasted:
+            self._window_spent = False
+        if (window <= 0 or self._window_spent
+                or not (not self._lost_at or lasted or now - self._lost_at < window)):
+            self._window_spent = self._window_spent or bool(self._lost_at)
+            return False
+        if not self._lost_at or lasted:
+            self._lost_at = now
+        kept = bytearray()
+        kmarks = []
+        nrec = 0
+        prev = marks[k - 1][0] if k else 0
+        for end, n, _ in marks[k:]:
+            if data[prev + 4] in (W.F_INTERN, W.F_RECORDS):
+                kept += data[prev:end]
+                kmarks.append((len(kept), n, 0))
+                nrec += n
+            prev = end
+        self._close_cur()
+        self._out[:0] = kept
+        self._marks = kmarks + [(e + len(kept), n, r) for e, n, r in self._marks]
+        self._out_records += nrec
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        self._sock = None
+        self._gen += 1
+        self._stats["disconnects"] += 1
+        self._next_connect = now  # at once: a restarted daemon listens within milliseconds
+        self._stalled = False
+        self._space.notify_all()
+        self._work.notify()
+        return True
 
     def _queue_report(self):
         """Appends a DROPPED frame for the drops not reported yet (one in flight
@@ -492,6 +590,7 @@ class Client:
                 return True
             start = time.monotonic()
             st, done = _conn.write(sock, data, min(deadline, start + self.send_timeout))
+            refused = st == _conn.ERROR and _conn.refused(sock)
             with self._lock:
                 delivered = frames = reported = 0
                 k = 0
@@ -525,9 +624,11 @@ class Client:
                         (e + shift, n, r) for e, n, r in self._marks[len(marks) - k:]]
                     self._out_records += nrec - delivered
                 elif st != _conn.OK:
-                    self._drop(nrec - delivered)
-                    if gen == self._gen:
-                        self._disconnect(count=True)
+                    if not (st == _conn.ERROR and gen == self._gen and not refused
+                            and self._keep_for_restart(data, marks, k)):
+                        self._drop(nrec - delivered)
+                        if gen == self._gen:
+                            self._disconnect(count=True)
                 self._space.notify_all()
                 return st == _conn.OK
         finally:
@@ -542,11 +643,12 @@ def _sender(ref, pid):
         if c is None or c._closed or c._pid != pid:
             return
         with c._lock:
-            c._work.wait(c.flush_interval)
+            restarting = c._sock is None and c._lost_at
+            c._work.wait(c.reconnect_min if restarting else c.flush_interval)
             if c._closed or c._pid != pid:
                 return
-            if c._sock is None and c._unreported:
-                c._maybe_connect()  # report drops without waiting for a call
+            if c._sock is None and (c._unreported or c._restarting()):
+                c._maybe_connect()  # report drops, or send what waits, without waiting for a call
             timeout = c.send_timeout
         c._drain(time.monotonic() + timeout)
         del c

@@ -73,6 +73,13 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
 
+    def kill(self):
+        """SIGKILL, as a crash: the socket file stays behind."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.kill()
+        self.proc.wait()
+
     def stderr(self):
         with open(os.path.join(self.dir, "logsinkd.err"), "rb") as f:
             return f.read().decode(errors="replace")

@@ -245,5 +245,33 @@ TEST(LogctlTextRefused, RunAndSendSayWhyTheDaemonRefused) {
   EXPECT_EQ(a.Stats()["connections_refused"], 2u);
 }
 
+// Issue 25: past max_connections_per_uid (here 2: one `logctl run` holds
+// both), the next `logctl run` of that uid prints the daemon's reason,
+// exits 1 and does not start its command (before, the command started and
+// died of SIGPIPE, exit 141, with nothing on stderr).
+TEST(LogctlTextRefused, RunPastThePerUidLimitSaysWhyAndDoesNotStart) {
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+  const std::string open_dir = dir.File("open");
+  ASSERT_EQ(mkdir(open_dir.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+  Daemon d(dir, {}, "[limits]\nmax_connections_per_uid = 2\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  SpawnOptions nobody;
+  nobody.as_nobody = true;
+  Proc first({"run", "--socket", d.socket, "--", "sh", "-c", "echo up; exec sleep 60"}, nobody);
+  ASSERT_EQ(JsonUntil(d.ring, 1).size(), 1u) << "the first run holds its two streams";
+  const std::string marker = open_dir + "/ran";
+  Result r = RunLogctl({"run", "--socket", d.socket, "--", "touch", marker}, nobody);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err,
+            "logctl: run: the daemon refused: uid 65534 holds max_connections_per_uid (2)\n");
+  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "the command ran without its log";
+  first.Signal(SIGTERM);  // passed on to sleep
+  EXPECT_EQ(first.Finish().status, 128 + SIGTERM);
+  Client q(d.socket);
+  EXPECT_EQ(q.Stats()["err_uid_connections"], 1u);
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "logsink/proto/args.h"
+#include "logsink/proto/frame_encode.h"
 #include "proto/wire_encoder.h"
 
 namespace logsink::test {
@@ -80,13 +81,45 @@ TEST(Hello, TextStreamFlags) {
       6u << LS_HELLO_LEVEL_SHIFT,                      // ditto
       LS_HELLO_TEXT | 24u << LS_HELLO_FACILITY_SHIFT,  // facility 24
       LS_HELLO_TEXT | 3u << LS_HELLO_STREAM_SHIFT,     // stream 3
-      LS_HELLO_TEXT | 0x8u,                            // an unknown bit
+      LS_HELLO_TEXT | 0x10u,                           // an unknown bit
+      LS_HELLO_TEXT | LS_HELLO_RELAY,                  // RELAY without its pid
       LS_HELLO_TEXT | 0x80000000u,
   };
   for (uint32_t f : bad) {
     p = Payload(logsink::test::Hello(1, "t", f));
     EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG) << std::hex << f;
   }
+}
+
+// RELAY: a u32 pid (not 0) follows app, and only then.
+TEST(Hello, RelayCarriesThePid) {
+  ls_hello h;
+  const uint32_t f =
+      ls_hello_text_flags(6, 1, LS_HELLO_STREAM_STDOUT, 0) | LS_HELLO_CONFIRM | LS_HELLO_RELAY;
+  EXPECT_EQ(f, 0x0101060du);  // PROTOCOL.md's example
+  std::string base = Payload(logsink::test::Hello(1, "job", f));
+  std::string p = base + std::string("\x92\x10\x00\x00", 4);  // 4242
+  ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
+  EXPECT_EQ(h.pid, 4242u);
+  EXPECT_EQ(std::string(h.app, h.app_len), "job");
+  for (size_t n = base.size(); n < p.size(); n++)
+    EXPECT_EQ(ls_hello_decode(U(p), n, &h), -EBADMSG) << n;  // a pid cut short
+  std::string zero = base + std::string(4, '\0');
+  EXPECT_EQ(ls_hello_decode(U(zero), zero.size(), &h), -EBADMSG);
+  std::string longer = p + "x";
+  EXPECT_EQ(ls_hello_decode(U(longer), longer.size(), &h), -EBADMSG);
+  // Without RELAY a pid is a trailing byte too many.
+  std::string plain = Payload(logsink::test::Hello(1, "job", f & ~LS_HELLO_RELAY)) +
+                      std::string("\x92\x10\x00\x00", 4);
+  EXPECT_EQ(ls_hello_decode(U(plain), plain.size(), &h), -EBADMSG);
+  // The encoder writes it back, and refuses RELAY with pid 0.
+  uint8_t buf[128];
+  h = {1, f, "job", 3, 4242};
+  ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(reinterpret_cast<char *>(buf) + 5, size_t(n) - 5), p);
+  h.pid = 0;
+  EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &h), -EINVAL);
 }
 
 TEST(Hello, EveryPrefixAndTrailingByteIsMalformed) {

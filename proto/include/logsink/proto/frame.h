@@ -71,13 +71,17 @@ static inline int ls__get_var(const uint8_t **pp, const uint8_t *end, uint64_t *
   return 0;
 }
 
-/* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
+/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] ---------------- */
 /* flags 0: a frame connection. LS_HELLO_TEXT: after the HELLO frame the
  * connection carries lines of text, one record each (PROTOCOL.md, "Text
- * streams"); the other fields say how they are stored. */
+ * streams"); the other fields say how they are stored. LS_HELLO_RELAY: the
+ * stream relays the output of the sender's child `pid` (a u32 after app),
+ * which resends an unfinished line after a restart (PROTOCOL.md, "Relayed
+ * streams"). */
 #define LS_HELLO_TEXT 0x1u         /* the rest of the connection is text lines */
 #define LS_HELLO_PRIO_PREFIX 0x2u  /* a line's leading "<N>" (0..191) sets its priority */
 #define LS_HELLO_CONFIRM 0x4u      /* answer the HELLO at once (STATS "accepted" = 1) */
+#define LS_HELLO_RELAY 0x8u        /* relayed output of the child pid that follows app */
 #define LS_HELLO_LEVEL_SHIFT 8     /* bits 8-10: level of lines without a prefix */
 #define LS_HELLO_FACILITY_SHIFT 16 /* bits 16-20: facility (0..23) */
 #define LS_HELLO_STREAM_SHIFT 24   /* bits 24-25: 0 text, 1 stdout, 2 stderr */
@@ -96,7 +100,7 @@ static inline uint32_t ls_hello_text_flags(unsigned level, unsigned facility, un
 /* Whether flags is 0 or a valid text-stream HELLO (no unknown bit, facility
  * at most 23, stream at most 2). */
 static inline int ls_hello_flags_valid(uint32_t flags) {
-  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM |
+  const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM | LS_HELLO_RELAY |
                          7u << LS_HELLO_LEVEL_SHIFT | 31u << LS_HELLO_FACILITY_SHIFT |
                          3u << LS_HELLO_STREAM_SHIFT;
   if (flags == 0) return 1;
@@ -110,11 +114,13 @@ typedef struct ls_hello {
   uint32_t flags;
   const char *app; /* not NUL-terminated; bounded only by the frame */
   size_t app_len;
+  uint32_t pid; /* with LS_HELLO_RELAY: the child whose output this is (not 0); else 0 */
 } ls_hello;
 
 /* Returns 0; -EPROTONOSUPPORT when the version is not LS_PROTO_VERSION (the
  * version field is filled, the rest is not decoded); -EBADMSG when malformed,
- * flags are not valid (ls_hello_flags_valid) or bytes are left over. */
+ * flags are not valid (ls_hello_flags_valid), LS_HELLO_RELAY without a pid
+ * other than 0 after app, or bytes are left over. */
 static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   const uint8_t *end = p + len;
   if (len < 4) return -EBADMSG;
@@ -125,6 +131,13 @@ static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   if (!ls_hello_flags_valid(h->flags)) return -EBADMSG;
   p += 8;
   if (ls__get_str(&p, end, len, &h->app, &h->app_len) < 0) return -EBADMSG;
+  h->pid = 0;
+  if (h->flags & LS_HELLO_RELAY) {
+    if (end - p < 4) return -EBADMSG;
+    h->pid = ls_get_u32(p);
+    p += 4;
+    if (h->pid == 0) return -EBADMSG;
+  }
   return p == end ? 0 : -EBADMSG;
 }
 

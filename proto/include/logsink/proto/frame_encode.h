@@ -76,15 +76,22 @@ static inline ptrdiff_t ls__frame_open_varint(uint8_t *buf, size_t cap, uint8_t 
   return (ptrdiff_t)at;
 }
 
-/* ---- HELLO: u32 version | u32 flags | str app ---------------------------- */
+/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] ---------------- */
 static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello *h) {
   size_t at = 0;
-  if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX) return -EINVAL;
+  const int relay = (h->flags & LS_HELLO_RELAY) != 0;
+  if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX || (relay && h->pid == 0))
+    return -EINVAL;
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_HELLO)) < 0 || cap - at < 8) return -ENOBUFS;
   ls_put_u32(buf + at, h->version);
   ls_put_u32(buf + at + 4, h->flags);
   at += 8;
   if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, h->app, h->app_len)) < 0) return -ENOBUFS;
+  if (relay) {
+    if (cap - at < 4) return -ENOBUFS;
+    ls_put_u32(buf + at, h->pid);
+    at += 4;
+  }
   return ls_frame_close(buf, buf + at);
 }
 
