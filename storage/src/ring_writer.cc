@@ -673,11 +673,12 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   if (!valid || h.count == 0) return Status::OK();  // damaged or never written: nothing to move
 
   // Until the next tier has filled once it takes everything (its slots do
-  // not sit unused); after that, what the policy keeps. Only the next one:
-  // a tier filled by a flood's records would put them after the records
-  // kept for a reason, and a ring loses its oldest first (so tier 2, which
-  // only takes what tier 1 lets go, holds only what the policy keeps).
-  const bool take_all = next_ && next_->cur_.seq < next_->layout_.block_count;
+  // not sit unused); after that, what the policy keeps. Never into the last
+  // tier: there nothing moves on, and the records that fill it would wrap
+  // it over the oldest records kept for a reason (the last of them to come
+  // in can overflow into its first slot). So tier 2 only ever holds what
+  // the policy keeps.
+  const bool take_all = next_ && next_->next_ && next_->cur_.seq < next_->layout_.block_count;
   const uint32_t dominant = fairness_ && next_ ? Dominant() : ~0u;
   const uint8_t keep_mask = uint8_t((1u << (keep_level_ + 1)) - 1);  // levels 0..keep_level_
   auto single_class = [](uint8_t levels) {  // the class all these levels share, or -1

@@ -126,6 +126,25 @@ TEST_F(Retention, ErrorsAndAQuietSourceOutliveAFlood) {
   }
 }
 
+// The flood's own warnings are kept in tier 1, which then turns over many
+// times: the errors logged before it move on to tier 2 and stay, and tier
+// 2 never fills with the flood's records (which would push them out).
+TEST_F(Retention, ErrorsOutliveAFloodWithItsOwnWarnings) {
+  Open(true);
+  Site warn{4, 5, "warn %s", "w.c"};
+  const uint32_t warn_id = w_->Intern(warn);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  Log(a, err_, 200);
+  const uint64_t until = w_->stats().blocks_written + 60ull * kBlocks;
+  while (w_->stats().blocks_written < until) {
+    Log(c, dbg_, 100);
+    Log(c, warn_id, 3);
+  }
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "errors"), 200u);
+  EXPECT_GT(w_->stats().kept[1], 0u);
+}
+
 // Another uid's flood, at the level of the records it pushes out: the
 // records of the uid that wrote little stay.
 TEST_F(Retention, AnotherUsersFloodLeavesRootsRecords) {

@@ -127,8 +127,9 @@ struct WriterOptions {
   // kept_level (syslog numbering: at most), one leaving tier 1 is kept in
   // tier 2 at error_level; with fairness, also when it is not from the
   // source holding the most bytes of the tier it leaves (by uid, then by
-  // app label within that uid). Until a tier has filled once it keeps
-  // everything that comes to it.
+  // app label within that uid). Until tier 1 has filled once it keeps
+  // everything that leaves tier 0 (when tier 2 exists: the last tier only
+  // ever takes what the policy keeps).
   uint8_t kept_level = 5, error_level = 3;
   bool fairness = true;
 };
