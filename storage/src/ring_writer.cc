@@ -707,6 +707,12 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     stats_.evicted[cls] += h.count;
     return Status::OK();
   }
+  // Everything moves on: the block itself, not its records one by one (its
+  // payload decodes the same in any tier: a block numbered without gaps is
+  // a valid block of a sparse tier).
+  // (It passed its CRC: whatever its payload holds, it is what the writer
+  // wrote, and readers check it in the next tier as they did in this one.)
+  if (take_all) return next_->AppendBlock(evict_img_.data(), h, std::move(use));
   if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
   const uint8_t *entries = evict_exp_->Expand(evict_img_.data(), h);
   if (!entries) return Status::OK();  // does not decode: damage, nothing to keep
@@ -730,6 +736,33 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     s = next_->AppendKept(d, *si, h.first_rec + d.seq_off, h);
     if (!s.ok()) return s;
   }
+  return Status::OK();
+}
+
+Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
+                                     std::vector<std::pair<uint32_t, uint32_t>> use) {
+  if (cur_.count > 0 || dirty_) {  // the records before it first, in their own block
+    Status s = Seal();
+    if (!s.ok()) return s;
+  }
+  // The slot it goes to gives its block up first, as for any write.
+  if (evicted_ <= cur_.seq && cur_.seq >= layout_.block_count) {
+    evicted_ = cur_.seq + 1;
+    Status s = Evict(cur_.seq - layout_.block_count);
+    if (!s.ok()) return s;
+  }
+  BlockHeader nh = h;
+  nh.seq = cur_.seq;
+  nh.tier = uint8_t(tier_);
+  nh.flags |= LS_BLK_F_SEALED;
+  internal::FinishBlock(img, nh);
+  Status s = f_->PWrite(layout_.SlotOffset(nh.seq), img, layout_.block_size);
+  if (!s.ok()) return s;
+  stats_.blocks_written++;
+  stats_.kept[tier_] += h.count;
+  last_opened_ = std::max(last_opened_, h.opened);
+  if (account_) AddUse(nh.seq % layout_.block_count, std::move(use));
+  StartBlock(nh.seq + 1, h.first_rec + h.count);
   return Status::OK();
 }
 

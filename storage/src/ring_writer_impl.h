@@ -85,6 +85,10 @@ class RingWriter::Impl {
   // sequence number.
   Status AppendKept(const internal::DecodedRecord &d, const internal::SourceInfo &si, uint64_t seq,
                     const BlockHeader &origin);
+  // The whole block (img: a valid slot image of another tier, header h) as
+  // this tier's next block, sealed; use: its byte counts.
+  Status AppendBlock(uint8_t *img, const BlockHeader &h,
+                     std::vector<std::pair<uint32_t, uint32_t>> use);
   // Retention's byte counts: a record of n bytes from src into the current block.
   void Account(uint64_t source_id, uint32_t uid, std::string_view app, size_t n) {
     if (!account_) return;
