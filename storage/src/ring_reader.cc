@@ -838,7 +838,11 @@ class RingReader::Impl {
       BlockHeader h;
       Status s = tiers_[i]->Newest(&found, &h);
       if (!s.ok()) return s;
-      if (found && (h.opened ? tiers_[i]->OpenedNs(h) >= from : h.max_ts >= ts_ns)) {
+      // A kept block's open time is its first record's block's, and it
+      // keeps taking records: its summary's largest time says how late it
+      // reaches.
+      if (found && (h.max_time >= ts_ns ||
+                    (h.opened ? tiers_[i]->OpenedNs(h) >= from : h.max_ts >= ts_ns))) {
         Reset(i);
         return tiers_[i]->SeekTime(ts_ns);
       }
@@ -863,9 +867,13 @@ class RingReader::Impl {
         return s;
       }
       if (have_next_ && rec->seq < next_) continue;  // returned already
-      if (lost_ && have_next_ && cur_ > 0) {
+      if (lost_ && have_next_ && cur_ > 0 && !(searched_ && searched_at_ == next_)) {
         // Tier 0 lapped this reader: the records it skipped may be kept in
-        // an older tier. Look there first.
+        // an older tier. Look there first (once per position: a damaged or
+        // crafted file must not send the reader round in circles). The
+        // record found is returned as it is; that tier goes on after it.
+        searched_ = true;
+        searched_at_ = next_;
         for (size_t i = 0; i < cur_; i++) {
           s = tiers_[i]->SeekSeq(next_, true);
           if (!s.ok()) return s;
@@ -873,15 +881,13 @@ class RingReader::Impl {
           s = tiers_[i]->Next(&older);
           if (s.IsNotFound()) continue;
           if (!s.ok()) return s;
-          if (older.seq >= rec->seq) continue;
+          if (older.seq >= rec->seq || older.seq < next_) continue;
           cur_ = i;
           lost_ = 0;
           strict_ = true;
-          s = tiers_[i]->SeekSeq(older.seq, true);
-          if (!s.ok()) return s;
+          *rec = older;  // its views stay valid until tier i is read again
           break;
         }
-        if (lost_ == 0) continue;  // read again from the older tier
       }
       // A reader that was somewhere (a cursor, or lapped) is told of every
       // number it does not get; one that started at the oldest, the last n
@@ -1001,8 +1007,10 @@ class RingReader::Impl {
   std::vector<std::unique_ptr<TierReader>> tiers_;  // oldest records first
   size_t cur_ = 0;                                  // the tier being read
   bool have_next_ = false;
-  uint64_t next_ = 0;    // the next record number wanted
-  bool strict_ = false;  // every number skipped is lost (after SeekSeq or a lap)
+  uint64_t next_ = 0;      // the next record number wanted
+  bool strict_ = false;    // every number skipped is lost (after SeekSeq or a lap)
+  bool searched_ = false;  // the lapped reader's search ran at searched_at_
+  uint64_t searched_at_ = 0;
   bool filter_on_ = false;
   uint64_t lost_ = 0;  // tier 0's losses during this Next
 };

@@ -289,15 +289,20 @@ Status RingWriter::Impl::ScanTier(uint32_t *max_site, uint64_t *max_source) {
     cursor.Reset(entries, h);
     internal::DecodedRecord r;
     std::vector<std::pair<uint32_t, uint32_t>> use;
+    uint64_t last = 0;
+    bool any = false;
     while (cursor.Next(&r) == BlockCursor::kRecord) {
       if (r.kind == Record::Kind::kRecord) *max_site = std::max(*max_site, r.site_id);
+      last = h.first_rec + r.seq_off;
+      any = true;
       if (account_ && r.source) {
-        acc_src_ = ~0ull;  // Account() looks the key up again
-        block_use_.swap(use);
-        Account(r.source->id, r.source->uid, r.source->app, cursor.pos() - r.entry_off);
-        block_use_.swap(use);
+        const uint32_t key = keys_->Of(r.source->uid, r.source->app);
+        auto it = std::find_if(use.begin(), use.end(), [key](auto &u) { return u.first == key; });
+        if (it == use.end()) it = use.insert(use.end(), {key, 0});
+        it->second += cursor.pos() - r.entry_off;
       }
     }
+    if (any) kept_below_ = std::max(kept_below_, last + 1);
     if (account_) AddUse(slot, std::move(use));
     for (const auto &src : cursor.sources()) *max_source = std::max(*max_source, src.id);
   });
@@ -305,8 +310,7 @@ Status RingWriter::Impl::ScanTier(uint32_t *max_site, uint64_t *max_source) {
 
 Status RingWriter::Impl::ResumeTier() {
   cur_.used = layout_.block_size;  // StartBlock clears the whole buffer
-  acc_src_ = ~0ull;
-  block_use_.clear();
+  ResetUse();
   if (!found_) {
     StartBlock(0, 0);
     return Status::OK();
@@ -361,6 +365,17 @@ Status RingWriter::Impl::ResumeTier() {
   declared_.clear();
   for (const auto &src : cursor.sources()) declared_.push_back(src.id);
   if (sparse_ && cur_.count > 0) last_seq_ = cur_.first_rec + cur_.count - 1 + cursor.gaps();
+  if (account_) {
+    // The block goes on: its byte counts are the current block's again, not
+    // a sealed slot's (they are added back when it is sealed).
+    const uint64_t slot = cur_.seq % layout_.block_count;
+    std::vector<std::pair<uint32_t, uint32_t>> use = slot_use_[slot];
+    DropUse(slot);
+    for (const auto &[key, n] : use) {
+      use_idx_[key] = uint32_t(block_use_.size());
+      block_use_.emplace_back(key, n);
+    }
+  }
   dirty_ = false;
   return Status::OK();
 }

@@ -27,7 +27,7 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   has_src_ = false;
   src_ = tid_ = ts_ = 0;
   declared_.clear();
-  block_use_.clear();
+  ResetUse();
   dirty_ = false;
   packed_used_ = 0;
   fit_used_ = LS_BLK_HDR;
@@ -208,12 +208,12 @@ Status RingWriter::Impl::Split() {
   const size_t carried = recs.size() - k;
   uint64_t carried_bytes = ends.back() - ends[k - 1];
   Status s = Seal();
+  if (!s.ok()) return s;
   // A kept tier's records keep their numbers, and the next block the clocks
   // of this one (the block their first record came from opened no later).
   const BlockHeader *saved_origin = origin_;
   const uint64_t saved_rseq = rseq_;  // the record being appended when the split came
   if (sparse_) origin_ = &h;
-  if (!s.ok()) return s;
   stats_.records -= carried;
   stats_.bytes -= carried_bytes;
   for (size_t i = k; i < recs.size(); i++) {
@@ -679,7 +679,16 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   // in can overflow into its first slot). So tier 2 only ever holds what
   // the policy keeps.
   const bool take_all = next_ && next_->next_ && next_->cur_.seq < next_->layout_.block_count;
+  // Whose records go first. Leaving tier 0: the largest source, by uid and
+  // then by label. Past it the uid alone: a label is the client's choice,
+  // and a user who spreads a flood over many labels must not carry it into
+  // the last tier (where one uid is alone, only its level keeps a record).
   const uint32_t dominant = fairness_ && next_ ? Dominant() : ~0u;
+  const bool by_uid = tier_ > 0 && dominant != ~0u;
+  const uint32_t dominant_uid = dominant != ~0u ? keys_->uid(dominant) : 0;
+  auto is_dominant = [&](uint32_t key) {
+    return by_uid ? keys_->uid(key) == dominant_uid : key == dominant;
+  };
   const uint8_t keep_mask = uint8_t((1u << (keep_level_ + 1)) - 1);  // levels 0..keep_level_
   auto single_class = [](uint8_t levels) {  // the class all these levels share, or -1
     int c = -1;
@@ -697,7 +706,7 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     none_kept = true;
     if (fairness_) {
       for (const auto &[key, n] : use) {
-        if (key != dominant) none_kept = false;
+        if (!is_dominant(key)) none_kept = false;
       }
       if (use.empty()) none_kept = false;  // not counted (damage): look inside
     }
@@ -712,7 +721,10 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   // a valid block of a sparse tier).
   // (It passed its CRC: whatever its payload holds, it is what the writer
   // wrote, and readers check it in the next tier as they did in this one.)
-  if (take_all) return next_->AppendBlock(evict_img_.data(), h, std::move(use));
+  // (Not when some of its records are there already: see AppendKept.)
+  if (take_all && h.first_rec >= next_->kept_below_) {
+    return next_->AppendBlock(evict_img_.data(), h, std::move(use));
+  }
   if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
   const uint8_t *entries = evict_exp_->Expand(evict_img_.data(), h);
   if (!entries) return Status::OK();  // does not decode: damage, nothing to keep
@@ -727,7 +739,7 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     bool keep = false;
     if (!none_kept && si) {
       keep = take_all || level <= keep_level_ ||
-             (fairness_ && keys_->Of(si->uid, si->app) != dominant);
+             (fairness_ && !is_dominant(keys_->Of(si->uid, si->app)));
     }
     if (!keep) {
       stats_.evicted[LevelClass(level)]++;
@@ -760,6 +772,7 @@ Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
   if (!s.ok()) return s;
   stats_.blocks_written++;
   stats_.kept[tier_] += h.count;
+  kept_below_ = h.first_rec + h.count;
   last_opened_ = std::max(last_opened_, h.opened);
   if (account_) AddUse(nh.seq % layout_.block_count, std::move(use));
   StartBlock(nh.seq + 1, h.first_rec + h.count);
@@ -769,8 +782,13 @@ Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
 Status RingWriter::Impl::AppendKept(const internal::DecodedRecord &d,
                                     const internal::SourceInfo &si, uint64_t seq,
                                     const BlockHeader &origin) {
-  // A block holds one boot's records (FORMAT.md, "Boots").
-  if (cur_.count > 0 && cur_.boot_id != origin.boot_id) {
+  // Kept already (a crash came after this block's records were kept and
+  // before its slot was overwritten: it is evicted again after the restart).
+  if (seq < kept_below_) return Status::OK();
+  // A block holds one boot's records (FORMAT.md, "Boots"); a seal that
+  // splits carries records of the old boot into the next block: seal again.
+  for (int i = 0; cur_.count > 0 && cur_.boot_id != origin.boot_id; i++) {
+    if (i == 3) return Status::Corruption("a kept block does not close");
     Status s = Seal();
     if (!s.ok()) return s;
   }
@@ -808,7 +826,10 @@ Status RingWriter::Impl::AppendKept(const internal::DecodedRecord &d,
     if (s.ok() && d.truncated) stats_.truncated_records--;  // counted when it first came in
   }
   origin_ = nullptr;
-  if (s.ok()) stats_.kept[tier_]++;
+  if (s.ok()) {
+    stats_.kept[tier_]++;
+    kept_below_ = seq + 1;
+  }
   return s;
 }
 

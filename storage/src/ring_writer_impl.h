@@ -92,17 +92,22 @@ class RingWriter::Impl {
   // Retention's byte counts: a record of n bytes from src into the current block.
   void Account(uint64_t source_id, uint32_t uid, std::string_view app, size_t n) {
     if (!account_) return;
-    if (source_id != acc_src_) {
+    if (source_id != acc_src_ || acc_idx_ >= block_use_.size()) {
+      // Once per change of source: the key, and its place in the block's
+      // counts (a map, so that a block of many sources costs no scan).
       acc_src_ = source_id;
-      acc_key_ = keys_->Of(uid, app);
+      const uint32_t key = keys_->Of(uid, app);
+      auto [it, fresh] = use_idx_.try_emplace(key, uint32_t(block_use_.size()));
+      if (fresh) block_use_.emplace_back(key, 0);
+      acc_idx_ = it->second;
     }
-    for (auto &u : block_use_) {
-      if (u.first == acc_key_) {
-        u.second += uint32_t(n);
-        return;
-      }
-    }
-    block_use_.emplace_back(acc_key_, uint32_t(n));
+    block_use_[acc_idx_].second += uint32_t(n);
+  }
+  // block_use_ starts again (a new block): the places Account keeps go with it.
+  void ResetUse() {
+    block_use_.clear();
+    use_idx_.clear();
+    acc_src_ = ~0ull;
   }
   void AddUse(uint64_t slot, std::vector<std::pair<uint32_t, uint32_t>> use);
   void DropUse(uint64_t slot);
@@ -215,6 +220,7 @@ class RingWriter::Impl {
   uint64_t rseq_ = 0, last_seq_ = 0;
   const BlockHeader *origin_ = nullptr;  // the block a kept record comes from
   uint64_t evicted_ = 0;                 // victims handled for blocks below this sequence
+  uint64_t kept_below_ = 0;              // a sparse tier holds records numbered below this
   // Retention's policy for records leaving this tier into next_.
   uint8_t keep_level_ = 5;
   bool fairness_ = true;
@@ -223,8 +229,9 @@ class RingWriter::Impl {
   SourceKeys own_keys_;
   SourceKeys *keys_ = &own_keys_;
   uint64_t acc_src_ = ~0ull;
-  uint32_t acc_key_ = 0;
-  std::vector<std::pair<uint32_t, uint32_t>> block_use_;              // the current block's
+  size_t acc_idx_ = ~size_t(0);                           // acc_src_'s entry in block_use_
+  std::unordered_map<uint32_t, uint32_t> use_idx_;        // key -> its entry in block_use_
+  std::vector<std::pair<uint32_t, uint32_t>> block_use_;  // the current block's
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> slot_use_;  // per slot
   std::unordered_map<uint32_t, uint64_t> key_bytes_, uid_bytes_;
   std::vector<uint8_t> evict_img_, newest_img_;

@@ -153,7 +153,23 @@ TEST_F(Retention, AnotherUsersFloodLeavesRootsRecords) {
   Log(root, info_, 300);
   Flood(user, info_, 20);
   auto recs = ReadBack();
-  EXPECT_EQ(Count(recs, "rootd"), 300u);
+  EXPECT_EQ(Count(recs, "rootd"), 300u)
+      << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
+}
+
+// The same flood spread over several labels (a client chooses its label):
+// the labels other than the largest move on to tier 1, but past it the uid
+// decides, so they never reach tier 2 and root's records stay.
+TEST_F(Retention, AFloodOverManyLabelsLeavesRootsRecords) {
+  Open(true);
+  const Source root = Src(1, 0, "rootd");
+  Log(root, info_, 300);
+  const Source f[3] = {Src(2, 1000, "a"), Src(3, 1000, "b"), Src(4, 1000, "c")};
+  const uint64_t until = w_->stats().blocks_written + 40ull * kBlocks;
+  for (int i = 0; w_->stats().blocks_written < until; i++) Log(f[i % 3], info_, 50);
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "rootd"), 300u)
+      << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
 }
 
 // Errors alone still behave like a ring: the newest are kept, the oldest go.
@@ -246,6 +262,50 @@ TEST_F(Retention, ALappedFollowerGetsTheKeptRecords) {
   for (const auto &x : got) seen.insert(x.seq);
   for (const auto &x : all) EXPECT_TRUE(seen.count(x.seq)) << x.seq;
   EXPECT_EQ(got.back().seq + 1 - got.front().seq, got.size() + rep.lost);
+}
+
+// --since into the kept tiers: with a clock that moves (the writer's and
+// the records'), a time search returns every record present from that time
+// on, those kept in tiers 1 and 2 (long after their blocks opened) included.
+TEST_F(Retention, SinceFindsKeptRecords) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  auto tick = [&](int n) {  // n records' worth of time, on both clocks
+    env_.now_ns += uint64_t(n) * 100000000ull;
+    env_.mono_ns += uint64_t(n) * 100000000ull;
+    ts_ = env_.now_ns;
+  };
+  for (int round = 0; round < 30; round++) {
+    tick(1000);
+    Log(a, err_, 5);
+    for (int i = 0; i < 20; i++) {
+      tick(100);
+      Log(c, dbg_, 100);
+    }
+  }
+  auto all = ReadBack();
+  ASSERT_GT(Count(all, "errors"), 100u);
+  for (size_t pick : {all.size() / 10, all.size() / 3, all.size() / 2}) {
+    // A time inside the errors' stretch: a kept record's time.
+    size_t k = pick;
+    while (k < all.size() && all[k].app != "errors") k++;
+    ASSERT_LT(k, all.size());
+    const uint64_t since = all[k].ts_ns;
+    std::vector<uint64_t> want;
+    for (const auto &x : all) {
+      if (x.ts_ns >= since) want.push_back(x.seq);
+    }
+    std::unique_ptr<RingReader> r;
+    ASSERT_TRUE(RingReader::Open(&env_, kPath, nullptr, &r).ok());
+    ASSERT_TRUE(r->SeekTime(since).ok());
+    std::vector<OwnedRecord> got;
+    ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+    std::vector<uint64_t> have;
+    for (const auto &x : got) {
+      if (x.ts_ns >= since) have.push_back(x.seq);
+    }
+    EXPECT_EQ(have, want) << "since record " << k;
+  }
 }
 
 // Closing and reopening continues every tier: the records kept before and
