@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -80,9 +81,22 @@ class NatsSink : public Sink {
 
   bool Publish(const Message &m) override {
     natsMsg *msg = nullptr;
+    const std::string &subject = m.subject.empty() ? opts_.subject : m.subject;
     natsStatus s =
-        natsMsg_Create(&msg, opts_.subject.c_str(), nullptr, m.body.data(), int(m.body.size()));
+        natsMsg_Create(&msg, subject.c_str(), nullptr, m.body.data(), int(m.body.size()));
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
+    if (m.batch) {
+      // What a consumer needs to split and place a batch without parsing the
+      // id (see the man page, "Batches").
+      char num[24];
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Ring", ring_id_.c_str());
+      std::snprintf(num, sizeof num, "%" PRIu64, m.seq);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-First-Seq", num);
+      std::snprintf(num, sizeof num, "%" PRIu64, m.last_seq);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Last-Seq", num);
+      std::snprintf(num, sizeof num, "%" PRIu32, m.lines);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Records", num);
+    }
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = int64_t(opts_.ack_timeout_ms);
@@ -97,6 +111,63 @@ class NatsSink : public Sink {
       return false;
     }
     return true;
+  }
+
+  // The stream capturing the subject ($JS.API.STREAM.NAMES with a subject
+  // filter), then its last message on the subject (JetStream's "get last
+  // message for subject"). Only for a fixed subject: batches are refused
+  // with a template.
+  int LastShipped(const std::string &ring_id, uint64_t *last_seq, std::string *error) override {
+    ring_id_ = ring_id;
+    if (!Connected()) {
+      *error = "not connected to NATS at " + Servers() + " yet";
+      return -1;
+    }
+    std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
+    natsMsg *reply = nullptr;
+    natsStatus s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(),
+                                          int(req.size()), 2000);
+    if (s != NATS_OK) {
+      *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+    natsMsg_Destroy(reply);
+    std::string stream;
+    size_t at = names.find("\"streams\":[\"");
+    if (at != std::string::npos) {
+      at += 12;
+      size_t end = names.find('"', at);
+      if (end != std::string::npos) stream = names.substr(at, end - at);
+    }
+    if (stream.empty()) return 0;  // no stream: publishing will say so
+    natsMsg *last = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    s = js_GetLastMsg(&last, js_, stream.c_str(), opts_.subject.c_str(), nullptr, &jerr);
+    if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
+    if (s != NATS_OK) {
+      *error = "reading the last message of " + opts_.subject + " in the stream " + stream + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    const char *ring = nullptr, *lastv = nullptr, *id = nullptr;
+    int found = 0;
+    if (natsMsgHeader_Get(last, "Logsink-Ring", &ring) == NATS_OK && ring && ring_id == ring &&
+        natsMsgHeader_Get(last, "Logsink-Last-Seq", &lastv) == NATS_OK && lastv) {
+      *last_seq = std::strtoull(lastv, nullptr, 10);
+      found = 1;
+    } else if (natsMsgHeader_Get(last, "Nats-Msg-Id", &id) == NATS_OK && id) {
+      // A message of one record (--batch 1 before): its id is its cursor.
+      storage::Cursor c;
+      std::string why;
+      if (storage::ParseCursor(id, &c, &why) && c.ring_id == ring_id) {
+        *last_seq = c.seq;
+        found = 1;
+      }
+    }
+    natsMsg_Destroy(last);
+    return found;
   }
 
   void Stop(uint64_t timeout_ms) override {
@@ -121,13 +192,20 @@ class NatsSink : public Sink {
  private:
   static void OnAck(jsCtx *, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
     auto *self = static_cast<NatsSink *>(closure);
-    const char *id = nullptr;
+    const char *id = nullptr, *first = nullptr;
     Ack a;
     storage::Cursor c;
     std::string why;
-    if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
-        storage::ParseCursor(id, &c, &why)) {
+    bool known = false;
+    if (natsMsgHeader_Get(msg, "Logsink-First-Seq", &first) == NATS_OK && first) {
+      a.seq = std::strtoull(first, nullptr, 10);  // a batch
+      known = true;
+    } else if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
+               storage::ParseCursor(id, &c, &why)) {
       a.seq = c.seq;
+      known = true;
+    }
+    if (known) {
       if (pa) {
         a.ok = true;
         a.duplicate = pa->Duplicate;
@@ -233,6 +311,7 @@ class NatsSink : public Sink {
   }
 
   NatsOptions opts_;
+  std::string ring_id_;  // set by LastShipped before the first batch
   natsOptions *nopts_ = nullptr;
   natsConnection *nc_ = nullptr;
   jsCtx *js_ = nullptr;
