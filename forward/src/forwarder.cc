@@ -355,6 +355,7 @@ void Forwarder::FillBatches() {
       batch_.msg.seq = read_next_;
       batch_.msg.batch = true;
       batch_.ts_ns = rec.ts_ns;
+      batch_.msg.body.reserve(kMaxBatchBytes + 4096);  // grown once, not copied while it fills
       batch_open_ = true;
     }
     std::string &body = batch_.msg.body;
