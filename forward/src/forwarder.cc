@@ -94,6 +94,7 @@ class Forwarder {
   void FillBatches();
   bool FlushBatch();
   void TryResume();
+  void ResendAfterReconnect();
   void Resend();
   bool Hand(Entry *e);
   Message Build(const Record &rec);
@@ -131,6 +132,7 @@ class Forwarder {
   bool batching_ = false, resumed_ = true, batch_open_ = false;
   Entry batch_;
   uint64_t resume_logged_ms_ = 0;
+  uint64_t seen_reconnects_ = 0;
   // --status' rates, from one status write to the next.
   uint64_t rate_ms_ = 0, rate_next_ = 0, rate_end_ = 0;
   double out_rate_ = 0, in_rate_ = 0;
@@ -441,6 +443,23 @@ void Forwarder::TryResume() {
   if (!s.ok()) spdlog::error("cannot read the ring file {}: {}", o_.file, s.message());
 }
 
+// After a reconnect, batches in flight may be lost while cnats sent later
+// ones it still had buffered: the earlier ones go out again at once (the
+// stream drops those it has) instead of at their acknowledgment timeout, so
+// that the stream's last message soon has everything before it again (what
+// a restarted batching forwarder relies on).
+void Forwarder::ResendAfterReconnect() {
+  uint64_t reconnects = sink_->state().reconnects;
+  if (reconnects == seen_reconnects_) return;
+  seen_reconnects_ = reconnects;
+  uint64_t now = NowMs();
+  for (Entry &e : window_) {
+    if (e.acked || e.unsent) continue;
+    e.unsent = true;
+    e.resend_at_ms = now;
+  }
+}
+
 void Forwarder::Resend() {
   uint64_t now = NowMs();
   for (Entry &e : window_) {
@@ -549,6 +568,7 @@ void Forwarder::Committed(uint64_t next) {
 
 void Forwarder::Pump() {
   TakeAcks();
+  if (batching_) ResendAfterReconnect();
   Resend();
   Commit(false);
   if (!resumed_) TryResume();
