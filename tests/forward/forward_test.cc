@@ -495,31 +495,62 @@ TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
   for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
 }
 
-// Issue 29: a subject template routes each record; --create-stream captures
-// every subject it can make (each field token a '*').
+// Issue 29: a subject template routes each record by its fields (two apps,
+// two levels: four subjects); --create-stream captures every subject it can
+// make (each field token a '*').
 TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
-  NumberedRing ring(dir_ / "r.ring", 1 << 20);
-  ring.Add(300);
-  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
-  args[3] = "app.{host}.{app}.{level}";
-  args.insert(args.end(), {"--create-stream", "ROUTED"});
+  WriterOptions o;
+  o.file_size = 1 << 20;
+  o.block_size = 4096;
+  std::unique_ptr<RingWriter> w;
+  ASSERT_TRUE(RingWriter::Open(Env::Default(), dir_ / "r.ring", o, &w).ok());
+  Source a{1, 10, 1000, 100, "alpha", "alpha"}, b{2, 11, 1000, 100, "beta.v2", "beta.v2"};
+  Site err{3, 1, "rec %d", "t.c"}, info{6, 2, "rec %d", "t.c"};
+  uint32_t s_err = w->Intern(err), s_info = w->Intern(info);
+  char sig[8];
+  ls_fmt_signature("rec %d", 6, sig, sizeof sig);
+  const int n = 400;
+  for (int i = 0; i < n; ++i) {
+    uint8_t buf[LS_VARINT_MAX];
+    size_t len = ls_put_varint(buf, ls_zigzag(i));
+    std::string_view args(reinterpret_cast<char *>(buf), len);
+    // i % 4: alpha err, alpha info, beta err, beta info
+    ASSERT_TRUE(AppendRecord(w.get(), i % 4 < 2 ? a : b, i % 2 == 0 ? s_err : s_info, sig, args,
+                             1700000000000000000ull + uint64_t(i))
+                    .ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  std::vector<std::string> args = {
+      "--to",          nats_.url(),     "--subject",     "app.{host}.{app}.{level}", "--file",
+      dir_ / "r.ring", "--cursor-file", dir_ / "cursor", "--create-stream",          "ROUTED"};
   Forwarder fwd(dir_, args);
   fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 300; }))
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
       << ReadFile(dir_ / "forward.log");
   ASSERT_EQ(fwd.Stop(), 0);
   char host[256] = {};
   ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
-  std::string token = host;
-  for (char &ch : token)
+  std::string h = host;
+  for (char &ch : h)
     if (ch == '.' || ch == '*' || ch == '>' || ch == ' ') ch = '_';
   JsCheck js(nats_.url());
-  ASSERT_EQ(js.Count("ROUTED"), 300);
+  ASSERT_EQ(js.Count("ROUTED"), n);
   std::vector<std::string> bodies, ids, subjects;
-  ASSERT_TRUE(js.All("ROUTED", 300, &bodies, &ids, &subjects));
-  for (const std::string &sub : subjects) ASSERT_EQ(sub, "app." + token + ".fwdtest.info");
+  ASSERT_TRUE(js.All("ROUTED", n, &bodies, &ids, &subjects));
+  std::map<std::string, int> per_subject;
+  for (size_t k = 0; k < subjects.size(); ++k) {
+    ++per_subject[subjects[k]];
+    // The subject matches the body's own fields ("beta.v2" is one token).
+    bool alpha = bodies[k].find("\"app\":\"alpha\"") != std::string::npos;
+    bool is_err = bodies[k].find("\"level\":\"err\"") != std::string::npos;
+    EXPECT_EQ(subjects[k],
+              "app." + h + "." + (alpha ? "alpha" : "beta_v2") + "." + (is_err ? "err" : "info"))
+        << bodies[k];
+  }
+  EXPECT_EQ(per_subject.size(), 4u);
+  for (const auto &[sub, count] : per_subject) EXPECT_EQ(count, n / 4) << sub;
   std::vector<std::string> other;
-  EXPECT_EQ(Numbers(bodies, &other).size(), 300u);
+  EXPECT_EQ(Numbers(bodies, &other).size(), size_t(n));
   EXPECT_EQ(js.Count("LOGS"), 0);
 }
 
