@@ -132,6 +132,7 @@ class Forwarder {
   bool batching_ = false, resumed_ = true, batch_open_ = false;
   Entry batch_;
   uint64_t resume_logged_ms_ = 0;
+  std::vector<Sink::Range> skip_;  // stored past a gap (TryResume), sorted
   uint64_t seen_reconnects_ = 0;
   // --status' rates, from one status write to the next.
   uint64_t rate_ms_ = 0, rate_next_ = 0, rate_end_ = 0;
@@ -352,6 +353,16 @@ void Forwarder::FillBatches() {
       return;
     }
     if (rec.seq < read_next_) continue;  // already shipped (positioning)
+    while (!skip_.empty() && rec.seq > skip_.front().last) skip_.erase(skip_.begin());
+    if (!skip_.empty() && rec.seq >= skip_.front().first) {
+      // Stored already (found at the start): the open batch ends before it.
+      if (!FlushBatch()) {
+        read_next_ = rec.seq + 1;
+        return;
+      }
+      read_next_ = rec.seq + 1;
+      continue;
+    }
     if (!batch_open_) {
       batch_ = Entry{};
       batch_.msg.seq = read_next_;
@@ -409,14 +420,14 @@ bool Forwarder::FlushBatch() {
 }
 
 // Batches are cut where the ring's end happened to be, so a restarted
-// forwarder would cut them elsewhere: it first asks the stream for the last
-// record it holds of this ring and resumes after it (a message's records are
-// stored together or not at all, and one connection's messages are stored
-// in order, so everything before that record is there).
+// forwarder would cut them elsewhere: it first asks the stream which records
+// past its cursor it already holds (a message's records are stored together
+// or not at all), skips those and sends the rest, cutting batches so that
+// none reaches into a stored range.
 void Forwarder::TryResume() {
-  uint64_t last = 0;
+  std::vector<Sink::Range> ranges;
   std::string err;
-  int r = sink_->LastShipped(ring_id_, &last, &err);
+  int r = sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
   if (r < 0) {
     uint64_t now = NowMs();
     if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
@@ -425,20 +436,51 @@ void Forwarder::TryResume() {
     }
     return;
   }
-  resumed_ = true;
-  if (r == 0 || last + 1 <= read_next_) return;
-  RingReader::Summary sum;
-  uint64_t end = reader_->Summarize(&sum).ok() ? sum.newest_seq + 1 : 0;
-  if (last + 1 > end) {
-    spdlog::error(
-        "the stream holds records of this ring up to {}, past its newest one ({}): resuming at "
-        "the cursor, {}",
-        last, end == 0 ? 0 : end - 1, read_next_);
-    return;
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Sink::Range &a, const Sink::Range &b) { return a.first < b.first; });
+  if (!ranges.empty()) {
+    // The ring must hold them: a stream ahead of the ring's newest record is
+    // another ring's (or a bug), and skipping there would skip records.
+    RingReader::Summary sum;
+    Status st = reader_->Summarize(&sum);
+    if (!st.ok()) {  // not readable now: ask again
+      uint64_t now = NowMs();
+      if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
+        spdlog::info("checking the ring's range against the stream: {}", st.ToString());
+        resume_logged_ms_ = now;
+      }
+      return;
+    }
+    if (ranges.back().last > sum.newest_seq) {
+      spdlog::error(
+          "the stream holds records of this ring up to {}, past its newest one ({}): resuming "
+          "at the cursor, {}",
+          ranges.back().last, sum.newest_seq, read_next_);
+      ranges.clear();
+    }
   }
+  resumed_ = true;
+  skip_.clear();
+  const uint64_t cursor = read_next_;
+  uint64_t next = read_next_;
+  size_t k = 0;
+  for (; k < ranges.size() && ranges[k].first <= next; ++k)  // stored from the cursor on
+    next = std::max(next, ranges[k].last + 1);
+  for (; k < ranges.size(); ++k) {  // stored past a gap: skipped when the reader gets there
+    if (!skip_.empty() && ranges[k].first <= skip_.back().last + 1)
+      skip_.back().last = std::max(skip_.back().last, ranges[k].last);
+    else
+      skip_.push_back(ranges[k]);
+  }
+  if (!skip_.empty())
+    spdlog::warn(
+        "the stream holds records {}..{} of this ring but not all before them (from {} on): "
+        "sending the missing ones, then going on after {}",
+        skip_.front().first, skip_.back().last, next, skip_.back().last);
+  if (next == cursor) return;
   spdlog::info("the stream already holds records up to {} (the cursor said {}): resuming at {}",
-               last, read_next_, last + 1);
-  read_next_ = last + 1;
+               next - 1, cursor, next);
+  read_next_ = next;
   Status s = reader_->SeekSeq(read_next_);
   if (!s.ok()) spdlog::error("cannot read the ring file {}: {}", o_.file, s.message());
 }

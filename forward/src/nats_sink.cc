@@ -114,11 +114,16 @@ class NatsSink : public Sink {
   }
 
   // The stream capturing the subject ($JS.API.STREAM.NAMES with a subject
-  // filter), then its last message on the subject (JetStream's "get last
-  // message for subject"). Only for a fixed subject: batches are refused
-  // with a template.
-  int LastShipped(const std::string &ring_id, uint64_t *last_seq, std::string *error) override {
+  // filter), then its messages on the subject from the last one backwards
+  // (JetStream's "get last message for subject", then "get message" by
+  // stream sequence), until `depth` messages older than `from` were seen:
+  // a message is stored at most a window away from its place in record
+  // order, so none past `from` is further back. Only for a fixed subject:
+  // batches are refused with a template.
+  int StoredRanges(const std::string &ring_id, uint64_t from, int depth, std::vector<Range> *ranges,
+                   std::string *error) override {
     ring_id_ = ring_id;
+    ranges->clear();
     if (!Connected()) {
       *error = "not connected to NATS at " + Servers() + " yet";
       return -1;
@@ -142,32 +147,50 @@ class NatsSink : public Sink {
       if (end != std::string::npos) stream = names.substr(at, end - at);
     }
     if (stream.empty()) return 0;  // no stream: publishing will say so
-    natsMsg *last = nullptr;
+    natsMsg *m = nullptr;
     jsErrCode jerr = jsErrCode(0);
-    s = js_GetLastMsg(&last, js_, stream.c_str(), opts_.subject.c_str(), nullptr, &jerr);
+    s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), nullptr, &jerr);
     if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
     if (s != NATS_OK) {
       *error = "reading the last message of " + opts_.subject + " in the stream " + stream + ": " +
                natsStatus_GetText(s);
       return -1;
     }
-    const char *ring = nullptr, *lastv = nullptr, *id = nullptr;
-    int found = 0;
-    if (natsMsgHeader_Get(last, "Logsink-Ring", &ring) == NATS_OK && ring && ring_id == ring &&
-        natsMsgHeader_Get(last, "Logsink-Last-Seq", &lastv) == NATS_OK && lastv) {
-      *last_seq = std::strtoull(lastv, nullptr, 10);
-      found = 1;
-    } else if (natsMsgHeader_Get(last, "Nats-Msg-Id", &id) == NATS_OK && id) {
-      // A message of one record (--batch 1 before): its id is its cursor.
-      storage::Cursor c;
-      std::string why;
-      if (storage::ParseCursor(id, &c, &why) && c.ring_id == ring_id) {
-        *last_seq = c.seq;
-        found = 1;
+    uint64_t seq = natsMsg_GetSequence(m);
+    int older = 0;
+    long budget = 100000;  // stream messages read at most (others' subjects included)
+    for (;;) {
+      Range r;
+      if (RangeOf(m, ring_id, &r) && r.last >= from)
+        ranges->push_back(r);
+      else
+        ++older;
+      natsMsg_Destroy(m);
+      m = nullptr;
+      // The previous message on the subject.
+      for (;;) {
+        if (seq <= 1 || older >= depth) return ranges->empty() ? 0 : 1;
+        if (--budget < 0) {
+          spdlog::warn(
+              "stopped reading the stream {} backwards after 100000 messages: records past the "
+              "cursor stored earlier may be sent again",
+              stream);
+          return ranges->empty() ? 0 : 1;
+        }
+        --seq;
+        jerr = jsErrCode(0);
+        s = js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr);
+        if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) continue;  // deleted
+        if (s != NATS_OK) {
+          *error = "reading the stream " + stream + ": " + natsStatus_GetText(s);
+          return -1;
+        }
+        const char *subj = natsMsg_GetSubject(m);
+        if (subj && opts_.subject == subj) break;
+        natsMsg_Destroy(m);
+        m = nullptr;
       }
     }
-    natsMsg_Destroy(last);
-    return found;
   }
 
   void Stop(uint64_t timeout_ms) override {
@@ -190,6 +213,27 @@ class NatsSink : public Sink {
   }
 
  private:
+  // The record range a stored message of ring_id covers: a batch's headers,
+  // or the cursor a one-record message's id is.
+  static bool RangeOf(natsMsg *m, const std::string &ring_id, Range *r) {
+    const char *ring = nullptr, *first = nullptr, *last = nullptr, *id = nullptr;
+    if (natsMsgHeader_Get(m, "Logsink-Ring", &ring) == NATS_OK && ring) {
+      if (ring_id != ring || natsMsgHeader_Get(m, "Logsink-First-Seq", &first) != NATS_OK ||
+          !first || natsMsgHeader_Get(m, "Logsink-Last-Seq", &last) != NATS_OK || !last)
+        return false;
+      r->first = std::strtoull(first, nullptr, 10);
+      r->last = std::strtoull(last, nullptr, 10);
+      return r->first <= r->last;
+    }
+    storage::Cursor c;
+    std::string why;
+    if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK || !id ||
+        !storage::ParseCursor(id, &c, &why) || c.ring_id != ring_id)
+      return false;
+    r->first = r->last = c.seq;
+    return true;
+  }
+
   static void OnAck(jsCtx *, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
     auto *self = static_cast<NatsSink *>(closure);
     const char *id = nullptr, *first = nullptr;
@@ -311,7 +355,7 @@ class NatsSink : public Sink {
   }
 
   NatsOptions opts_;
-  std::string ring_id_;  // set by LastShipped before the first batch
+  std::string ring_id_;  // set by StoredRanges before the first batch
   natsOptions *nopts_ = nullptr;
   natsConnection *nc_ = nullptr;
   jsCtx *js_ = nullptr;

@@ -58,14 +58,20 @@ class Sink {
   virtual void Stop(uint64_t timeout_ms) = 0;
   virtual SinkState state() = 0;
 
-  // Where the destination says it stopped: the last record sequence number
-  // it holds of the ring `ring_id` (a batch's last one), for destinations
-  // whose messages' identities do not survive a restart on their own
-  // (batches: their boundaries depend on timing). 1 with *last_seq, 0 when
-  // it holds none of this ring, -1 with *error when it could not be asked
-  // (not connected yet: ask again later).
-  virtual int LastShipped(const std::string &ring_id, uint64_t *last_seq, std::string *error) {
-    (void)ring_id, (void)last_seq, (void)error;
+  // What the destination holds past a point, for destinations whose
+  // messages' identities do not survive a restart on their own (batches:
+  // their boundaries depend on timing): the record ranges [first, last] of
+  // the ring `ring_id` it holds with last >= from (in any order; messages
+  // can be stored out of record order after a lost connection), looking at
+  // no more than about `depth` of its older messages. 1 with *ranges, 0 when
+  // it holds none, -1 with *error when it could not be asked (not connected
+  // yet: ask again later).
+  struct Range {
+    uint64_t first = 0, last = 0;
+  };
+  virtual int StoredRanges(const std::string &ring_id, uint64_t from, int depth,
+                           std::vector<Range> *ranges, std::string *error) {
+    (void)ring_id, (void)from, (void)depth, (void)ranges, (void)error;
     return 0;
   }
 
