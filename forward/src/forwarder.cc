@@ -412,6 +412,10 @@ bool Forwarder::FlushBatch() {
     v >>= 4;
   } while (v);
   batch_.msg.id = storage::FormatCursor(ring_id_, batch_.msg.seq) + "-" + last;
+  // A partial batch (the ring's end) gives back the room reserved for a full
+  // one: the window holds up to --window of them.
+  std::string &body = batch_.msg.body;
+  if (body.capacity() > 2 * body.size() + 4096) body.shrink_to_fit();
   window_bytes_ += batch_.msg.body.size() + batch_.msg.id.size();
   window_.push_back(std::move(batch_));
   batch_ = Entry{};
