@@ -10,13 +10,23 @@
 #                     omrelp -> rsyslogd B (imrelp) -> a file; done when the
 #                     file has N lines
 # The message is bench/compare's ("user %d logged in from port %d request %d")
-# sent by bench/compare's compare_run.
+# sent by bench/compare's compare_run. The logsink paths run three ways into
+# NATS (one record per message, --batch 1000) and two over RELP (the default
+# --window 1024, and --window 8192).
+# Besides, the forwarder alone from a full ring (bench/ring_fill: a ring of
+# FULL_SIZE bytes written to its end, ~1.15 M records at 1 MiB) into NATS,
+# one record per message and --batch 1000: from the forwarder's start to its
+# cursor passing the last record.
+# Each run also prints the forwarder's CPU (user + system, all its threads)
+# per record, and for NATS the stream's bytes per record on disk (the JSON
+# line, headers and JetStream's per-message overhead).
 #
 # usage: bench/forward/run.sh [--smoke]
 #   full: N = 1,000,000 (FORWARD_N), 3 repetitions, medians; writes
 #     bench/results/forward.txt. --smoke: N = 20,000, 1 repetition, writes
 #     bench/results/forward-smoke.txt (CI).
-#   Environment: BUILD_DIR (default build/compare), FORWARD_N, REPS.
+#   Environment: BUILD_DIR (default build/compare), FORWARD_N, REPS,
+#   FULL_SIZE (default 1048576; smoke 65536).
 # Needs nats-server, rsyslog and rsyslog-relp (scripts/deps.sh installs them).
 # Every server runs in a private temp dir on loopback ports and is stopped by PID.
 set -euo pipefail
@@ -24,8 +34,9 @@ cd "$(dirname "$0")/../.."
 mode=full
 [ "${1:-}" = --smoke ] && mode=smoke
 build=${BUILD_DIR:-build/compare}
-if [ $mode = smoke ]; then n=${FORWARD_N:-20000}; reps=${REPS:-1}; out=bench/results/forward-smoke.txt
-else n=${FORWARD_N:-1000000}; reps=${REPS:-3}; out=bench/results/forward.txt; fi
+if [ $mode = smoke ]; then n=${FORWARD_N:-20000}; reps=${REPS:-1}; full=${FULL_SIZE:-65536}; out=bench/results/forward-smoke.txt
+else n=${FORWARD_N:-1000000}; reps=${REPS:-3}; full=${FULL_SIZE:-1048576}; out=bench/results/forward.txt; fi
+tck=$(getconf CLK_TCK)
 mkdir -p bench/results
 
 tmp=$(mktemp -d /tmp/logsink-fwdbench.XXXXXX)
@@ -42,7 +53,7 @@ log() { echo "forward-bench: $*" >&2; }
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOGSINK_WERROR=ON \
   -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logsink-forward compare_run >"$tmp/build.log" 2>&1 ||
+ninja -C "$build" -j "${JOBS:-2}" logsinkd logsink-forward compare_run ring_fill >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log" >&2; exit 1; }
 bin=$build/bin
 
@@ -80,42 +91,89 @@ stop_all() {
   pids=()
 }
 
-# One logsink run: destination args, the servers already up. Prints records/s.
+# The forwarder's CPU (user + system, all threads) in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# One logsink run: destination args, the servers already up. Prints
+# "records/s cpu-us-per-record".
 run_logsink() {  # dir forward-args...
   local d=$1; shift
   start_logsinkd "$d"
   "$bin/logsink-forward" --file "$d/ls.ring" --cursor-file "$d/cursor" --log-level warn "$@" \
     2>"$d/forward.err" &
-  pids+=($!)
+  local fp=$!
+  pids+=($fp)
   wait_for 10 test -f "$d/cursor.status"
-  local t0 t1
+  local t0 t1 c0
+  c0=$(cpu_ticks $fp)
   t0=$(now_ns)
   "$bin/compare_run" --system logsink --n "$n" --clients 1 --socket "$d/ls.sock" \
     --ring "$d/ls.ring" >"$d/compare.out"
   wait_for 600 cursor_at "$d/cursor" "$n" || { log "forwarder did not reach $n: $(cat "$d/cursor")"; return 1; }
   t1=$(now_ns)
+  local c1; c1=$(cpu_ticks $fp)
   grep -q ' lost=0 ' "$d/compare.out" || { log "records lost: $(cat "$d/compare.out")"; return 1; }
-  echo $(( n * 1000000000 / (t1 - t0) ))
+  awk -v n="$n" -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v k="$tck" \
+    'BEGIN { printf "%d %.2f\n", n * 1e9 / t, c * 1e6 / k / n }'
 }
 
-nats_run() {  # rep
-  local d=$tmp/nats$1; mkdir -p "$d"
-  local port; port=$(free_port)
-  nats-server -js -a 127.0.0.1 -p "$port" -sd "$d/js" 2>"$d/nats.err" &
+# The forwarder alone, from a full ring. Prints "records/s cpu-us-per-record".
+full_ring_run() {  # dir forward-args...
+  local d=$1; shift
+  local end; end=$("$bin/ring_fill" --ring "$d/full.ring" --size "$full" | awk '/^records/ {print $2}')
+  local t0 t1 c1 fp start
+  t0=$(now_ns)
+  "$bin/logsink-forward" --file "$d/full.ring" --cursor-file "$d/fcursor" --log-level info "$@" \
+    2>"$d/full-forward.err" &
+  fp=$!
+  pids+=($fp)
+  wait_for 600 cursor_at "$d/fcursor" "$end" || { log "forwarder did not reach $end: $(cat "$d/fcursor")"; return 1; }
+  t1=$(now_ns)
+  c1=$(cpu_ticks $fp)
+  # where it began: the oldest record the ring still holds
+  start=$(sed -n 's/.*no cursor yet: starting .* at record \([0-9]*\) .*/\1/p' "$d/full-forward.err")
+  awk -v n=$((end - start)) -v t=$((t1 - t0)) -v c="$c1" -v k="$tck" \
+    'BEGIN { printf "%d %.2f\n", n * 1e9 / t, c * 1e6 / k / n }'
+}
+
+start_nats() {  # dir; sets port
+  port=$(free_port)
+  nats-server -js -a 127.0.0.1 -p "$port" -sd "$1/js" 2>"$1/nats.err" &
   pids+=($!)
   wait_for 10 tcp_up "$port"
-  run_logsink "$d" --to "nats://127.0.0.1:$port" --subject logs.bench --create-stream BENCH
+}
+# The stream's bytes on disk per record (JSON, headers, JetStream's framing).
+stream_bytes() {  # dir records
+  awk -v b="$(du -sb "$1/js" | cut -f1)" -v n="$2" 'BEGIN { printf "%.0f\n", b / n }'
+}
+
+nats_run() {  # rep batch; prints "records/s cpu-us bytes-per-record"
+  local d=$tmp/nats$1-$2; mkdir -p "$d"
+  local port
+  start_nats "$d"
+  # (not $(run_logsink ...): the daemons it starts would hold that pipe open)
+  run_logsink "$d" --to "nats://127.0.0.1:$port" --subject logs.bench --create-stream BENCH \
+    --batch "$2" >"$d/result"
+  stop_all
+  echo "$(cat "$d/result") $(stream_bytes "$d" "$n")"
+}
+full_run() {  # rep batch; prints "records/s cpu-us"
+  local d=$tmp/full$1-$2; mkdir -p "$d"
+  local port
+  start_nats "$d"
+  full_ring_run "$d" --to "nats://127.0.0.1:$port" --subject logs.bench --create-stream BENCH \
+    --batch "$2"
   stop_all
 }
-relp_run() {
-  local d=$tmp/relp$1; mkdir -p "$d"
+relp_run() {  # rep window; prints "records/s cpu-us"
+  local d=$tmp/relp$1-$2; mkdir -p "$d"
   local port; port=$(free_port)
   start_rsyslog "$d" "module(load=\"imrelp\")
 input(type=\"imrelp\" port=\"$port\" address=\"127.0.0.1\")
 template(name=\"raw\" type=\"string\" string=\"%rawmsg%\\n\")
 action(type=\"omfile\" file=\"$d/relp-out.log\" template=\"raw\")"
   wait_for 10 tcp_up "$port"
-  run_logsink "$d" --to "relp://127.0.0.1:$port"
+  run_logsink "$d" --to "relp://127.0.0.1:$port" --window "$2"
   stop_all
 }
 relay_run() {
@@ -143,22 +201,38 @@ module(load=\"omrelp\")
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+col() { printf '%s\n' "${@:2}" | awk -v c="$1" '{print $c}' | median; }
 
 {
-  echo "# logsink-forward vs rsyslog relay ($(date -u +%Y-%m-%dT%H:%M:%SZ), $mode, N=$n, $reps reps)"
+  echo "# logsink-forward vs rsyslog relay ($(date -u +%Y-%m-%dT%H:%M:%SZ), $mode, N=$n, $reps reps, full ring $full bytes)"
   echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# peers: nats-server $(nats-server --version 2>&1 | awk '{print $NF}'), rsyslogd $(rsyslogd -v | awk 'NR==1{print $2}')"
+  echo "# per run: records/s, forwarder CPU us/record[, NATS stream bytes/record]"
 } >"$out"
-nats=() relp=() relay=()
+nats1=() natsb=() relp=() relp8=() relay=() full1=() fullb=()
 for r in $(seq "$reps"); do
-  nats+=("$(nats_run "$r")"); log "rep $r: nats ${nats[-1]}/s"
-  relp+=("$(relp_run "$r")"); log "rep $r: relp ${relp[-1]}/s"
+  nats1+=("$(nats_run "$r" 1)"); log "rep $r: nats per record ${nats1[-1]}"
+  natsb+=("$(nats_run "$r" 1000)"); log "rep $r: nats --batch 1000 ${natsb[-1]}"
+  relp+=("$(relp_run "$r" 1024)"); log "rep $r: relp ${relp[-1]}"
+  relp8+=("$(relp_run "$r" 8192)"); log "rep $r: relp --window 8192 ${relp8[-1]}"
   relay+=("$(relay_run "$r")"); log "rep $r: rsyslog relay ${relay[-1]}/s"
-  echo "rep=$r nats_rps=${nats[-1]} relp_rps=${relp[-1]} rsyslog_relay_rps=${relay[-1]}" >>"$out"
+  full1+=("$(full_run "$r" 1)"); log "rep $r: full ring, nats per record ${full1[-1]}"
+  fullb+=("$(full_run "$r" 1000)"); log "rep $r: full ring, nats --batch 1000 ${fullb[-1]}"
+  echo "rep=$r nats_per_record=${nats1[-1]// /,} nats_batch1000=${natsb[-1]// /,} relp=${relp[-1]// /,} relp_window8192=${relp8[-1]// /,} rsyslog_relay_rps=${relay[-1]} full_ring_nats_per_record=${full1[-1]// /,} full_ring_nats_batch1000=${fullb[-1]// /,}" >>"$out"
 done
-mn=$(printf '%s\n' "${nats[@]}" | median)
-mr=$(printf '%s\n' "${relp[@]}" | median)
-mx=$(printf '%s\n' "${relay[@]}" | median)
-awk -v a="$mn" -v b="$mr" -v c="$mx" 'BEGIN {
-  printf "median records/s end to end: logsink->NATS JetStream %d, logsink->RELP %d, rsyslog relay (imuxsock->omrelp->imrelp) %d\n", a, b, c
-  printf "ratios: NATS/rsyslog-relay %.1fx, RELP/rsyslog-relay %.1fx\n", a / c, b / c }' | tee -a "$out"
+mn=$(col 1 "${nats1[@]}") mb=$(col 1 "${natsb[@]}") mr=$(col 1 "${relp[@]}") m8=$(col 1 "${relp8[@]}")
+mx=$(col 1 "${relay[@]}") f1=$(col 1 "${full1[@]}") fb=$(col 1 "${fullb[@]}")
+cn=$(col 2 "${nats1[@]}") cb=$(col 2 "${natsb[@]}") cr=$(col 2 "${relp[@]}") c8=$(col 2 "${relp8[@]}")
+cf1=$(col 2 "${full1[@]}") cfb=$(col 2 "${fullb[@]}")
+bn=$(col 3 "${nats1[@]}") bb=$(col 3 "${natsb[@]}")
+awk -v a="$mn" -v b="$mb" -v c="$mr" -v e="$m8" -v x="$mx" -v f="$f1" -v g="$fb" \
+  -v ca="$cn" -v cb="$cb" -v cc="$cr" -v ce="$c8" -v cf="$cf1" -v cg="$cfb" -v ba="$bn" -v bb="$bb" 'BEGIN {
+  printf "median records/s end to end (LS_LOG -> acknowledged), forwarder CPU us/record:\n"
+  printf "  logsink->NATS JetStream, one record per message  %8d  %5.2f us  %d B/record in the stream (%.1f MB/s)\n", a, ca, ba, a * ba / 1e6
+  printf "  logsink->NATS JetStream, --batch 1000            %8d  %5.2f us  %d B/record in the stream (%.1f MB/s)\n", b, cb, bb, b * bb / 1e6
+  printf "  logsink->rsyslog RELP, --window 1024             %8d  %5.2f us\n", c, cc
+  printf "  logsink->rsyslog RELP, --window 8192             %8d  %5.2f us\n", e, ce
+  printf "  rsyslog relay (imuxsock->omrelp->imrelp)         %8d\n", x
+  printf "median records/s of the forwarder alone from a full ring into NATS JetStream:\n"
+  printf "  one record per message %d (%.2f us CPU/record), --batch 1000 %d (%.2f us CPU/record): %.1fx\n", f, cf, g, cg, g / f
+  printf "ratios to rsyslog relay: NATS per record %.1fx, NATS --batch 1000 %.1fx, RELP %.1fx, RELP --window 8192 %.1fx\n", a / x, b / x, c / x, e / x }' | tee -a "$out"

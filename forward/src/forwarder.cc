@@ -23,6 +23,7 @@
 #include "logsink/storage/small_file.h"
 #include "printer.h"
 #include "rfc5424.h"
+#include "subject.h"
 
 namespace logsink::forward {
 namespace {
@@ -74,7 +75,12 @@ class Forwarder {
         reporter_(&c_),
         json_(logctl::OutputMode::kJson, false, true),
         text_(logctl::OutputMode::kShort, false, true),
-        host_(HostName()) {}
+        host_(HostName()) {
+    std::string err;
+    subject_.Parse(o_.subject, &err);  // checked by Finish(); RELP has none
+    batching_ = o_.batch > 1;
+    resumed_ = !batching_;
+  }
 
   int Run();
 
@@ -85,6 +91,10 @@ class Forwarder {
   void Commit(bool force, bool sync = false);
   void Committed(uint64_t next);
   void Fill();
+  void FillBatches();
+  bool FlushBatch();
+  void TryResume();
+  void ResendAfterReconnect();
   void Resend();
   bool Hand(Entry *e);
   Message Build(const Record &rec);
@@ -116,6 +126,18 @@ class Forwarder {
   std::string commit_err_;
   bool draining_ = false, fatal_ = false;
   std::string line_, msg_;
+  SubjectTemplate subject_;
+  // --batch > 1: records go into batch_ until it is full or the ring has no
+  // more; batches start only once the stream said where it stopped.
+  bool batching_ = false, resumed_ = true, batch_open_ = false;
+  Entry batch_;
+  uint64_t resume_logged_ms_ = 0;
+  std::vector<Sink::Range> skip_;  // stored past a gap (TryResume), sorted
+  uint64_t seen_reconnects_ = 0;
+  // --status' rates, from one status write to the next.
+  uint64_t rate_ms_ = 0, rate_next_ = 0, rate_end_ = 0;
+  double out_rate_ = 0, in_rate_ = 0;
+  bool behind_warned_ = false;
   std::string status_error_;  // the last status write failure logged
   // Refused acknowledgments are logged once a second, summed (a stream that
   // captures no subject refuses every record).
@@ -130,6 +152,9 @@ class Forwarder {
 };
 
 constexpr uint64_t kMaxWindowBytes = 64ull << 20;  // a bound on bodies held for resending
+// A batch's body at most (NATS' default max_payload is 1 MiB); a batch is
+// closed at the first record that takes it past this.
+constexpr size_t kMaxBatchBytes = 512u << 10;
 constexpr uint64_t kCommitEveryMs = 200;
 
 bool Forwarder::OpenAndPosition() {
@@ -190,6 +215,16 @@ Message Forwarder::Build(const Record &rec) {
   Message m;
   m.seq = rec.seq;
   m.id = storage::FormatCursor(ring_id_, rec.seq);
+  if (!subject_.fixed()) {
+    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    SubjectFields f;
+    f.host = host_;
+    f.app = rec.app.empty() ? rec.comm : rec.app;
+    f.comm = rec.comm;
+    f.level = logctl::LevelName(level);
+    f.uid = rec.uid;
+    subject_.Render(f, &m.subject);
+  }
   if (sink_->body() == Sink::Body::kJson) {
     line_.clear();
     json_.Print(rec, &line_);
@@ -259,6 +294,7 @@ bool Forwarder::Hand(Entry *e) {
 }
 
 void Forwarder::Fill() {
+  if (batching_) return FillBatches();
   Record rec;
   while (!draining_ && window_.size() < size_t(o_.window) && window_bytes_ < kMaxWindowBytes) {
     if (!window_.empty() && window_.back().unsent) return;  // the destination is not taking
@@ -295,6 +331,178 @@ void Forwarder::Fill() {
       ++c_.forwarded;
       if (!Hand(&window_.back())) return;
     }
+  }
+}
+
+// Batches: JSON lines of consecutive records (filtered ones left out) with
+// the ring and the sequence range in headers; the id names the range, so a
+// batch sent again within this run is the same message and the stream
+// drops it, and a batch of other records can never be taken for it.
+void Forwarder::FillBatches() {
+  Record rec;
+  while (!draining_ && window_.size() < size_t(o_.window) && window_bytes_ < kMaxWindowBytes) {
+    if (!window_.empty() && window_.back().unsent) return;  // the destination is not taking
+    Status s = reader_->Next(&rec);
+    if (s.IsNotFound()) {
+      FlushBatch();  // the ring has no more now: ship what there is
+      return;
+    }
+    if (!s.ok()) {
+      spdlog::error("reading {}: {}", o_.file, s.message());
+      FlushBatch();
+      return;
+    }
+    if (rec.seq < read_next_) continue;  // already shipped (positioning)
+    while (!skip_.empty() && rec.seq > skip_.front().last) skip_.erase(skip_.begin());
+    if (!skip_.empty() && rec.seq >= skip_.front().first) {
+      // Stored already (found at the start): the open batch ends before it.
+      if (!FlushBatch()) {
+        read_next_ = rec.seq + 1;
+        return;
+      }
+      read_next_ = rec.seq + 1;
+      continue;
+    }
+    if (!batch_open_) {
+      batch_ = Entry{};
+      batch_.msg.seq = read_next_;
+      batch_.msg.batch = true;
+      batch_.ts_ns = rec.ts_ns;
+      batch_.msg.body.reserve(kMaxBatchBytes + 4096);  // grown once, not copied while it fills
+      batch_open_ = true;
+    }
+    std::string &body = batch_.msg.body;
+    if (rec.seq > read_next_) {
+      uint64_t n = rec.seq - read_next_;
+      c_.lost += n;
+      spdlog::warn("{} records were overwritten before they were forwarded", n);
+      body += LostNotice(read_next_, n).body;
+      body += '\n';
+      ++batch_.msg.lines;
+    }
+    read_next_ = rec.seq + 1;
+    batch_.msg.last_seq = rec.seq;
+    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    std::string_view app = rec.app.empty() ? rec.comm : rec.app;
+    bool pass =
+        level <= o_.max_level &&
+        (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
+    if (pass) {
+      json_.Print(rec, &body);  // one line, '\n' included
+      ++batch_.msg.lines;
+    } else {
+      ++c_.filtered;
+    }
+    if (batch_.msg.lines >= uint32_t(o_.batch) || body.size() >= kMaxBatchBytes) {
+      if (!FlushBatch()) return;
+    }
+  }
+}
+
+// Hands the open batch over; false when the destination did not take it.
+bool Forwarder::FlushBatch() {
+  if (!batch_open_) return true;
+  batch_open_ = false;
+  if (batch_.msg.lines == 0) return true;  // every record filtered out
+  static const char kHex[] = "0123456789abcdef";
+  std::string last;
+  uint64_t v = batch_.msg.last_seq;
+  do {
+    last.insert(last.begin(), kHex[v & 15]);
+    v >>= 4;
+  } while (v);
+  batch_.msg.id = storage::FormatCursor(ring_id_, batch_.msg.seq) + "-" + last;
+  // A partial batch (the ring's end) gives back the room reserved for a full
+  // one: the window holds up to --window of them.
+  std::string &body = batch_.msg.body;
+  if (body.capacity() > 2 * body.size() + 4096) body.shrink_to_fit();
+  window_bytes_ += batch_.msg.body.size() + batch_.msg.id.size();
+  window_.push_back(std::move(batch_));
+  batch_ = Entry{};
+  ++c_.forwarded;
+  return Hand(&window_.back());
+}
+
+// Batches are cut where the ring's end happened to be, so a restarted
+// forwarder would cut them elsewhere: it first asks the stream which records
+// past its cursor it already holds (a message's records are stored together
+// or not at all), skips those and sends the rest, cutting batches so that
+// none reaches into a stored range.
+void Forwarder::TryResume() {
+  std::vector<Sink::Range> ranges;
+  std::string err;
+  int r = sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
+  if (r < 0) {
+    uint64_t now = NowMs();
+    if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
+      spdlog::info("waiting to learn from NATS where the stream stopped: {}", err);
+      resume_logged_ms_ = now;
+    }
+    return;
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Sink::Range &a, const Sink::Range &b) { return a.first < b.first; });
+  if (!ranges.empty()) {
+    // The ring must hold them: a stream ahead of the ring's newest record is
+    // another ring's (or a bug), and skipping there would skip records.
+    RingReader::Summary sum;
+    Status st = reader_->Summarize(&sum);
+    if (!st.ok()) {  // not readable now: ask again
+      uint64_t now = NowMs();
+      if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
+        spdlog::info("checking the ring's range against the stream: {}", st.ToString());
+        resume_logged_ms_ = now;
+      }
+      return;
+    }
+    if (ranges.back().last > sum.newest_seq) {
+      spdlog::error(
+          "the stream holds records of this ring up to {}, past its newest one ({}): resuming "
+          "at the cursor, {}",
+          ranges.back().last, sum.newest_seq, read_next_);
+      ranges.clear();
+    }
+  }
+  resumed_ = true;
+  skip_.clear();
+  const uint64_t cursor = read_next_;
+  uint64_t next = read_next_;
+  size_t k = 0;
+  for (; k < ranges.size() && ranges[k].first <= next; ++k)  // stored from the cursor on
+    next = std::max(next, ranges[k].last + 1);
+  for (; k < ranges.size(); ++k) {  // stored past a gap: skipped when the reader gets there
+    if (!skip_.empty() && ranges[k].first <= skip_.back().last + 1)
+      skip_.back().last = std::max(skip_.back().last, ranges[k].last);
+    else
+      skip_.push_back(ranges[k]);
+  }
+  if (!skip_.empty())
+    spdlog::warn(
+        "the stream holds records {}..{} of this ring but not all before them (from {} on): "
+        "sending the missing ones, then going on after {}",
+        skip_.front().first, skip_.back().last, next, skip_.back().last);
+  if (next == cursor) return;
+  spdlog::info("the stream already holds records up to {} (the cursor said {}): resuming at {}",
+               next - 1, cursor, next);
+  read_next_ = next;
+  Status s = reader_->SeekSeq(read_next_);
+  if (!s.ok()) spdlog::error("cannot read the ring file {}: {}", o_.file, s.message());
+}
+
+// After a reconnect, batches in flight may be lost while cnats sent later
+// ones it still had buffered: the earlier ones go out again at once (the
+// stream drops those it has) instead of at their acknowledgment timeout, so
+// that the stream's last message soon has everything before it again (what
+// a restarted batching forwarder relies on).
+void Forwarder::ResendAfterReconnect() {
+  uint64_t reconnects = sink_->state().reconnects;
+  if (reconnects == seen_reconnects_) return;
+  seen_reconnects_ = reconnects;
+  uint64_t now = NowMs();
+  for (Entry &e : window_) {
+    if (e.acked || e.unsent) continue;
+    e.unsent = true;
+    e.resend_at_ms = now;
   }
 }
 
@@ -357,7 +565,9 @@ void Forwarder::Commit(bool force, bool sync) {
   if (commit_busy_) return;
   size_t acked = 0;
   while (acked < window_.size() && window_[acked].acked) ++acked;
-  uint64_t next = acked == window_.size() ? read_next_ : window_[acked].msg.seq;
+  uint64_t next = acked < window_.size() ? window_[acked].msg.seq
+                  : batch_open_          ? batch_.msg.seq  // read, not handed over yet
+                                         : read_next_;
   if (committed_valid_ && next == committed_) return;
   uint64_t now = NowMs();
   if (!force && acked < size_t(o_.window) / 2 && now - last_commit_ms_ < kCommitEveryMs) return;
@@ -404,9 +614,11 @@ void Forwarder::Committed(uint64_t next) {
 
 void Forwarder::Pump() {
   TakeAcks();
+  if (batching_) ResendAfterReconnect();
   Resend();
   Commit(false);
-  Fill();
+  if (!resumed_) TryResume();
+  if (resumed_) Fill();
   if (draining_ &&
       std::all_of(window_.begin(), window_.end(), [](const Entry &e) { return e.acked; })) {
     Commit(true);
@@ -417,20 +629,52 @@ void Forwarder::Pump() {
 void Forwarder::WriteStatus() {
   SinkState st = sink_->state();
   RingReader::Summary sum;
-  uint64_t end = reader_->Summarize(&sum).ok() ? sum.newest_seq + 1 : read_next_;
+  bool have_sum = reader_->Summarize(&sum).ok();
+  uint64_t end = have_sum ? sum.newest_seq + 1 : read_next_;
   uint64_t next = committed_;
   uint64_t lag_s = 0;
   if (!window_.empty()) {
     uint64_t now = WallNs();
     lag_s = now > window_.front().ts_ns ? (now - window_.front().ts_ns) / 1000000000u : 0;
   }
+  // Rates over the time since the last status (about a second): records
+  // the cursor moved past, records the writer added.
+  const uint64_t now_ms = NowMs();
+  uint64_t lag = end > next ? end - next : 0;
+  if (rate_ms_ && now_ms > rate_ms_) {
+    double dt = double(now_ms - rate_ms_) / 1000.0;
+    out_rate_ = double(next >= rate_next_ ? next - rate_next_ : 0) / dt;
+    in_rate_ = double(end >= rate_end_ ? end - rate_end_ : 0) / dt;
+  }
+  rate_ms_ = now_ms;
+  rate_next_ = next;
+  rate_end_ = end;
+  std::string catch_up = lag == 0 ? "0"
+                         : out_rate_ > in_rate_
+                             ? fmt::format("{:.0f}", double(lag) / (out_rate_ - in_rate_))
+                             : "never";
+  // Falling a lap behind: the writer overwrites what is not shipped yet.
+  uint64_t ring_records = have_sum ? sum.newest_seq + 1 - sum.oldest_seq : 0;
+  if (ring_records && lag > ring_records / 2 && !behind_warned_) {
+    behind_warned_ = true;
+    spdlog::warn(
+        "falling behind the ring: {} records not shipped, more than half of the {} it holds "
+        "(in {:.0f}/s, out {:.0f}/s); records are lost once the writer laps the cursor",
+        lag, ring_records, in_rate_, out_rate_);
+  } else if (behind_warned_ && lag < ring_records / 4) {
+    behind_warned_ = false;
+    spdlog::info("caught up with the ring again: {} records not shipped", lag);
+  }
   std::string text = fmt::format(
       "pid={}\nto={}\nring={}\nring_id={}\ndestination={}\nforwarded={}\nacked={}\nduplicates={}\n"
       "retries={}\nresent={}\nlost={}\nfiltered={}\nskipped_blocks={}\nin_flight={}\n"
-      "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n",
+      "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n"
+      "records_per_second={:.0f}\nring_records_per_second={:.0f}\ncatch_up_seconds={}\n"
+      "ring_records={}\nbatch={}\n",
       getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
       c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
-      window_.size(), next, end > next ? end - next : 0, lag_s, st.reconnects, st.last_error);
+      window_.size(), next, lag, lag_s, st.reconnects, st.last_error, out_rate_, in_rate_, catch_up,
+      ring_records, o_.batch);
   // Through a new file of a unique name (O_EXCL|O_NOFOLLOW) renamed over the
   // status: never a fixed "<status>.tmp" that whoever can write in the
   // directory could point at a file of root's. Whatever is at the status

@@ -12,6 +12,7 @@
 #include "nats_sink.h"
 #include "options.h"
 #include "relp_sink.h"
+#include "subject.h"
 
 using namespace logsink::forward;
 
@@ -44,7 +45,9 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "logsink-forward: --to: %s\n", error.c_str());
       return 2;
     }
-    no.subject = o.subject;
+    SubjectTemplate t;
+    t.Parse(o.subject, &error);  // checked by Finish()
+    no.subject = t.wildcard();   // the subject, or what captures every one a template makes
     no.create_stream = o.create_stream;
     no.window = o.window;
     no.ack_timeout_ms = o.ack_timeout_ms;

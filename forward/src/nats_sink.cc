@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
@@ -80,9 +81,22 @@ class NatsSink : public Sink {
 
   bool Publish(const Message &m) override {
     natsMsg *msg = nullptr;
+    const std::string &subject = m.subject.empty() ? opts_.subject : m.subject;
     natsStatus s =
-        natsMsg_Create(&msg, opts_.subject.c_str(), nullptr, m.body.data(), int(m.body.size()));
+        natsMsg_Create(&msg, subject.c_str(), nullptr, m.body.data(), int(m.body.size()));
     if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Msg-Id", m.id.c_str());
+    if (m.batch) {
+      // What a consumer needs to split and place a batch without parsing the
+      // id (see the man page, "Batches").
+      char num[24];
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Ring", ring_id_.c_str());
+      std::snprintf(num, sizeof num, "%" PRIu64, m.seq);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-First-Seq", num);
+      std::snprintf(num, sizeof num, "%" PRIu64, m.last_seq);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Last-Seq", num);
+      std::snprintf(num, sizeof num, "%" PRIu32, m.lines);
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Logsink-Records", num);
+    }
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = int64_t(opts_.ack_timeout_ms);
@@ -97,6 +111,86 @@ class NatsSink : public Sink {
       return false;
     }
     return true;
+  }
+
+  // The stream capturing the subject ($JS.API.STREAM.NAMES with a subject
+  // filter), then its messages on the subject from the last one backwards
+  // (JetStream's "get last message for subject", then "get message" by
+  // stream sequence), until `depth` messages older than `from` were seen:
+  // a message is stored at most a window away from its place in record
+  // order, so none past `from` is further back. Only for a fixed subject:
+  // batches are refused with a template.
+  int StoredRanges(const std::string &ring_id, uint64_t from, int depth, std::vector<Range> *ranges,
+                   std::string *error) override {
+    ring_id_ = ring_id;
+    ranges->clear();
+    if (!Connected()) {
+      *error = "not connected to NATS at " + Servers() + " yet";
+      return -1;
+    }
+    std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
+    natsMsg *reply = nullptr;
+    natsStatus s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(),
+                                          int(req.size()), 2000);
+    if (s != NATS_OK) {
+      *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+    natsMsg_Destroy(reply);
+    std::string stream;
+    size_t at = names.find("\"streams\":[\"");
+    if (at != std::string::npos) {
+      at += 12;
+      size_t end = names.find('"', at);
+      if (end != std::string::npos) stream = names.substr(at, end - at);
+    }
+    if (stream.empty()) return 0;  // no stream: publishing will say so
+    natsMsg *m = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), nullptr, &jerr);
+    if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
+    if (s != NATS_OK) {
+      *error = "reading the last message of " + opts_.subject + " in the stream " + stream + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    uint64_t seq = natsMsg_GetSequence(m);
+    int older = 0;
+    long budget = 100000;  // stream messages read at most (others' subjects included)
+    for (;;) {
+      Range r;
+      if (RangeOf(m, ring_id, &r) && r.last >= from)
+        ranges->push_back(r);
+      else
+        ++older;
+      natsMsg_Destroy(m);
+      m = nullptr;
+      // The previous message on the subject.
+      for (;;) {
+        if (seq <= 1 || older >= depth) return ranges->empty() ? 0 : 1;
+        if (--budget < 0) {
+          spdlog::warn(
+              "stopped reading the stream {} backwards after 100000 messages: records past the "
+              "cursor stored earlier may be sent again",
+              stream);
+          return ranges->empty() ? 0 : 1;
+        }
+        --seq;
+        jerr = jsErrCode(0);
+        s = js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr);
+        if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) continue;  // deleted
+        if (s != NATS_OK) {
+          *error = "reading the stream " + stream + ": " + natsStatus_GetText(s);
+          return -1;
+        }
+        const char *subj = natsMsg_GetSubject(m);
+        if (subj && opts_.subject == subj) break;
+        natsMsg_Destroy(m);
+        m = nullptr;
+      }
+    }
   }
 
   void Stop(uint64_t timeout_ms) override {
@@ -119,15 +213,43 @@ class NatsSink : public Sink {
   }
 
  private:
+  // The record range a stored message of ring_id covers: a batch's headers,
+  // or the cursor a one-record message's id is.
+  static bool RangeOf(natsMsg *m, const std::string &ring_id, Range *r) {
+    const char *ring = nullptr, *first = nullptr, *last = nullptr, *id = nullptr;
+    if (natsMsgHeader_Get(m, "Logsink-Ring", &ring) == NATS_OK && ring) {
+      if (ring_id != ring || natsMsgHeader_Get(m, "Logsink-First-Seq", &first) != NATS_OK ||
+          !first || natsMsgHeader_Get(m, "Logsink-Last-Seq", &last) != NATS_OK || !last)
+        return false;
+      r->first = std::strtoull(first, nullptr, 10);
+      r->last = std::strtoull(last, nullptr, 10);
+      return r->first <= r->last;
+    }
+    storage::Cursor c;
+    std::string why;
+    if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) != NATS_OK || !id ||
+        !storage::ParseCursor(id, &c, &why) || c.ring_id != ring_id)
+      return false;
+    r->first = r->last = c.seq;
+    return true;
+  }
+
   static void OnAck(jsCtx *, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
     auto *self = static_cast<NatsSink *>(closure);
-    const char *id = nullptr;
+    const char *id = nullptr, *first = nullptr;
     Ack a;
     storage::Cursor c;
     std::string why;
-    if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
-        storage::ParseCursor(id, &c, &why)) {
+    bool known = false;
+    if (natsMsgHeader_Get(msg, "Logsink-First-Seq", &first) == NATS_OK && first) {
+      a.seq = std::strtoull(first, nullptr, 10);  // a batch
+      known = true;
+    } else if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id &&
+               storage::ParseCursor(id, &c, &why)) {
       a.seq = c.seq;
+      known = true;
+    }
+    if (known) {
       if (pa) {
         a.ok = true;
         a.duplicate = pa->Duplicate;
@@ -233,6 +355,7 @@ class NatsSink : public Sink {
   }
 
   NatsOptions opts_;
+  std::string ring_id_;  // set by StoredRanges before the first batch
   natsOptions *nopts_ = nullptr;
   natsConnection *nc_ = nullptr;
   jsCtx *js_ = nullptr;

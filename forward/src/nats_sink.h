@@ -14,8 +14,8 @@ namespace logsink::forward {
 
 struct NatsOptions {
   std::vector<std::string> servers;  // "nats://host:port"
-  std::string subject;
-  std::string create_stream;  // "" = never create a stream
+  std::string subject;               // a fixed subject, or the wildcard of a template
+  std::string create_stream;         // "" = never create a stream
   int window = 1024;
   uint64_t ack_timeout_ms = 5000;  // a publish not acknowledged by then is sent again
 };

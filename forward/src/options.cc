@@ -13,6 +13,7 @@
 #include "logsink/config/config.h"
 #include "logsink/config/long_options.h"
 #include "logsink/proto/paths.h"
+#include "subject.h"
 
 namespace logsink::forward {
 namespace {
@@ -27,6 +28,7 @@ enum {
   kLevel,
   kApp,
   kWindow,
+  kBatch,
   kAckTimeout,
   kShutdownTimeout,
   kSdId,
@@ -77,6 +79,13 @@ std::string Set(int key, const std::string &v, Options *o) {
       o->window = int(n);
       break;
     }
+    case kBatch: {
+      char *end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 65536) return "must be 1..65536: " + v;
+      o->batch = int(n);
+      break;
+    }
     case kAckTimeout:
     case kShutdownTimeout:
       if (!config::ParseDuration(v, &ms) || ms == 0)
@@ -118,6 +127,7 @@ constexpr TomlKey kTomlKeys[] = {
     {"level", kLevel},
     {"app", kApp},
     {"window", kWindow},
+    {"batch", kBatch},
     {"ack_timeout", kAckTimeout},
     {"shutdown_timeout", kShutdownTimeout},
     {"sd_id", kSdId},
@@ -192,6 +202,7 @@ const option kLong[] = {
     {"level", required_argument, nullptr, kLevel},
     {"app", required_argument, nullptr, kApp},
     {"window", required_argument, nullptr, kWindow},
+    {"batch", required_argument, nullptr, kBatch},
     {"ack-timeout", required_argument, nullptr, kAckTimeout},
     {"shutdown-timeout", required_argument, nullptr, kShutdownTimeout},
     {"sd-id", required_argument, nullptr, kSdId},
@@ -215,7 +226,9 @@ const char *Usage() {
          "rsyslog over RELP; the cursor file advances only after the destination\n"
          "acknowledged everything before it.\n"
          "  --to URL               destination (nats://… or relp://…)\n"
-         "  --subject SUBJECT      NATS subject to publish to\n"
+         "  --subject SUBJECT      NATS subject to publish to; a template with fields\n"
+         "                         {host} {app} {comm} {level} {uid} routes each record\n"
+         "                         (logs.{host}.{app}.{level}: one record per message)\n"
          "  --create-stream NAME   create the JetStream stream NAME for SUBJECT if missing\n"
          "  --file PATH            the ring (default $LOGSINK_FILE, else " LS_SYSTEM_RING
          ")\n"
@@ -224,6 +237,8 @@ const char *Usage() {
          "  --level L              ship records at L or more severe (emerg..debug, 0-7)\n"
          "  --app NAME             ship only records of app NAME (repeatable: any of them)\n"
          "  --window N             unacknowledged messages at most (default 1024)\n"
+         "  --batch N              NATS: up to N records per message as JSON lines, exactly\n"
+         "                         once as well (default 1: one record per message)\n"
          "  --ack-timeout D        resend a NATS publish not acknowledged within D (default 5s)\n"
          "  --shutdown-timeout D   on SIGTERM, wait up to D for outstanding acks (default 5s)\n"
          "  --sd-id ID             RFC 5424 SD-ID for RELP (default logsink@32473)\n"
@@ -311,6 +326,22 @@ bool Finish(Options *o, std::string *error) {
   }
   if (relp && (!o->subject.empty() || !o->create_stream.empty())) {
     *error = "--subject and --create-stream apply only to nats:// destinations";
+    return false;
+  }
+  if (nats) {
+    SubjectTemplate t;
+    if (!t.Parse(o->subject, error)) {
+      *error = "--subject: " + *error;
+      return false;
+    }
+    if (!t.fixed() && o->batch > 1) {
+      *error = "--subject " + o->subject +
+               " names record fields: each record is then its own message; a batch holds the "
+               "records of one subject (drop --batch, or use a fixed subject)";
+      return false;
+    }
+  } else if (o->batch > 1) {
+    *error = "--batch applies only to nats:// destinations (RELP carries one record per message)";
     return false;
   }
   if (o->window == 0) o->window = 1024;

@@ -14,9 +14,15 @@
 namespace logsink::forward {
 
 struct Message {
-  uint64_t seq = 0;  // the record's sequence number (a lost notice: the first lost one)
-  std::string id;    // the cursor string: a stable, unique id for deduplication
-  std::string body;  // what the destination stores
+  uint64_t seq = 0;     // the record's sequence number (a lost notice: the first lost one)
+  std::string id;       // the cursor string: a stable, unique id for deduplication
+  std::string body;     // what the destination stores
+  std::string subject;  // NATS: this message's subject ("" = the configured one)
+  // A batch (NATS, --batch > 1): the records seq..last_seq (filtered ones
+  // left out), `lines` JSON lines in body, each ending in a newline.
+  bool batch = false;
+  uint64_t last_seq = 0;
+  uint32_t lines = 0;
 };
 
 struct Ack {
@@ -51,6 +57,23 @@ class Sink {
   // timeout_ms passed; reports what was acknowledged before returning.
   virtual void Stop(uint64_t timeout_ms) = 0;
   virtual SinkState state() = 0;
+
+  // What the destination holds past a point, for destinations whose
+  // messages' identities do not survive a restart on their own (batches:
+  // their boundaries depend on timing): the record ranges [first, last] of
+  // the ring `ring_id` it holds with last >= from (in any order; messages
+  // can be stored out of record order after a lost connection), looking at
+  // no more than about `depth` of its older messages. 1 with *ranges, 0 when
+  // it holds none, -1 with *error when it could not be asked (not connected
+  // yet: ask again later).
+  struct Range {
+    uint64_t first = 0, last = 0;
+  };
+  virtual int StoredRanges(const std::string &ring_id, uint64_t from, int depth,
+                           std::vector<Range> *ranges, std::string *error) {
+    (void)ring_id, (void)from, (void)depth, (void)ranges, (void)error;
+    return 0;
+  }
 
   // Called by the sink's threads; thread-safe.
   void Report(Ack a) {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -197,6 +198,10 @@ class JsCheck {
     jsStreamInfo_Destroy(si);
     return n;
   }
+  bool Delete(const std::string &stream, uint64_t seq) {
+    jsErrCode jerr;
+    return js_DeleteMsg(js_, stream.c_str(), seq, nullptr, &jerr) == NATS_OK;
+  }
   std::string Leader(const std::string &stream) {
     jsStreamInfo *si = nullptr;
     jsErrCode jerr;
@@ -205,9 +210,24 @@ class JsCheck {
     jsStreamInfo_Destroy(si);
     return leader;
   }
-  // Every message body and Nats-Msg-Id, in stream order.
-  bool All(const std::string &stream, int64_t n, std::vector<std::string> *bodies,
+  // The message at stream sequence seq.
+  bool One(const std::string &stream, int64_t seq, std::vector<std::string> *bodies,
            std::vector<std::string> *ids) {
+    natsMsg *m = nullptr;
+    jsErrCode jerr;
+    if (js_GetMsg(&m, js_, stream.c_str(), uint64_t(seq), nullptr, &jerr) != NATS_OK) return false;
+    bodies->emplace_back(natsMsg_GetData(m), size_t(natsMsg_GetDataLength(m)));
+    const char *id = nullptr;
+    natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+    ids->push_back(id ? id : "");
+    natsMsg_Destroy(m);
+    return true;
+  }
+  // Every message body and Nats-Msg-Id, in stream order (and, when asked,
+  // each message's subject and Logsink-Records header).
+  bool All(const std::string &stream, int64_t n, std::vector<std::string> *bodies,
+           std::vector<std::string> *ids, std::vector<std::string> *subjects = nullptr,
+           std::vector<std::string> *records = nullptr) {
     for (int64_t seq = 1; seq <= n; ++seq) {
       natsMsg *m = nullptr;
       jsErrCode jerr;
@@ -217,6 +237,12 @@ class JsCheck {
       const char *id = nullptr;
       natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
       ids->push_back(id ? id : "");
+      if (subjects) subjects->push_back(natsMsg_GetSubject(m));
+      if (records) {
+        const char *r = nullptr;
+        natsMsgHeader_Get(m, "Logsink-Records", &r);
+        records->push_back(r ? r : "");
+      }
       natsMsg_Destroy(m);
     }
     return true;
@@ -227,6 +253,21 @@ class JsCheck {
   natsConnection *nc_ = nullptr;
   jsCtx *js_ = nullptr;
 };
+
+// A batch's body split into its lines (JSON lines, each ending in '\n').
+std::vector<std::string> SplitBatches(const std::vector<std::string> &bodies) {
+  std::vector<std::string> lines;
+  for (const std::string &b : bodies) {
+    EXPECT_TRUE(!b.empty() && b.back() == '\n') << b;
+    for (size_t pos = 0; pos < b.size();) {
+      size_t nl = b.find('\n', pos);
+      if (nl == std::string::npos) nl = b.size();
+      lines.push_back(b.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
+  return lines;
+}
 
 // The numbers i of the "rec i" messages in bodies; other messages in *other.
 std::map<int, int> Numbers(const std::vector<std::string> &bodies,
@@ -269,52 +310,92 @@ class ForwardNatsTest : public ::testing::Test {
   NatsServer nats_;
 };
 
-TEST_F(ForwardNatsTest, EachRecordExactlyOnceAcrossKillsOfForwarderAndServer) {
+// Kills the forwarder and nats-server (SIGKILL) in turn mid-stream while the
+// ring grows; then each record must be in the stream exactly once (batches
+// split into their lines). batch: --batch, 1 = one record per message.
+void ExactlyOnceAcrossKills(const TempDir &dir, NatsServer &nats, int batch) {
   uint64_t seed = TestSeed();
   std::mt19937_64 rng(seed);
-  NumberedRing ring(dir_ / "r.ring", 4 << 20);
-  Forwarder fwd(dir_, NatsArgs(ring, dir_, nats_.url()));
+  NumberedRing ring(dir / "r.ring", 4 << 20);
+  std::vector<std::string> args = NatsArgs(ring, dir, nats.url());
+  if (batch > 1) args.insert(args.end(), {"--batch", std::to_string(batch)});
+  Forwarder fwd(dir, args);
   ring.Add(2000);
   fwd.Start();
   const int kPhases = 6;
   int kills_fwd = 0, kills_server = 0;
   for (int phase = 0; phase < kPhases; ++phase) {
-    ring.Add(2000 + int(rng() % 2000));
+    // Batches: in small steps while the forwarder reads, so that where a
+    // batch ends depends on timing (a restart cuts them elsewhere).
+    int more = 2000 + int(rng() % 2000);
+    for (int k = 0; k < more;) {
+      int step = batch > 1 ? std::min(more - k, 1 + int(rng() % 60)) : more;
+      ring.Add(step);
+      k += step;
+    }
     // Let it get somewhere, then kill something mid-stream.
     int64_t target = ring.count() / 2 + int64_t(rng() % 500);
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") >= target; }))
-        << ReadFile(dir_ / "forward.log");
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") >= target; }))
+        << ReadFile(dir / "forward.log");
     if (phase % 2 == 0) {
       fwd.Kill();
       ++kills_fwd;
       fwd.Start();
     } else {
-      nats_.Kill(SIGKILL);
+      nats.Kill(SIGKILL);
       ++kills_server;
       std::string err;
-      ASSERT_TRUE(nats_.Restart(&err)) << err;
+      ASSERT_TRUE(nats.Restart(&err)) << err;
     }
   }
   const int64_t n = ring.count();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }, Ms(30000)))
-      << CursorNext(dir_ / "cursor") << " of " << n << "\n"
-      << ReadFile(dir_ / "forward.log");
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }, Ms(30000)))
+      << CursorNext(dir / "cursor") << " of " << n << "\n"
+      << ReadFile(dir / "forward.log");
   EXPECT_EQ(fwd.Stop(), 0);
 
-  JsCheck js(nats_.url());
-  ASSERT_EQ(js.Count("LOGS"), n);
-  std::vector<std::string> bodies, ids;
-  ASSERT_TRUE(js.All("LOGS", n, &bodies, &ids));
+  JsCheck js(nats.url());
+  const int64_t messages = js.Count("LOGS");
+  if (batch == 1) {
+    ASSERT_EQ(messages, n);
+  }
+  ASSERT_GT(messages, 0);
+  std::vector<std::string> bodies, ids, subjects, records;
+  ASSERT_TRUE(js.All("LOGS", messages, &bodies, &ids, &subjects, &records));
+  std::vector<std::string> lines = batch == 1 ? bodies : SplitBatches(bodies);
+  if (batch > 1) {
+    for (size_t k = 0; k < bodies.size(); ++k)
+      EXPECT_EQ(std::to_string(SplitBatches({bodies[k]}).size()), records[k]) << ids[k];
+  }
   std::vector<std::string> other;
-  std::map<int, int> seen = Numbers(bodies, &other);
+  std::map<int, int> seen = Numbers(lines, &other);
   EXPECT_TRUE(other.empty()) << other.front();
+  // Which messages hold record i (their ids), and what the forwarder said.
+  auto holders = [&](int i) {
+    std::string out, needle = "\"msg\":\"rec " + std::to_string(i) + "\"";
+    for (size_t k = 0; k < bodies.size(); ++k)
+      if (bodies[k].find(needle) != std::string::npos)
+        out += " [message " + std::to_string(k + 1) + " " + ids[k] + "]";
+    return out + "\n" + ReadFile(dir / "forward.log");
+  };
   ASSERT_EQ(int64_t(seen.size()), n);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
-  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), size_t(n));
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i << holders(i);
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), size_t(messages));
   std::printf(
-      "[figures] nats single node: %lld records, forwarder SIGKILLed %d times, "
-      "nats-server SIGKILLed %d times: %lld in the stream, each exactly once (seed %llu)\n",
-      (long long)n, kills_fwd, kills_server, (long long)js.Count("LOGS"), (unsigned long long)seed);
+      "[figures] nats single node, --batch %d: %lld records, forwarder SIGKILLed %d times, "
+      "nats-server SIGKILLed %d times: %lld messages in the stream, each record exactly once "
+      "(seed %llu)\n",
+      batch, (long long)n, kills_fwd, kills_server, (long long)messages, (unsigned long long)seed);
+}
+
+TEST_F(ForwardNatsTest, EachRecordExactlyOnceAcrossKillsOfForwarderAndServer) {
+  ExactlyOnceAcrossKills(dir_, nats_, 1);
+}
+
+// Issue 29: batches (JSON lines) are exactly once too: a restarted forwarder
+// asks the stream for the last record it holds before it cuts new batches.
+TEST_F(ForwardNatsTest, BatchesHoldEachRecordExactlyOnceAcrossKills) {
+  ExactlyOnceAcrossKills(dir_, nats_, 100);
 }
 
 TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
@@ -344,6 +425,10 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   EXPECT_NE(st.out.find("\ncursor_next=" + std::to_string(ring.count()) + "\n"), std::string::npos)
       << st.out;
   EXPECT_NE(st.out.find("\nin_flight=0\n"), std::string::npos) << st.out;
+  // Issue 29: the rates and the time to catch up (none left to catch up).
+  for (const char *key : {"\nlag_records=0\n", "\ncatch_up_seconds=0\n",
+                          "\nrecords_per_second=", "\nring_records_per_second=", "\nring_records="})
+    EXPECT_NE(st.out.find(key), std::string::npos) << key << "\n" << st.out;
   JsCheck js(nats_.url());
   int64_t count = js.Count("LOGS");
   ASSERT_EQ(count, 100 + 1 + (n - int64_t(oldest)));
@@ -354,6 +439,202 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   ASSERT_EQ(other.size(), 1u);
   EXPECT_NE(other[0].find("\"lost\":" + std::to_string(lost) + ","), std::string::npos) << other[0];
   EXPECT_EQ(int64_t(seen.size()), count - 1);
+}
+
+// Issue 29: a ring lapped while a batching forwarder was down: the lost
+// records become one line of a batch, counted; the others each once.
+TEST_F(ForwardNatsTest, BatchesAcrossALappedRingCarryOneLostLine) {
+  NumberedRing ring(dir_ / "r.ring", 8192 + 4096 + 8 * 4096, LS_CODEC_NONE);
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  args.insert(args.end(), {"--batch", "64"});
+  Forwarder fwd(dir_, args);
+  ring.Add(100);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 100; }));
+  fwd.Kill();
+  ring.Add(20000);  // laps the 8-block ring many times
+  uint64_t oldest = ring.oldest_seq();
+  ASSERT_GT(oldest, 100u);
+  uint64_t lost = oldest - 100;
+  fwd.Start();
+  const int64_t n = ring.count();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  JsCheck js(nats_.url());
+  int64_t messages = js.Count("LOGS");
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", messages, &bodies, &ids));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_NE(other[0].find("\"lost\":" + std::to_string(lost) + ","), std::string::npos) << other[0];
+  EXPECT_EQ(int64_t(seen.size()), 100 + (n - int64_t(oldest)));
+  // The restart found itself more than half a ring behind, and said so.
+  EXPECT_NE(ReadFile(dir_ / "forward.log").find("falling behind the ring: "), std::string::npos)
+      << ReadFile(dir_ / "forward.log");
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+}
+
+// Issue 29: batch boundaries depend on timing, so a restarted forwarder
+// learns from the stream where it stopped. A cursor file that lags the
+// stream (as after a kill between an acknowledgment and the cursor write)
+// ships nothing twice.
+TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  args.insert(args.end(), {"--batch", "50"});
+  ring.Add(1000);
+  {
+    Forwarder fwd(dir_, args);
+    fwd.Start();
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }));
+    ASSERT_EQ(fwd.Stop(), 0);
+  }
+  JsCheck js(nats_.url());
+  const int64_t before = js.Count("LOGS");
+  // The cursor back at 300, as a forwarder killed long before its write.
+  std::string c = ReadFile(dir_ / "cursor");
+  c = c.substr(0, c.rfind(' ')) + " 300\n";
+  WriteFile(dir_ / "cursor", c);
+  ASSERT_EQ(CursorNext(dir_ / "cursor"), 300);
+  ring.Add(500);
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  EXPECT_NE(ReadFile(dir_ / "forward.log")
+                .find("the stream already holds records up to 999 (the cursor said 300): "
+                      "resuming at 1000"),
+            std::string::npos)
+      << ReadFile(dir_ / "forward.log");
+  int64_t messages = js.Count("LOGS");
+  EXPECT_GT(messages, before);
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", messages, &bodies, &ids));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
+  EXPECT_TRUE(other.empty());
+  ASSERT_EQ(seen.size(), 1500u);
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+}
+
+// Issue 29: records stored past a gap (as after a lost connection whose
+// earlier batches were sent again behind later ones, then a kill) are
+// skipped, and only the missing ones are sent, in batches that end where
+// the stored ones begin.
+TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  args.insert(args.end(), {"--batch", "50"});
+  ring.Add(1000);
+  {
+    Forwarder fwd(dir_, args);
+    fwd.Start();
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }));
+    ASSERT_EQ(fwd.Stop(), 0);
+  }
+  JsCheck js(nats_.url());
+  int64_t count = js.Count("LOGS");
+  std::vector<std::string> bodies, ids;
+  ASSERT_TRUE(js.All("LOGS", count, &bodies, &ids));
+  // A message of the second half goes (its id: ls1-RING-FIRST-LAST in hex).
+  int64_t k = count * 2 / 3;
+  const std::string &id = ids[size_t(k)];
+  size_t d2 = id.rfind('-'), d1 = id.rfind('-', d2 - 1);
+  uint64_t first = std::stoull(id.substr(d1 + 1, d2 - d1 - 1), nullptr, 16);
+  ASSERT_GT(first, 300u) << id;
+  ASSERT_TRUE(js.Delete("LOGS", uint64_t(k + 1)));
+  std::string c = ReadFile(dir_ / "cursor");
+  WriteFile(dir_ / "cursor", c.substr(0, c.rfind(' ')) + " 300\n");
+  ring.Add(500);
+  // Cut otherwise this time: the deleted message's own id is still in the
+  // stream's duplicate window (a batch that was lost never was).
+  args.back() = "30";
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  std::string log = ReadFile(dir_ / "forward.log");
+  EXPECT_NE(log.find("resuming at " + std::to_string(first) + "\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("but not all before them"), std::string::npos) << log;
+  // Every record once: the deleted message's records were sent again, the
+  // stored ones after them were not. (The deleted sequence number is a hole
+  // in the stream: read around it.)
+  std::vector<std::string> all_bodies;
+  const int64_t last = js.Count("LOGS") + 1;
+  for (int64_t seq = 1; seq <= last; ++seq) {
+    if (seq == k + 1) continue;
+    std::vector<std::string> one_body, one_id;
+    ASSERT_TRUE(js.One("LOGS", seq, &one_body, &one_id)) << seq;
+    all_bodies.push_back(one_body[0]);
+  }
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(SplitBatches(all_bodies), &other);
+  EXPECT_TRUE(other.empty());
+  ASSERT_EQ(seen.size(), 1500u);
+  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+}
+
+// Issue 29: a subject template routes each record by its fields (two apps,
+// two levels: four subjects); --create-stream captures every subject it can
+// make (each field token a '*').
+TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
+  WriterOptions o;
+  o.file_size = 1 << 20;
+  o.block_size = 4096;
+  std::unique_ptr<RingWriter> w;
+  ASSERT_TRUE(RingWriter::Open(Env::Default(), dir_ / "r.ring", o, &w).ok());
+  Source a{1, 10, 1000, 100, "alpha", "alpha"}, b{2, 11, 1000, 100, "beta.v2", "beta.v2"};
+  Site err{3, 1, "rec %d", "t.c"}, info{6, 2, "rec %d", "t.c"};
+  uint32_t s_err = w->Intern(err), s_info = w->Intern(info);
+  char sig[8];
+  ls_fmt_signature("rec %d", 6, sig, sizeof sig);
+  const int n = 400;
+  for (int i = 0; i < n; ++i) {
+    uint8_t buf[LS_VARINT_MAX];
+    size_t len = ls_put_varint(buf, ls_zigzag(i));
+    std::string_view args(reinterpret_cast<char *>(buf), len);
+    // i % 4: alpha err, alpha info, beta err, beta info
+    ASSERT_TRUE(AppendRecord(w.get(), i % 4 < 2 ? a : b, i % 2 == 0 ? s_err : s_info, sig, args,
+                             1700000000000000000ull + uint64_t(i))
+                    .ok());
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  std::vector<std::string> args = {
+      "--to",          nats_.url(),     "--subject",     "app.{host}.{app}.{level}", "--file",
+      dir_ / "r.ring", "--cursor-file", dir_ / "cursor", "--create-stream",          "ROUTED"};
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::string h = host;
+  for (char &ch : h)
+    if (ch == '.' || ch == '*' || ch == '>' || ch == ' ') ch = '_';
+  JsCheck js(nats_.url());
+  ASSERT_EQ(js.Count("ROUTED"), n);
+  std::vector<std::string> bodies, ids, subjects;
+  ASSERT_TRUE(js.All("ROUTED", n, &bodies, &ids, &subjects));
+  std::map<std::string, int> per_subject;
+  for (size_t k = 0; k < subjects.size(); ++k) {
+    ++per_subject[subjects[k]];
+    // The subject matches the body's own fields ("beta.v2" is one token).
+    bool alpha = bodies[k].find("\"app\":\"alpha\"") != std::string::npos;
+    bool is_err = bodies[k].find("\"level\":\"err\"") != std::string::npos;
+    EXPECT_EQ(subjects[k],
+              "app." + h + "." + (alpha ? "alpha" : "beta_v2") + "." + (is_err ? "err" : "info"))
+        << bodies[k];
+  }
+  EXPECT_EQ(per_subject.size(), 4u);
+  for (const auto &[sub, count] : per_subject) EXPECT_EQ(count, n / 4) << sub;
+  std::vector<std::string> other;
+  EXPECT_EQ(Numbers(bodies, &other).size(), size_t(n));
+  EXPECT_EQ(js.Count("LOGS"), 0);
 }
 
 // Issue 27: a subject no stream captures is said once a second with what to

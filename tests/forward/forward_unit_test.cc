@@ -12,6 +12,7 @@
 #include "options.h"
 #include "relp_sink.h"
 #include "rfc5424.h"
+#include "subject.h"
 
 namespace logsink::test {
 namespace {
@@ -203,6 +204,65 @@ TEST(Options, ChecksCombinationsAndValues) {
   EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-fi=c"}),
             "unknown option '--cursor-fi' (options are not abbreviated: --cursor-file?)");
   EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-file=c"}), "");
+}
+
+// Issue 29: --batch and subject templates, and how they combine.
+TEST(Options, BatchAndSubjectTemplates) {
+  EXPECT_EQ(
+      ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--batch", "1000"}),
+      "");
+  EXPECT_EQ(ParseError({"--to", "nats://h:1", "--subject", "logs.{host}.{app}.{level}",
+                        "--cursor-file", "c"}),
+            "");
+  for (const char *bad : {"0", "65537", "x", ""})
+    EXPECT_NE(
+        ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--batch", bad})
+            .find("--batch: must be 1..65536"),
+        std::string::npos)
+        << bad;
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.{app}", "--cursor-file", "c",
+                        "--batch", "10"})
+                .find("a batch holds the records of one subject"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"--to", "relp://h:1", "--cursor-file", "c", "--batch", "10"})
+                .find("--batch applies only to nats://"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.{colour}", "--cursor-file", "c"})
+                .find("unknown field {colour}"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.{app", "--cursor-file", "c"})
+                .find("unclosed"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.x{app}", "--cursor-file", "c"})
+                .find("whole token"),
+            std::string::npos);
+}
+
+TEST(SubjectTemplate, RendersFieldsAsSafeTokensAndGivesTheStreamsWildcard) {
+  SubjectTemplate t;
+  std::string err, out;
+  ASSERT_TRUE(t.Parse("logs.{host}.{app}.{level}.{uid}", &err)) << err;
+  EXPECT_FALSE(t.fixed());
+  EXPECT_EQ(t.wildcard(), "logs.*.*.*.*");
+  SubjectFields f;
+  f.host = "web1.example.com";
+  f.app = "nginx";
+  f.level = "err";
+  f.uid = 33;
+  t.Render(f, &out);
+  EXPECT_EQ(out, "logs.web1_example_com.nginx.err.33");
+  f.app = "";  // an empty value is one '_' token
+  f.host = "a b*c>\xc3\xa9";
+  t.Render(f, &out);
+  EXPECT_EQ(out, "logs.a_b_c___._.err.33");
+  ASSERT_TRUE(t.Parse("logs.{comm}", &err)) << err;
+  f.comm = "sshd";
+  t.Render(f, &out);
+  EXPECT_EQ(out, "logs.sshd");
+  ASSERT_TRUE(t.Parse("logs.fixed", &err)) << err;
+  EXPECT_TRUE(t.fixed());
+  EXPECT_EQ(t.wildcard(), "logs.fixed");
+  EXPECT_FALSE(t.Parse("logs.}", &err));
 }
 
 TEST(Options, DashVAndDashHAreVersionAndHelp) {
