@@ -137,6 +137,15 @@ class Relay {
   // flag): the streams are then plain text streams, said once on stderr.
   bool Connect(Stream &s, int timeout_ms, std::string *why) {
     int fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, pid_);
+    // A daemon that is stopping closes a new connection unanswered too:
+    // ask again a few times, 50 ms apart (the next daemon takes the socket
+    // by then), before taking the silence for an older daemon's refusal.
+    for (int again = 0;
+         fd < 0 && pid_ && !relayed_ && again < 3 && *why == "the daemon closed the connection";
+         again++) {
+      usleep(50 * 1000);
+      fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, pid_);
+    }
     if (fd < 0 && pid_ && !relayed_ && *why == "the daemon closed the connection") {
       fd = OpenTextStream(socket_, app_, s.flags, timeout_ms, why, 0);
       if (fd >= 0) {
