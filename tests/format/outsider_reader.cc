@@ -307,12 +307,37 @@ std::optional<json> DecodeArgs(const std::string &sig, Cur c) {
         a.push_back(c.zigzag());
         break;
       case 'u':
-      case 'p':
         a.push_back(c.varint());
         break;
-      case 'c':
-        a.push_back(c.varint());
+      case 'p': {
+        char hex[24];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(c.varint()));
+        a.push_back(hex);
         break;
+      }
+      case 'c': {
+        // JSON shows the character (FORMAT.md, "Arguments and narrowing").
+        uint64_t cp = c.varint();
+        if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;
+        std::string u;
+        if (cp < 0x80) {
+          u += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+          u += static_cast<char>(0xC0 | (cp >> 6));
+          u += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          u += static_cast<char>(0xE0 | (cp >> 12));
+          u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          u += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          u += static_cast<char>(0xF0 | (cp >> 18));
+          u += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+          u += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          u += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        a.push_back(u);
+        break;
+      }
       case 'f': {
         if (c.left() < 8) return std::nullopt;
         uint64_t bits = U64(c.p);
@@ -358,6 +383,7 @@ struct Reader {
   bool print_args = true;
   std::map<uint64_t, json> sources;  // "Source ids are unique within a file"
   uint64_t records = 0;
+  uint64_t codec_blocks[3] = {};
 
   uint64_t SlotOffset(const Tier &t, uint64_t seq) const {
     return sb.blocks_off + (t.first_slot + seq % t.slots) * uint64_t(sb.block_size);
@@ -506,8 +532,8 @@ struct Reader {
     return out;
   }
 
-  // "What is trusted": the record's time is its timestamp unless that is more
-  // than 60 s before the block's opened time, which then stands in for it.
+  // "What is trusted": the record's filter time is its timestamp unless that
+  // is more than 60 s before the block's opened time, which then stands in.
   uint64_t FilterTime(const Header &h, uint64_t ts) const {
     if (h.opened == 0) return ts;
     uint64_t opened_ns = sb.created + uint64_t(h.opened - 1) * 1000000000ull;
@@ -647,8 +673,8 @@ struct Reader {
       gaps += gap;
       uint64_t seq = h.first_record + k + gaps;
       r["seq"] = seq;
-      r["ts_ns"] = FilterTime(h, ts);
-      r["ts_raw_ns"] = ts;
+      r["ts_ns"] = ts;
+      r["filter_ns"] = FilterTime(h, ts);
       r["kind"] = kind == 0 ? "record" : "dropped";
       if (!source) {
         Report("%s: record %llu has no source", where().c_str(), (unsigned long long)seq);
@@ -753,6 +779,7 @@ struct Reader {
       if (h->seq != *newest && !(h->flags & 1))
         Report("tier %d block %llu: not SEALED but not the newest", t.index,
                (unsigned long long)h->seq);
+      codec_blocks[h->codec]++;
       std::vector<json> recs = Entries(t, *h, *payload);
       if (have_prev) {
         if (t.index == 0 && h->first_record != prev_first + prev_count)
@@ -862,12 +889,13 @@ int main(int argc, char **argv) {
       {0, 0, t0}, {1, t0, sb.kept_blocks}, {2, t0 + sb.kept_blocks, sb.error_blocks}};
   for (int i = 2; i >= 0; i--)
     if (tiers[size_t(i)].slots > 0) rd.ReadTier(tiers[size_t(i)]);
-  std::fprintf(stderr,
-               "outsider_reader: %s: version %u, generation %llu, %u blocks of %u (tiers "
-               "%u/%u/%u), %zu sites, "
-               "%llu records, %d reports\n",
-               path, sb.version, (unsigned long long)sb.generation, sb.block_count, sb.block_size,
-               t0, sb.kept_blocks, sb.error_blocks, rd.sites.size(), (unsigned long long)rd.records,
-               g_reports);
+  std::fprintf(
+      stderr,
+      "outsider_reader: %s: version %u, generation %llu, %u blocks of %u (tiers %u/%u/%u), "
+      "%zu sites, %llu records, blocks by codec none/zstd/lz4 %llu/%llu/%llu, %d reports\n",
+      path, sb.version, (unsigned long long)sb.generation, sb.block_count, sb.block_size, t0,
+      sb.kept_blocks, sb.error_blocks, rd.sites.size(), (unsigned long long)rd.records,
+      (unsigned long long)rd.codec_blocks[0], (unsigned long long)rd.codec_blocks[1],
+      (unsigned long long)rd.codec_blocks[2], g_reports);
   return strict && g_reports > 0 ? 1 : 0;
 }

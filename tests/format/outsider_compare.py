@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""outsider_compare.py OURS THEIRS NAME COVERAGE: compares outsider_reader's
+records (OURS, JSON lines) with `logctl cat --json` (THEIRS) record by record
+on every field both print, mapped to logctl's names; prints each mismatch
+with its record number (at most 20) and appends to COVERAGE one line naming
+the kinds of record the ring held. Exit 1 on any mismatch."""
+
+import json
+import sys
+
+ours = [json.loads(line) for line in open(sys.argv[1])]
+theirs = [json.loads(line) for line in open(sys.argv[2])]
+name = sys.argv[3]
+
+# FORMAT.md's levels (syslog 0..7) by the names logctl prints.
+LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+
+
+def ours_as_logctl(r):
+    """Our record with logctl's JSON field names and values."""
+    m = {k: r.get(k) for k in ("seq", "ts_ns", "pid", "uid", "gid", "app", "comm", "unit",
+                               "boot_id", "monotonic_ns")}
+    m["level"] = LEVELS[r["level"]] if r.get("level") is not None else None
+    if r["kind"] == "dropped":
+        m["dropped"] = r["dropped"]
+        m["dropped_since_ns"] = r["dropped_since_ns"]
+    else:
+        for k in ("tid", "fmt", "file", "line", "args"):
+            m[k] = r.get(k)
+        if not r.get("inline"):
+            m["site"] = r["site"]
+        m["truncated"] = r.get("truncated")
+    return m
+
+
+bad = 0
+for i in range(max(len(ours), len(theirs))):
+    if i >= len(ours) or i >= len(theirs):
+        side = "logctl" if i >= len(ours) else "outsider_reader"
+        extra = theirs[i] if i >= len(ours) else ours[i]
+        bad += 1
+        if bad <= 20:
+            print(f"outsider_test: {name}: record {i}: only {side} has it: {json.dumps(extra)[:300]}")
+        continue
+    o = ours_as_logctl(ours[i])
+    t = {k: theirs[i].get(k) for k in o}
+    diff = {k: (o[k], t[k]) for k in o if o[k] != t[k]}
+    if diff:
+        bad += 1
+        if bad <= 20:
+            print(f"outsider_test: {name}: record {i} (seq {o['seq']}, tier {ours[i]['tier']} "
+                  f"block {ours[i]['block']}): " +
+                  "; ".join(f"{k}: outsider {a!r:.150} logctl {b!r:.150}" for k, (a, b) in diff.items()))
+
+tiers = {}
+for r in ours:
+    tiers[r["tier"]] = tiers.get(r["tier"], 0) + 1
+print(f"outsider_test: {name}: outsider_reader {len(ours)} records, logctl {len(theirs)}; "
+      f"per tier {dict(sorted(tiers.items()))}; {min(len(ours), len(theirs))} compared, "
+      f"{bad} mismatches")
+
+# What the ring held, for the coverage check at the end of the test.
+seen = {
+    "record": any(r["kind"] == "record" for r in ours),
+    "dropped": any(r["kind"] == "dropped" for r in ours),
+    "truncated": any("truncated" in r for r in ours),
+    "inline": any(r.get("inline") for r in ours),
+    "tier1": any(r["tier"] == 1 for r in ours),
+    "tier2": any(r["tier"] == 2 for r in ours),
+    "gap": any(a["tier"] == b["tier"] > 0 and a["block"] == b["block"] and b["seq"] > a["seq"] + 1
+               for a, b in zip(ours, ours[1:])),
+    "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
+    "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
+    "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
+}
+with open(sys.argv[4], "a") as f:
+    f.write(" ".join(k for k, v in seen.items() if v) + "\n")
+sys.exit(1 if bad or not ours else 0)
