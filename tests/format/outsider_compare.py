@@ -25,8 +25,9 @@ def ours_as_logctl(r):
         m["dropped"] = r["dropped"]
         m["dropped_since_ns"] = r["dropped_since_ns"]
     else:
-        for k in ("tid", "fmt", "file", "line", "args"):
+        for k in ("tid", "fmt", "file", "line", "args", "args_raw", "unknown_site"):
             m[k] = r.get(k)
+        m["mismatch"] = r.get("mismatch")
         if not r.get("inline"):
             m["site"] = r["site"]
         m["truncated"] = r.get("truncated")
@@ -71,6 +72,7 @@ seen = {
                for a, b in zip(ours, ours[1:])),
     "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
     "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
+    "unknown_site": any(r.get("unknown_site") for r in ours),
     "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
 }
 with open(sys.argv[4], "a") as f:

@@ -693,7 +693,8 @@ struct Reader {
           r["file"] = site->file;
           r["line"] = site->line;
         } else {
-          r["level"] = nullptr;
+          // "Records that do not render": an unknown site is at level info.
+          r["level"] = 6;
           r["unknown_site"] = true;
         }
         if (!(flags & 0x20)) r["site"] = site_id;
@@ -707,6 +708,16 @@ struct Reader {
             r["args"] = *args;
           else
             r["mismatch"] = true;
+        } else if (print_args) {
+          std::string hex;
+          for (const uint8_t *q = a.p; q < a.end; q++) {
+            char x[3];
+            std::snprintf(x, sizeof x, "%02x", *q);
+            hex += x;
+          }
+          r["args"] = json::array();
+          r["args_raw"] = hex;
+          r["mismatch"] = true;
         }
         if (!b.ok) {
           Report("%s: record %llu does not decode", where().c_str(), (unsigned long long)seq);
@@ -754,7 +765,17 @@ struct Reader {
 
   void ReadTier(const Tier &t) {
     auto newest = Newest(t);
-    if (!newest) return;
+    if (!newest) {
+      // No valid block: report the slots that are not just never written.
+      std::vector<uint8_t> buf;
+      for (uint32_t slot = 0; slot < t.slots; slot++) {
+        std::string why;
+        if (!CheckSlot(t, slot, &buf, &why) && why != "never written")
+          Report("tier %d slot %u (offset %llu): no valid block in the tier, skipped: %s", t.index,
+                 slot, (unsigned long long)SlotOffset(t, slot), why.c_str());
+      }
+      return;
+    }
     uint64_t oldest = *newest + 1 >= t.slots ? *newest + 1 - t.slots : 0;
     std::vector<uint8_t> buf;
     // The previous block read (none after a skipped one).
