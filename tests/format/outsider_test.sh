@@ -128,7 +128,20 @@ compare() {  # dir name
   cat "$d/outsider.err" >>"$tmp/summaries"
   "$bin/logctl" cat --json --utc --file "$d/r" >"$d/logctl.jsonl" 2>"$d/logctl.err" ||
     { cat "$d/logctl.err" >&2; fail "$2: logctl cat --json failed"; }
-  python3 "$here/outsider_compare.py" "$d/outsider.jsonl" "$d/logctl.jsonl" "$2" "$tmp/coverage"
+  python3 "$here/outsider_compare.py" "$d/outsider.jsonl" "$d/logctl.jsonl" "$2" "$tmp/coverage" ||
+    return 1
+  # The last n records, for n ending inside each tier and beyond the file.
+  local t0 t1 all n
+  t0=$(grep -c '"tier":0' "$d/outsider.jsonl" || true)
+  t1=$(grep -c '"tier":1' "$d/outsider.jsonl" || true)
+  all=$(wc -l <"$d/outsider.jsonl")
+  for n in 1 $((t0 - 1)) $((t0 + 1)) $((t0 + t1 + 1)) $((all + 10)); do
+    [ "$n" -ge 1 ] || continue
+    "$bin/logctl" tail -n "$n" --json --utc --file "$d/r" >"$d/tail.jsonl" 2>"$d/logctl.err" ||
+      { cat "$d/logctl.err" >&2; fail "$2: logctl tail -n $n --json failed"; }
+    python3 "$here/outsider_compare.py" --tail "$n" "$d/outsider.jsonl" "$d/tail.jsonl" \
+      "$2 tail -n $n" /dev/null || return 1
+  done
 }
 
 # Three rings, one per codec, each written by one daemon run with the full
