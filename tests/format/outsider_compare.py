@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""outsider_compare.py [--tail N] OURS THEIRS NAME COVERAGE: compares outsider_reader's
+"""outsider_compare.py [--tail N | --from SEQ] OURS THEIRS NAME COVERAGE: compares outsider_reader's
 records (OURS, JSON lines) with `logctl cat --json` (THEIRS) record by record
 on every field both print, mapped to logctl's names; prints each mismatch
 with its record number (at most 20) and appends to COVERAGE one line naming
@@ -15,11 +15,58 @@ tail = None
 if sys.argv[1] == "--tail":
     tail = int(sys.argv[2])
     del sys.argv[1:3]
+# --from SEQ: THEIRS was read from a cursor; compare with OURS from SEQ on
+# (FORMAT.md, "Tiers": a cursor lands in the first tier holding a record at
+# or after it).
+first = None
+if sys.argv[1] == "--from":
+    first = int(sys.argv[2])
+    del sys.argv[1:3]
+# --cursor-seqs OURS: prints record numbers to try cursors at: the first
+# record, the first of tier 1 and of tier 0, numbers missing in a gap of
+# tiers 1 and 2, one in the middle of tier 0, the last record.
+if sys.argv[1] == "--cursor-seqs":
+    rs = [json.loads(line) for line in open(sys.argv[2])]
+    seqs = {rs[0]["seq"], rs[-1]["seq"], rs[len(rs) - len(rs) // 4]["seq"]} if rs else set()
+    for t in (0, 1):
+        seqs.update(r["seq"] for r in rs[:1] if any(x["tier"] == t for x in rs))
+        firsts = [r["seq"] for r in rs if r["tier"] == t]
+        if firsts:
+            seqs.add(firsts[0])
+    for t in (1, 2):
+        for a, b in zip(rs, rs[1:]):
+            if a["tier"] == b["tier"] == t and b["seq"] > a["seq"] + 1:
+                seqs.add(a["seq"] + 1)
+                break
+    print(" ".join(str(x) for x in sorted(seqs)))
+    sys.exit(0)
 ours = [json.loads(line) for line in open(sys.argv[1])]
 theirs = [json.loads(line) for line in open(sys.argv[2])]
 name = sys.argv[3]
 if tail is not None:
     ours = ours[-tail:] if tail else []
+lost_bad = 0
+if first is not None:
+    ours = [r for r in ours if r["seq"] >= first]
+    # A reader positioned by a cursor counts the numbers it does not get as
+    # lost (FORMAT.md, "Tiers"): logctl prints {"lost":N} where numbers are
+    # missing between the cursor and the next record or between two records.
+    want, prev = [], first - 1
+    for r in ours:
+        if r["seq"] > prev + 1:
+            want.append((prev, r["seq"] - prev - 1))
+        prev = r["seq"]
+    got, prev, kept = [], first - 1, []
+    for t in theirs:
+        if "lost" in t and "seq" not in t:
+            got.append((prev, t["lost"]))
+        else:
+            kept.append(t)
+            prev = t.get("seq", prev)
+    theirs = kept
+    if got != want:
+        lost_bad = 1
+        print(f"outsider_test: {name}: lost reports (after seq, count): outsider {want[:5]} logctl {got[:5]}")
 
 # FORMAT.md's levels (syslog 0..7) by the names logctl prints.
 LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
@@ -86,4 +133,4 @@ seen = {
 }
 with open(sys.argv[4], "a") as f:
     f.write(" ".join(k for k, v in seen.items() if v) + "\n")
-sys.exit(1 if bad or (not ours and tail is None) else 0)
+sys.exit(1 if bad or lost_bad or (not ours and tail is None and first is None) else 0)

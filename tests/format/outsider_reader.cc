@@ -184,6 +184,9 @@ std::optional<Site> StrtabEntry(const std::vector<uint8_t> &t, size_t off, uint3
   size_t n = kEntryHead + fmt_len + file_len;
   if (n > t.size() - off) return std::nullopt;
   if (U32(e) != Crc32c(e + 4, n - 4)) return std::nullopt;
+  if (e[13] != 0 || U16(e + 18) != 0)
+    Report("string table: entry id %u at offset %zu: flags %u, reserved %u (both 0)", s.id, off,
+           e[13], U16(e + 18));
   s.fmt.assign(reinterpret_cast<const char *>(e + kEntryHead), fmt_len);
   s.file.assign(reinterpret_cast<const char *>(e + kEntryHead + fmt_len), file_len);
   *len = n;
@@ -781,6 +784,7 @@ struct Reader {
     // The previous block read (none after a skipped one).
     bool have_prev = false, have_last = false;
     uint64_t prev_first = 0, prev_last = 0, prev_count = 0;
+    uint32_t prev_opened = 0;
     for (uint64_t seq = oldest; seq <= *newest; seq++) {
       uint32_t slot = static_cast<uint32_t>(seq % t.slots);
       std::string why;
@@ -801,6 +805,24 @@ struct Reader {
         Report("tier %d block %llu: not SEALED but not the newest", t.index,
                (unsigned long long)h->seq);
       codec_blocks[h->codec]++;
+      // Fields the document fixes: reserved bytes, unknown flags, the zero
+      // rest of the slot, opened times that only grow.
+      if (buf[63] != 0)
+        Report("tier %d block %llu: reserved byte 63 is %u", t.index, (unsigned long long)seq,
+               buf[63]);
+      if (h->flags & ~1u)
+        Report("tier %d block %llu: unknown flags 0x%x", t.index, (unsigned long long)seq,
+               h->flags);
+      for (size_t i = h->used; i < buf.size(); i++)
+        if (buf[i] != 0) {
+          Report("tier %d block %llu: byte %zu past used (%u) is not zero", t.index,
+                 (unsigned long long)seq, i, h->used);
+          break;
+        }
+      if (have_prev && h->opened != 0 && h->opened < prev_opened)
+        Report("tier %d block %llu: opened %u below the previous block's %u", t.index,
+               (unsigned long long)seq, h->opened, prev_opened);
+      if (h->opened != 0) prev_opened = h->opened;
       std::vector<json> recs = Entries(t, *h, *payload);
       if (have_prev) {
         if (t.index == 0 && h->first_record != prev_first + prev_count)

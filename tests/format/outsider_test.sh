@@ -142,6 +142,25 @@ compare() {  # dir name
     python3 "$here/outsider_compare.py" --tail "$n" "$d/outsider.jsonl" "$d/tail.jsonl" \
       "$2 tail -n $n" /dev/null || return 1
   done
+  # Cursors (FORMAT.md, "Cursors"): the ring identity as 32 hex digits and
+  # the record number in hex; --cursor S reads from the first record at or
+  # after S, --after-cursor S after it.
+  local id seq want last
+  id=$(od -An -tx1 -j80 -N16 "$d/r" | tr -d ' \n')
+  last=$(tail -n 1 "$d/outsider.jsonl" | sed 's/.*"seq":\([0-9]*\).*/\1/')
+  want="-- cursor: ls1-$id-$(printf %x "$last")"
+  "$bin/logctl" cat --show-cursor --file "$d/r" | tail -n 1 | grep -qx -- "$want" ||
+    { echo "outsider_test: $2: --show-cursor does not print $want"; return 1; }
+  for seq in $(python3 "$here/outsider_compare.py" --cursor-seqs "$d/outsider.jsonl"); do
+    "$bin/logctl" cat --json --utc --file "$d/r" --cursor "ls1-$id-$(printf %x "$seq")" \
+      >"$d/cursor.jsonl" 2>"$d/logctl.err" || { cat "$d/logctl.err" >&2; return 1; }
+    python3 "$here/outsider_compare.py" --from "$seq" "$d/outsider.jsonl" "$d/cursor.jsonl" \
+      "$2 --cursor at $seq" /dev/null || return 1
+    "$bin/logctl" cat --json --utc --file "$d/r" --after-cursor "ls1-$id-$(printf %x "$seq")" \
+      >"$d/cursor.jsonl" 2>"$d/logctl.err" || { cat "$d/logctl.err" >&2; return 1; }
+    python3 "$here/outsider_compare.py" --from "$((seq + 1))" "$d/outsider.jsonl" "$d/cursor.jsonl" \
+      "$2 --after-cursor at $seq" /dev/null || return 1
+  done
 }
 
 # Three rings, one per codec, each written by one daemon run with the full
