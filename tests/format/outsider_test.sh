@@ -186,41 +186,27 @@ for codec in zstd none lz4; do
 done
 compare "$tmp/restarts" restarts || failed=1
 
-# Damage (FORMAT.md, "String table", "Blocks", "Reading"): the zstd ring with
-# a byte of string-table entry 2 changed (the entry is skipped, its records
-# show an unknown site), a payload byte of tier 0's slot 40 and of tier 2's
-# slot 0 changed (CRC), tier 1's slot 3 zeroed. Both readers must skip the
-# same blocks and agree on every other record.
-mkdir "$tmp/damage"
-cp "$tmp/zstd/r" "$tmp/damage/r"
-python3 - "$tmp/damage/r" <<'EOF'
-import struct, sys
-with open(sys.argv[1], "r+b") as f:
-    b = bytearray(f.read())
-    st = struct.unpack_from("<Q", b, 40)[0]
-    e1 = 20 + struct.unpack_from("<H", b, st + 14)[0] + struct.unpack_from("<H", b, st + 16)[0]
-    b[st + e1 + 22] ^= 0x20
-    size, count = struct.unpack_from("<II", b, 32)
-    blocks_off = struct.unpack_from("<Q", b, 56)[0]
-    kept, errors = struct.unpack_from("<II", b, 96)
-    t0 = count - kept - errors
-    b[blocks_off + 40 * size + 200] ^= 0xFF
-    b[blocks_off + (t0 + kept) * size + 200] ^= 0xFF
-    b[blocks_off + (t0 + 3) * size:blocks_off + (t0 + 4) * size] = bytes(size)
-    f.seek(0)
-    f.write(b)
-EOF
-"$reader" "$tmp/damage/r" >"$tmp/damage/outsider.jsonl" 2>"$tmp/damage/outsider.err" ||
-  { cat "$tmp/damage/outsider.err" >&2; fail "damage: outsider_reader failed"; }
-sed "s/^/outsider_test: damage: /" "$tmp/damage/outsider.err"
-for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
-  "tier 2 slot 0 .*CRC mismatch" "tier 1 slot 3 .*never written" "tier 1 slot 3 .*never written"; do
-  grep -q "$want" "$tmp/damage/outsider.err" || { failed=1; echo "outsider_test: damage: not reported: $want"; }
+# Damage (FORMAT.md, "String table", "Blocks", "Reading"): copies of the zstd
+# ring damaged as outsider_damage.py describes. Both readers must skip the
+# same parts and agree on every other record.
+for case in mixed slots0-7 newest-crc claims-newer superblock; do
+  d=$tmp/damage-$case
+  mkdir "$d"
+  cp "$tmp/zstd/r" "$d/r"
+  python3 "$here/outsider_damage.py" "$d/r" "$case"
+  "$reader" "$d/r" >"$d/outsider.jsonl" 2>"$d/outsider.err" ||
+    { cat "$d/outsider.err" >&2; fail "damage $case: outsider_reader failed"; }
+  sed "s/^/outsider_test: damage $case: /" "$d/outsider.err"
+  "$bin/logctl" cat --json --utc --file "$d/r" >"$d/logctl.jsonl" 2>"$d/logctl.err" ||
+    { cat "$d/logctl.err" >&2; fail "damage $case: logctl cat --json failed"; }
+  python3 "$here/outsider_compare.py" "$d/outsider.jsonl" "$d/logctl.jsonl" "damage $case" \
+    "$tmp/coverage" || failed=1
 done
-"$bin/logctl" cat --json --utc --file "$tmp/damage/r" >"$tmp/damage/logctl.jsonl" 2>"$tmp/damage/logctl.err" ||
-  { cat "$tmp/damage/logctl.err" >&2; fail "damage: logctl cat --json failed"; }
-python3 "$here/outsider_compare.py" "$tmp/damage/outsider.jsonl" "$tmp/damage/logctl.jsonl" damage \
-  "$tmp/coverage" || failed=1
+for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
+  "tier 2 slot 0 .*CRC mismatch" "tier 1 slot 3 .*never written"; do
+  grep -q "$want" "$tmp/damage-mixed/outsider.err" ||
+    { failed=1; echo "outsider_test: damage mixed: not reported: $want"; }
+done
 
 [ "$failed" = 0 ] || fail "logctl and outsider_reader disagree (above)"
 
