@@ -1,15 +1,18 @@
 #!/bin/bash
 # outsider_test.sh BIN_DIR READER: proto/FORMAT.md against logctl. The real
-# logsinkd writes a 1 MiB ring (tiers on, the default) with a mix of records:
+# logsinkd writes 1 MiB rings (tiers on, the default) with a mix of records:
 # several tags at err/info/debug and other facilities, a line long enough to
 # be cut (TRUNC), a program's stdout/stderr (logctl run), native records
 # (logsink_hello, and outsider_native.py: every argument type, DROPPED, clocks
-# an hour off, a full string table), and a flood of about 20 MB of
-# random lines so that the ring laps many times and tiers 1 and 2 keep
-# records. The daemon is stopped, then READER (outsider_reader, written from
-# FORMAT.md alone) and `logctl cat --json` read the file; every record must
-# match on every field both print. The flood's text comes from a seed printed
-# first; LOGSINK_TEST_SEED=<n> reproduces a run.
+# an hour off, a full string table), and a flood of about 20 MB of random
+# lines so that the ring laps many times and tiers 1 and 2 keep records. One
+# ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
+# ring written by three daemon runs with different codecs, and damaged copies
+# of the zstd ring. The daemon is stopped, then READER (outsider_reader,
+# written from FORMAT.md alone) and `logctl cat --json` read each file; every
+# record must match on every field both print, as must `logctl tail -n N` and
+# reads from cursors. The text comes from a seed printed first;
+# LOGSINK_TEST_SEED=<n> reproduces a run.
 set -euo pipefail
 
 bin=$1
@@ -38,8 +41,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # (sd_notify) on a socket of our own: a listener binds it and says so on a
 # FIFO, the daemon gets NOTIFY_SOCKET, and the listener says READY when the
 # daemon does (or ends without it when it gives up).
-start_daemon() {  # dir codec
-  printf '[ring]\ncompression = "%s"\n' "$2" >"$1/logsinkd.toml"
+start_daemon() {  # dir codec [more configuration]
+  printf '[ring]\ncompression = "%s"\n%s\n' "$2" "${3:-}" >"$1/logsinkd.toml"
   rm -f "$1/ready" "$1/notify"
   mkfifo "$1/ready"
   python3 -c '
@@ -174,6 +177,20 @@ for codec in zstd lz4 none; do
   write_mix "$tmp/$codec" 200000 "$seed"
   stop_daemon "$tmp/$codec"
   compare "$tmp/$codec" "$codec" || failed=1
+done
+# Other geometries: the smallest blocks, large blocks, and no tiers at all
+# ([retention] shares 0: one ring, as in format version 2).
+for variant in blocks4k blocks32k notiers; do
+  case $variant in
+  blocks4k) conf='block_size = "4KiB"' ;;
+  blocks32k) conf='block_size = "32KiB"' ;;
+  notiers) conf=$'[retention]\nkept_share = 0\nerror_share = 0' ;;
+  esac
+  mkdir "$tmp/$variant"
+  start_daemon "$tmp/$variant" zstd "$conf"
+  write_mix "$tmp/$variant" 200000 "$((seed + 200))"
+  stop_daemon "$tmp/$variant"
+  compare "$tmp/$variant" "$variant" || failed=1
 done
 mkdir "$tmp/restarts"
 # lz4 right after zstd is left out: logsinkd with lz4 then refuses every
