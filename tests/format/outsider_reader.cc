@@ -743,6 +743,7 @@ struct Reader {
           (h.open_mono == 0 && h.open_real == 0) ? 0 : h.open_mono + (ts - h.open_real);
       r["tier"] = t.index;
       r["block"] = h.seq;
+      if (h.opened != 0) r["opened_ns"] = sb.created + uint64_t(h.opened - 1) * 1000000000ull;
       uint64_t ft = FilterTime(h, ts);
       min_ft = std::min(min_ft, ft);
       max_ft = std::max(max_ft, ft);

@@ -10,8 +10,8 @@
 # ring written by three daemon runs with different codecs, and damaged copies
 # of the zstd ring. The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md alone) and `logctl cat --json` read each file; every
-# record must match on every field both print, as must `logctl tail -n N` and
-# reads from cursors. The text comes from a seed printed first;
+# record must match on every field both print, as must `logctl tail -n N`,
+# reads from cursors and filtered reads. The text comes from a seed printed first;
 # LOGSINK_TEST_SEED=<n> reproduces a run.
 set -euo pipefail
 
@@ -133,6 +133,7 @@ compare() {  # dir name
     { cat "$d/logctl.err" >&2; fail "$2: logctl cat --json failed"; }
   python3 "$here/outsider_compare.py" "$d/outsider.jsonl" "$d/logctl.jsonl" "$2" "$tmp/coverage" ||
     return 1
+  python3 "$here/outsider_filters.py" "$bin/logctl" "$d/r" "$d/outsider.jsonl" "$2" || return 1
   # The last n records, for n ending inside each tier and beyond the file.
   local t0 t1 all n
   t0=$(grep -c '"tier":0' "$d/outsider.jsonl" || true)
