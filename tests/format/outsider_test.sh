@@ -42,7 +42,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # FIFO, the daemon gets NOTIFY_SOCKET, and the listener says READY when the
 # daemon does (or ends without it when it gives up).
 start_daemon() {  # dir codec [more configuration]
-  printf '[ring]\ncompression = "%s"\n%s\n' "$2" "${3:-}" >"$1/logsinkd.toml"
+  printf '[syslog]\nsocket = "%s"\n[ring]\ncompression = "%s"\n%s\n' "$1/syslog" "$2" "${3:-}" \
+    >"$1/logsinkd.toml"
   rm -f "$1/ready" "$1/notify"
   mkfifo "$1/ready"
   python3 -c '
@@ -110,6 +111,16 @@ write_mix() {  # dir flood seed
   lines mail 50 "$((sd + 2))" | send -t mailer -p mail.warning
   "$bin/logsink_hello" "$d/s" >>"$d/hello.out" || fail "logsink_hello"
   python3 "$here/outsider_native.py" "$d/s" "$((sd + 3))" 400 || fail "outsider_native.py"
+  # Syslog datagrams (RFC 3164, RFC 5424, neither): free-text records of
+  # the fixed sites of FORMAT.md, "Free-text records".
+  python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for m in (b"<13>Nov 26 18:00:00 host app[42]: a 3164 message",
+          b"<165>1 2026-11-26T18:00:00.123Z host app 42 ID47 [ex@1 k=\"v\"] a 5424 message",
+          b"<11>neither form, err"):
+    s.sendto(m, sys.argv[1])
+' "$d/syslog" || fail "syslog datagrams"
   # A line over 8192 bytes is stored cut, with TRUNC.
   head -c 10000 /dev/zero | tr '\0' x | send -t long -p notice 2>/dev/null
   "$bin/logctl" run --socket "$d/s" -- sh -c 'echo to stdout; echo to stderr >&2' ||
@@ -230,7 +241,7 @@ done
 
 # Every kind of record and block the document describes was compared.
 for want in record dropped truncated inline tier1 tier2 gap double filter_from_opened threads \
-  unknown_site; do
+  unknown_site syslog; do
   grep -qw "$want" "$tmp/coverage" || fail "no ring held a record of kind '$want'"
 done
 for c in 1 2 3; do
