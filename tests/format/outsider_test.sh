@@ -7,8 +7,8 @@
 # an hour off, a full string table), and a flood of about 20 MB of random
 # lines so that the ring laps many times and tiers 1 and 2 keep records. One
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
-# ring written by three daemon runs with different codecs, and damaged copies
-# of the zstd ring. The daemon is stopped, then READER (outsider_reader,
+# ring written by three daemon runs with different codecs, damaged copies of
+# the zstd ring, and the document's worked example built from its dumps. The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md alone) and `logctl cat --json` read each file; every
 # record must match on every field both print, as must `logctl tail -n N`,
 # reads from cursors and filtered reads. The text comes from a seed printed first;
@@ -236,6 +236,11 @@ for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
   grep -q "$want" "$tmp/damage-mixed/outsider.err" ||
     { failed=1; echo "outsider_test: damage mixed: not reported: $want"; }
 done
+
+# The worked example of FORMAT.md, built from its dumps.
+python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bin/logctl" "$tmp" &&
+  python3 "$here/outsider_compare.py" "$tmp/example.outsider.jsonl" "$tmp/example.logctl.jsonl" \
+    example "$tmp/coverage" || failed=1
 
 [ "$failed" = 0 ] || fail "logctl and outsider_reader disagree (above)"
 
