@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""outsider_compare.py [--tail N | --from SEQ] OURS THEIRS NAME COVERAGE: compares outsider_reader's
+records (OURS, JSON lines) with `logctl cat --json` (THEIRS) record by record
+on every field both print, mapped to logctl's names; prints each mismatch
+with its record number (at most 20) and appends to COVERAGE one line naming
+the kinds of record the ring held. Exit 1 on any mismatch."""
+
+import json
+import sys
+
+# --tail N: THEIRS is `logctl tail -n N --json`, compared with the last N of OURS
+# (FORMAT.md, "Reading": the last n records are tier 0's, then tier 1's, then
+# tier 2's).
+tail = None
+if sys.argv[1] == "--tail":
+    tail = int(sys.argv[2])
+    del sys.argv[1:3]
+# --from SEQ: THEIRS was read from a cursor; compare with OURS from SEQ on
+# (FORMAT.md, "Tiers": a cursor lands in the first tier holding a record at
+# or after it).
+first = None
+if sys.argv[1] == "--from":
+    first = int(sys.argv[2])
+    del sys.argv[1:3]
+# --cursor-seqs OURS: prints record numbers to try cursors at: the first
+# record, the first of tier 1 and of tier 0, numbers missing in a gap of
+# tiers 1 and 2, one in the middle of tier 0, the last record.
+if sys.argv[1] == "--cursor-seqs":
+    rs = [json.loads(line) for line in open(sys.argv[2])]
+    seqs = {rs[0]["seq"], rs[-1]["seq"], rs[len(rs) - len(rs) // 4]["seq"]} if rs else set()
+    for t in (0, 1):
+        seqs.update(r["seq"] for r in rs[:1] if any(x["tier"] == t for x in rs))
+        firsts = [r["seq"] for r in rs if r["tier"] == t]
+        if firsts:
+            seqs.add(firsts[0])
+    for t in (1, 2):
+        for a, b in zip(rs, rs[1:]):
+            if a["tier"] == b["tier"] == t and b["seq"] > a["seq"] + 1:
+                seqs.add(a["seq"] + 1)
+                break
+    print(" ".join(str(x) for x in sorted(seqs)))
+    sys.exit(0)
+ours = [json.loads(line) for line in open(sys.argv[1])]
+theirs = [json.loads(line) for line in open(sys.argv[2])]
+name = sys.argv[3]
+if tail is not None:
+    ours = ours[-tail:] if tail else []
+lost_bad = 0
+if first is not None:
+    ours = [r for r in ours if r["seq"] >= first]
+    # A reader positioned by a cursor counts the numbers it does not get as
+    # lost (FORMAT.md, "Tiers"): logctl prints {"lost":N} where numbers are
+    # missing between the cursor and the next record or between two records.
+    want, prev = [], first - 1
+    for r in ours:
+        if r["seq"] > prev + 1:
+            want.append((prev, r["seq"] - prev - 1))
+        prev = r["seq"]
+    got, prev, kept = [], first - 1, []
+    for t in theirs:
+        if "lost" in t and "seq" not in t:
+            got.append((prev, t["lost"]))
+        else:
+            kept.append(t)
+            prev = t.get("seq", prev)
+    theirs = kept
+    if got != want:
+        lost_bad = 1
+        print(f"outsider_test: {name}: lost reports (after seq, count): outsider {want[:5]} logctl {got[:5]}")
+
+# FORMAT.md's levels (syslog 0..7) by the names logctl prints.
+LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+
+
+def ours_as_logctl(r):
+    """Our record with logctl's JSON field names and values."""
+    m = {k: r.get(k) for k in ("seq", "ts_ns", "pid", "uid", "gid", "app", "comm", "unit",
+                               "boot_id", "monotonic_ns")}
+    m["level"] = LEVELS[r["level"]] if r.get("level") is not None else None
+    if r["kind"] == "dropped":
+        m["dropped"] = r["dropped"]
+        m["dropped_since_ns"] = r["dropped_since_ns"]
+    else:
+        for k in ("tid", "fmt", "file", "line", "args", "args_raw", "unknown_site"):
+            m[k] = r.get(k)
+        m["mismatch"] = r.get("mismatch")
+        if not r.get("inline"):
+            m["site"] = r["site"]
+        m["truncated"] = r.get("truncated")
+    return m
+
+
+bad = 0
+for i in range(max(len(ours), len(theirs))):
+    if i >= len(ours) or i >= len(theirs):
+        side = "logctl" if i >= len(ours) else "outsider_reader"
+        extra = theirs[i] if i >= len(ours) else ours[i]
+        bad += 1
+        if bad <= 20:
+            print(f"outsider_test: {name}: record {i}: only {side} has it: {json.dumps(extra)[:300]}")
+        continue
+    o = ours_as_logctl(ours[i])
+    t = {k: theirs[i].get(k) for k in o}
+    diff = {k: (o[k], t[k]) for k in o if o[k] != t[k]}
+    if diff:
+        bad += 1
+        if bad <= 20:
+            print(f"outsider_test: {name}: record {i} (seq {o['seq']}, tier {ours[i]['tier']} "
+                  f"block {ours[i]['block']}): " +
+                  "; ".join(f"{k}: outsider {a!r:.150} logctl {b!r:.150}" for k, (a, b) in diff.items()))
+
+tiers = {}
+for r in ours:
+    tiers[r["tier"]] = tiers.get(r["tier"], 0) + 1
+print(f"outsider_test: {name}: outsider_reader {len(ours)} records, logctl {len(theirs)}; "
+      f"per tier {dict(sorted(tiers.items()))}; {min(len(ours), len(theirs))} compared, "
+      f"{bad} mismatches")
+
+# What the ring held, for the coverage check at the end of the test.
+seen = {
+    "record": any(r["kind"] == "record" for r in ours),
+    "dropped": any(r["kind"] == "dropped" for r in ours),
+    "truncated": any("truncated" in r for r in ours),
+    "inline": any(r.get("inline") for r in ours),
+    "tier1": any(r["tier"] == 1 for r in ours),
+    "tier2": any(r["tier"] == 2 for r in ours),
+    "gap": any(a["tier"] == b["tier"] > 0 and a["block"] == b["block"] and b["seq"] > a["seq"] + 1
+               for a, b in zip(ours, ours[1:])),
+    "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
+    "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
+    "unknown_site": any(r.get("unknown_site") for r in ours),
+    "syslog": any((r.get("file") or "").startswith("syslog:") for r in ours),
+    "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
+}
+with open(sys.argv[4], "a") as f:
+    f.write(" ".join(k for k, v in seen.items() if v) + "\n")
+sys.exit(1 if bad or lost_bad or (not ours and tail is None and first is None) else 0)
