@@ -322,13 +322,16 @@ Status RingWriter::Impl::ResumeTier() {
   BlockHeader h = internal::ParseBlockHeader(newest_img.data());
   // A block holds one boot's records (its monotonic open time means nothing
   // in another boot), and a partial block written compressed may not fit a
-  // writer that now stores blocks as they are. Either way it is sealed as it
-  // is (its image rewritten with the SEALED flag: only the newest block is
-  // ever partial) and a new block starts.
+  // writer that now stores blocks as they are, or compresses them with
+  // another codec (lz4 after zstd: its entries need not pack into the slot
+  // again). In each case it is sealed as it is (its image rewritten with
+  // the SEALED flag: only the newest block is ever partial) and a new block
+  // starts.
   const uint8_t *entries = h.sealed() ? nullptr : expander.Expand(newest_img.data(), h);
   // (A kept tier's block holds the boot its records came from.)
   if (!h.sealed() &&
-      ((!sparse_ && h.boot_id != boot_id_) || !entries || LS_BLK_HDR + size_t(h.raw) > cap_)) {
+      ((!sparse_ && h.boot_id != boot_id_) || !entries || LS_BLK_HDR + size_t(h.raw) > cap_ ||
+       (h.codec != LS_CODEC_NONE && h.codec != codec_))) {
     h.flags |= LS_BLK_F_SEALED;
     internal::FinishBlock(newest_img.data(), h);
     s = f_->PWrite(layout_.SlotOffset(h.seq), newest_img.data(), layout_.block_size);

@@ -401,6 +401,45 @@ TEST(Summaries, VerifyChecksEverySummaryField) {
   EXPECT_NE(rep.Dump().find("summary"), std::string::npos) << rep.Dump();
 }
 
+// A partial block written with zstd is continued by a writer that
+// compresses with lz4: it is sealed as it is (its entries need not fit the
+// slot with lz4), and the new writer's records go into the next block.
+// Before, every append failed ("a record does not fit an empty block").
+TEST(Codecs, AnotherCodecAfterARestartSealsThePartialBlock) {
+  FaultEnv env;
+  std::mt19937_64 rng(TestSeed());
+  {
+    auto w = Open(&env, LS_CODEC_ZSTD);
+    ASSERT_TRUE(w);
+    Source src{1, 100, 1000, 1000, "a", "a"};
+    const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
+    // Many similar lines: a partial block holding several slots of entries.
+    for (int i = 0; i < 2000; i++) {
+      Args a;
+      a.Str("chatty line " + std::to_string(i));
+      ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", a.str(), 1000 + i).ok());
+    }
+    ASSERT_TRUE(w->Flush().ok());
+  }
+  auto w = Open(&env, LS_CODEC_LZ4);
+  ASSERT_TRUE(w);
+  Source src{2, 101, 1000, 1000, "b", "b"};
+  const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
+  for (int i = 0; i < 200; i++) {
+    Args a;
+    a.Str(Payload(rng, uint64_t(i)));
+    ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", a.str(), 5000 + i).ok()) << i;
+  }
+  ASSERT_TRUE(w->Flush().ok());
+  RecordingReporter rep;
+  auto recs = ReadAll(&env, &rep);
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
+  size_t a = 0, b = 0;
+  for (const auto &r : recs) (r.app == "a" ? a : b)++;
+  EXPECT_EQ(b, 200u);
+  EXPECT_GT(a, 0u);
+}
+
 // A ring of an older format version (2, the last one) is moved aside, never
 // overwritten, and a new ring is created; a reader names both versions.
 TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
