@@ -140,7 +140,9 @@ class Forwarder {
   bool batching_ = false, resumed_ = true, batch_open_ = false;
   Entry batch_;
   uint64_t resume_logged_ms_ = 0;
-  std::vector<Sink::Range> skip_;  // stored past a gap (TryResume), sorted
+  std::vector<Sink::Range> skip_;           // stored past a gap (TryResume), sorted
+  std::vector<Sink::Range> resume_ranges_;  // read back, the ring not readable yet
+  bool resume_ranges_held_ = false;
   uint64_t seen_reconnects_ = 0;
   // --status' rates, from one status write to the next.
   uint64_t rate_ms_ = 0, rate_next_ = 0, rate_end_ = 0;
@@ -542,7 +544,12 @@ bool Forwarder::FlushBatch() {
 void Forwarder::TryResume() {
   std::vector<Sink::Range> ranges;
   std::string err;
-  int r = sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
+  // Ranges read back already, waiting for a readable ring: not read again.
+  int r = resume_ranges_held_
+              ? 1
+              : sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
+  if (resume_ranges_held_) ranges.swap(resume_ranges_);
+  resume_ranges_held_ = false;
   if (r == 2) return;  // still reading (the sink wakes the loop)
   if (r < 0) {
     uint64_t now = NowMs();
@@ -559,7 +566,9 @@ void Forwarder::TryResume() {
     // another ring's (or a bug), and skipping there would skip records.
     RingReader::Summary sum;
     Status st = reader_->Summarize(&sum);
-    if (!st.ok()) {  // not readable now: ask again
+    if (!st.ok()) {  // not readable now: try again with the same ranges
+      resume_ranges_.swap(ranges);
+      resume_ranges_held_ = true;
       uint64_t now = NowMs();
       if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
         spdlog::info("checking the ring's range against the stream: {}", st.ToString());

@@ -195,7 +195,8 @@ class NatsSink : public Sink {
         *error = "asking NATS about the stream " + stream + ": " + natsStatus_GetText(s);
         return -1;
       }
-      uint64_t on_subject = 0;
+      // Unknown when the server does not list the subject's count.
+      uint64_t on_subject = si->State.Subjects ? 0 : UINT64_MAX;
       if (si->State.Subjects)
         for (int i = 0; i < si->State.Subjects->Count; ++i)
           if (opts_.subject == si->State.Subjects->List[i].Subject)

@@ -1249,6 +1249,69 @@ TEST_F(ForwardNatsTest, ARecordTheStreamRefusesAsTooBigBecomesANotice) {
   EXPECT_EQ(seen.size(), 100u);
 }
 
+// Review finding: the batch size limit was a fixed 512 KiB, not what the
+// server takes: with a smaller max_payload cnats refused every batch, and
+// the forwarder tried again forever. The limit is the server's max_payload
+// now (less room for the headers); a record bigger than that goes as a
+// notice, with or without batches.
+TEST(ForwardNatsMaxPayload, MessagesFitTheServersMaxPayload) {
+  for (int batch : {100, 1}) {
+    TempDir dir("logsink-fwd");
+    NatsServer nats;
+    NatsServerOptions o;
+    o.dir = dir.path();
+    o.name = "small";
+    o.max_payload = 4096;
+    std::string err;
+    ASSERT_TRUE(nats.Start(o, &err)) << err;
+    JsCheck js(nats.url());
+    ASSERT_TRUE(js.ok());
+    ASSERT_TRUE(js.AddStream("LOGS", "logs.test", 1));
+    NumberedRing ring(dir / "r.ring", 1 << 20);
+    std::vector<std::string> args = NatsArgs(ring, dir, nats.url());
+    args.insert(args.end(), {"--batch", std::to_string(batch)});
+    ring.Add(300);
+    ring.AddBig(3300);  // ~3.8 KB as JSON: more than 4 KiB less the headers' room
+    ring.Add(300);
+    const int64_t n = ring.count();
+    Forwarder fwd(dir, args);
+    fwd.Start();
+    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }))
+        << "--batch " << batch << "\n"
+        << ReadFile(dir / "forward.log");
+    ASSERT_EQ(fwd.Stop(), 0);
+    std::vector<std::string> bodies, ids, subjects;
+    ASSERT_TRUE(js.AllPresent("LOGS", &bodies, &ids, &subjects));
+    std::vector<std::string> other;
+    std::map<int, int> seen = Numbers(batch > 1 ? SplitBatches(bodies) : bodies, &other);
+    ASSERT_EQ(other.size(), 1u) << "--batch " << batch;
+    EXPECT_NE(other[0].find("{\"oversize\":1,\"first_seq\":300,\"last_seq\":300,"),
+              std::string::npos)
+        << other[0];
+    ASSERT_EQ(seen.size(), 600u) << "--batch " << batch;
+    for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  }
+}
+
+// Review finding: with a subject template the "no responders" hint named
+// the template (braces and all); it names the wildcard a stream needs.
+TEST_F(ForwardNatsTest, TheNoStreamHintNamesATemplatesWildcard) {
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  ring.Add(10);
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  args[3] = "nostream.{app}.{level}";
+  args.insert(args.end(), {"--ack-timeout", "200ms", "--shutdown-timeout", "100ms"});
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  const std::string hint =
+      "no JetStream stream captures the subject nostream.*.*: create one that does (nats stream "
+      "add NAME --subjects 'nostream.*.*')";
+  ASSERT_TRUE(WaitUntil([&] {
+    return ReadFile(dir_ / "forward.log").find(hint) != std::string::npos;
+  })) << ReadFile(dir_ / "forward.log");
+  EXPECT_EQ(fwd.Stop(), 0);
+}
+
 // Review finding: any message on the subject carrying the ring's id was
 // trusted, and only the range sorted last was checked against the ring: a
 // foreign message claiming records 300..5,000,000 made a restarted
