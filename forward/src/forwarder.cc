@@ -66,6 +66,7 @@ struct Entry {
   bool unsent = false;  // to hand over (again) at resend_at_ms
   uint64_t resend_at_ms = 0;
   uint64_t backoff_ms = 0;
+  bool replaced = false;  // its body is an "oversize" notice already (ReplaceTooBig)
 };
 
 class Forwarder {
@@ -344,6 +345,7 @@ void Forwarder::ReplaceTooBig(Entry *e, const std::string &why) {
     m.lines = 1;
   }
   window_bytes_ += m.body.size();
+  e->replaced = true;
   e->unsent = true;
   e->backoff_ms = 0;
   e->resend_at_ms = NowMs();
@@ -659,7 +661,7 @@ void Forwarder::TakeAcks() {
       it->acked = true;
       ++c_.acked;
       if (a.duplicate) ++c_.duplicates;
-    } else if (a.too_big) {
+    } else if (a.too_big && !it->replaced) {  // a notice refused too: sent again as usual
       ReplaceTooBig(&*it, a.error);
     } else {
       LogNack(a);
