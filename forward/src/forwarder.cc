@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cursor_file.h"
+#include "escape.h"
 #include "filter.h"
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
@@ -65,6 +66,7 @@ struct Entry {
   bool unsent = false;  // to hand over (again) at resend_at_ms
   uint64_t resend_at_ms = 0;
   uint64_t backoff_ms = 0;
+  bool replaced = false;  // its body is an "oversize" notice already (ReplaceTooBig)
 };
 
 class Forwarder {
@@ -99,6 +101,13 @@ class Forwarder {
   bool Hand(Entry *e);
   Message Build(const Record &rec);
   Message LostNotice(uint64_t first, uint64_t n);
+  std::string NoticeLine(const char *key, uint64_t count, uint64_t first, uint64_t last,
+                         const std::string &text);
+  std::string OversizeLine(uint64_t seq, size_t bytes, size_t limit);
+  void OpenBatch(uint64_t seq, uint64_t ts_ns);
+  void AppendToBatch(const std::string &line, uint64_t first, uint64_t last);
+  void AddLost(uint64_t first, uint64_t n, uint64_t ts_ns);
+  void ReplaceTooBig(Entry *e, const std::string &why);
   void WriteStatus();
   void BeginDrain();
   void Finish();
@@ -132,7 +141,9 @@ class Forwarder {
   bool batching_ = false, resumed_ = true, batch_open_ = false;
   Entry batch_;
   uint64_t resume_logged_ms_ = 0;
-  std::vector<Sink::Range> skip_;  // stored past a gap (TryResume), sorted
+  std::vector<Sink::Range> skip_;           // stored past a gap (TryResume), sorted
+  std::vector<Sink::Range> resume_ranges_;  // read back, the ring not readable yet
+  bool resume_ranges_held_ = false;
   uint64_t seen_reconnects_ = 0;
   // --status' rates, from one status write to the next.
   uint64_t rate_ms_ = 0, rate_next_ = 0, rate_end_ = 0;
@@ -250,20 +261,40 @@ Message Forwarder::Build(const Record &rec) {
   return m;
 }
 
+// A line of the forwarder's own: {"KEY":COUNT,"first_seq":..,"last_seq":..,
+// "ring":..,"app":"logsink-forward","level":"warning","msg":TEXT}.
+std::string Forwarder::NoticeLine(const char *key, uint64_t count, uint64_t first, uint64_t last,
+                                  const std::string &text) {
+  std::string out = fmt::format("{{\"{}\":{},\"first_seq\":{},\"last_seq\":{},\"ring\":", key,
+                                count, first, last);
+  render::AppendJsonString(&out, ring_id_);
+  out += ",\"app\":\"logsink-forward\",\"level\":\"warning\",\"msg\":";
+  render::AppendJsonString(&out, text);
+  out += '}';
+  return out;
+}
+
 Message Forwarder::LostNotice(uint64_t first, uint64_t n) {
   Message m;
   m.seq = first;
   m.id = storage::FormatCursor(ring_id_, first);
+  if (!subject_.fixed()) {
+    // The notice's own fields, not a record's: a template's subject (the
+    // wildcard is no subject to publish on).
+    SubjectFields f;
+    f.host = host_;
+    f.app = "logsink-forward";
+    f.comm = "logsink-forward";
+    f.level = "warning";
+    f.uid = unsigned(getuid());
+    subject_.Render(f, &m.subject);
+  }
   std::string text = fmt::format(
       "{} records lost: overwritten in {} before they were forwarded "
       "(records {}..{})",
       n, o_.file, first, first + n - 1);
   if (sink_->body() == Sink::Body::kJson) {
-    m.body = fmt::format(
-        "{{\"lost\":{},\"first_seq\":{},\"last_seq\":{},\"ring\":\"{}\",\"app\":\"logsink-"
-        "forward\","
-        "\"level\":\"warning\",\"msg\":\"{}\"}}",
-        n, first, first + n - 1, ring_id_, text);
+    m.body = NoticeLine("lost", n, first, first + n - 1, text);
   } else {
     SyslogFields f;
     f.facility = uint8_t(o_.facility);
@@ -280,6 +311,44 @@ Message Forwarder::LostNotice(uint64_t first, uint64_t n) {
     m.body = FormatRfc5424(f);
   }
   return m;
+}
+
+// In place of a record whose JSON is too big for one message.
+std::string Forwarder::OversizeLine(uint64_t seq, size_t bytes, size_t limit) {
+  ++c_.oversize;
+  spdlog::warn(
+      "record {} is {} bytes as JSON, more than one message may hold ({}): sending a "
+      "notice in its place",
+      seq, bytes, limit);
+  return NoticeLine("oversize", 1, seq, seq,
+                    fmt::format("record {} of {} left out: {} bytes as JSON, more than one NATS "
+                                "message may hold ({} bytes)",
+                                seq, o_.file, bytes, limit));
+}
+
+// A message the destination refused for its size for good (the stream's
+// max_msg_size is lower than what the forwarder knew): its records go as
+// one notice under the same id and range, so that the forwarder moves on.
+void Forwarder::ReplaceTooBig(Entry *e, const std::string &why) {
+  Message &m = e->msg;
+  uint64_t last = m.batch ? m.last_seq : m.seq;
+  ++c_.oversize;
+  spdlog::warn("records {}..{} ({} bytes) refused as too big ({}): sending a notice in their place",
+               m.seq, last, m.body.size(), why);
+  window_bytes_ -= m.body.size();
+  m.body = NoticeLine("oversize", last - m.seq + 1, m.seq, last,
+                      fmt::format("records {}..{} of {} left out: refused by the destination as "
+                                  "too big ({} bytes; {})",
+                                  m.seq, last, o_.file, m.body.size(), why));
+  if (m.batch) {
+    m.body += '\n';
+    m.lines = 1;
+  }
+  window_bytes_ += m.body.size();
+  e->replaced = true;
+  e->unsent = true;
+  e->backoff_ms = 0;
+  e->resend_at_ms = NowMs();
 }
 
 bool Forwarder::Hand(Entry *e) {
@@ -318,10 +387,14 @@ void Forwarder::Fill() {
     bool pass =
         level <= o_.max_level &&
         (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
-    if (pass)
+    if (pass) {
       out.push_back(Build(rec));
-    else
+      const size_t limit = sink_->MaxBody();
+      if (limit && out.back().body.size() > limit && sink_->body() == Sink::Body::kJson)
+        out.back().body = OversizeLine(rec.seq, out.back().body.size(), limit);
+    } else {
       ++c_.filtered;
+    }
     for (Message &m : out) {
       Entry e;
       e.ts_ns = m.seq == rec.seq ? rec.ts_ns : WallNs();
@@ -353,50 +426,92 @@ void Forwarder::FillBatches() {
       return;
     }
     if (rec.seq < read_next_) continue;  // already shipped (positioning)
+    // What lies between the last record read and this one: stored ranges
+    // (skipped; a batch never reaches into one) and records the writer
+    // overwrote before they were read (lost: a notice line for each piece
+    // that is not stored).
+    uint64_t at = read_next_;
+    for (size_t i = 0; at < rec.seq;) {
+      while (i < skip_.size() && skip_[i].last < at) ++i;
+      if (i < skip_.size() && skip_[i].first <= at) {
+        FlushBatch();  // refused: the loop's check stops at the unsent entry
+        at = std::min(skip_[i].last + 1, rec.seq);
+        continue;
+      }
+      uint64_t end = i < skip_.size() ? std::min(rec.seq, skip_[i].first) : rec.seq;
+      AddLost(at, end - at, rec.ts_ns);
+      at = end;
+    }
+    read_next_ = std::max(read_next_, at);
     while (!skip_.empty() && rec.seq > skip_.front().last) skip_.erase(skip_.begin());
     if (!skip_.empty() && rec.seq >= skip_.front().first) {
       // Stored already (found at the start): the open batch ends before it.
-      if (!FlushBatch()) {
-        read_next_ = rec.seq + 1;
-        return;
-      }
+      bool taken = FlushBatch();
       read_next_ = rec.seq + 1;
+      if (!taken) return;
       continue;
     }
-    if (!batch_open_) {
-      batch_ = Entry{};
-      batch_.msg.seq = read_next_;
-      batch_.msg.batch = true;
-      batch_.ts_ns = rec.ts_ns;
-      batch_.msg.body.reserve(kMaxBatchBytes + 4096);  // grown once, not copied while it fills
-      batch_open_ = true;
-    }
-    std::string &body = batch_.msg.body;
-    if (rec.seq > read_next_) {
-      uint64_t n = rec.seq - read_next_;
-      c_.lost += n;
-      spdlog::warn("{} records were overwritten before they were forwarded", n);
-      body += LostNotice(read_next_, n).body;
-      body += '\n';
-      ++batch_.msg.lines;
-    }
     read_next_ = rec.seq + 1;
-    batch_.msg.last_seq = rec.seq;
     int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
     std::string_view app = rec.app.empty() ? rec.comm : rec.app;
     bool pass =
         level <= o_.max_level &&
         (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
     if (pass) {
-      json_.Print(rec, &body);  // one line, '\n' included
-      ++batch_.msg.lines;
+      line_.clear();
+      json_.Print(rec, &line_);  // one line, '\n' included
+      if (!batch_open_) OpenBatch(rec.seq, rec.ts_ns);
+      AppendToBatch(line_, rec.seq, rec.seq);
     } else {
       ++c_.filtered;
+      // Inside the next batch's range (so that stored ranges follow each
+      // other without a gap); a batch of filtered records only is not sent.
+      if (!batch_open_) OpenBatch(rec.seq, rec.ts_ns);
+      batch_.msg.last_seq = rec.seq;
     }
-    if (batch_.msg.lines >= uint32_t(o_.batch) || body.size() >= kMaxBatchBytes) {
+    if (batch_open_ &&
+        (batch_.msg.lines >= uint32_t(o_.batch) || batch_.msg.body.size() >= kMaxBatchBytes)) {
       if (!FlushBatch()) return;
     }
   }
+}
+
+void Forwarder::OpenBatch(uint64_t seq, uint64_t ts_ns) {
+  batch_ = Entry{};
+  batch_.msg.seq = seq;
+  batch_.msg.batch = true;
+  batch_.ts_ns = ts_ns;
+  batch_.msg.body.reserve(kMaxBatchBytes + 4096);  // grown once, not copied while it fills
+  batch_open_ = true;
+}
+
+// Appends a line covering the records first..last (read_next_ is past
+// them): first into a new batch when the open one could not take it whole
+// (the destination's size limit), in place of a record that no message
+// could hold a notice.
+void Forwarder::AppendToBatch(const std::string &line, uint64_t first, uint64_t last) {
+  const size_t limit = sink_->MaxBody();
+  if (batch_open_ && limit && batch_.msg.lines > 0 &&
+      batch_.msg.body.size() + line.size() > limit) {
+    // Ends before `first`; whatever it holds past its last line (filtered
+    // records) is in its range already.
+    batch_.msg.last_seq = first - 1;
+    FlushBatch();  // refused: the loop's check stops at the unsent entry
+  }
+  if (!batch_open_) OpenBatch(first, WallNs());
+  if (limit && line.size() > limit)
+    batch_.msg.body += OversizeLine(first, line.size(), limit) + "\n";
+  else
+    batch_.msg.body += line;
+  ++batch_.msg.lines;
+  batch_.msg.last_seq = last;
+}
+
+void Forwarder::AddLost(uint64_t first, uint64_t n, uint64_t ts_ns) {
+  c_.lost += n;
+  spdlog::warn("{} records were overwritten before they were forwarded", n);
+  if (!batch_open_) OpenBatch(first, ts_ns);
+  AppendToBatch(LostNotice(first, n).body + "\n", first, first + n - 1);
 }
 
 // Hands the open batch over; false when the destination did not take it.
@@ -431,7 +546,13 @@ bool Forwarder::FlushBatch() {
 void Forwarder::TryResume() {
   std::vector<Sink::Range> ranges;
   std::string err;
-  int r = sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
+  // Ranges read back already, waiting for a readable ring: not read again.
+  int r = resume_ranges_held_
+              ? 1
+              : sink_->StoredRanges(ring_id_, read_next_, 2 * o_.window, &ranges, &err);
+  if (resume_ranges_held_) ranges.swap(resume_ranges_);
+  resume_ranges_held_ = false;
+  if (r == 2) return;  // still reading (the sink wakes the loop)
   if (r < 0) {
     uint64_t now = NowMs();
     if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
@@ -447,7 +568,9 @@ void Forwarder::TryResume() {
     // another ring's (or a bug), and skipping there would skip records.
     RingReader::Summary sum;
     Status st = reader_->Summarize(&sum);
-    if (!st.ok()) {  // not readable now: ask again
+    if (!st.ok()) {  // not readable now: try again with the same ranges
+      resume_ranges_.swap(ranges);
+      resume_ranges_held_ = true;
       uint64_t now = NowMs();
       if (!resume_logged_ms_ || now - resume_logged_ms_ >= 10000) {
         spdlog::info("checking the ring's range against the stream: {}", st.ToString());
@@ -455,13 +578,25 @@ void Forwarder::TryResume() {
       }
       return;
     }
-    if (ranges.back().last > sum.newest_seq) {
-      spdlog::error(
-          "the stream holds records of this ring up to {}, past its newest one ({}): resuming "
-          "at the cursor, {}",
-          ranges.back().last, sum.newest_seq, read_next_);
-      ranges.clear();
+    // Every range is checked: a message on the subject carrying this ring's
+    // id and a range the ring cannot have (past its newest record, or
+    // ending before it begins) is not the forwarder's own (nobody else may
+    // publish on its subject: see the man page), and trusting it would
+    // skip records. A range reaching before the ring's oldest record is
+    // possible (stored, then overwritten) and harmless: the reader starts
+    // at the oldest one.
+    std::vector<Sink::Range> kept;
+    for (const Sink::Range &rg : ranges) {
+      if (rg.first > rg.last || rg.last > sum.newest_seq) {
+        spdlog::error(
+            "the stream holds a message claiming records {}..{} of this ring, which holds "
+            "records {}..{}: not the forwarder's own, ignored (nobody else may publish on {})",
+            rg.first, rg.last, sum.oldest_seq, sum.newest_seq, o_.subject);
+        continue;
+      }
+      kept.push_back(rg);
     }
+    ranges.swap(kept);
   }
   resumed_ = true;
   skip_.clear();
@@ -526,6 +661,8 @@ void Forwarder::TakeAcks() {
       it->acked = true;
       ++c_.acked;
       if (a.duplicate) ++c_.duplicates;
+    } else if (a.too_big && !it->replaced) {  // a notice refused too: sent again as usual
+      ReplaceTooBig(&*it, a.error);
     } else {
       LogNack(a);
       it->unsent = true;
@@ -543,8 +680,8 @@ void Forwarder::LogNack(const Ack &a) {
   std::string lower(a.error);
   for (char &ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
   if (lower.find("no responders") != std::string::npos)
-    hint = "; no JetStream stream captures the subject " + o_.subject +
-           ": create one that does (nats stream add NAME --subjects '" + o_.subject +
+    hint = "; no JetStream stream captures the subject " + subject_.wildcard() +
+           ": create one that does (nats stream add NAME --subjects '" + subject_.wildcard() +
            "'), or start logsink-forward once with --create-stream NAME";
   if (nacks_unlogged_ == 1)
     spdlog::warn("record {} not acknowledged ({}): sending it again{}", a.seq, a.error, hint);
@@ -617,7 +754,7 @@ void Forwarder::Pump() {
   if (batching_) ResendAfterReconnect();
   Resend();
   Commit(false);
-  if (!resumed_) TryResume();
+  if (!resumed_ && !draining_) TryResume();  // in slices: SIGTERM is served between them
   if (resumed_) Fill();
   if (draining_ &&
       std::all_of(window_.begin(), window_.end(), [](const Entry &e) { return e.acked; })) {
@@ -670,11 +807,11 @@ void Forwarder::WriteStatus() {
       "retries={}\nresent={}\nlost={}\nfiltered={}\nskipped_blocks={}\nin_flight={}\n"
       "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n"
       "records_per_second={:.0f}\nring_records_per_second={:.0f}\ncatch_up_seconds={}\n"
-      "ring_records={}\nbatch={}\n",
+      "ring_records={}\nbatch={}\noversize={}\n",
       getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
       c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
       window_.size(), next, lag, lag_s, st.reconnects, st.last_error, out_rate_, in_rate_, catch_up,
-      ring_records, o_.batch);
+      ring_records, o_.batch, c_.oversize);
   // Through a new file of a unique name (O_EXCL|O_NOFOLLOW) renamed over the
   // status: never a fixed "<status>.tmp" that whoever can write in the
   // directory could point at a file of root's. Whatever is at the status

@@ -47,7 +47,10 @@ int main(int argc, char **argv) {
     }
     SubjectTemplate t;
     t.Parse(o.subject, &error);  // checked by Finish()
-    no.subject = t.wildcard();   // the subject, or what captures every one a template makes
+    // The subject, or what captures every one a template makes (to find and
+    // create the stream): with a template every message names its own
+    // subject, lost notices included; the wildcard is never published on.
+    no.subject = t.wildcard();
     no.create_stream = o.create_stream;
     no.window = o.window;
     no.ack_timeout_ms = o.ack_timeout_ms;

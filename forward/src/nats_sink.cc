@@ -101,7 +101,16 @@ class NatsSink : public Sink {
     jsPubOptions_Init(&po);
     po.MaxWait = int64_t(opts_.ack_timeout_ms);
     if (s == NATS_OK) s = js_PublishMsgAsync(js_, &msg, &po);
-    natsMsg_Destroy(msg);  // no-op when the library took it
+    natsMsg_Destroy(msg);         // no-op when the library took it
+    if (s == NATS_MAX_PAYLOAD) {  // never goes: the forwarder replaces it
+      Ack a;
+      a.seq = m.seq;
+      a.too_big = true;
+      a.error = std::string("publish: ") + natsStatus_GetText(s);
+      SetError(a.error);
+      Report(std::move(a));
+      return true;
+    }
     if (s != NATS_OK) {
       // Without a connection cnats' answer ("Not Supported By Server") says
       // nothing useful: say what is wrong.
@@ -114,12 +123,28 @@ class NatsSink : public Sink {
   }
 
   // The stream capturing the subject ($JS.API.STREAM.NAMES with a subject
-  // filter), then its messages on the subject from the last one backwards
-  // (JetStream's "get last message for subject", then "get message" by
-  // stream sequence), until `depth` messages older than `from` were seen:
-  // a message is stored at most a window away from its place in record
-  // order, so none past `from` is further back. Only for a fixed subject:
-  // batches are refused with a template.
+  // filter), its state (first sequence, how many messages it holds on the
+  // subject, its max_msg_size), then its messages on the subject from the
+  // last one backwards (JetStream's "get last message for subject", then
+  // "get message" by stream sequence), until `depth` messages older than
+  // `from` were seen: a message is stored at most a window away from its
+  // place in record order, so none past `from` is further back. Only for a
+  // fixed subject: batches are refused with a template.
+  //
+  // Why one request per stream sequence: JetStream's get API (nats-server
+  // 2.9 as Debian ships it) filters by subject only forwards (next_by_subj)
+  // or for the last message, and a consumer with a FilterSubject delivers
+  // forwards too, from a start sequence we could only find by walking back;
+  // what we need is the newest messages on the subject, backwards. The
+  // walk is therefore bounded instead: it stops at the stream's first
+  // sequence, once it has seen every message the stream holds on the
+  // subject (the stream info's per-subject count), after `depth` older
+  // ones, or after kReadBackBudgetMs of requests in all; it runs in slices
+  // of kReadBackSliceMs so that the loop answers SIGTERM and the watchdog
+  // meanwhile, and a failed request is tried again where it failed, not
+  // from the start. Stopped by the budget it returns what it found: those
+  // ranges are stored; records it did not see stored are sent again
+  // (duplicates, never gaps).
   int StoredRanges(const std::string &ring_id, uint64_t from, int depth, std::vector<Range> *ranges,
                    std::string *error) override {
     ring_id_ = ring_id;
@@ -128,69 +153,121 @@ class NatsSink : public Sink {
       *error = "not connected to NATS at " + Servers() + " yet";
       return -1;
     }
-    std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
-    natsMsg *reply = nullptr;
-    natsStatus s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(),
-                                          int(req.size()), 2000);
-    if (s != NATS_OK) {
-      *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
-               natsStatus_GetText(s);
-      return -1;
-    }
-    std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
-    natsMsg_Destroy(reply);
-    std::string stream;
-    size_t at = names.find("\"streams\":[\"");
-    if (at != std::string::npos) {
-      at += 12;
-      size_t end = names.find('"', at);
-      if (end != std::string::npos) stream = names.substr(at, end - at);
-    }
-    if (stream.empty()) return 0;  // no stream: publishing will say so
-    natsMsg *m = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto spent = [&] {
+      return rb_.spent_ms + uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+    };
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = kReadBackRequestMs;
+    natsStatus s = NATS_OK;
     jsErrCode jerr = jsErrCode(0);
-    s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), nullptr, &jerr);
-    if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
-    if (s != NATS_OK) {
-      *error = "reading the last message of " + opts_.subject + " in the stream " + stream + ": " +
-               natsStatus_GetText(s);
-      return -1;
-    }
-    uint64_t seq = natsMsg_GetSequence(m);
-    int older = 0;
-    long budget = 100000;  // stream messages read at most (others' subjects included)
-    for (;;) {
-      Range r;
-      if (RangeOf(m, ring_id, &r) && r.last >= from)
-        ranges->push_back(r);
-      else
-        ++older;
-      natsMsg_Destroy(m);
-      m = nullptr;
-      // The previous message on the subject.
-      for (;;) {
-        if (seq <= 1 || older >= depth) return ranges->empty() ? 0 : 1;
-        if (--budget < 0) {
-          spdlog::warn(
-              "stopped reading the stream {} backwards after 100000 messages: records past the "
-              "cursor stored earlier may be sent again",
-              stream);
-          return ranges->empty() ? 0 : 1;
-        }
-        --seq;
-        jerr = jsErrCode(0);
-        s = js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr);
-        if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) continue;  // deleted
-        if (s != NATS_OK) {
-          *error = "reading the stream " + stream + ": " + natsStatus_GetText(s);
-          return -1;
-        }
-        const char *subj = natsMsg_GetSubject(m);
-        if (subj && opts_.subject == subj) break;
-        natsMsg_Destroy(m);
-        m = nullptr;
+    if (!rb_.active) {
+      rb_ = ReadBack{};
+      std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
+      natsMsg *reply = nullptr;
+      s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(), int(req.size()),
+                                 kReadBackRequestMs);
+      if (s != NATS_OK) {
+        *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
+                 natsStatus_GetText(s);
+        return -1;
       }
+      std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+      natsMsg_Destroy(reply);
+      std::string stream;
+      size_t at = names.find("\"streams\":[\"");
+      if (at != std::string::npos) {
+        at += 12;
+        size_t end = names.find('"', at);
+        if (end != std::string::npos) stream = names.substr(at, end - at);
+      }
+      if (stream.empty()) return 0;  // no stream: publishing will say so
+      jsStreamInfo *si = nullptr;
+      jsOptions io;
+      jsOptions_Init(&io);
+      io.Wait = kReadBackRequestMs;
+      io.Stream.Info.SubjectsFilter = opts_.subject.c_str();
+      s = js_GetStreamInfo(&si, js_, stream.c_str(), &io, &jerr);
+      if (s != NATS_OK) {
+        *error = "asking NATS about the stream " + stream + ": " + natsStatus_GetText(s);
+        return -1;
+      }
+      // Unknown when the server does not list the subject's count.
+      uint64_t on_subject = si->State.Subjects ? 0 : UINT64_MAX;
+      if (si->State.Subjects)
+        for (int i = 0; i < si->State.Subjects->Count; ++i)
+          if (opts_.subject == si->State.Subjects->List[i].Subject)
+            on_subject += si->State.Subjects->List[i].Msgs;
+      rb_.first_seq = si->State.FirstSeq;
+      stream_max_msg_ = si->Config ? int64_t(si->Config->MaxMsgSize) : -1;
+      jsStreamInfo_Destroy(si);
+      if (on_subject == 0) return 0;
+      natsMsg *m = nullptr;
+      jerr = jsErrCode(0);
+      s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), &jo, &jerr);
+      if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
+      if (s != NATS_OK) {
+        *error = "reading the last message of " + opts_.subject + " in the stream " + stream +
+                 ": " + natsStatus_GetText(s);
+        return -1;
+      }
+      rb_.active = true;
+      rb_.stream = stream;
+      rb_.left = on_subject - 1;
+      rb_.seq = natsMsg_GetSequence(m);
+      Take(m, ring_id, from);
+      natsMsg_Destroy(m);
     }
+    for (;;) {
+      // The previous message on the subject, if any is left to read.
+      if (rb_.left == 0 || rb_.seq <= rb_.first_seq || rb_.seq <= 1 || rb_.older >= depth)
+        return Done(ranges);
+      if (spent() >= kReadBackBudgetMs) {
+        spdlog::warn(
+            "stopped reading the stream {} backwards after {} ms ({} of its messages read, "
+            "down to sequence {}): records past the cursor stored earlier than that may be "
+            "sent again",
+            rb_.stream, spent(), rb_.read, rb_.seq);
+        return Done(ranges);
+      }
+      if (std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(kReadBackSliceMs)) {
+        rb_.spent_ms = spent();
+        *error = "reading the stream " + rb_.stream + " back (" + std::to_string(rb_.read) +
+                 " messages so far)";
+        Wake();  // ask again at once, after the loop's other work
+        return 2;
+      }
+      natsMsg *m = nullptr;
+      jerr = jsErrCode(0);
+      s = js_GetMsg(&m, js_, rb_.stream.c_str(), rb_.seq - 1, &jo, &jerr);
+      ++rb_.read;
+      if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) {  // deleted
+        --rb_.seq;
+        continue;
+      }
+      if (s != NATS_OK) {  // tried again from here on the next call
+        rb_.spent_ms = spent();
+        *error = "reading the stream " + rb_.stream + ": " + natsStatus_GetText(s);
+        return -1;
+      }
+      --rb_.seq;
+      const char *subj = natsMsg_GetSubject(m);
+      if (subj && opts_.subject == subj) {
+        --rb_.left;
+        Take(m, ring_id, from);
+      }
+      natsMsg_Destroy(m);
+    }
+  }
+
+  size_t MaxBody() override {
+    int64_t limit = nc_ ? natsConnection_GetMaxPayload(nc_) : 0;
+    if (stream_max_msg_ > 0 && (limit <= 0 || stream_max_msg_ < limit)) limit = stream_max_msg_;
+    if (limit <= 0) return 0;  // not known yet
+    return limit > kHeaderRoom ? size_t(limit - kHeaderRoom) : 1;
   }
 
   void Stop(uint64_t timeout_ms) override {
@@ -213,6 +290,20 @@ class NatsSink : public Sink {
   }
 
  private:
+  // A stored message seen reading back: its range, or one more older one.
+  void Take(natsMsg *m, const std::string &ring_id, uint64_t from) {
+    Range r;
+    if (RangeOf(m, ring_id, &r) && r.last >= from)
+      rb_.ranges.push_back(r);
+    else
+      ++rb_.older;
+  }
+  int Done(std::vector<Range> *ranges) {
+    *ranges = std::move(rb_.ranges);
+    rb_ = ReadBack{};
+    return ranges->empty() ? 0 : 1;
+  }
+
   // The record range a stored message of ring_id covers: a batch's headers,
   // or the cursor a one-record message's id is.
   static bool RangeOf(natsMsg *m, const std::string &ring_id, Range *r) {
@@ -254,6 +345,8 @@ class NatsSink : public Sink {
         a.ok = true;
         a.duplicate = pa->Duplicate;
       } else {
+        a.too_big = pae && (pae->ErrCode == JSStreamMessageExceedsMaximumErr ||
+                            pae->Err == NATS_MAX_PAYLOAD);
         a.error = pae && pae->ErrText ? pae->ErrText
                   : pae               ? natsStatus_GetText(pae->Err)
                                       : "no acknowledgment";
@@ -353,6 +446,25 @@ class NatsSink : public Sink {
     if (nopts_) natsOptions_Destroy(nopts_);
     nopts_ = nullptr;
   }
+
+  // Reading the stream back (StoredRanges), across calls.
+  static constexpr int64_t kReadBackRequestMs = 1000;  // one request's timeout
+  static constexpr uint64_t kReadBackSliceMs = 100;    // the loop held at most about this
+  static constexpr uint64_t kReadBackBudgetMs = 5000;  // requests in all (WatchdogSec=30s)
+  static constexpr int64_t kHeaderRoom = 1024;         // a batch's headers fit in this
+  struct ReadBack {
+    bool active = false;
+    std::string stream;
+    uint64_t first_seq = 0;  // the stream's first sequence
+    uint64_t seq = 0;        // the last one read; the next read is seq - 1
+    uint64_t left = 0;       // messages on the subject not read yet
+    uint64_t read = 0;       // requests made
+    uint64_t spent_ms = 0;   // time in requests before this call
+    int older = 0;
+    std::vector<Range> ranges;
+  };
+  ReadBack rb_;
+  int64_t stream_max_msg_ = -1;  // the stream's max_msg_size (-1: none or not known)
 
   NatsOptions opts_;
   std::string ring_id_;  // set by StoredRanges before the first batch

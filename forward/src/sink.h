@@ -30,6 +30,9 @@ struct Ack {
   bool ok = false;         // stored by the destination
   bool duplicate = false;  // the destination said it already had it
   std::string error;       // !ok: why (the forwarder sends it again)
+  // !ok: refused for its size for good (over the server's max_payload or
+  // the stream's max_msg_size): sending it again would never end.
+  bool too_big = false;
 };
 
 // Counters and state a sink shows in --status.
@@ -65,7 +68,8 @@ class Sink {
   // can be stored out of record order after a lost connection), looking at
   // no more than about `depth` of its older messages. 1 with *ranges, 0 when
   // it holds none, -1 with *error when it could not be asked (not connected
-  // yet: ask again later).
+  // yet: ask again later), 2 when it is still reading (it reads in slices so
+  // as not to hold the loop; it wakes the loop to be asked again).
   struct Range {
     uint64_t first = 0, last = 0;
   };
@@ -74,6 +78,9 @@ class Sink {
     (void)ring_id, (void)from, (void)depth, (void)ranges, (void)error;
     return 0;
   }
+  // The largest body one message may have (what the destination accepts,
+  // less room for the headers); 0 = no limit known.
+  virtual size_t MaxBody() { return 0; }
 
   // Called by the sink's threads; thread-safe.
   void Report(Ack a) {
@@ -90,6 +97,11 @@ class Sink {
     acks_.clear();
   }
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+
+ protected:
+  void Wake() {
+    if (wake_) wake_();
+  }
 
  private:
   std::mutex mu_;

@@ -94,6 +94,11 @@ bool NatsServer::Restart(std::string *err, Ms limit) {
                                    "-p",          std::to_string(opt_.port),
                                    "-sd",         opt_.dir + "/js-" + opt_.name,
                                    "-n",          opt_.name};
+  if (opt_.max_payload > 0) {  // no flag for it: a configuration file
+    std::string conf = opt_.dir + "/nats-" + opt_.name + ".conf";
+    WriteFile(conf, "max_payload: " + std::to_string(opt_.max_payload) + "\n");
+    args.insert(args.end(), {"-c", conf});
+  }
   if (!opt_.cluster_name.empty()) {
     args.insert(args.end(),
                 {"--cluster_name", opt_.cluster_name, "--cluster",

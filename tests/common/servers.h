@@ -27,6 +27,7 @@ struct NatsServerOptions {
   std::string cluster_name;
   int cluster_port = 0;
   std::vector<int> routes;  // cluster ports of the other nodes
+  int max_payload = 0;      // the server's max_payload in bytes; 0 = its default (1 MiB)
 };
 
 class NatsServer {
