@@ -221,40 +221,12 @@ Status RingWriter::Impl::Split() {
     // Looked up now: r.source pointed into the cursor's list of sources,
     // which grew (and moved) while later entries were decoded.
     const internal::SourceInfo *si = r.has_source ? cursor.FindSource(r.source_id) : nullptr;
-    if (!si) return Status::Corruption("a carried record has no declared source");
-    rseq_ = h.first_rec + r.seq_off;
-    Source src;
-    src.id = si->id;
-    src.pid = si->pid;
-    src.uid = si->uid;
-    src.gid = si->gid;
-    src.app = si->app;
-    src.comm = si->comm;
-    src.unit = si->unit;
-    if (r.kind == Record::Kind::kDropped) {
-      s = AppendDropped(src, r.ts, r.dropped_count, r.dropped_since);
-    } else {
-      // Its signature, should it need cutting (a source declaration more in
-      // the next block can push a record near the slot size over it).
-      Site site = r.inline_site;
-      char sig[LS_FMT_MAX_ARGS + 1] = {};
-      if ((r.site_id == 0 || stp_->Get(r.site_id, &site)) &&
-          ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
-        sig[0] = 0;
-      }
-      RecordIn in;
-      in.signature = sig;
-      in.source = &src;
-      in.tid = r.tid;
-      in.site_id = r.site_id;
-      in.inline_site = r.site_id ? nullptr : &r.inline_site;
-      in.ts_ns = r.ts;
-      in.args = r.args;
-      in.args_len = r.args_len;
-      in.truncated = r.truncated;
-      s = AppendSlow(in);
-      if (s.ok() && r.truncated) stats_.truncated_records--;  // counted when it first came in
+    if (!si) {
+      s = Status::Corruption("a carried record has no declared source");
+      break;  // origin_ and rseq_ are given back below
     }
+    rseq_ = h.first_rec + r.seq_off;
+    s = AppendAgain(r, *si);
     if (!s.ok()) break;
   }
   origin_ = saved_origin;
@@ -751,6 +723,45 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   return Status::OK();
 }
 
+// A record decoded from a block (r, its source si) appended again, as it
+// was: Split carries records to the next block this way, and AppendKept
+// moves them to the next tier.
+Status RingWriter::Impl::AppendAgain(const internal::DecodedRecord &r,
+                                     const internal::SourceInfo &si) {
+  Source src;
+  src.id = si.id;
+  src.pid = si.pid;
+  src.uid = si.uid;
+  src.gid = si.gid;
+  src.app = si.app;
+  src.comm = si.comm;
+  src.unit = si.unit;
+  if (r.kind == Record::Kind::kDropped) {
+    return AppendDropped(src, r.ts, r.dropped_count, r.dropped_since);
+  }
+  // Its signature, should it need cutting (a source declaration more in
+  // the next block can push a record near the slot size over it).
+  Site site = r.inline_site;
+  char sig[LS_FMT_MAX_ARGS + 1] = {};
+  if ((r.site_id == 0 || stp_->Get(r.site_id, &site)) &&
+      ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
+    sig[0] = 0;
+  }
+  RecordIn in;
+  in.signature = sig;
+  in.source = &src;
+  in.tid = r.tid;
+  in.site_id = r.site_id;
+  in.inline_site = r.site_id ? nullptr : &r.inline_site;
+  in.ts_ns = r.ts;
+  in.args = r.args;
+  in.args_len = r.args_len;
+  in.truncated = r.truncated;
+  Status s = AppendSlow(in);
+  if (s.ok() && r.truncated) stats_.truncated_records--;  // counted when it first came in
+  return s;
+}
+
 Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
                                      std::vector<std::pair<uint32_t, uint32_t>> use) {
   if (cur_.count > 0 || dirty_) {  // the records before it first, in their own block
@@ -794,37 +805,7 @@ Status RingWriter::Impl::AppendKept(const internal::DecodedRecord &d,
   }
   rseq_ = seq;
   origin_ = &origin;
-  Source src;
-  src.id = si.id;
-  src.pid = si.pid;
-  src.uid = si.uid;
-  src.gid = si.gid;
-  src.app = si.app;
-  src.comm = si.comm;
-  src.unit = si.unit;
-  Status s;
-  if (d.kind == Record::Kind::kDropped) {
-    s = AppendDropped(src, d.ts, d.dropped_count, d.dropped_since);
-  } else {
-    Site site = d.inline_site;
-    char sig[LS_FMT_MAX_ARGS + 1] = {};
-    if ((d.site_id == 0 || stp_->Get(d.site_id, &site)) &&
-        ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
-      sig[0] = 0;
-    }
-    RecordIn in;
-    in.signature = sig;
-    in.source = &src;
-    in.tid = d.tid;
-    in.site_id = d.site_id;
-    in.inline_site = d.site_id ? nullptr : &d.inline_site;
-    in.ts_ns = d.ts;
-    in.args = d.args;
-    in.args_len = d.args_len;
-    in.truncated = d.truncated;
-    s = AppendSlow(in);
-    if (s.ok() && d.truncated) stats_.truncated_records--;  // counted when it first came in
-  }
+  Status s = AppendAgain(d, si);
   origin_ = nullptr;
   if (s.ok()) {
     stats_.kept[tier_]++;

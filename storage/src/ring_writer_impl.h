@@ -85,6 +85,8 @@ class RingWriter::Impl {
   // sequence number.
   Status AppendKept(const internal::DecodedRecord &d, const internal::SourceInfo &si, uint64_t seq,
                     const BlockHeader &origin);
+  // A decoded record (its source si) appended again as it was (Split, AppendKept).
+  Status AppendAgain(const internal::DecodedRecord &r, const internal::SourceInfo &si);
   // The whole block (img: a valid slot image of another tier, header h) as
   // this tier's next block, sealed; use: its byte counts.
   Status AppendBlock(uint8_t *img, const BlockHeader &h,
