@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "dict.h"
+
 namespace logsink::storage::internal {
 
 // The block CRC covers [8, used): everything after the magic and the CRC itself.
@@ -134,6 +136,7 @@ BlockState CheckBlockHeader(const BlockHeader &h, const Layout &l, uint64_t slot
       break;
     case LS_CODEC_ZSTD:
     case LS_CODEC_LZ4:
+    case LS_CODEC_ZSTD_DICT:
       if (uint64_t(h.raw) > uint64_t(LS_BLK_RAW_FACTOR) * l.block_size) {
         return BlockState::kBadHeader;
       }
@@ -235,6 +238,19 @@ uint8_t *PutDroppedEntry(uint8_t *p, uint64_t gap, bool with_source, uint64_t so
 BlockExpander::BlockExpander() : dctx_(ZSTD_createDCtx()) {}
 BlockExpander::~BlockExpander() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx *>(dctx_)); }
 
+void BlockExpander::UseDictionaryOf(File *f, const Layout &l) {
+  dict_file_ = f;
+  dict_off_ = l.dict_off;
+  dict_size_ = l.dict_size;
+  dict_tried_ = false;
+  dict_.reset();
+}
+
+void BlockExpander::SetDictionary(std::shared_ptr<Dictionary> d) {
+  dict_ = std::move(d);
+  dict_tried_ = true;
+}
+
 const uint8_t *BlockExpander::Expand(const uint8_t *img, const BlockHeader &h) {
   if (h.codec == LS_CODEC_NONE) return img;
   const size_t want = LS_BLK_HDR + size_t(h.raw);  // h.raw was bounded by CheckBlockHeader
@@ -249,6 +265,28 @@ const uint8_t *BlockExpander::Expand(const uint8_t *img, const BlockHeader &h) {
     if (declared != h.raw || !dctx_) return nullptr;
     size_t got = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx *>(dctx_), out_.data() + LS_BLK_HDR,
                                      h.raw, src, n);
+    if (ZSTD_isError(got) || got != h.raw) return nullptr;
+    return out_.data();
+  }
+  if (h.codec == LS_CODEC_ZSTD_DICT) {
+    if (!dict_tried_) {
+      dict_tried_ = true;
+      if (dict_file_) {
+        Layout l;
+        l.dict_off = dict_off_;
+        l.dict_size = dict_size_;
+        if (!ReadDictionary(dict_file_, l, &dict_).ok()) dict_.reset();
+      }
+    }
+    // The frame names its dictionary: another than the file's (a block of a
+    // file whose dictionary was replaced, or a crafted one) does not decode.
+    if (!dict_ || !dctx_ || ZSTD_getDictID_fromFrame(src, n) != dict_->id() ||
+        ZSTD_getFrameContentSize(src, n) != h.raw) {
+      return nullptr;
+    }
+    size_t got =
+        ZSTD_decompress_usingDDict(static_cast<ZSTD_DCtx *>(dctx_), out_.data() + LS_BLK_HDR, h.raw,
+                                   src, n, static_cast<const ZSTD_DDict *>(dict_->ddict()));
     if (ZSTD_isError(got) || got != h.raw) return nullptr;
     return out_.data();
   }

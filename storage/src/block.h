@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "logsink/storage/ring.h"
 
 namespace logsink::storage::internal {
+
+class Dictionary;
 
 struct BlockHeader {
   uint32_t magic = 0, crc = 0;
@@ -82,12 +85,25 @@ class BlockExpander {
   // img: a whole slot that CheckBlock found valid. Returns the image to read
   // (img itself when stored as it is), or nullptr when the payload does not
   // decode to exactly h.raw bytes (damage CRC32C did not catch, or a
-  // crafted block): the caller reports kBadData.
+  // crafted block): the caller reports kBadData. A block compressed with the
+  // file's dictionary (LS_CODEC_ZSTD_DICT) needs UseDictionaryOf first.
   const uint8_t *Expand(const uint8_t *img, const BlockHeader &h);
+  // The file whose dictionary region (l.dict_off, l.dict_size) holds the
+  // dictionary: read and checked when the first block needs it, then kept
+  // (the region is written once, before any block that uses it). A missing
+  // or damaged dictionary makes those blocks fail to expand.
+  void UseDictionaryOf(File *f, const Layout &l);
+  // Or the dictionary itself (the writer, which wrote it).
+  void SetDictionary(std::shared_ptr<Dictionary> d);
 
  private:
   void *dctx_ = nullptr;  // ZSTD_DCtx
   std::vector<uint8_t> out_;
+  File *dict_file_ = nullptr;
+  uint64_t dict_off_ = 0;
+  uint32_t dict_size_ = 0;
+  bool dict_tried_ = false;
+  std::shared_ptr<Dictionary> dict_;
 };
 
 // The oldest block sequence that can still be in the ring when newest is the

@@ -52,7 +52,13 @@ Status Layout::Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_
   l.block_size = block_size;
   l.strtab_off = LS_SB_REGION;
   l.strtab_size = strtab_size ? strtab_size : DefaultStrtab(file_size);
-  l.blocks_off = l.strtab_off + l.strtab_size;
+  l.dict_off = l.strtab_off + l.strtab_size;
+  l.dict_size = 0;
+  if (file_size >= l.dict_off + LS_DICT_REGION &&
+      (file_size - l.dict_off - LS_DICT_REGION) / block_size >= LS_DICT_MIN_BLOCKS) {
+    l.dict_size = LS_DICT_REGION;
+  }
+  l.blocks_off = l.dict_off + l.dict_size;
   uint64_t count = (file_size - l.blocks_off) / block_size;
   if (count < 2) {  // unreachable given MinimumSize, kept as the invariant's guard
     return Status::InvalidArgument("ring file size " + std::to_string(file_size) +

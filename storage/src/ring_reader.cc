@@ -36,6 +36,7 @@ class TierReader {
     reporter_ = reporter;
     opts_ = opts;
     sparse_ = tier.tier != 0;
+    expander_.UseDictionaryOf(file, tier);
     blk_.resize(layout_.block_size);
     tmp_.resize(layout_.block_size);
   }

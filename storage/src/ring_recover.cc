@@ -44,6 +44,7 @@ Status RingWriter::Impl::Open(Env *env, const std::string &path, const WriterOpt
   env_ = env;
   codec_ = opts.codec;
   level_ = opts.level;
+  dict_train_bytes_ = opts.dictionary_train_bytes;
   Status s = SetupCodec();
   if (!s.ok()) return s;
   boot_id_ = env->BootId();
@@ -104,6 +105,7 @@ Status RingWriter::Impl::MakeTiers(const WriterOptions &opts) {
     impl->keys_ = &own_keys_;
     impl->codec_ = codec_;
     impl->level_ = level_;
+    impl->dictp_ = &dict_;
     Status s = impl->SetupCodec();
     if (!s.ok()) return s;
     impl->boot_id_ = boot_id_;
@@ -228,6 +230,7 @@ Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout 
   AllocBuffers();
   cur_.used = LS_BLK_HDR;
   StartBlock(0, 0);
+  MaybeStartDictionary(false);
   return Status::OK();
 }
 
@@ -248,12 +251,20 @@ Status RingWriter::Impl::Recover() {
   st_.Init(layout_.strtab_off, layout_.strtab_size);
   Status s = st_.Load(f_);
   if (!s.ok()) return s;
+  // The dictionary first: blocks compressed with it decode only with it. One
+  // that does not check leaves those blocks unreadable (readers report them).
+  Status ds = internal::ReadDictionary(f_, full_, &dict_);
+  if (!ds.ok() && !ds.IsCorruption()) return ds;
   uint32_t max_site = 0;  // the largest string id a record refers to
   uint64_t max_source = 0;
+  bool dict_blocks = false;
   for (Impl *t = this; t; t = t->next_) {
     s = t->ScanTier(&max_site, &max_source);
     if (!s.ok()) return s;
+    dict_blocks |= t->dict_blocks_;
   }
+  dict_blocks_ = dict_blocks;
+  MaybeStartDictionary(!ds.ok());
   next_source_id_ = max_source + 1;
   // String ids are never reused (FORMAT.md, "String table"): an id records
   // refer to whose entry is damaged, or was lost with a power loss (entries
@@ -275,9 +286,11 @@ Status RingWriter::Impl::ScanTier(uint32_t *max_site, uint64_t *max_source) {
   uint64_t newest = 0;
   BlockCursor cursor;
   internal::BlockExpander expander;
+  expander.SetDictionary(*dictp_);
   return internal::ForEachSlot(f_, layout_, [&](uint64_t slot, const uint8_t *img) {
     BlockHeader h;
     if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
+    if (h.codec == LS_CODEC_ZSTD_DICT) dict_blocks_ = true;
     const uint8_t *entries = expander.Expand(img, h);
     if (!entries) return;  // does not decode: damage, as a CRC mismatch
     if (!found_ || h.seq > newest) {
@@ -316,6 +329,7 @@ Status RingWriter::Impl::ResumeTier() {
     return Status::OK();
   }
   internal::BlockExpander expander;
+  expander.SetDictionary(*dictp_);
   BlockCursor cursor;
   Status s;
   std::vector<uint8_t> &newest_img = newest_img_;
@@ -331,7 +345,8 @@ Status RingWriter::Impl::ResumeTier() {
   // (A kept tier's block holds the boot its records came from.)
   if (!h.sealed() &&
       ((!sparse_ && h.boot_id != boot_id_) || !entries || LS_BLK_HDR + size_t(h.raw) > cap_ ||
-       (h.codec != LS_CODEC_NONE && h.codec != codec_))) {
+       (h.codec != LS_CODEC_NONE && h.codec != codec_ &&
+        !(h.codec == LS_CODEC_ZSTD_DICT && codec_ == LS_CODEC_ZSTD)))) {
     h.flags |= LS_BLK_F_SEALED;
     internal::FinishBlock(newest_img.data(), h);
     s = f_->PWrite(layout_.SlotOffset(h.seq), newest_img.data(), layout_.block_size);

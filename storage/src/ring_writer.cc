@@ -67,15 +67,22 @@ bool RingWriter::Impl::Pack() {
   if (packed_used_ == cur_.used) return true;
   const size_t raw = cur_.used - LS_BLK_HDR, room = layout_.block_size - LS_BLK_HDR;
   size_t c = 0;
+  uint8_t codec = codec_;
   if (codec_ != LS_CODEC_NONE && raw > 0) {
     stats_.packs++;
     uint8_t *dst = zimg_.data() + LS_BLK_HDR;
     const uint8_t *src = buf_.data() + LS_BLK_HDR;
     if (codec_ == LS_CODEC_ZSTD) {
+      // With the file's dictionary once it has one (the frame names it).
+      internal::Dictionary *d = dictp_->get();
+      auto *cdict = d ? static_cast<ZSTD_CDict *>(d->cdict(level_)) : nullptr;
+      auto *cctx = static_cast<ZSTD_CCtx *>(cctx_);
+      ZSTD_CCtx_refCDict(cctx, cdict);
       // dst holds exactly the slot's room: a payload that would not fit
       // fails with dstSize_tooSmall instead of being written anywhere.
-      size_t r = ZSTD_compress2(static_cast<ZSTD_CCtx *>(cctx_), dst, room, src, raw);
+      size_t r = ZSTD_compress2(cctx, dst, room, src, raw);
       c = ZSTD_isError(r) ? 0 : r;
+      codec = cdict ? LS_CODEC_ZSTD_DICT : LS_CODEC_ZSTD;
     } else {
       int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
                                    reinterpret_cast<char *>(dst), int(raw), int(room));
@@ -83,7 +90,7 @@ bool RingWriter::Impl::Pack() {
     }
   }
   if (c > 0 && c < raw) {
-    pk_codec_ = codec_;
+    pk_codec_ = codec;
     pk_stored_ = uint32_t(c);
     std::memset(zimg_.data() + LS_BLK_HDR + c, 0, room - c);  // the slot is zero past `used`
   } else if (raw <= room) {
@@ -143,6 +150,10 @@ Status RingWriter::Impl::Seal() {
   stats_.sealed_stored_bytes += pk_stored_;
   if (pk_stored_) ratio_ = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
   if (account_) AddUse(cur_.seq % layout_.block_count, std::move(block_use_));
+  if (builder_) {
+    s = DictionaryStep();
+    if (!s.ok()) return s;
+  }
   uint64_t next = cur_.seq + 1;
   StartBlock(next, cur_.first_rec + cur_.count);
   if (next % layout_.block_count == 0 && tier_ == 0) {
@@ -153,6 +164,31 @@ Status RingWriter::Impl::Seal() {
     return internal::WriteSuperblock(f_, sb_);
   }
   return Status::OK();
+}
+
+Status RingWriter::Impl::DictionaryStep() {
+  if (builder_->collecting()) {
+    builder_->Add(buf_.data() + LS_BLK_HDR, cur_.used - LS_BLK_HDR);
+    return Status::OK();
+  }
+  bool failed = false;
+  std::shared_ptr<internal::Dictionary> d = builder_->Take(&failed);
+  if (!d && !failed) return Status::OK();  // still training
+  builder_.reset();
+  dict_failed_ = failed;
+  if (!d) return Status::OK();
+  // Into the file (synced) before the first block that needs it.
+  Status s = internal::WriteDictionary(f_, full_, *d, env_->NowNanos());
+  if (!s.ok()) return s;
+  dict_ = std::move(d);
+  return Status::OK();
+}
+
+void RingWriter::Impl::MaybeStartDictionary(bool region_bad) {
+  if (dict_ || !full_.dict_size || codec_ != LS_CODEC_ZSTD || !dict_train_bytes_) return;
+  if (region_bad && dict_blocks_) return;  // blocks need what is left of it: never written over
+  builder_ =
+      std::make_unique<internal::DictionaryBuilder>(dict_train_bytes_, internal::kDictionaryBytes);
 }
 
 // Rare: the entries added since the last check compress worse than the
@@ -556,6 +592,11 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
     out->sealed_stored_bytes += s.sealed_stored_bytes;
     out->packs += s.packs;
     out->splits += s.splits;
+    if (t->tier_ == 0 && t->dict_) {
+      out->dict_id = t->dict_->id();
+      out->dict_bytes = uint32_t(t->dict_->content().size());
+    }
+    if (t->tier_ == 0) out->dict_failed = t->dict_failed_;
     for (int c = 0; c < 3; c++) {
       out->kept[c] += s.kept[c];
       out->evicted[c] += s.evicted[c];
@@ -698,6 +739,7 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     return next_->AppendBlock(evict_img_.data(), h, std::move(use));
   }
   if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
+  evict_exp_->SetDictionary(*dictp_);
   const uint8_t *entries = evict_exp_->Expand(evict_img_.data(), h);
   if (!entries) return Status::OK();  // does not decode: damage, nothing to keep
   BlockCursor cursor;
@@ -853,6 +895,8 @@ const char *CodecName(uint8_t codec) {
       return "zstd";
     case LS_CODEC_LZ4:
       return "lz4";
+    case LS_CODEC_ZSTD_DICT:
+      return "zstd+dict";  // a block's codec only: the setting is "zstd"
   }
   return "?";
 }
@@ -880,6 +924,11 @@ Status RingWriter::AppendDropped(const Source &src, uint64_t ts_ns, uint64_t cou
 }
 Status RingWriter::Flush() { return impl_->FlushAll(); }
 Status RingWriter::Sync() { return impl_->Sync(); }
+Status RingWriter::FinishDictionary() {
+  if (!impl_->builder_ || impl_->builder_->collecting()) return Status::OK();
+  impl_->builder_->Wait();
+  return impl_->DictionaryStep();
+}
 const Layout &RingWriter::layout() const { return impl_->full_; }
 const WriterStats &RingWriter::stats() const {
   merged_ = WriterStats();

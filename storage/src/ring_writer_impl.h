@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "block.h"
+#include "dict.h"
 #include "logsink/storage/ring.h"
 #include "strtab.h"
 #include "superblock.h"
@@ -49,6 +50,11 @@ class RingWriter::Impl {
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
   Status Flush();
   Status Sync() { return f_->Sync(); }
+  // Tier 0, after each sealed block (and RingWriter::FinishDictionary):
+  // feeds the dictionary's builder (builder_, while a dictionary is being
+  // made), and once it has trained one writes it into the file and uses it.
+  Status DictionaryStep();
+  std::unique_ptr<internal::DictionaryBuilder> builder_;
   // Flushes this tier and the ones after it.
   Status FlushAll();
   bool AnyDirty() const { return dirty_ || (next_ && next_->AnyDirty()); }
@@ -72,6 +78,10 @@ class RingWriter::Impl {
                       const Layout &want);
   Status Recover();
   Status SetupCodec();
+  // Tier 0, at Create and Recover: starts collecting samples when the file
+  // can take a dictionary and has none (region_bad: the region did not
+  // check; it is written over only when no block uses a dictionary).
+  void MaybeStartDictionary(bool region_bad);
   // Tier 0 only: makes the Impls of tiers 1 and 2 of full_ (those with slots).
   Status MakeTiers(const WriterOptions &opts);
   // Recovery of one tier: scans its slots (the newest block, the largest site
@@ -251,6 +261,12 @@ class RingWriter::Impl {
   size_t limit_ = 0;
   uint8_t codec_ = LS_CODEC_ZSTD;
   int level_ = 1;
+  // The file's dictionary (tier 0's; dictp_ points at it from every tier).
+  std::shared_ptr<internal::Dictionary> dict_;
+  std::shared_ptr<internal::Dictionary> *dictp_ = &dict_;
+  uint32_t dict_train_bytes_ = 0;
+  bool dict_failed_ = false;
+  bool dict_blocks_ = false;   // ScanTier found a valid block compressed with a dictionary
   void *cctx_ = nullptr;       // ZSTD_CCtx, reused
   std::vector<uint8_t> zimg_;  // the slot image of a compressed block
   size_t packed_used_ = 0;     // cur_.used that zimg_ / pk_* describe (0: none)

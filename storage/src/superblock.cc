@@ -29,6 +29,7 @@ void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   std::memcpy(p + LS_SB_OFF_RING_ID, sb.layout.ring_id.data(), LS_RING_ID_LEN);
   ls_put_u32(p + LS_SB_OFF_KEPT_BLOCKS, sb.layout.kept_blocks);
   ls_put_u32(p + LS_SB_OFF_ERROR_BLOCKS, sb.layout.error_blocks);
+  ls_put_u32(p + LS_SB_OFF_DICT_SIZE, sb.layout.dict_size);
   ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom));
 }
 
@@ -62,12 +63,14 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
   std::memcpy(l.ring_id.data(), p + LS_SB_OFF_RING_ID, LS_RING_ID_LEN);
   l.kept_blocks = ls_get_u32(p + LS_SB_OFF_KEPT_BLOCKS);
   l.error_blocks = ls_get_u32(p + LS_SB_OFF_ERROR_BLOCKS);
+  l.dict_size = ls_get_u32(p + LS_SB_OFF_DICT_SIZE);
+  l.dict_off = l.strtab_off + l.strtab_size;
   // The geometry must be the one Compute gives for these parameters.
   Layout want;
   if (!Layout::Compute(l.file_size, l.block_size, l.strtab_size, &want).ok() ||
       want.block_count != l.block_count || want.strtab_off != l.strtab_off ||
-      want.blocks_off != l.blocks_off || l.kept_blocks == 1 || l.error_blocks == 1 ||
-      uint64_t(l.kept_blocks) + l.error_blocks + 2 > l.block_count) {
+      want.blocks_off != l.blocks_off || want.dict_size != l.dict_size || l.kept_blocks == 1 ||
+      l.error_blocks == 1 || uint64_t(l.kept_blocks) + l.error_blocks + 2 > l.block_count) {
     *why = "superblock geometry is inconsistent";
     return SbCopy::kBad;
   }

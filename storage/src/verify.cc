@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "block.h"
+#include "dict.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
 #include "scan.h"
@@ -82,6 +83,16 @@ Status Verifier::Run() {
   }
   s = CheckStrtab();
   if (!s.ok()) return s;
+  // The dictionary (FORMAT.md, "Dictionary"): damage there is reported once
+  // here, and again by every block that needed it.
+  std::shared_ptr<Dictionary> dict;
+  s = ReadDictionary(f_, l_, &dict);
+  if (s.IsCorruption()) {
+    Report(l_.dict_off, "the dictionary region: " + s.message());
+  } else if (!s.ok()) {
+    return s;
+  }
+  expander_.SetDictionary(dict);
 
   uint64_t total = 0;
   for (int t = 0; t < int(LS_TIERS); t++) {

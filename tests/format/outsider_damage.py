@@ -10,6 +10,8 @@ outsider_reader and logctl skip the same parts. Cases:
   newest-crc     a payload byte of tier 0's newest block (a torn write)
   claims-newer   tier 0's slot 50 claims a far newer block (CRC fails)
   superblock     the superblock copy of the higher generation fails its CRC
+  dictionary     a byte of the dictionary (its CRC fails: every block of
+                 codec 3 is reported, the others still read)
 """
 
 import struct
@@ -44,6 +46,10 @@ with open(path, "r+b") as f:
         b[slot(0, newest) + 200] ^= 1
     elif case == "claims-newer":
         struct.pack_into("<Q", b, slot(0, 50) + 8, 10**9)
+    elif case == "dictionary":
+        dict_off = strtab_off + struct.unpack_from("<Q", b, 48)[0]
+        assert struct.unpack_from("<I", b, 104)[0] > 0, "the ring has no dictionary region"
+        b[dict_off + 32 + 100] ^= 0x20
     elif case == "superblock":
         gens = [struct.unpack_from("<Q", b, o + 16)[0] for o in (0, 4096)]
         b[(0 if gens[0] > gens[1] else 4096) + 30] ^= 1

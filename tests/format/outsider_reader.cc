@@ -122,7 +122,7 @@ struct File {
   }
 };
 
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 
 struct Superblock {
   uint32_t version = 0;
@@ -131,6 +131,7 @@ struct Superblock {
   uint64_t strtab_off = 0, strtab_size = 0, blocks_off = 0, created = 0, tail_hint = 0;
   uint8_t identity[16] = {};
   uint32_t kept_blocks = 0, error_blocks = 0;
+  uint32_t dict_size = 0;
 };
 
 // One copy: nullopt when its magic or CRC does not match (version checked by
@@ -152,7 +153,8 @@ std::optional<Superblock> ParseSuperblock(const uint8_t *b) {
   std::memcpy(s.identity, b + 80, 16);
   s.kept_blocks = U32(b + 96);
   s.error_blocks = U32(b + 100);
-  for (int i = 104; i < 128; i++)
+  s.dict_size = U32(b + 104);
+  for (int i = 108; i < 128; i++)
     if (b[i] != 0)
       Report("superblock (generation %llu): reserved byte %d is not zero",
              (unsigned long long)s.generation, i);
@@ -386,16 +388,19 @@ struct Reader {
   bool print_args = true;
   std::map<uint64_t, json> sources;  // "Source ids are unique within a file"
   uint64_t records = 0;
-  uint64_t codec_blocks[3] = {};
+  uint64_t codec_blocks[4] = {};
+  // The dictionary region's dictionary ("Dictionary"), when it is valid.
+  ZSTD_DDict *dict = nullptr;
+  uint32_t dict_id = 0;
 
   uint64_t SlotOffset(const Tier &t, uint64_t seq) const {
     return sb.blocks_off + (t.first_slot + seq % t.slots) * uint64_t(sb.block_size);
   }
 
   // The block in the tier's slot `slot` if it passes the header checks and
-  // the CRC (everything but decoding); why not in *why.
+  // (crc) the CRC (everything but decoding); why not in *why.
   std::optional<Header> CheckSlot(const Tier &t, uint32_t slot, std::vector<uint8_t> *buf,
-                                  std::string *why) const {
+                                  std::string *why, bool crc = true) const {
     buf->resize(sb.block_size);
     if (!file.Read(sb.blocks_off + (uint64_t(t.first_slot) + slot) * sb.block_size, buf->data(),
                    sb.block_size)) {
@@ -430,12 +435,12 @@ struct Reader {
     std::memcpy(h.filter, b + 112, 64);
     if (h.used < kHeader || h.used > sb.block_size) return *why = "used out of range", std::nullopt;
     if (h.tier != t.index) return *why = "tier byte " + std::to_string(h.tier), std::nullopt;
-    if (h.codec > 2) return *why = "unknown codec " + std::to_string(h.codec), std::nullopt;
+    if (h.codec > 3) return *why = "unknown codec " + std::to_string(h.codec), std::nullopt;
     if (h.codec == 0 && h.raw != h.used - kHeader)
       return *why = "raw != used - 176 for codec none", std::nullopt;
     if (h.codec != 0 && uint64_t(h.raw) > 32ull * sb.block_size)
       return *why = "raw above 32 x block_size", std::nullopt;
-    if (U32(b + 4) != Crc32c(b + 8, h.used - 8)) return *why = "CRC mismatch", std::nullopt;
+    if (crc && U32(b + 4) != Crc32c(b + 8, h.used - 8)) return *why = "CRC mismatch", std::nullopt;
     if (h.seq % t.slots != slot)
       return *why = "sequence " + std::to_string(h.seq) + " not of this slot", std::nullopt;
     return h;
@@ -447,6 +452,13 @@ struct Reader {
     std::string why;
     auto valid_seq = [&](uint32_t slot) -> std::optional<uint64_t> {
       auto h = CheckSlot(t, slot, &buf, &why);
+      if (!h) return std::nullopt;
+      return h->seq;
+    };
+    // "a binary search over the headers": the probes and the steps forward
+    // check the header only (the CRC is not part of the search).
+    auto header_seq = [&](uint32_t slot) -> std::optional<uint64_t> {
+      auto h = CheckSlot(t, slot, &buf, &why, false);
       if (!h) return std::nullopt;
       return h->seq;
     };
@@ -465,7 +477,7 @@ struct Reader {
       uint32_t lo = 0, hi = t.slots;  // true at lo, false from hi on
       while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        auto q = valid_seq((*anchor + mid) % t.slots);
+        auto q = header_seq((*anchor + mid) % t.slots);
         if (q && *q == anchor_seq + mid)
           lo = mid;
         else
@@ -475,9 +487,14 @@ struct Reader {
       newest_slot = (*anchor + lo) % t.slots;
       for (uint32_t step = 0; step < t.slots; step++) {
         uint32_t next = (newest_slot + 1) % t.slots;
-        auto q = valid_seq(next);
+        auto q = header_seq(next);
         if (!q || *q != newest + 1) break;
         newest++, newest_slot = next;
+      }
+      // "Then walk back": the newest block whose CRC matches (at worst the anchor).
+      while (newest > anchor_seq && !valid_seq(newest_slot)) {
+        newest--;
+        newest_slot = (newest_slot + t.slots - 1) % t.slots;
       }
     } else {
       std::optional<uint64_t> best;
@@ -505,7 +522,7 @@ struct Reader {
     size_t n = h.used - kHeader;
     std::vector<uint8_t> out(h.raw);
     if (h.codec == 0) return std::vector<uint8_t>(src, src + n);
-    if (h.codec == 1) {
+    if (h.codec == 1 || h.codec == 3) {
       unsigned long long cs = ZSTD_getFrameContentSize(src, n);
       if (cs != h.raw) {
         Report("block %llu: zstd frame content size %llu, raw %u", (unsigned long long)h.seq, cs,
@@ -516,7 +533,21 @@ struct Reader {
         Report("block %llu: the payload is not exactly one zstd frame", (unsigned long long)h.seq);
         return std::nullopt;
       }
-      size_t r = ZSTD_decompress(out.data(), out.size(), src, n);
+      size_t r;
+      if (h.codec == 3) {
+        // "its frame header names the dictionary's id, which must be the
+        // region's id"
+        if (!dict || ZSTD_getDictID_fromFrame(src, n) != dict_id) {
+          Report("block %llu: codec 3 without the file's dictionary (frame names %u, region %u)",
+                 (unsigned long long)h.seq, ZSTD_getDictID_fromFrame(src, n), dict_id);
+          return std::nullopt;
+        }
+        ZSTD_DCtx *dctx = ZSTD_createDCtx();
+        r = ZSTD_decompress_usingDDict(dctx, out.data(), out.size(), src, n, dict);
+        ZSTD_freeDCtx(dctx);
+      } else {
+        r = ZSTD_decompress(out.data(), out.size(), src, n);
+      }
       if (ZSTD_isError(r) || r != h.raw) {
         Report("block %llu: zstd payload does not decode to %u bytes", (unsigned long long)h.seq,
                h.raw);
@@ -912,8 +943,16 @@ int main(int argc, char **argv) {
   bool pow2 = sb.block_size >= 4096 && sb.block_size <= (1u << 20) &&
               (sb.block_size & (sb.block_size - 1)) == 0;
   uint64_t tiers_slots = uint64_t(sb.kept_blocks) + sb.error_blocks;
-  if (!pow2 || sb.strtab_off != 8192 || sb.blocks_off != sb.strtab_off + sb.strtab_size ||
-      sb.block_count < 2 || sb.file_size != rd.file.size ||
+  // "dict_size is 32768 when (file_size - dict_off - 32768) / block_size is
+  // at least 64, else 0"
+  const uint64_t dict_off = sb.strtab_off + sb.strtab_size;
+  const uint32_t want_dict = pow2 && sb.file_size >= dict_off + 32768 &&
+                                     (sb.file_size - dict_off - 32768) / sb.block_size >= 64
+                                 ? 32768
+                                 : 0;
+  if (!pow2 || sb.strtab_off != 8192 || sb.dict_size != want_dict ||
+      sb.blocks_off != dict_off + sb.dict_size || sb.block_count < 2 ||
+      sb.file_size != rd.file.size ||
       sb.blocks_off + uint64_t(sb.block_count) * sb.block_size > sb.file_size ||
       (sb.file_size - sb.blocks_off) / sb.block_size != sb.block_count || sb.kept_blocks == 1 ||
       sb.error_blocks == 1 || tiers_slots >= sb.block_count) {
@@ -927,6 +966,26 @@ int main(int argc, char **argv) {
     return 2;
   }
   rd.sites = LoadStrtab(strtab);
+  if (sb.dict_size) {
+    std::vector<uint8_t> region(sb.dict_size);
+    if (!rd.file.Read(dict_off, region.data(), region.size())) {
+      std::fprintf(stderr, "outsider_reader: %s: short dictionary region\n", path);
+      return 2;
+    }
+    const uint8_t *d = region.data();
+    const uint32_t len = U32(d + 8), id = U32(d + 12);
+    if (U32(d) == 0) {
+      // "A region whose magic is 0 holds no dictionary."
+    } else if (U32(d) != 0x4344534Cu || len == 0 || len > sb.dict_size - 32 ||
+               U32(d + 4) != Crc32c(d + 8, 24 + len) || id == 0 || len < 8 ||
+               U32(d + 32 + 4) != id) {
+      Report("the dictionary region does not check (%u bytes)", len);
+    } else {
+      rd.dict = ZSTD_createDDict(d + 32, len);
+      rd.dict_id = id;
+      if (!rd.dict) Report("zstd refuses the dictionary %u", id);
+    }
+  }
 
   uint32_t t0 = sb.block_count - sb.kept_blocks - sb.error_blocks;
   std::vector<Tier> tiers = {
@@ -936,10 +995,11 @@ int main(int argc, char **argv) {
   std::fprintf(
       stderr,
       "outsider_reader: %s: version %u, generation %llu, %u blocks of %u (tiers %u/%u/%u), "
-      "%zu sites, %llu records, blocks by codec none/zstd/lz4 %llu/%llu/%llu, %d reports\n",
+      "%zu sites, %llu records, blocks by codec none/zstd/lz4/zstd+dict %llu/%llu/%llu/%llu, "
+      "%d reports\n",
       path, sb.version, (unsigned long long)sb.generation, sb.block_count, sb.block_size, t0,
       sb.kept_blocks, sb.error_blocks, rd.sites.size(), (unsigned long long)rd.records,
       (unsigned long long)rd.codec_blocks[0], (unsigned long long)rd.codec_blocks[1],
-      (unsigned long long)rd.codec_blocks[2], g_reports);
+      (unsigned long long)rd.codec_blocks[2], (unsigned long long)rd.codec_blocks[3], g_reports);
   return strict && g_reports > 0 ? 1 : 0;
 }

@@ -221,7 +221,7 @@ compare "$tmp/restarts" restarts || failed=1
 # Damage (FORMAT.md, "String table", "Blocks", "Reading"): copies of the zstd
 # ring damaged as outsider_damage.py describes. Both readers must skip the
 # same parts and agree on every other record.
-for case in mixed slots0-7 newest-crc claims-newer superblock; do
+for case in mixed slots0-7 newest-crc claims-newer superblock dictionary; do
   d=$tmp/damage-$case
   mkdir "$d"
   cp "$tmp/zstd/r" "$d/r"
@@ -239,6 +239,9 @@ for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
   grep -q "$want" "$tmp/damage-mixed/outsider.err" ||
     { failed=1; echo "outsider_test: damage mixed: not reported: $want"; }
 done
+grep -q "the dictionary region does not check" "$tmp/damage-dictionary/outsider.err" &&
+  grep -q "codec 3 without the file's dictionary" "$tmp/damage-dictionary/outsider.err" ||
+  { failed=1; echo "outsider_test: damage dictionary: not reported"; }
 
 # The worked example of FORMAT.md, built from its dumps.
 python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bin/logctl" "$tmp" &&
@@ -252,11 +255,12 @@ for want in record dropped truncated inline tier1 tier2 gap double filter_from_o
   unknown_site syslog; do
   grep -qw "$want" "$tmp/coverage" || fail "no ring held a record of kind '$want'"
 done
-for c in 1 2 3; do
-  sed -n 's|.*none/zstd/lz4 \([0-9]*\)/\([0-9]*\)/\([0-9]*\),.*|\1 \2 \3|p' "$tmp/summaries" |
-    awk -v c=$c '$c > 0 { found = 1 } END { exit !found }' ||
-    fail "no block of codec $((c - 1)) (none, zstd, lz4) was read"
+for c in 1 2 3 4; do
+  sed -n 's|.*none/zstd/lz4/zstd+dict \([0-9]*\)/\([0-9]*\)/\([0-9]*\)/\([0-9]*\),.*|\1 \2 \3 \4|p' \
+    "$tmp/summaries" | awk -v c=$c '$c > 0 { found = 1 } END { exit !found }' ||
+    fail "no block of codec $((c - 1)) (none, zstd, lz4, zstd+dict) was read"
 done
-grep "restarts/r:" "$tmp/summaries" | grep -q "none/zstd/lz4 [1-9][0-9]*/[1-9][0-9]*/[1-9][0-9]*," ||
+grep "restarts/r:" "$tmp/summaries" |
+  grep -q "none/zstd/lz4/zstd+dict [1-9][0-9]*/[1-9][0-9]*/[1-9][0-9]*/[0-9]*," ||
   fail "the ring written by three runs does not hold blocks of all three codecs"
 echo "outsider_test: ok"

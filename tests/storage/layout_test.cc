@@ -1,6 +1,7 @@
 // layout_test.cc: Layout::Compute edge cases (proto/FORMAT.md, "Layout").
 #include <gtest/gtest.h>
 
+#include "logsink/proto/format.h"
 #include "logsink/storage/ring.h"
 
 namespace logsink::test {
@@ -12,12 +13,34 @@ TEST(Layout, DefaultGeometry64MiB) {
   Layout l;
   ASSERT_TRUE(Layout::Compute(64ull << 20, 8192, 0, &l).ok());
   EXPECT_EQ(l.strtab_off, 8192u);
-  EXPECT_EQ(l.strtab_size, 1ull << 20);  // 64 MiB / 64
-  EXPECT_EQ(l.blocks_off, 8192u + (1u << 20));
+  EXPECT_EQ(l.strtab_size, 1ull << 20);       // 64 MiB / 64
+  EXPECT_EQ(l.dict_off, 8192u + (1u << 20));  // the dictionary region after the table
+  EXPECT_EQ(l.dict_size, LS_DICT_REGION);
+  EXPECT_EQ(l.blocks_off, 8192u + (1u << 20) + LS_DICT_REGION);
   EXPECT_EQ(l.block_count, ((64ull << 20) - l.blocks_off) / 8192);
   EXPECT_EQ(l.SlotOffset(0), l.blocks_off);
   EXPECT_EQ(l.SlotOffset(l.block_count + 3), l.blocks_off + 3 * 8192);
   EXPECT_EQ(l.capacity(), uint64_t(l.block_count) * 8192);
+}
+
+// A file gets a dictionary region only when LS_DICT_MIN_BLOCKS slots remain
+// after it: a small ring keeps all its slots.
+TEST(Layout, DictionaryRegionOnlyWhereBlocksRemain) {
+  Layout l;
+  ASSERT_TRUE(Layout::Compute(256 * 1024, 4096, 0, &l).ok());
+  EXPECT_EQ(l.dict_size, 0u);
+  EXPECT_EQ(l.blocks_off, l.strtab_off + l.strtab_size);
+  // The smallest 8 KiB-block file with one (a 4 KiB table): 64 slots after it.
+  const uint64_t edge = 8192 + 4096 + LS_DICT_REGION + 64 * 8192;
+  ASSERT_TRUE(Layout::Compute(edge, 8192, 4096, &l).ok());
+  EXPECT_EQ(l.dict_size, LS_DICT_REGION);
+  EXPECT_EQ(l.dict_off, 8192u + 4096u);
+  EXPECT_EQ(l.blocks_off, 8192u + 4096u + LS_DICT_REGION);
+  EXPECT_EQ(l.block_count, 64u);
+  ASSERT_TRUE(Layout::Compute(edge - 1, 8192, 4096, &l).ok());
+  EXPECT_EQ(l.dict_size, 0u);
+  EXPECT_EQ(l.blocks_off, 8192u + 4096u);
+  EXPECT_EQ(l.block_count, (edge - 1 - 8192 - 4096) / 8192);
 }
 
 TEST(Layout, StrtabClampedAndRounded) {

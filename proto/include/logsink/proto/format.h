@@ -10,10 +10,10 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 3u
-/* Versions 1 (56-byte block header, entries stored as they are) and 2 (one
- * ring of blocks, no tiers) are refused by version-3 readers and writers with
- * a message naming both versions. */
+#define LS_FORMAT_VERSION 4u
+/* Versions 1 (56-byte block header, entries stored as they are), 2 (one ring
+ * of blocks, no tiers) and 3 (no compression dictionary) are refused by
+ * version-4 readers and writers with a message naming both versions. */
 
 /* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
 #define LS_SB_MAGIC "LSRING\r\n" /* 8 bytes; \r\n catches text-mode mangling */
@@ -36,7 +36,21 @@ extern "C" {
 #define LS_RING_ID_LEN 16
 #define LS_SB_OFF_KEPT_BLOCKS 96   /* u32 slots of tier 1 (kept), 0 or >= 2 */
 #define LS_SB_OFF_ERROR_BLOCKS 100 /* u32 slots of tier 2 (errors), 0 or >= 2 */
-/* bytes [104, 128) are reserved and zero */
+#define LS_SB_OFF_DICT_SIZE 104    /* u32 bytes of the dictionary region: 0 or LS_DICT_REGION */
+/* bytes [108, 128) are reserved and zero */
+
+/* ---- the dictionary region: dict_size bytes after the string table ------- */
+/* (FORMAT.md, "Dictionary"). Written once per file, before any block uses it. */
+#define LS_DICT_REGION 32768u     /* its size, when the file has one */
+#define LS_DICT_MIN_BLOCKS 64u    /* a file gets one when this many blocks remain after it */
+#define LS_DICT_MAGIC 0x4344534cu /* "LSDC" read as little-endian u32 */
+#define LS_DICT_HDR 32u
+#define LS_DICT_OFF_MAGIC 0       /* u32 */
+#define LS_DICT_OFF_CRC 4         /* u32 CRC32C of bytes [8, LS_DICT_HDR + len) */
+#define LS_DICT_OFF_LEN 8         /* u32 bytes of the dictionary, 1 .. region - LS_DICT_HDR */
+#define LS_DICT_OFF_ID 12         /* u32 the zstd dictionary's own id, nonzero */
+#define LS_DICT_OFF_WRITTEN_NS 16 /* u64 wall clock when it was written, ns since epoch */
+/* bytes [24, 32) reserved, 0; then the dictionary (a zstd dictionary, RFC 8878 section 5) */
 
 /* Tiers (FORMAT.md, "Tiers"): the block slots are cut into up to three rings.
  * Tier 0 (recent) takes every record; a record leaving it may be kept in
@@ -91,9 +105,10 @@ extern "C" {
 #define LS_BLK_RAW_FACTOR 32u
 
 /* Payload codecs (LS_BLK_OFF_CODEC). */
-#define LS_CODEC_NONE 0u /* the entries as they are: used = LS_BLK_HDR + raw */
-#define LS_CODEC_ZSTD 1u /* one zstd frame (RFC 8878) holding the entries */
-#define LS_CODEC_LZ4 2u  /* one LZ4 block (no frame header) holding the entries */
+#define LS_CODEC_NONE 0u      /* the entries as they are: used = LS_BLK_HDR + raw */
+#define LS_CODEC_ZSTD 1u      /* one zstd frame (RFC 8878) holding the entries */
+#define LS_CODEC_LZ4 2u       /* one LZ4 block (no frame header) holding the entries */
+#define LS_CODEC_ZSTD_DICT 3u /* one zstd frame compressed with the file's dictionary */
 
 /* Keys of the summary filter: a type byte, then the value. */
 #define LS_BLOOM_KEY_UID 'u'  /* then u32 uid */

@@ -27,6 +27,12 @@ struct Layout {
   uint64_t strtab_off = 0;
   uint64_t strtab_size = 0;
   uint64_t blocks_off = 0;
+  // The dictionary region (FORMAT.md, "Dictionary"): dict_size bytes at
+  // dict_off = strtab_off + strtab_size, before the first slot; 0 when the
+  // file is too small to give one up (fewer than LS_DICT_MIN_BLOCKS slots
+  // would be left).
+  uint64_t dict_off = 0;
+  uint32_t dict_size = 0;
   uint64_t created_ns = 0;
   // 16 random bytes written at creation (FORMAT.md, "Superblock"): tells
   // this ring from a recreated or another one. All zero in a file created
@@ -43,7 +49,8 @@ struct Layout {
   // InvalidArgument (with a message saying why and the minimum size) when the
   // block size is not a power of two in [4 KiB, 1 MiB], strtab_size is not a
   // multiple of 4096, or the file cannot hold the superblock, the string table
-  // and at least 2 blocks.
+  // and at least 2 blocks. A dictionary region of LS_DICT_REGION bytes comes
+  // after the string table when at least LS_DICT_MIN_BLOCKS slots remain.
   static Status Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_size, Layout *out);
   uint64_t SlotOffset(uint64_t block_seq) const {
     return blocks_off + (block_seq % block_count) * block_size;
@@ -118,6 +125,13 @@ struct WriterOptions {
   // RingWriter::moved_aside()) and a new one created; false: OldVersion.
   bool move_old_version = true;
   int level = 1;  // zstd's level (ZSTD_minCLevel()..ZSTD_maxCLevel()); lz4 ignores it
+  // The file's compression dictionary (FORMAT.md, "Dictionary"): with zstd,
+  // a file with a dictionary region and no dictionary yet collects this
+  // many bytes of entries from the blocks it seals, trains a dictionary from
+  // them (on a thread of its own), writes it into the region and compresses
+  // every block after that with it. 0: never train (a dictionary already in
+  // the file is still used).
+  uint32_t dictionary_train_bytes = 1u << 20;
   // Retention (FORMAT.md, "Tiers"): shares of the slots given to tier 1
   // (kept) and tier 2 (errors) when the file is created (Layout::SetTiers);
   // 0 and 0: one ring that keeps the newest blocks. Part of the geometry: a
@@ -136,7 +150,7 @@ struct WriterOptions {
 
 // Parses "none", "zstd", "lz4" into LS_CODEC_*; false for anything else.
 bool ParseCodec(std::string_view name, uint8_t *codec);
-const char *CodecName(uint8_t codec);  // "none", "zstd", "lz4", "?"
+const char *CodecName(uint8_t codec);  // "none", "zstd", "lz4", "zstd+dict" (a block's), "?"
 
 struct WriterStats {
   uint64_t records = 0;            // records appended since open
@@ -156,6 +170,10 @@ struct WriterStats {
   // and debug.
   uint64_t kept[3] = {};
   uint64_t evicted[3] = {};
+  // The file's compression dictionary: its id and size (0: none in use), and
+  // whether training one failed (the writer then compresses without one).
+  uint32_t dict_id = 0, dict_bytes = 0;
+  bool dict_failed = false;
 };
 
 // The class of a syslog level for retention counters: 0 (0-3), 1 (4-5), 2 (6-7).
@@ -196,6 +214,13 @@ class RingWriter {
   Status Flush();
   // fdatasync of the file.
   Status Sync();
+  // Waits for a compression dictionary being trained (see
+  // WriterOptions::dictionary_train_bytes) and, when one came out, writes it
+  // into the file: the blocks packed after this call use it. Nothing to do
+  // while samples are still collected or when no training runs. For tests
+  // and benchmarks that need the dictionary at a known point; the daemon
+  // never waits for it (a writer takes it at the first seal after training).
+  Status FinishDictionary();
 
   const Layout &layout() const;
   const WriterStats &stats() const;
