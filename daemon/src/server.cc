@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "logsink/config/settings.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/paths.h"
 #include "reply.h"
@@ -637,56 +638,30 @@ void Server::OnSignal(uv_signal_t *sig, int signum) {
   s->Shutdown(signum);
 }
 
+// The live settings (settings.h) are copied as a whole; what follows from
+// their new values is done here. A changed setting that is not live is
+// reported and kept until a restart.
 void Server::ApplyLive(const config::Config &n) {
-  auto fixed = [&](bool changed, const char *what) {
-    if (changed) spdlog::warn("SIGHUP: {} changed; it takes effect after a restart", what);
-  };
-  fixed(n.socket_path != cfg_.socket_path, "socket.path");
-  fixed(n.socket_mode != cfg_.socket_mode, "socket.mode");
-  fixed(n.socket_group != cfg_.socket_group, "socket.group");
-  fixed(n.syslog_socket != cfg_.syslog_socket, "syslog.socket");
-  fixed(n.ring_file != cfg_.ring_file, "ring.file");
-  fixed(n.ring_size != cfg_.ring_size, "ring.size");
-  fixed(n.block_size != cfg_.block_size, "ring.block_size");
-  fixed(n.compression != cfg_.compression, "ring.compression");
-  fixed(n.compression_level != cfg_.compression_level, "ring.compression_level");
-  fixed(n.kept_share != cfg_.kept_share, "retention.kept_share");
-  fixed(n.error_share != cfg_.error_share, "retention.error_share");
-  fixed(n.kept_level != cfg_.kept_level, "retention.kept_level");
-  fixed(n.error_level != cfg_.error_level, "retention.error_level");
-  fixed(n.fairness != cfg_.fairness, "retention.fairness");
-  fixed(n.kernel_read != cfg_.kernel_read, "kernel.read");
-  fixed(n.kernel_device != cfg_.kernel_device, "kernel.device");
+  for (const config::Setting *s : config::Changed(cfg_, n))
+    if (!s->live)
+      spdlog::warn("SIGHUP: {} changed; it takes effect after a restart", config::SettingName(*s));
+  const bool stall_changed = n.stall_timeout_ms != cfg_.stall_timeout_ms;
+  config::CopyLive(n, &cfg_);
 
-  spdlog::set_level(spdlog::level::from_str(n.log_level));
+  spdlog::set_level(spdlog::level::from_str(cfg_.log_level));
   uv_timer_stop(&fsync_timer_);
-  if (n.fsync == config::FsyncPolicy::kInterval)
-    uv_timer_start(&fsync_timer_, OnFsyncTimer, n.fsync_interval_ms, n.fsync_interval_ms);
-  if (n.stall_timeout_ms != cfg_.stall_timeout_ms) {
-    uint64_t period = std::clamp<uint64_t>(n.stall_timeout_ms / 4, 5, 1000);
+  if (cfg_.fsync == config::FsyncPolicy::kInterval)
+    uv_timer_start(&fsync_timer_, OnFsyncTimer, cfg_.fsync_interval_ms, cfg_.fsync_interval_ms);
+  sync_policy_.Reset(cfg_.fsync, writer_->stats());
+  if (stall_changed) {
+    uint64_t period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
     uv_timer_start(&stall_timer_, OnStallTimer, period, period);
   }
-  sync_policy_.Reset(n.fsync, writer_->stats());
-
-  cfg_.log_level = n.log_level;
-  cfg_.flush_interval_ms = n.flush_interval_ms;
-  cfg_.flush_min_interval_ms = n.flush_min_interval_ms;
   if (uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_))) FlushWhenDue();  // new gap
-  cfg_.fsync = n.fsync;
-  cfg_.fsync_interval_ms = n.fsync_interval_ms;
-  cfg_.max_frame = n.max_frame;
-  cfg_.max_connections = n.max_connections;
-  cfg_.max_connections_per_uid = n.max_connections_per_uid;
-  cfg_.max_sites_per_connection = n.max_sites_per_connection;
-  cfg_.stall_timeout_ms = n.stall_timeout_ms;
-  cfg_.read_budget = n.read_budget;
-  cfg_.max_app = n.max_app;
-  if (syslog_rx_) syslog_rx_->set_max_app(n.max_app);
-  cfg_.shutdown_timeout_ms = n.shutdown_timeout_ms;
-  cfg_.max_memory = n.max_memory;  // new charges are checked against the new bounds
-  cfg_.max_memory_per_uid = n.max_memory_per_uid;
-  ctx_.memory.limit = n.max_memory;
-  ctx_.memory.per_uid_limit = n.max_memory_per_uid;
+  if (syslog_rx_) syslog_rx_->set_max_app(cfg_.max_app);
+  // New charges are checked against the new bounds.
+  ctx_.memory.limit = cfg_.max_memory;
+  ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;
   spdlog::info("SIGHUP: configuration reloaded (log_level {}, flush_interval {} ms, fsync {})",
                cfg_.log_level, cfg_.flush_interval_ms,
                config::FormatFsync(cfg_.fsync, cfg_.fsync_interval_ms));
