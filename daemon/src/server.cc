@@ -142,6 +142,11 @@ int Server::Run() {
     uv_timer_init(&loop_, t);
     t->data = this;
   }
+  // After whatever a turn of the loop read and stored (connections, syslog,
+  // kernel), before the loop waits again: AfterWrites(), once per turn.
+  uv_prepare_init(&loop_, &before_wait_);
+  before_wait_.data = this;
+  uv_prepare_start(&before_wait_, OnBeforeWait);
   // flush_timer_ is one-shot, armed by AfterWrites() when records wait.
   if (cfg_.fsync == config::FsyncPolicy::kInterval)
     uv_timer_start(&fsync_timer_, OnFsyncTimer, cfg_.fsync_interval_ms, cfg_.fsync_interval_ms);
@@ -233,7 +238,6 @@ void Server::OnSyslogTimer(uv_timer_t *t) {
   if (s->stopping_) return;
   uv_timer_stop(t);
   if (s->syslog_rx_->DrainQueue(s->cfg_.read_budget)) uv_timer_start(t, OnSyslogTimer, 0, 0);
-  s->AfterWrites();
 }
 
 // "auto" reads the kernel's log only in the system instance (the one that
@@ -278,7 +282,6 @@ void Server::OnKmsgReadable(uv_poll_t *h, int status, int) {
     return;
   }
   s->kmsg_rx_->ReadSome(1024);
-  s->AfterWrites();
 }
 
 void Server::OnAcceptRetry(uv_timer_t *t) {
@@ -403,7 +406,6 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
     if (c->closed) return;
   }
   if (events & UV_READABLE) s->ReadConn(c, s->cfg_.read_budget);
-  s->AfterWrites();
 }
 
 // Reads at most `budget` bytes (fairness: the loop then serves the others;
@@ -545,6 +547,8 @@ void Server::FlushWhenDue() {
   uv_update_time(&loop_);
   uv_timer_start(&flush_timer_, OnFlushTimer, (due - now + 999999) / 1000000, 0);
 }
+
+void Server::OnBeforeWait(uv_prepare_t *p) { static_cast<Server *>(p->data)->AfterWrites(); }
 
 void Server::AfterWrites() {
   if (writer_->dirty() && !uv_is_active(reinterpret_cast<uv_handle_t *>(&flush_timer_)))
@@ -778,6 +782,7 @@ void Server::Shutdown(int signum) {
     counters_.write_errors++;
     spdlog::error("flush failed: {}", st.message());
   }
+  uv_close(reinterpret_cast<uv_handle_t *>(&before_wait_), nullptr);
   for (uv_timer_t *t :
        {&flush_timer_, &fsync_timer_, &stall_timer_, &accept_retry_, &watchdog_, &status_timer_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);

@@ -54,6 +54,7 @@ class Server {
   // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
   bool StartKernel();
   static void OnConnEvent(uv_poll_t *h, int status, int events);
+  static void OnBeforeWait(uv_prepare_t *p);
   static void OnFlushTimer(uv_timer_t *t);
   static void OnFsyncTimer(uv_timer_t *t);
   static void OnStallTimer(uv_timer_t *t);
@@ -70,6 +71,11 @@ class Server {
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
   void EndStream(Conn *c, bool eof);
+  // Once per turn of the loop, before it waits (before_wait_): writes the
+  // partial block when its gap has passed, else arms flush_timer_ for it;
+  // asks for an fdatasync when fsync = "block" and a block was sealed. So
+  // every record stored in a turn, however many reads stored them, is
+  // covered by one check.
   void AfterWrites();
   void FlushNow();  // writes the partial block (one pwrite) and notes when
   void RequestSync();
@@ -87,6 +93,7 @@ class Server {
   Listener *syslog_ = nullptr;  // nullptr: no syslog socket
   uv_async_t syslog_async_;     // the receive thread: datagrams queued
   uv_timer_t syslog_timer_;     // stores them (OnSyslogQueued)
+  uv_prepare_t before_wait_;    // AfterWrites(), once per turn of the loop
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
   // The last partial-block write: when it ended and what it cost
   // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
