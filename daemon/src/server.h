@@ -66,6 +66,7 @@ class Server {
   static void OnSyncDone(uv_fs_t *req);
 
   void AcceptAll();
+  Conn *AddConn(int fd, Peer peer);
   void Refuse(int fd, const std::string &reason);
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
@@ -81,6 +82,8 @@ class Server {
   void RequestSync();
   void ApplyLive(const config::Config &cfg);
   void Shutdown(int signum);
+  static void OnDrainDeadline(uv_timer_t *t);
+  void DrainStep();
   Limits CurrentLimits() const;
 
   config::Config cfg_;
@@ -119,6 +122,13 @@ class Server {
   int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;
   bool stopping_ = false;
+  // The stop (Shutdown, DrainStep): until when connections are read and
+  // taken from the listen backlog (uv_hrtime), how many of those are open
+  // and were taken, whether the backlog is still taken from, and whether
+  // the drain is over.
+  uint64_t drain_deadline_ns_ = 0, backlog_until_ns_ = 0;
+  size_t backlog_open_ = 0, backlog_taken_ = 0;
+  bool backlog_listening_ = true, drained_ = false;
 };
 
 }  // namespace logsink::daemon
