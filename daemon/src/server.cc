@@ -43,9 +43,11 @@ struct Server::Conn {
   bool closed = false;  // CloseConn ran; the fd is closed once libuv let go
   size_t index = 0;     // in conns_
   int events = UV_READABLE;
-  uint64_t accepted_ms = 0;   // loop time at accept (silent connections time out)
-  bool from_backlog = false;  // taken from the listen backlog after the stop
+  uint64_t accepted_ms = 0;  // loop time at accept (silent connections time out)
   std::unique_ptr<Session> session;
+  // Last: placed before session, it cost the daemon ~15% more CPU per record
+  // in bench/compare, with the same instructions executed: a placement effect.
+  bool from_backlog = false;  // taken from the listen backlog after the stop
 };
 
 namespace {
