@@ -54,6 +54,7 @@ class Server {
   // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
   bool StartKernel();
   static void OnConnEvent(uv_poll_t *h, int status, int events);
+  static void OnBeforeWait(uv_prepare_t *p);
   static void OnFlushTimer(uv_timer_t *t);
   static void OnFsyncTimer(uv_timer_t *t);
   static void OnStallTimer(uv_timer_t *t);
@@ -65,16 +66,24 @@ class Server {
   static void OnSyncDone(uv_fs_t *req);
 
   void AcceptAll();
+  Conn *AddConn(int fd, Peer peer);
   void Refuse(int fd, const std::string &reason);
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
   void EndStream(Conn *c, bool eof);
+  // Once per turn of the loop, before it waits (before_wait_): writes the
+  // partial block when its gap has passed, else arms flush_timer_ for it;
+  // asks for an fdatasync when fsync = "block" and a block was sealed. So
+  // every record stored in a turn, however many reads stored them, is
+  // covered by one check.
   void AfterWrites();
   void FlushNow();  // writes the partial block (one pwrite) and notes when
   void RequestSync();
   void ApplyLive(const config::Config &cfg);
   void Shutdown(int signum);
+  static void OnDrainDeadline(uv_timer_t *t);
+  void DrainStep();
   Limits CurrentLimits() const;
 
   config::Config cfg_;
@@ -87,6 +96,7 @@ class Server {
   Listener *syslog_ = nullptr;  // nullptr: no syslog socket
   uv_async_t syslog_async_;     // the receive thread: datagrams queued
   uv_timer_t syslog_timer_;     // stores them (OnSyslogQueued)
+  uv_prepare_t before_wait_;    // AfterWrites(), once per turn of the loop
   uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
   // The last partial-block write: when it ended and what it cost
   // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
@@ -112,6 +122,13 @@ class Server {
   int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;
   bool stopping_ = false;
+  // The stop (Shutdown, DrainStep): until when connections are read and
+  // taken from the listen backlog (uv_hrtime), how many of those are open
+  // and were taken, whether the backlog is still taken from, and whether
+  // the drain is over.
+  uint64_t drain_deadline_ns_ = 0, backlog_until_ns_ = 0;
+  size_t backlog_open_ = 0, backlog_taken_ = 0;
+  bool backlog_listening_ = true, drained_ = false;
 };
 
 }  // namespace logsink::daemon

@@ -1,5 +1,6 @@
-// options.cc: see options.h. TOML through toml11 and config/'s size and
-// duration grammar, like logsinkd's loader.
+// options.cc: see options.h. One table of settings (flag, TOML key, kind,
+// field) drives the command line and the TOML file; TOML through toml11
+// and config/'s duration grammar, like logsinkd's loader.
 #include "options.h"
 
 #include <getopt.h>
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 #include <toml.hpp>
+#include <variant>
+#include <vector>
 
 #include "filter.h"
 #include "logsink/config/config.h"
@@ -18,122 +21,110 @@
 namespace logsink::forward {
 namespace {
 
-enum {
-  kTo = 256,
-  kSubject,
-  kCreateStream,
-  kFile,
-  kCursorFile,
-  kStart,
-  kLevel,
-  kApp,
-  kWindow,
-  kBatch,
-  kAckTimeout,
-  kShutdownTimeout,
-  kSdId,
-  kFacility,
-  kLogLevel,
-  kConfig,
-  kStatus,
-  kHelp,
-  kVersion,
+// One setting: its flag (--flag), its key in the file's [forward] table,
+// what its value is and where it goes. ParseArgs, the TOML loader and the
+// getopt table follow from this list.
+enum class Kind : uint8_t {
+  kString,    // any string
+  kList,      // a string per occurrence (an array of strings in the file)
+  kChoice,    // one of `choices`
+  kLevel,     // a syslog level name or 0-7 (logctl's --level)
+  kInt,       // an integer, min .. max
+  kDuration,  // a duration, more than 0
+  kSdId,      // an RFC 5424 SD-ID
+  kLogLevel,  // trace debug info warn error critical off
 };
 
+struct Setting {
+  const char *flag;
+  const char *key;
+  Kind kind;
+  std::variant<std::string Options::*, std::vector<std::string> Options::*, int Options::*,
+               uint64_t Options::*>
+      member;
+  long min = 0, max = 0;                 // kInt
+  const char *const *choices = nullptr;  // kChoice: nullptr-terminated
+};
+
+constexpr const char *kStarts[] = {"oldest", "end", nullptr};
+
+constexpr Setting kSettings[] = {
+    {"to", "to", Kind::kString, &Options::to},
+    {"subject", "subject", Kind::kString, &Options::subject},
+    {"create-stream", "create_stream", Kind::kString, &Options::create_stream},
+    {"file", "file", Kind::kString, &Options::file},
+    {"cursor-file", "cursor_file", Kind::kString, &Options::cursor_file},
+    {"start", "start", Kind::kChoice, &Options::start, 0, 0, kStarts},
+    {"level", "level", Kind::kLevel, &Options::max_level},
+    {"app", "app", Kind::kList, &Options::apps},
+    {"window", "window", Kind::kInt, &Options::window, 1, 65536},
+    {"batch", "batch", Kind::kInt, &Options::batch, 1, 65536},
+    {"ack-timeout", "ack_timeout", Kind::kDuration, &Options::ack_timeout_ms},
+    {"shutdown-timeout", "shutdown_timeout", Kind::kDuration, &Options::shutdown_timeout_ms},
+    {"sd-id", "sd_id", Kind::kSdId, &Options::sd_id},
+    {"facility", "facility", Kind::kInt, &Options::facility, 0, 23},
+    {"log-level", "log_level", Kind::kLogLevel, &Options::log_level},
+};
+constexpr int kFirst = 256;  // getopt value of kSettings[0]; the others follow
+
+// Command-line-only flags, after the settings.
+enum { kConfig = kFirst + int(std::size(kSettings)), kStatus, kHelp, kVersion };
+
 // Applies one setting given as text; "" or what is wrong.
-std::string Set(int key, const std::string &v, Options *o) {
-  uint64_t ms = 0;
-  switch (key) {
-    case kTo:
-      o->to = v;
-      break;
-    case kSubject:
-      o->subject = v;
-      break;
-    case kCreateStream:
-      o->create_stream = v;
-      break;
-    case kFile:
-      o->file = v;
-      break;
-    case kCursorFile:
-      o->cursor_file = v;
-      break;
-    case kStart:
-      if (v != "oldest" && v != "end") return "must be oldest or end";
-      o->start = v;
-      break;
-    case kLevel: {
+std::string Set(const Setting &s, const std::string &v, Options *o) {
+  switch (s.kind) {
+    case Kind::kString:
+      o->*std::get<std::string Options::*>(s.member) = v;
+      return "";
+    case Kind::kList:
+      (o->*std::get<std::vector<std::string> Options::*>(s.member)).push_back(v);
+      return "";
+    case Kind::kChoice: {
+      std::string all;
+      for (size_t i = 0; s.choices[i]; i++) {
+        if (v == s.choices[i]) {
+          o->*std::get<std::string Options::*>(s.member) = v;
+          return "";
+        }
+        all += i == 0 ? "" : s.choices[i + 1] ? ", " : " or ";
+        all += s.choices[i];
+      }
+      return "must be " + all;
+    }
+    case Kind::kLevel: {
       int l = logctl::ParseLevel(v);
       if (l < 0) return "not a level (emerg..debug or 0-7): " + v;
-      o->max_level = l;
-      break;
+      o->*std::get<int Options::*>(s.member) = l;
+      return "";
     }
-    case kApp:
-      o->apps.push_back(v);
-      break;
-    case kWindow: {
+    case Kind::kInt: {
       char *end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1 || n > 65536) return "must be 1..65536: " + v;
-      o->window = int(n);
-      break;
+      if (v.empty() || *end || n < s.min || n > s.max)
+        return "must be " + std::to_string(s.min) + ".." + std::to_string(s.max) + ": " + v;
+      o->*std::get<int Options::*>(s.member) = int(n);
+      return "";
     }
-    case kBatch: {
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1 || n > 65536) return "must be 1..65536: " + v;
-      o->batch = int(n);
-      break;
-    }
-    case kAckTimeout:
-    case kShutdownTimeout:
+    case Kind::kDuration: {
+      uint64_t ms = 0;
       if (!config::ParseDuration(v, &ms) || ms == 0)
         return "not a duration (like 500ms or 5s): " + v;
-      (key == kAckTimeout ? o->ack_timeout_ms : o->shutdown_timeout_ms) = ms;
-      break;
-    case kSdId:
+      o->*std::get<uint64_t Options::*>(s.member) = ms;
+      return "";
+    }
+    case Kind::kSdId:
       if (v.empty() || v.size() > 32 || v.find_first_of(" =]\"") != std::string::npos)
         return "not an RFC 5424 SD-ID (1..32 printable characters, no space = ] \"): " + v;
-      o->sd_id = v;
-      break;
-    case kFacility: {
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 0 || n > 23) return "must be 0..23: " + v;
-      o->facility = int(n);
-      break;
-    }
-    case kLogLevel:
+      o->*std::get<std::string Options::*>(s.member) = v;
+      return "";
+    case Kind::kLogLevel:
       if (!config::ValidLogLevel(v))
         return "not a log level (trace debug info warn error critical off): " + v;
-      o->log_level = v;
-      break;
+      o->*std::get<std::string Options::*>(s.member) = v;
+      return "";
   }
   return "";
 }
-
-struct TomlKey {
-  const char *name;
-  int key;
-};
-constexpr TomlKey kTomlKeys[] = {
-    {"to", kTo},
-    {"subject", kSubject},
-    {"create_stream", kCreateStream},
-    {"file", kFile},
-    {"cursor_file", kCursorFile},
-    {"start", kStart},
-    {"level", kLevel},
-    {"app", kApp},
-    {"window", kWindow},
-    {"batch", kBatch},
-    {"ack_timeout", kAckTimeout},
-    {"shutdown_timeout", kShutdownTimeout},
-    {"sd_id", kSdId},
-    {"facility", kFacility},
-    {"log_level", kLogLevel},
-};
 
 bool LoadToml(const std::string &path, Options *o, std::string *error) {
   std::ifstream in(path, std::ios::binary);
@@ -155,16 +146,16 @@ bool LoadToml(const std::string &path, Options *o, std::string *error) {
       return false;
     }
     for (const auto &[name, v] : table.as_table()) {
-      const TomlKey *k = nullptr;
-      for (const TomlKey &t : kTomlKeys)
-        if (name == t.name) k = &t;
+      const Setting *k = nullptr;
+      for (const Setting &t : kSettings)
+        if (name == t.key) k = &t;
       std::string where = path + ":" + std::to_string(v.location().line()) + ": forward." + name;
       if (!k) {
         *error = where + ": unknown key";
         return false;
       }
       std::vector<std::string> values;
-      if (k->key == kApp && v.is_array()) {
+      if (k->kind == Kind::kList && v.is_array()) {
         for (const auto &e : v.as_array()) {
           if (!e.is_string()) {
             *error = where + ": expected an array of strings";
@@ -181,7 +172,7 @@ bool LoadToml(const std::string &path, Options *o, std::string *error) {
         return false;
       }
       for (const std::string &s : values) {
-        std::string why = Set(k->key, s, o);
+        std::string why = Set(*k, s, o);
         if (!why.empty()) {
           *error = where + ": " + why;
           return false;
@@ -192,30 +183,29 @@ bool LoadToml(const std::string &path, Options *o, std::string *error) {
   return true;
 }
 
-const option kLong[] = {
-    {"to", required_argument, nullptr, kTo},
-    {"subject", required_argument, nullptr, kSubject},
-    {"create-stream", required_argument, nullptr, kCreateStream},
-    {"file", required_argument, nullptr, kFile},
-    {"cursor-file", required_argument, nullptr, kCursorFile},
-    {"start", required_argument, nullptr, kStart},
-    {"level", required_argument, nullptr, kLevel},
-    {"app", required_argument, nullptr, kApp},
-    {"window", required_argument, nullptr, kWindow},
-    {"batch", required_argument, nullptr, kBatch},
-    {"ack-timeout", required_argument, nullptr, kAckTimeout},
-    {"shutdown-timeout", required_argument, nullptr, kShutdownTimeout},
-    {"sd-id", required_argument, nullptr, kSdId},
-    {"facility", required_argument, nullptr, kFacility},
-    {"log-level", required_argument, nullptr, kLogLevel},
-    {"config", required_argument, nullptr, kConfig},
-    {"status", no_argument, nullptr, kStatus},
-    {"help", no_argument, nullptr, kHelp},
-    {"version", no_argument, nullptr, kVersion},
-    {nullptr, 0, nullptr, 0},
-};
+// getopt's table: every setting (a value each), then the command line's own.
+const std::vector<option> &LongOptions() {
+  static const std::vector<option> opts = [] {
+    std::vector<option> v;
+    for (const Setting &s : kSettings)
+      v.push_back({s.flag, required_argument, nullptr, kFirst + int(&s - kSettings)});
+    v.push_back({"config", required_argument, nullptr, kConfig});
+    v.push_back({"status", no_argument, nullptr, kStatus});
+    v.push_back({"help", no_argument, nullptr, kHelp});
+    v.push_back({"version", no_argument, nullptr, kVersion});
+    v.push_back({nullptr, 0, nullptr, 0});
+    return v;
+  }();
+  return opts;
+}
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> SettingNames() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Setting &s : kSettings) out.emplace_back(s.flag, s.key);
+  return out;
+}
 
 const char *Usage() {
   return "usage: logsink-forward --to nats://HOST:PORT[,HOST:PORT...] --subject SUBJECT\n"
@@ -257,12 +247,13 @@ bool ParseArgs(int argc, char **argv, Options *o, std::string *error) {
     if (a.rfind("--config=", 0) == 0) o->config_file = a.substr(9);
   }
   if (!o->config_file.empty() && !LoadToml(o->config_file, o, error)) return false;
+  const std::vector<option> &kLong = LongOptions();
   optind = 1;
   opterr = 0;
   bool apps_from_cli = false;
   for (;;) {
     int li = -1;
-    int c = getopt_long(argc, argv, "hV", kLong, &li);
+    int c = getopt_long(argc, argv, "hV", kLong.data(), &li);
     if (c == -1) break;
     if (c == 'V') c = kVersion;
     if (c == 'h') c = kHelp;
@@ -270,7 +261,7 @@ bool ParseArgs(int argc, char **argv, Options *o, std::string *error) {
       *error = std::string("unknown option or missing value: ") + argv[optind - 1];
       return false;
     }
-    if (!config::LongOptionInFull(argv, optind, optarg, kLong, li, error)) return false;
+    if (!config::LongOptionInFull(argv, optind, optarg, kLong.data(), li, error)) return false;
     switch (c) {
       case kConfig:
         break;
@@ -284,13 +275,18 @@ bool ParseArgs(int argc, char **argv, Options *o, std::string *error) {
         o->version = true;
         break;
       default: {
-        if (c == kApp && !apps_from_cli) {  // the command line replaces the file's list
-          o->apps.clear();
+        if (c < kFirst || c >= kConfig) {
+          *error = std::string("unknown option: ") + argv[optind - 1];
+          return false;
+        }
+        const Setting &s = kSettings[c - kFirst];
+        if (s.kind == Kind::kList && !apps_from_cli) {  // the command line replaces the file's list
+          (o->*std::get<std::vector<std::string> Options::*>(s.member)).clear();
           apps_from_cli = true;
         }
-        std::string why = Set(c, optarg, o);
+        std::string why = Set(s, optarg, o);
         if (!why.empty()) {
-          *error = std::string("--") + kLong[c - kTo].name + ": " + why;
+          *error = std::string("--") + s.flag + ": " + why;
           return false;
         }
       }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace logsink::forward {
@@ -32,9 +33,14 @@ struct Options {
   // command line only
   std::string config_file;
   bool status = false, help = false, version = false;
+
+  bool operator==(const Options &) const = default;
 };
 
 const char *Usage();
+// Every setting's flag (without "--") and key in the [forward] table, in the
+// order of the table of settings (options.cc).
+std::vector<std::pair<std::string, std::string>> SettingNames();
 // Parses argv; loads --config first, so flags override the file.
 // False with *error (exit 2).
 bool ParseArgs(int argc, char **argv, Options *o, std::string *error);

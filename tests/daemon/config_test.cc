@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
+
+#include "logsink/config/settings.h"
 
 namespace logsink::test {
 namespace {
@@ -259,6 +263,220 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
   EXPECT_EQ(keys, 30);
+}
+
+// ---- the table of settings (settings.h) --------------------------------------
+
+// A value other than the default for every setting, as TOML; together they
+// pass Validate. A setting added to the table needs one here.
+const std::map<std::string, std::string> kOther = {
+    {"daemon.log_level", "\"debug\""},
+    {"socket.path", "\"/tmp/other.sock\""},
+    {"socket.mode", "0o600"},
+    {"socket.group", "\"adm\""},
+    {"syslog.socket", "\"/tmp/other-syslog.sock\""},
+    {"ring.file", "\"/tmp/other.ring\""},
+    {"ring.size", "\"1GiB\""},
+    {"ring.block_size", "\"64KiB\""},
+    {"ring.compression", "\"lz4\""},
+    {"ring.compression_level", "3"},
+    {"retention.kept_share", "0.25"},
+    {"retention.error_share", "0.0"},
+    {"retention.kept_level", "\"warning\""},
+    {"retention.error_level", "\"crit\""},
+    {"retention.fairness", "false"},
+    {"kernel.read", "\"no\""},
+    {"kernel.device", "\"/tmp/kmsg\""},
+    {"writer.flush_interval", "\"250ms\""},
+    {"writer.flush_min_interval", "\"20ms\""},
+    {"writer.fsync", "\"2s\""},
+    {"limits.max_frame", "\"1MiB\""},
+    {"limits.max_connections", "10"},
+    {"limits.max_connections_per_uid", "5"},
+    {"limits.max_sites_per_connection", "100"},
+    {"limits.stall_timeout", "\"3s\""},
+    {"limits.read_budget", "\"64KiB\""},
+    {"limits.max_app", "32"},
+    {"limits.max_memory", "\"128MiB\""},
+    {"limits.max_memory_per_uid", "\"1MiB\""},
+    {"limits.shutdown_timeout", "\"1s\""},
+};
+
+std::string Assign(const Setting &s, const std::string &value) {
+  return std::string("[") + s.section + "]\n" + s.key + " = " + value + "\n";
+}
+
+TEST(Settings, TableIsWellFormed) {
+  std::set<std::string> names, sections_done;
+  std::string_view section;
+  for (const Setting &s : Settings()) {
+    EXPECT_TRUE(names.insert(SettingName(s)).second) << SettingName(s) << " twice";
+    if (section != s.section) {  // each section is one run of rows
+      EXPECT_TRUE(sections_done.insert(s.section).second) << s.section << " split";
+      section = s.section;
+    }
+    EXPECT_NE(std::string(s.help), "") << SettingName(s);
+    EXPECT_EQ(FindSetting(s.section, s.key), &s);
+  }
+  EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
+  EXPECT_EQ(Sections().size(), sections_done.size());
+  EXPECT_EQ(names.size(), 30u);
+  // Other settings and their defaults: every field is set by the table.
+  Config c;
+  EXPECT_FALSE(c.recreate);
+  EXPECT_FALSE(c.allow_other_owner);
+  EXPECT_TRUE(Changed(c, Config{}).empty());
+}
+
+// Every setting reads, prints and reads back; changing one changes only it.
+TEST(Settings, EverySettingRoundTrips) {
+  std::set<std::string> covered;
+  for (const Setting &s : Settings()) {
+    const std::string name = SettingName(s);
+    auto it = kOther.find(name);
+    ASSERT_NE(it, kOther.end()) << name << ": add a value to kOther";
+    covered.insert(name);
+    Config c;
+    std::string err;
+    ASSERT_TRUE(LoadString(Assign(s, it->second), "one.toml", &c, &err)) << err;
+    std::vector<const Setting *> changed = Changed(Config{}, c);
+    ASSERT_EQ(changed.size(), 1u) << name;
+    EXPECT_EQ(changed[0], &s);
+    EXPECT_EQ(FormatValue(s, c), it->second) << name;
+    Config back;
+    ASSERT_TRUE(LoadString(ToToml(c), "printed.toml", &back, &err)) << name << ": " << err;
+    EXPECT_EQ(back, c) << name;
+    // The default prints as a value that reads back to the default too.
+    Config d;
+    ASSERT_TRUE(LoadString(Assign(s, FormatValue(s, Config{})), "default.toml", &d, &err))
+        << name << ": " << err;
+    EXPECT_EQ(d, Config{}) << name;
+  }
+  EXPECT_EQ(covered.size(), kOther.size()) << "kOther names a setting the table does not have";
+}
+
+// Just outside each setting's limits is refused, with the file, the line and
+// the setting's name.
+TEST(Settings, OutOfRangeIsRefusedWithTheName) {
+  int checked = 0;
+  for (const Setting &s : Settings()) {
+    std::vector<std::string> bad;
+    switch (s.kind) {
+      case Kind::kSize:
+      case Kind::kCount:
+      case Kind::kMode:
+        bad.push_back(std::to_string(s.max + 1));
+        if (s.min > 0) bad.push_back(std::to_string(s.min - 1));
+        break;
+      case Kind::kDuration:
+        bad.push_back("\"" + FormatDuration(s.max + 1) + "\"");
+        if (s.min > 0) bad.push_back("\"" + FormatDuration(s.min - 1) + "\"");
+        break;
+      case Kind::kFsync:
+        bad.push_back("\"" + FormatDuration(s.max + 1) + "\"");
+        break;
+      case Kind::kShare:
+        bad.push_back(FormatShare(s.max_share + 0.25));
+        bad.push_back("-0.25");
+        break;
+      case Kind::kSocketPath:
+        bad.push_back("\"/" + std::string(s.max, 'x') + "\"");
+        break;
+      default:
+        break;
+    }
+    for (const std::string &value : bad) {
+      Config c;
+      std::string err;
+      EXPECT_FALSE(LoadString("\n" + Assign(s, value), "range.toml", &c, &err))
+          << SettingName(s) << " = " << value;
+      const std::string want = "range.toml:3: " + SettingName(s) + ": ";
+      EXPECT_EQ(err.rfind(want, 0), 0u) << err;
+      const bool said = err.find("out of range") != std::string::npos ||
+                        err.find("too long") != std::string::npos;
+      EXPECT_TRUE(said) << err;
+      checked++;
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
+// A SIGHUP reload (Server::ApplyLive) copies exactly the live settings:
+// [daemon] log_level, [writer] and [limits], as logsinkd.toml says; the
+// others differ afterwards and are the ones reported.
+TEST(Settings, ReloadCopiesExactlyTheLiveSettings) {
+  std::string all;
+  std::string_view section;
+  for (const Setting &s : Settings()) {
+    if (section != s.section) all += std::string("[") + (section = s.section).data() + "]\n";
+    all += std::string(s.key) + " = " + kOther.at(SettingName(s)) + "\n";
+  }
+  Config next;
+  std::string err;
+  ASSERT_TRUE(LoadString(all, "all.toml", &next, &err)) << err;
+  ASSERT_EQ(Changed(Config{}, next).size(), Settings().size());
+  Config running;
+  CopyLive(next, &running);
+  std::set<std::string> reported;
+  for (const Setting *s : Changed(running, next)) reported.insert(SettingName(*s));
+  for (const Setting &s : Settings()) {
+    const std::string section = s.section;
+    const bool live =
+        SettingName(s) == "daemon.log_level" || section == "writer" || section == "limits";
+    EXPECT_EQ(s.live, live) << SettingName(s);
+    EXPECT_EQ(SameValue(s, running, next), live) << SettingName(s);
+    EXPECT_EQ(SameValue(s, running, Config{}), !live) << SettingName(s);
+    EXPECT_EQ(reported.count(SettingName(s)), live ? 0u : 1u) << SettingName(s);
+  }
+}
+
+// logsinkd.toml documents every setting of the table, in its section, with
+// the table's default (a path resolved at start: the system instance's),
+// and nothing else.
+TEST(Settings, ShippedFileDocumentsTheTable) {
+  std::string shipped;
+  {
+    FILE *f = fopen(LOGSINK_SOURCE_DIR "/config/logsinkd.toml", "r");
+    ASSERT_NE(f, nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) shipped.append(buf, n);
+    fclose(f);
+  }
+  std::map<std::string, std::string> documented;  // "section.key" -> value
+  std::string section;
+  size_t pos = 0;
+  while (pos < shipped.size()) {
+    size_t eol = shipped.find('\n', pos);
+    if (eol == std::string::npos) eol = shipped.size();
+    std::string line = shipped.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.size() > 2 && line[0] == '[' && line.back() == ']') {
+      section = line.substr(1, line.size() - 2);
+      continue;
+    }
+    // "#key = value": a documented setting ("# prose" has a space).
+    size_t eq = line.find(" = ");
+    if (line.empty() || line[0] != '#' || eq == std::string::npos) continue;
+    std::string key = line.substr(1, eq - 1);
+    if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
+      continue;
+    EXPECT_TRUE(documented.emplace(section + "." + key, line.substr(eq + 3)).second)
+        << section << "." << key << " twice";
+  }
+  for (const Setting &s : Settings()) {
+    auto it = documented.find(SettingName(s));
+    if (it == documented.end()) {
+      ADD_FAILURE() << SettingName(s) << " is not in logsinkd.toml";
+      continue;
+    }
+    std::string want =
+        s.documented ? "\"" + std::string(s.documented) + "\"" : FormatValue(s, Config{});
+    EXPECT_EQ(it->second, want) << SettingName(s);
+    documented.erase(it);
+  }
+  for (const auto &[name, value] : documented)
+    ADD_FAILURE() << "logsinkd.toml documents " << name << ", which is not a setting";
 }
 
 }  // namespace

@@ -657,5 +657,57 @@ TEST(Daemon, SighupAppliesNewLimitsToNewConnections) {
   EXPECT_NE(err.find("ring.block_size changed"), std::string::npos) << err;
 }
 
+// A reload names each changed setting that needs a restart, once, and no
+// live one; the live ones take effect (the reload line shows the writer's).
+// socket.path, ring.file, ring.size and log_level are given as flags, which
+// win over the file, so they do not change.
+TEST(Daemon, SighupReportsExactlyTheChangedFixedSettings) {
+  TempDir dir;
+  Daemon d(dir, {}, "[limits]\nmax_app = 64\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  WriteFile(
+      dir / "logsinkd.toml",
+      "[socket]\nmode = 0o600\ngroup = \"nogroup\"\n"
+      "[syslog]\nsocket = \"" +
+          std::string(dir / "other-syslog.sock") +
+          "\"\n"
+          "[ring]\nblock_size = \"16KiB\"\ncompression = \"lz4\"\ncompression_level = 3\n"
+          "[retention]\nkept_share = 0.25\nerror_share = 0.0\nkept_level = \"warning\"\n"
+          "error_level = \"crit\"\nfairness = false\n"
+          "[kernel]\nread = \"no\"\ndevice = \"/nonexistent/kmsg\"\n"
+          "[writer]\nflush_interval = \"250ms\"\nflush_min_interval = \"20ms\"\nfsync = \"2s\"\n"
+          "[limits]\nmax_frame = \"1MiB\"\nmax_connections = 10\nmax_connections_per_uid = 5\n"
+          "max_sites_per_connection = 100\nstall_timeout = \"3s\"\nread_budget = \"64KiB\"\n"
+          "max_app = 32\nmax_memory = \"128MiB\"\nmax_memory_per_uid = \"1MiB\"\n"
+          "shutdown_timeout = \"1s\"\n");
+  kill(d.pid(), SIGHUP);
+  // The reload is asynchronous: wait for the daemon to say it is done.
+  auto deadline = Clock::now() + kHang;
+  while (d.Stderr().find("configuration reloaded") == std::string::npos && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(d.Stop(), 0);
+  const std::string err = d.Stderr();
+  EXPECT_NE(err.find("configuration reloaded (log_level info, flush_interval 250 ms, fsync 2s)"),
+            std::string::npos)
+      << err;
+  for (const char *fixed :
+       {"socket.mode", "socket.group", "syslog.socket", "ring.block_size", "ring.compression",
+        "ring.compression_level", "retention.kept_share", "retention.error_share",
+        "retention.kept_level", "retention.error_level", "retention.fairness", "kernel.read",
+        "kernel.device"}) {
+    const std::string line = std::string("SIGHUP: ") + fixed + " changed";
+    size_t at = err.find(line);
+    EXPECT_NE(at, std::string::npos) << fixed << "\n" << err;
+    if (at != std::string::npos) {
+      EXPECT_EQ(err.find(line, at + 1), std::string::npos) << fixed;
+    }
+  }
+  size_t reported = 0;
+  for (size_t at = err.find(" changed; it takes effect after a restart"); at != std::string::npos;
+       at = err.find(" changed; it takes effect after a restart", at + 1))
+    reported++;
+  EXPECT_EQ(reported, 13u) << err;
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -6,6 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "common/temp_dir.h"
 #include "cursor_file.h"
 #include "nats_sink.h"
@@ -306,6 +310,40 @@ TEST(Options, TomlFileAndFlagsOverride) {
   for (auto &a : args2) argv2.push_back(a.data());
   EXPECT_FALSE(ParseArgs(int(argv2.size()), argv2.data(), &o2, &err));
   EXPECT_NE(err.find(":2: forward.colour: unknown key"), std::string::npos) << err;
+}
+
+// Each setting of the table reads the same from its flag and from its key
+// in the file, and the usage text names its flag.
+TEST(Options, EverySettingByFlagAndByFile) {
+  const std::map<std::string, std::string> values = {
+      {"to", "relp://h:1"}, {"subject", "logs.x"},   {"create-stream", "LOGS"},
+      {"file", "/x/ring"},  {"cursor-file", "/x/c"}, {"start", "end"},
+      {"level", "warning"}, {"app", "nginx"},        {"window", "7"},
+      {"batch", "3"},       {"ack-timeout", "2s"},   {"shutdown-timeout", "250ms"},
+      {"sd-id", "mine@1"},  {"facility", "3"},       {"log-level", "debug"},
+  };
+  TempDir dir;
+  size_t n = 0;
+  for (const auto &[flag, key] : SettingNames()) {
+    SCOPED_TRACE(flag);
+    n++;
+    auto it = values.find(flag);
+    ASSERT_NE(it, values.end()) << "add a value for --" << flag;
+    EXPECT_NE(std::string(Usage()).find("--" + flag + " "), std::string::npos);
+    std::string by_flag_arg = "--" + flag + "=" + it->second;
+    std::vector<char *> argv = {const_cast<char *>("logsink-forward"), by_flag_arg.data()};
+    Options by_flag, by_file, defaults;
+    std::string err;
+    ASSERT_TRUE(ParseArgs(int(argv.size()), argv.data(), &by_flag, &err)) << err;
+    EXPECT_FALSE(by_flag == defaults);
+    WriteFile(dir / "f.toml", "[forward]\n" + key + " = \"" + it->second + "\"\n");
+    std::string cfg = dir / "f.toml", config_arg = "--config=" + cfg;
+    std::vector<char *> argv2 = {const_cast<char *>("logsink-forward"), config_arg.data()};
+    ASSERT_TRUE(ParseArgs(int(argv2.size()), argv2.data(), &by_file, &err)) << err;
+    by_file.config_file.clear();
+    EXPECT_TRUE(by_file == by_flag);
+  }
+  EXPECT_EQ(n, values.size());
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// config.h: logsinkd's settings, their embedded defaults and limits, and the
-// TOML loader/printer. Errors are values: Load() returns false and a message
-// naming the file, the line and the key.
+// config.h: logsinkd's settings (their defaults, limits and help are in the
+// table of settings.h) and the TOML loader/printer. Errors are values: Load()
+// returns false and a message naming the file, the line and the key.
 #pragma once
 
 #include <cstdint>
@@ -11,56 +11,60 @@ namespace logsink::config {
 
 enum class FsyncPolicy { kNever, kInterval, kBlock };
 
-// Every setting, with its default. TOML section and key in the comment.
+// Every setting. Its TOML key, default, limits, help and whether SIGHUP
+// changes it live are in the table of settings (settings.h, settings.cc),
+// from which the constructor takes the defaults.
 struct Config {
+  Config();
+
   // [daemon]
-  std::string log_level = "info";  // log_level: trace debug info warn error critical off
+  std::string log_level;  // log_level
 
   // [socket]
-  std::string socket_path;      // path; "" = $LOGSINK_SOCKET, else proto/paths.h default
-  uint32_t socket_mode = 0666;  // mode
-  std::string socket_group;     // group; "" = keep the daemon's group
+  std::string socket_path;   // path; "" = $LOGSINK_SOCKET, else proto/paths.h default
+  uint32_t socket_mode{};    // mode
+  std::string socket_group;  // group; "" = keep the daemon's group
 
   // [syslog]
-  std::string syslog_socket;  // socket; "" = no syslog socket (the default)
+  std::string syslog_socket;  // socket; "" = no syslog socket
 
   // [ring]
-  std::string ring_file;             // file; "" = proto/paths.h default
-  uint64_t ring_size = 64ull << 20;  // size
-  uint32_t block_size = 8192;        // block_size
-  std::string compression = "zstd";  // compression: "zstd" | "lz4" | "none"
-  uint32_t compression_level = 1;    // compression_level: zstd's level, 1 .. 19
-  bool recreate = false;             // command line only (--recreate), never in TOML
-  bool allow_other_owner = false;    // command line only (--allow-other-owner), never in TOML
+  std::string ring_file;           // file; "" = proto/paths.h default
+  uint64_t ring_size{};            // size
+  uint32_t block_size{};           // block_size
+  std::string compression;         // compression: "zstd" | "lz4" | "none"
+  uint32_t compression_level{};    // compression_level
+  bool recreate = false;           // command line only (--recreate), never in TOML
+  bool allow_other_owner = false;  // command line only (--allow-other-owner), never in TOML
 
   // [retention] (proto/FORMAT.md, "Tiers"); shares apply when the ring is created
-  double kept_share = 0.125;          // kept_share: 0 .. 0.5 of the slots for tier 1
-  double error_share = 0.125;         // error_share: 0 .. 0.5 for tier 2 (together <= 0.75)
-  std::string kept_level = "notice";  // kept_level: a syslog level name
-  std::string error_level = "err";    // error_level
-  bool fairness = true;               // fairness
+  double kept_share{};      // kept_share
+  double error_share{};     // error_share
+  std::string kept_level;   // kept_level: a syslog level name
+  std::string error_level;  // error_level
+  bool fairness{};          // fairness
 
   // [kernel]
-  std::string kernel_read = "auto";         // read: "auto" | "yes" | "no"
-  std::string kernel_device = "/dev/kmsg";  // device
+  std::string kernel_read;    // read: "auto" | "yes" | "no"
+  std::string kernel_device;  // device
 
   // [writer]
-  uint64_t flush_interval_ms = 100;         // flush_interval
-  uint64_t flush_min_interval_ms = 1;       // flush_min_interval (<= flush_interval)
-  FsyncPolicy fsync = FsyncPolicy::kNever;  // fsync: "never" | "block" | a duration
-  uint64_t fsync_interval_ms = 0;           // the duration when fsync is one
+  uint64_t flush_interval_ms{};      // flush_interval
+  uint64_t flush_min_interval_ms{};  // flush_min_interval (<= flush_interval)
+  FsyncPolicy fsync{};               // fsync: "never" | "block" | a duration
+  uint64_t fsync_interval_ms{};      // the duration when fsync is one
 
   // [limits]
-  uint32_t max_frame = 256u << 10;            // max_frame
-  uint32_t max_connections = 1024;            // max_connections
-  uint32_t max_connections_per_uid = 64;      // max_connections_per_uid (root, own uid: exempt)
-  uint32_t max_sites_per_connection = 65536;  // max_sites_per_connection
-  uint64_t stall_timeout_ms = 10000;          // stall_timeout
-  uint32_t read_budget = 256u << 10;          // read_budget (bytes per wakeup per connection)
-  uint32_t max_app = 64;                      // max_app (longer HELLO labels are cut)
-  uint64_t shutdown_timeout_ms = 5000;        // shutdown_timeout
-  uint64_t max_memory = 64ull << 20;          // max_memory (all connection state together)
-  uint64_t max_memory_per_uid = 16ull << 20;  // max_memory_per_uid (root: max_memory)
+  uint32_t max_frame{};                 // max_frame
+  uint32_t max_connections{};           // max_connections
+  uint32_t max_connections_per_uid{};   // max_connections_per_uid (root, own uid: exempt)
+  uint32_t max_sites_per_connection{};  // max_sites_per_connection
+  uint64_t stall_timeout_ms{};          // stall_timeout
+  uint32_t read_budget{};               // read_budget (bytes per wakeup per connection)
+  uint32_t max_app{};                   // max_app (longer HELLO labels are cut)
+  uint64_t shutdown_timeout_ms{};       // shutdown_timeout
+  uint64_t max_memory{};                // max_memory (all connection state together)
+  uint64_t max_memory_per_uid{};        // max_memory_per_uid (root: max_memory)
 
   bool operator==(const Config &) const = default;
 };
