@@ -112,16 +112,26 @@ void Save(const std::string &dir, const char *name, uint8_t opts, const std::vec
   std::printf("%s: %zu bytes\n", path.c_str(), img.size() + 1);
 }
 
-std::vector<uint8_t> Make(uint64_t size, int n, int distinct, double tiers = 0) {
+std::vector<uint8_t> Make(uint64_t size, int n, int distinct, double tiers = 0, bool dict = false) {
   logsink::fuzz::MemEnv env;
   st::WriterOptions o;
   o.file_size = size;
   o.block_size = 4096;
   o.strtab_size = 4096;
   o.kept_share = o.error_share = tiers;  // FORMAT.md "Tiers": kept records, GAP entries
+  // FORMAT.md "Dictionary": blocks of codec 3 after a dictionary trained early.
+  o.dictionary_train_bytes = dict ? 16384 : 0;
   std::unique_ptr<st::RingWriter> w;
   Check(st::RingWriter::Open(&env, "/ring", o, &w), "open");
   if (n) Fill(w.get(), n, distinct);
+  if (dict) {
+    Check(w->FinishDictionary(), "dictionary");
+    if (w->stats().dict_id == 0) {
+      std::fprintf(stderr, "no dictionary was trained\n");
+      std::exit(1);
+    }
+    Fill(w.get(), n, distinct);
+  }
   w.reset();
   return env.files["/ring"];
 }
@@ -139,5 +149,6 @@ int main(int argc, char **argv) {
   Save(dir, "strtab-full-28k-fixcrc", 1, Make(28 << 10, 700, 200));
   Save(dir, "partial-64k", 0, Make(64 << 10, 300, 20));
   Save(dir, "tiered-64k", 0, Make(64 << 10, 4000, 0, 0.25));
+  Save(dir, "dictionary-304k", 0, Make(304 << 10, 3000, 0, 0, true));
   return 0;
 }
