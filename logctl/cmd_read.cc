@@ -116,6 +116,12 @@ class ReadPipeline {
       if (progress_) progress_->Update(rec.seq);
       if (!o_.filter.MatchFields(rec)) continue;
       if (pool_->Add(rec) && pool_->TakeReady(out_->buf(), &last_shown_)) {
+        // The first lines go out at once (a --since far back in a big
+        // ring shows something soon), then in big chunks.
+        if (!first_out_ && !out_->buf()->empty()) {
+          first_out_ = true;
+          out_->Flush();
+        }
         out_->MaybeFlush();
         if (out_->failed()) return false;
       }
@@ -273,6 +279,7 @@ class ReadPipeline {
   Progress *progress_ = nullptr;
   std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
   std::unique_ptr<RenderPool> pool_;                  // DrainPooled's, made on first use
+  bool first_out_ = false;                            // DrainPooled wrote lines already
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
 };

@@ -2,6 +2,7 @@
 // render_pool.h).
 #include "render_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace logsink::logctl {
@@ -47,7 +48,7 @@ void RenderPool::Render(Context *c, Batch *b) {
 bool RenderPool::Add(const storage::Record &rec) {
   const size_t need = StringBytes(rec);
   bool sealed = false;
-  if (filling_ && (filling_->recs.size() >= kMaxRecords ||
+  if (filling_ && (filling_->recs.size() >= max_records_ ||
                    filling_->arena.size() + need > filling_->arena.capacity())) {
     Seal();
     sealed = true;
@@ -75,6 +76,7 @@ bool RenderPool::Add(const storage::Record &rec) {
 
 void RenderPool::Seal() {
   if (!filling_) return;
+  max_records_ = std::min(max_records_ * 2, kMaxRecords);
   size_t in_flight;
   {
     std::lock_guard<std::mutex> l(mu_);

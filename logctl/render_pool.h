@@ -63,6 +63,9 @@ class RenderPool {
 
   static constexpr size_t kArena = 256 * 1024;
   static constexpr size_t kMaxRecords = 2048;
+  // The first batches are small (128 records, then twice as many each up
+  // to kMaxRecords): the first lines come out soon (--since).
+  static constexpr size_t kFirstRecords = 128;
   static constexpr size_t kMaxInFlight = 4;
 
   Context mine_;
@@ -70,6 +73,7 @@ class RenderPool {
   const Printer &pr_;
   const Filter &filter_;
   std::unique_ptr<Batch> filling_;
+  size_t max_records_ = kFirstRecords;
   std::vector<std::unique_ptr<Batch>> spare_;
 
   std::mutex mu_;
