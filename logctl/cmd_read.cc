@@ -28,6 +28,7 @@
 #include "pager.h"
 #include "printer.h"
 #include "progress.h"
+#include "render_pool.h"
 
 namespace logsink::logctl {
 namespace {
@@ -82,6 +83,7 @@ class ReadPipeline {
   // Prints every record from the reader's position on. Returns false on a
   // read error (already reported) or when the output failed.
   bool Drain() {
+    if (!collect_ && !ReadSwitchesFromEnv().plain) return DrainPooled();
     Record rec;
     for (;;) {
       Status s = r_->Next(&rec);
@@ -97,6 +99,42 @@ class ReadPipeline {
       out_->MaybeFlush();
       if (out_->failed()) return false;
     }
+  }
+
+  // Drain with rendering and matching on a second thread (render_pool.h):
+  // the same lines in the same order, the same records read.
+  bool DrainPooled() {
+    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter);
+    Record rec;
+    for (;;) {
+      Status s = r_->Next(&rec);
+      if (s.IsNotFound()) break;
+      if (!s.ok()) {
+        pool_->WaitAll(out_->buf(), &last_shown_);
+        return ReadError(s);
+      }
+      if (progress_) progress_->Update(rec.seq);
+      if (!o_.filter.MatchFields(rec)) continue;
+      if (pool_->Add(rec) && pool_->TakeReady(out_->buf(), &last_shown_)) {
+        // The first lines go out at once (a --since far back in a big
+        // ring shows something soon), then in big chunks.
+        if (!first_out_ && !out_->buf()->empty()) {
+          first_out_ = true;
+          out_->Flush();
+        }
+        out_->MaybeFlush();
+        if (out_->failed()) return false;
+      }
+    }
+    pool_->WaitAll(out_->buf(), &last_shown_);
+    out_->MaybeFlush();
+    return !out_->failed();
+  }
+
+  // Before the "records lost" line goes out (the reporter tells while the
+  // reader reads): the lines of the records read before it go first.
+  void BeforeLost() {
+    if (pool_) pool_->WaitAll(out_->buf(), &last_shown_);
   }
 
   // tail with a filter and no --since: the last n matching records. Reads the
@@ -180,6 +218,7 @@ class ReadPipeline {
   // Lets the reader skip whole blocks whose summaries prove that no record
   // can pass the filter (Render still judges every record it returns).
   void UseBlockFilter() {
+    if (ReadSwitchesFromEnv().no_skip) return;
     storage::BlockFilter bf;
     if (!o_.filter.ToBlockFilter(&bf)) return;
     block_filter_ = std::move(bf);
@@ -239,6 +278,8 @@ class ReadPipeline {
   std::vector<std::string> *collect_ = nullptr;
   Progress *progress_ = nullptr;
   std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
+  std::unique_ptr<RenderPool> pool_;                  // DrainPooled's, made on first use
+  bool first_out_ = false;                            // DrainPooled wrote lines already
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
 };
@@ -490,6 +531,7 @@ int Tail(Options &o, bool tty) {
   std::vector<std::string> reversed;
   if (o.reverse) pipeline.Collect(&reversed);
   rep.on_lost = [&](uint64_t n) {
+    pipeline.BeforeLost();
     if (!o.reverse) return pr.Lost(n, out.buf());
     std::string line;
     pr.Lost(n, &line);
@@ -587,8 +629,11 @@ int RunExport(Options &o) {
     o.mode = o.export_json ? OutputMode::kJson : OutputMode::kShort;
     Printer pr(o.mode, false, o.utc);
     Out out(fd);
-    rep.on_lost = [&](uint64_t n) { pr.Lost(n, out.buf()); };
     ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+    rep.on_lost = [&](uint64_t n) {
+      pipeline.BeforeLost();
+      pr.Lost(n, out.buf());
+    };
     pipeline.UseBlockFilter();
     Progress progress("export", isatty(fd) == 1);
     pipeline.ShowProgress(&progress);

@@ -221,4 +221,18 @@ uint64_t NowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+const ReadSwitches &ReadSwitchesFromEnv() {
+  static const ReadSwitches s = [] {
+    auto on = [](const char *name) {
+      const char *v = std::getenv(name);
+      return v && v[0] && std::strcmp(v, "0") != 0;
+    };
+    ReadSwitches r;
+    r.no_skip = on("LOGSINK_NO_SKIP");
+    r.plain = on("LOGSINK_PLAIN_READ");
+    return r;
+  }();
+  return s;
+}
+
 }  // namespace logsink::logctl

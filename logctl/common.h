@@ -41,4 +41,15 @@ int OpenRing(const std::string &path, storage::Reporter *reporter,
 
 uint64_t NowNs();
 
+// Switches for benchmarks and tests (bench/README.md), not for users: read
+// from the environment here only. LOGSINK_NO_SKIP=1: read every block, never
+// skipping one by its summary. LOGSINK_PLAIN_READ=1: read, render and match
+// on one thread, every --grep pattern through regexec (the reference the
+// fast path is compared with).
+struct ReadSwitches {
+  bool no_skip = false;
+  bool plain = false;
+};
+const ReadSwitches &ReadSwitchesFromEnv();
+
 }  // namespace logsink::logctl

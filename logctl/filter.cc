@@ -2,8 +2,10 @@
 #include "filter.h"
 
 #include <algorithm>
+#include <clocale>
 #include <cstring>
 
+#include "common.h"
 #include "logsink/proto/text_kinds.h"
 
 namespace logsink::logctl {
@@ -95,21 +97,94 @@ std::string UnitName(std::string_view name) {
   return std::string(name) + ".service";
 }
 
-Filter::~Filter() {
-  for (regex_t &re : res_) regfree(&re);
+MessageMatcher::~MessageMatcher() {
+  for (Pattern &p : pats_)
+    if (!p.literal) regfree(&p.re);
+}
+
+bool MessageMatcher::IsLiteral(std::string_view re) {
+  if (re.empty()) return false;
+  for (char c : re) {
+    if (c < 0x20 || c > 0x7e) return false;
+    if (std::strchr(".[]()*+?{}|^$\\", c)) return false;
+  }
+  return true;
+}
+
+bool MessageMatcher::Add(const std::string &re, bool ignore_case, bool literal_fast,
+                         std::string *why) {
+  Pattern &p = pats_.emplace_back();
+  // Compiled even when searched as a literal: the same patterns are refused.
+  int rc = regcomp(&p.re, re.c_str(), REG_EXTENDED | REG_NOSUB | (ignore_case ? REG_ICASE : 0));
+  if (rc != 0) {
+    char buf[256];
+    regerror(rc, &p.re, buf, sizeof buf);
+    *why = buf;
+    pats_.pop_back();
+    return false;
+  }
+  // Only in the "C" locale (what logctl runs in): there regexec compares
+  // bytes, and REG_ICASE folds A-Z alone.
+  const char *ctype = setlocale(LC_CTYPE, nullptr);
+  const bool c_locale = ctype && (std::strcmp(ctype, "C") == 0 || std::strcmp(ctype, "POSIX") == 0);
+  if (literal_fast && c_locale && IsLiteral(re)) {
+    regfree(&p.re);
+    p.literal = true;
+    p.icase = ignore_case;
+    p.text = re;
+    if (ignore_case)
+      for (char &c : p.text)
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  }
+  return true;
+}
+
+namespace {
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
+
+// needle (lowercase) in hay, ASCII letters in either case.
+bool FindFolded(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  const size_t last = hay.size() - needle.size();
+  for (size_t i = 0; i <= last; i++) {
+    if (AsciiLower(hay[i]) != needle[0]) continue;
+    size_t k = 1;
+    while (k < needle.size() && AsciiLower(hay[i + k]) == needle[k]) k++;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool MessageMatcher::Match(std::string_view msg) const {
+  if (pats_.empty()) return true;
+  for (const Pattern &p : pats_) {
+    if (p.literal) {
+      // string_view::find: memchr for the first byte, then a compare (for
+      // messages of tens of bytes, cheaper than memmem's setup per call).
+      if (p.icase ? FindFolded(msg, p.text) : msg.find(p.text) != std::string_view::npos)
+        return true;
+      continue;
+    }
+    // REG_STARTEND: match [0, size) even with embedded NULs, no copy.
+    regmatch_t m[1];
+    m[0].rm_so = 0;
+    m[0].rm_eo = static_cast<regoff_t>(msg.size());
+    if (regexec(&p.re, msg.data(), 0, m, REG_STARTEND) == 0) return true;
+  }
+  return false;
 }
 
 bool Filter::AddGrep(const std::string &re, bool ignore_case, std::string *why) {
-  regex_t &r = res_.emplace_back();
-  int rc = regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB | (ignore_case ? REG_ICASE : 0));
-  if (rc != 0) {
-    char buf[256];
-    regerror(rc, &r, buf, sizeof buf);
-    *why = buf;
-    res_.pop_back();
-    return false;
-  }
+  literal_fast_ = !ReadSwitchesFromEnv().plain;
+  if (!matcher_.Add(re, ignore_case, literal_fast_, why)) return false;
+  greps_.push_back({re, ignore_case});
   return true;
+}
+
+void Filter::NewMatcher(MessageMatcher *out) const {
+  std::string why;
+  for (const GrepSource &g : greps_) out->Add(g.re, g.ignore_case, literal_fast_, &why);
 }
 
 bool Filter::MatchFields(const storage::Record &r) const {
@@ -156,18 +231,6 @@ bool Filter::ToBlockFilter(storage::BlockFilter *out) const {
   out->boots = boots;
   return levels != 0xff || since_ns || until_ns || !uids.empty() || !pids.empty() ||
          !apps.empty() || !units.empty() || !boots.empty();
-}
-
-bool Filter::MatchMessage(std::string_view msg) const {
-  if (res_.empty()) return true;
-  for (const regex_t &re : res_) {
-    // REG_STARTEND: match [0, size) even with embedded NULs, no copy.
-    regmatch_t m[1];
-    m[0].rm_so = 0;
-    m[0].rm_eo = static_cast<regoff_t>(msg.size());
-    if (regexec(&re, msg.data(), 0, m, REG_STARTEND) == 0) return true;
-  }
-  return false;
 }
 
 }  // namespace logsink::logctl

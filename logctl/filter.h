@@ -40,10 +40,43 @@ bool ParseBootId(std::string_view s, BootId *id);
 // and systemctl take a bare name).
 std::string UnitName(std::string_view name);
 
+// Decides --grep on a rendered message: a message matches if any pattern
+// does. A pattern is an extended POSIX regular expression; one that is a
+// plain literal (printable ASCII without a metacharacter) is found with a
+// substring search instead when `literal_fast` is set, which gives regexec's
+// answer in the "C" locale (logctl never calls setlocale), where regexec
+// compares bytes and REG_ICASE folds the ASCII letters only (in another
+// locale every pattern goes through regexec). Not
+// shared between threads: glibc's regexec locks the pattern (Filter::
+// NewMatcher gives each thread its own).
+class MessageMatcher {
+ public:
+  MessageMatcher() = default;
+  ~MessageMatcher();
+  MessageMatcher(const MessageMatcher &) = delete;
+  MessageMatcher &operator=(const MessageMatcher &) = delete;
+
+  // Compiles re and adds it. Returns false with the reason in *why.
+  bool Add(const std::string &re, bool ignore_case, bool literal_fast, std::string *why);
+  bool empty() const { return pats_.empty(); }
+  bool Match(std::string_view msg) const;
+  // Whether a pattern is searched as a literal (tests).
+  static bool IsLiteral(std::string_view re);
+
+ private:
+  struct Pattern {
+    regex_t re;
+    bool literal = false;  // search `text` instead of running re
+    bool icase = false;
+    std::string text;  // the literal; lowercase with icase
+  };
+  std::deque<Pattern> pats_;  // a deque: a compiled regex_t is never moved
+};
+
 class Filter {
  public:
   Filter() = default;
-  ~Filter();
+  ~Filter() = default;
   Filter(const Filter &) = delete;
   Filter &operator=(const Filter &) = delete;
 
@@ -60,13 +93,15 @@ class Filter {
 
   // Compiles a regular expression (extended POSIX) and adds it: a message
   // matches if any of them matches. Returns false with the reason in *why.
+  // Literal patterns are searched as such unless ReadSwitchesFromEnv().plain.
   bool AddGrep(const std::string &re, bool ignore_case, std::string *why);
 
   bool any() const {
     return min_level > 0 || max_level < 7 || !pids.empty() || !uids.empty() || !apps.empty() ||
-           !units.empty() || !boots.empty() || kernel_only || since_ns || until_ns || !res_.empty();
+           !units.empty() || !boots.empty() || kernel_only || since_ns || until_ns ||
+           !matcher_.empty();
   }
-  bool needs_message() const { return !res_.empty(); }
+  bool needs_message() const { return !matcher_.empty(); }
   // Everything except the regular expression.
   bool MatchFields(const storage::Record &r) const;
   // The same fields as a storage::BlockFilter, for the reader to skip whole
@@ -75,10 +110,18 @@ class Filter {
   // could skip nothing (no field is filtered): then leave the reader without
   // one. Records are still filtered one by one either way.
   bool ToBlockFilter(storage::BlockFilter *out) const;
-  bool MatchMessage(std::string_view msg) const;
+  bool MatchMessage(std::string_view msg) const { return matcher_.Match(msg); }
+  // A matcher of the same patterns for another thread (*out empty before).
+  void NewMatcher(MessageMatcher *out) const;
 
  private:
-  std::deque<regex_t> res_;  // a deque: a compiled regex_t is never moved
+  struct GrepSource {
+    std::string re;
+    bool ignore_case;
+  };
+  std::vector<GrepSource> greps_;
+  MessageMatcher matcher_;
+  bool literal_fast_ = true;
 };
 
 }  // namespace logsink::logctl

@@ -36,6 +36,11 @@ extern const char kOutputModeNames[];
 class Printer {
  public:
   Printer(OutputMode mode, bool color, bool utc);
+  // The same settings with caches of its own, for another thread (the
+  // caches change nothing in what is printed).
+  Printer(const Printer &o)
+      : mode_(o.mode_), color_(o.color_), time_(o.time_), boot_ns_(o.boot_ns_) {}
+  Printer &operator=(const Printer &) = delete;
 
   // Renders rec's message into *msg (replacing its contents). Returns false
   // when the format and the arguments did not match (the raw parts were
