@@ -40,10 +40,11 @@ constexpr uint64_t kFreshFileSize = 100 * kKiB;  // the post's "100 KB" file
 
 struct Config {
   bool smoke = false;
-  int reps = 5;                 // repetitions of every row (median reported)
-  int logger4_steady_reps = 3;  // Logger4 steady-state rows are slow: fewer
-  double logger4_budget_s = 5;  // a Logger4 steady run stops here and extrapolates
-  double limit_s = 60;          // runs estimated above this are reported as "> 60 s"
+  int reps = 5;                   // repetitions of every row (median reported)
+  int logger4_steady_reps = 3;    // Logger4 steady-state rows are slow: fewer
+  double logger4_budget_s = 5;    // a Logger4 steady run stops here and extrapolates
+  double limit_s = 60;            // runs estimated above this are reported as "> 60 s"
+  uint8_t codec = LS_CODEC_ZSTD;  // --codec: how the ring stores blocks
   std::vector<uint64_t> fresh_counts{100, 1000, 10000, 100000};
   uint64_t steady_msgs = 1000000;
   std::vector<uint64_t> steady_sizes{1 * kMiB, 16 * kMiB, 64 * kMiB, 1 * kGiB};
@@ -84,6 +85,7 @@ class RingSink {
     str_ = str;
     st::WriterOptions o;
     o.file_size = size;
+    o.codec = g_cfg.codec;
     st::Status s = st::RingWriter::Open(st::Env::Default(), path, o, &w_);
     if (!s.ok()) return s;
     src_ = st::Source{w_->next_source_id(), uint32_t(getpid()), getuid(), getgid(),
@@ -430,6 +432,7 @@ void PrintTables(const CollectingReporter &rep) {
 //   --smoke            tiny sizes, 1 repetition, for CI (< 60 s)
 //   --reps=N           repetitions per row (default 5; Logger4 steady: min(N, 3))
 //   --logger4-budget=S seconds after which a Logger4 steady run stops (default 5)
+//   --codec=C          how the ring stores blocks: zstd (the default), lz4 or none
 void ParseOwnFlags(int *argc, char **argv) {
   int out = 1;
   for (int i = 1; i < *argc; i++) {
@@ -441,6 +444,11 @@ void ParseOwnFlags(int *argc, char **argv) {
       g_cfg.logger4_steady_reps = std::min(g_cfg.reps, 3);
     } else if (a.rfind("--logger4-budget=", 0) == 0) {
       g_cfg.logger4_budget_s = atof(a.c_str() + 17);
+    } else if (a.rfind("--codec=", 0) == 0) {
+      if (!st::ParseCodec(a.substr(8), &g_cfg.codec)) {
+        fprintf(stderr, "ring_bench: unknown codec '%s' (zstd, lz4 or none)\n", a.c_str() + 8);
+        exit(2);
+      }
     } else {
       argv[out++] = argv[i];
     }

@@ -269,14 +269,15 @@ const uint8_t *BlockExpander::Expand(const uint8_t *img, const BlockHeader &h) {
     return out_.data();
   }
   if (h.codec == LS_CODEC_ZSTD_DICT) {
-    if (!dict_tried_) {
-      dict_tried_ = true;
-      if (dict_file_) {
-        Layout l;
-        l.dict_off = dict_off_;
-        l.dict_size = dict_size_;
-        if (!ReadDictionary(dict_file_, l, &dict_).ok()) dict_.reset();
-      }
+    if (!dict_tried_ && dict_file_) {
+      Layout l;
+      l.dict_off = dict_off_;
+      l.dict_size = dict_size_;
+      Status s = ReadDictionary(dict_file_, l, &dict_);
+      if (!s.ok()) dict_.reset();
+      // What the region holds is final once a block needs it (written once,
+      // before any such block); an I/O error is tried again next time.
+      dict_tried_ = s.ok() || s.IsCorruption();
     }
     // The frame names its dictionary: another than the file's (a block of a
     // file whose dictionary was replaced, or a crafted one) does not decode.

@@ -230,7 +230,7 @@ Status RingWriter::Impl::Create(Env *env, const std::string &path, const Layout 
   AllocBuffers();
   cur_.used = LS_BLK_HDR;
   StartBlock(0, 0);
-  MaybeStartDictionary(false);
+  MaybeStartDictionary();
   return Status::OK();
 }
 
@@ -264,7 +264,7 @@ Status RingWriter::Impl::Recover() {
     dict_blocks |= t->dict_blocks_;
   }
   dict_blocks_ = dict_blocks;
-  MaybeStartDictionary(!ds.ok());
+  MaybeStartDictionary();
   next_source_id_ = max_source + 1;
   // String ids are never reused (FORMAT.md, "String table"): an id records
   // refer to whose entry is damaged, or was lost with a power loss (entries
@@ -291,13 +291,21 @@ Status RingWriter::Impl::ScanTier(uint32_t *max_site, uint64_t *max_source) {
     BlockHeader h;
     if (internal::CheckBlock(img, layout_, slot, &h) != BlockState::kValid) return;
     if (h.codec == LS_CODEC_ZSTD_DICT) dict_blocks_ = true;
-    const uint8_t *entries = expander.Expand(img, h);
-    if (!entries) return;  // does not decode: damage, as a CRC mismatch
+    // A block that passes its CRC is where it says it is, decoded or not:
+    // the writer goes on after the newest one (ResumeTier seals it if it
+    // does not decode), never back over newer blocks. A damaged dictionary
+    // leaves every block written with it in that state at once.
     if (!found_ || h.seq > newest) {
       newest = h.seq;
       found_ = true;
       last_opened_ = std::max(last_opened_, h.opened);
       std::memcpy(newest_img_.data(), img, layout_.block_size);
+    }
+    const uint8_t *entries = expander.Expand(img, h);
+    if (!entries) {
+      // Its records are not known: numbers up to first_rec + count at least.
+      if (h.count) kept_below_ = std::max(kept_below_, h.first_rec + h.count);
+      return;
     }
     cursor.Reset(entries, h);
     internal::DecodedRecord r;

@@ -81,8 +81,15 @@ bool RingWriter::Impl::Pack() {
       // dst holds exactly the slot's room: a payload that would not fit
       // fails with dstSize_tooSmall instead of being written anywhere.
       size_t r = ZSTD_compress2(cctx, dst, room, src, raw);
-      c = ZSTD_isError(r) ? 0 : r;
       codec = cdict ? LS_CODEC_ZSTD_DICT : LS_CODEC_ZSTD;
+      if (cdict && ZSTD_isError(r)) {
+        // Entries that packed without the dictionary (a prefix flushed before
+        // it arrived: fit_used_) may not with it: then as before, without.
+        ZSTD_CCtx_refCDict(cctx, nullptr);
+        r = ZSTD_compress2(cctx, dst, room, src, raw);
+        codec = LS_CODEC_ZSTD;
+      }
+      c = ZSTD_isError(r) ? 0 : r;
     } else {
       int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
                                    reinterpret_cast<char *>(dst), int(raw), int(room));
@@ -179,16 +186,20 @@ Status RingWriter::Impl::DictionaryStep() {
   builder_.reset();
   dict_failed_ = failed;
   if (!d) return Status::OK();
-  // Into the file (synced) before the first block that needs it.
-  Status s = internal::WriteDictionary(f_, full_, *d, env_->NowNanos());
-  if (!s.ok()) return s;
+  // Into the file (synced) before the first block that needs it. A write
+  // that fails leaves the writer without one (blocks go on as plain zstd);
+  // nothing else depends on it.
+  if (!internal::WriteDictionary(f_, full_, *d, env_->NowNanos()).ok()) {
+    dict_failed_ = true;
+    return Status::OK();
+  }
   dict_ = std::move(d);
   return Status::OK();
 }
 
-void RingWriter::Impl::MaybeStartDictionary(bool region_bad) {
+void RingWriter::Impl::MaybeStartDictionary() {
   if (dict_ || !full_.dict_size || codec_ != LS_CODEC_ZSTD || !dict_train_bytes_) return;
-  if (region_bad && dict_blocks_) return;  // blocks need what is left of it: never written over
+  if (dict_blocks_) return;
   builder_ =
       std::make_unique<internal::DictionaryBuilder>(dict_train_bytes_, internal::kDictionaryBytes);
 }

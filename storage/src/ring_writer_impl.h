@@ -79,9 +79,9 @@ class RingWriter::Impl {
   Status Recover();
   Status SetupCodec();
   // Tier 0, at Create and Recover: starts collecting samples when the file
-  // can take a dictionary and has none (region_bad: the region did not
-  // check; it is written over only when no block uses a dictionary).
-  void MaybeStartDictionary(bool region_bad);
+  // can take a dictionary, has none, and no block needs one (a region that
+  // blocks need is never written over, even when it does not check).
+  void MaybeStartDictionary();
   // Tier 0 only: makes the Impls of tiers 1 and 2 of full_ (those with slots).
   Status MakeTiers(const WriterOptions &opts);
   // Recovery of one tier: scans its slots (the newest block, the largest site

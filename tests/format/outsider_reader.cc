@@ -978,7 +978,7 @@ int main(int argc, char **argv) {
       // "A region whose magic is 0 holds no dictionary."
     } else if (U32(d) != 0x4344534Cu || len == 0 || len > sb.dict_size - 32 ||
                U32(d + 4) != Crc32c(d + 8, 24 + len) || id == 0 || len < 8 ||
-               U32(d + 32 + 4) != id) {
+               U32(d + 32) != 0xEC30A437u || U32(d + 32 + 4) != id) {
       Report("the dictionary region does not check (%u bytes)", len);
     } else {
       rd.dict = ZSTD_createDDict(d + 32, len);
