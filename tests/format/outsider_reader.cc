@@ -392,6 +392,7 @@ struct Reader {
   // The dictionary region's dictionary ("Dictionary"), when it is valid.
   ZSTD_DDict *dict = nullptr;
   uint32_t dict_id = 0;
+  ~Reader() { ZSTD_freeDDict(dict); }
 
   uint64_t SlotOffset(const Tier &t, uint64_t seq) const {
     return sb.blocks_off + (t.first_slot + seq % t.slots) * uint64_t(sb.block_size);
