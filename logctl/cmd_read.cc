@@ -221,6 +221,7 @@ class ReadPipeline {
     if (ReadSwitchesFromEnv().no_skip) return;
     storage::BlockFilter bf;
     if (!o_.filter.ToBlockFilter(&bf)) return;
+    bf.use_index = !ReadSwitchesFromEnv().no_index;
     block_filter_ = std::move(bf);
     r_->SetBlockFilter(&*block_filter_);
   }

@@ -229,6 +229,7 @@ const ReadSwitches &ReadSwitchesFromEnv() {
     };
     ReadSwitches r;
     r.no_skip = on("LOGSINK_NO_SKIP");
+    r.no_index = on("LOGSINK_NO_INDEX");
     r.plain = on("LOGSINK_PLAIN_READ");
     return r;
   }();

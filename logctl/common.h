@@ -43,11 +43,14 @@ uint64_t NowNs();
 
 // Switches for benchmarks and tests (bench/README.md), not for users: read
 // from the environment here only. LOGSINK_NO_SKIP=1: read every block, never
-// skipping one by its summary. LOGSINK_PLAIN_READ=1: read, render and match
+// skipping one by its summary. LOGSINK_NO_INDEX=1: judge each block by the
+// summary in its header only, never by the summary index (every block is
+// read). LOGSINK_PLAIN_READ=1: read, render and match
 // on one thread, every --grep pattern through regexec (the reference the
 // fast path is compared with).
 struct ReadSwitches {
   bool no_skip = false;
+  bool no_index = false;
   bool plain = false;
 };
 const ReadSwitches &ReadSwitchesFromEnv();

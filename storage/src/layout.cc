@@ -58,7 +58,19 @@ Status Layout::Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_
       (file_size - l.dict_off - LS_DICT_REGION) / block_size >= LS_DICT_MIN_BLOCKS) {
     l.dict_size = LS_DICT_REGION;
   }
-  l.blocks_off = l.dict_off + l.dict_size;
+  // The summary index: an entry for each slot that remains after it (n
+  // entries of LS_IDX_ENTRY bytes cover the rest at block_size + LS_IDX_ENTRY
+  // per slot), rounded up to 4 KiB; only where the dictionary is, and only if
+  // LS_DICT_MIN_BLOCKS slots still remain.
+  l.index_off = l.dict_off + l.dict_size;
+  l.index_size = 0;
+  if (l.dict_size) {
+    const uint64_t rest = file_size - l.index_off;
+    const uint64_t n = rest / (uint64_t(block_size) + LS_IDX_ENTRY) + 1;
+    const uint64_t size = (n * LS_IDX_ENTRY + 4095) / 4096 * 4096;
+    if (rest >= size && (rest - size) / block_size >= LS_DICT_MIN_BLOCKS) l.index_size = size;
+  }
+  l.blocks_off = l.index_off + l.index_size;
   uint64_t count = (file_size - l.blocks_off) / block_size;
   if (count < 2) {  // unreachable given MinimumSize, kept as the invariant's guard
     return Status::InvalidArgument("ring file size " + std::to_string(file_size) +
@@ -78,6 +90,7 @@ Layout Layout::Tier(int t) const {
   uint64_t start = 0;
   for (int i = 0; i < t; i++) start += TierBlocks(i);
   l.blocks_off = blocks_off + start * block_size;
+  l.index_off = index_off + start * LS_IDX_ENTRY;
   l.block_count = TierBlocks(t);
   l.kept_blocks = l.error_blocks = 0;
   l.tier = uint8_t(t);

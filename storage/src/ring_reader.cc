@@ -9,6 +9,7 @@
 #include "scan.h"
 #include "strtab.h"
 #include "summary.h"
+#include "summary_index.h"
 #include "superblock.h"
 #include "verify.h"
 
@@ -70,7 +71,8 @@ class TierReader {
   uint64_t OpenedNs(const BlockHeader &bh) const {
     return bh.opened ? layout_.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
   }
-  uint64_t skipped_ = 0;
+  uint64_t skipped_ = 0;        // blocks passed over by their summary
+  uint64_t index_skipped_ = 0;  // of those, by their summary index entry (never read)
 
   Layout layout_;
 
@@ -122,6 +124,11 @@ class TierReader {
   BlockFilter filter_;
   std::vector<uint64_t> uid_keys_, pid_keys_, app_keys_, unit_keys_;
   bool MayMatch(const BlockHeader &h) const;
+  // Block b_ holds nothing the filter wants (h: its header, or its summary
+  // index entry): its records count as read, not lost. NotFound when it is
+  // partial (read it again when it grows).
+  Status PassOver(const BlockHeader &h);
+  internal::IndexWindow index_;
 
   // Position: the block being read, and the next record sequence wanted.
   uint64_t b_ = 0;
@@ -566,24 +573,27 @@ Status TierReader::Next(Record *rec) {
     Got got;
     BlockState state;
     BlockHeader h;
-    Status s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
+    Status s;
+    // Below the newest block found, a filtered read asks the summary index
+    // first (FORMAT.md, "Summary index"): an entry that cannot match passes
+    // the block over without reading it; no entry, or one that may match,
+    // reads the block as always.
+    if (filter_on_ && filter_.use_index && !loaded_ && have_newest_ && b_ < newest_) {
+      bool have = false;
+      s = index_.Get(file_, layout_, b_, newest_, &h, &have);
+      if (!s.ok()) return s;
+      if (have && !MayMatch(h)) {
+        index_skipped_++;
+        s = PassOver(h);
+        if (!s.ok()) return s;
+        continue;
+      }
+    }
+    s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
     if (!s.ok()) return s;
     if (got == Got::kValid && !MayMatch(h)) {
-      // Nothing in it can match: its records count as read, not lost.
-      if (!sparse_ && !gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
-        reporter_->Lost(h.first_rec - expect_);
-      }
-      have_expect_ = true;
-      // (A sparse block's last number is not in its header; the next block
-      // starts after it.)
-      expect_ =
-          std::max(expect_, h.first_rec + (sparse_ ? std::min<uint64_t>(h.count, 1) : h.count));
-      skip_ = 0;
-      gap_ok_ = false;
-      loaded_ = false;
-      skipped_++;
-      if (!h.sealed()) return Status::NotFound("no new records");  // read again when it grows
-      b_++;
+      s = PassOver(h);
+      if (!s.ok()) return s;
       continue;
     }
     if (got == Got::kValid) {
@@ -663,6 +673,23 @@ Status TierReader::Next(Record *rec) {
     SkipDamaged(got, state, h);
   }
   return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
+}
+
+Status TierReader::PassOver(const BlockHeader &h) {
+  if (!sparse_ && !gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
+    reporter_->Lost(h.first_rec - expect_);
+  }
+  have_expect_ = true;
+  // (A sparse block's last number is not in its header; the next block
+  // starts after it.)
+  expect_ = std::max(expect_, h.first_rec + (sparse_ ? std::min<uint64_t>(h.count, 1) : h.count));
+  skip_ = 0;
+  gap_ok_ = false;
+  loaded_ = false;
+  skipped_++;
+  if (!h.sealed()) return Status::NotFound("no new records");  // read again when it grows
+  b_++;
+  return Status::OK();
 }
 
 void TierReader::SetBlockFilter(const BlockFilter *f) {
@@ -956,6 +983,11 @@ class RingReader::Impl {
     for (const auto &t : tiers_) n += t->skipped_;
     return n;
   }
+  uint64_t index_skipped() const {
+    uint64_t n = 0;
+    for (const auto &t : tiers_) n += t->index_skipped_;
+    return n;
+  }
   Status ListBoots(std::vector<BootInfo> *out) {
     out->clear();
     for (auto &t : tiers_) {
@@ -1054,6 +1086,7 @@ Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
 void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
 uint64_t RingReader::blocks_skipped() const { return impl_->skipped(); }
+uint64_t RingReader::blocks_skipped_by_index() const { return impl_->index_skipped(); }
 Status RingReader::ListBoots(std::vector<BootInfo> *out) { return impl_->ListBoots(out); }
 Status RingReader::Verify() { return impl_->Verify({}); }
 Status RingReader::Verify(const std::function<void(uint64_t, uint64_t)> &progress) {

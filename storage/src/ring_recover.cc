@@ -12,6 +12,7 @@
 
 #include "ring_writer_impl.h"
 #include "scan.h"
+#include "summary_index.h"
 
 namespace logsink::storage {
 
@@ -273,6 +274,22 @@ Status RingWriter::Impl::Recover() {
   st_.RetireUpTo(max_site);
   s = st_.ClearDamagedTail(f_);
   if (!s.ok()) return s;
+  // Index entries naming each tier's newest block or later ones are cleared,
+  // and synced, before any block is written (FORMAT.md, "Summary index"):
+  // one that outlived a block lost in a crash must not describe the records
+  // written under that number next.
+  bool cleared = false;
+  for (Impl *t = this; t; t = t->next_) {
+    bool c = false;
+    const uint64_t newest = internal::ParseBlockHeader(t->newest_img_.data()).seq;
+    s = internal::ClearIndexFrom(f_, t->layout_, t->found_, newest, &c);
+    if (!s.ok()) return s;
+    cleared |= c;
+  }
+  if (cleared) {
+    s = f_->Sync();
+    if (!s.ok()) return s;
+  }
   for (Impl *t = this; t; t = t->next_) {
     s = t->ResumeTier();
     if (!s.ok()) return s;
@@ -361,6 +378,9 @@ Status RingWriter::Impl::ResumeTier() {
     if (!s.ok()) return s;
   }
   if (h.sealed()) {
+    // Its entry again (Recover cleared it with the ones after it).
+    s = internal::WriteIndexEntry(f_, layout_, newest_img.data());
+    if (!s.ok()) return s;
     StartBlock(h.seq + 1, h.first_rec + h.count);
     return Status::OK();
   }

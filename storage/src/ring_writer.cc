@@ -13,6 +13,7 @@
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
 #include "ring_writer_impl.h"
+#include "summary_index.h"
 
 namespace logsink::storage {
 
@@ -126,7 +127,11 @@ Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
   uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
   internal::FinishBlock(img, h);
   // buf_ is zero past cur_.used, zimg_ past the payload: the whole slot is written.
-  return f_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
+  Status s = f_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
+  // A sealed block's summary goes to the index after the block (FORMAT.md,
+  // "Summary index"): an entry never names a block that is not written.
+  if (s.ok() && (flags & LS_BLK_F_SEALED)) s = internal::WriteIndexEntry(f_, layout_, img);
+  return s;
 }
 
 Status RingWriter::Impl::MakeRoom(size_t need) {
@@ -835,6 +840,7 @@ Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
   nh.flags |= LS_BLK_F_SEALED;
   internal::FinishBlock(img, nh);
   Status s = f_->PWrite(layout_.SlotOffset(nh.seq), img, layout_.block_size);
+  if (s.ok()) s = internal::WriteIndexEntry(f_, layout_, img);
   if (!s.ok()) return s;
   stats_.blocks_written++;
   stats_.kept[tier_] += h.count;

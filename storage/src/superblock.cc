@@ -30,6 +30,7 @@ void EncodeSuperblock(const Superblock &sb, uint8_t *p) {
   ls_put_u32(p + LS_SB_OFF_KEPT_BLOCKS, sb.layout.kept_blocks);
   ls_put_u32(p + LS_SB_OFF_ERROR_BLOCKS, sb.layout.error_blocks);
   ls_put_u32(p + LS_SB_OFF_DICT_SIZE, sb.layout.dict_size);
+  ls_put_u64(p + LS_SB_OFF_INDEX_SIZE, sb.layout.index_size);
   ls_put_u32(p + LS_SB_OFF_CRC, Crc32c(p + kSbCrcFrom, LS_SB_SIZE - kSbCrcFrom));
 }
 
@@ -65,12 +66,15 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
   l.error_blocks = ls_get_u32(p + LS_SB_OFF_ERROR_BLOCKS);
   l.dict_size = ls_get_u32(p + LS_SB_OFF_DICT_SIZE);
   l.dict_off = l.strtab_off + l.strtab_size;
+  l.index_size = ls_get_u64(p + LS_SB_OFF_INDEX_SIZE);
+  l.index_off = l.dict_off + l.dict_size;
   // The geometry must be the one Compute gives for these parameters.
   Layout want;
   if (!Layout::Compute(l.file_size, l.block_size, l.strtab_size, &want).ok() ||
       want.block_count != l.block_count || want.strtab_off != l.strtab_off ||
-      want.blocks_off != l.blocks_off || want.dict_size != l.dict_size || l.kept_blocks == 1 ||
-      l.error_blocks == 1 || uint64_t(l.kept_blocks) + l.error_blocks + 2 > l.block_count) {
+      want.blocks_off != l.blocks_off || want.dict_size != l.dict_size ||
+      want.index_size != l.index_size || l.kept_blocks == 1 || l.error_blocks == 1 ||
+      uint64_t(l.kept_blocks) + l.error_blocks + 2 > l.block_count) {
     *why = "superblock geometry is inconsistent";
     return SbCopy::kBad;
   }

@@ -13,6 +13,7 @@
 #include "logsink/proto/printf.h"
 #include "scan.h"
 #include "strtab.h"
+#include "summary_index.h"
 #include "superblock.h"
 
 namespace logsink::storage::internal {
@@ -41,6 +42,13 @@ class Verifier {
   // One tier's slots (l: its layout), done_ slots checked before it.
   Status CheckTier(const Layout &l, uint64_t size, uint64_t total);
   void CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d);
+  // The tier's summary index entries (empty: the file has none), each
+  // checked on its own: damaged, or naming a block of another slot or tier.
+  Status ReadIndex(const Layout &l, std::vector<uint8_t> *out);
+  // The entry of a valid block's slot: when it names that block, it must
+  // say what the block's header says.
+  void CheckIndexEntry(const Layout &l, uint64_t slot, const uint8_t *e, const uint8_t *img,
+                       const BlockHeader &h);
 
   File *f_;
   std::string path_;
@@ -109,12 +117,55 @@ Status Verifier::Run() {
   return Status::OK();
 }
 
+Status Verifier::ReadIndex(const Layout &l, std::vector<uint8_t> *out) {
+  out->clear();
+  if (!l.index_size) return Status::OK();
+  out->assign(size_t(l.block_count) * LS_IDX_ENTRY, 0);
+  size_t got = 0;
+  Status s = f_->PRead(l.index_off, out->data(), out->size(), &got);
+  if (!s.ok()) return s;
+  static const uint8_t kZero[LS_IDX_ENTRY] = {};
+  for (uint64_t i = 0; i < l.block_count; i++) {
+    const uint8_t *e = out->data() + i * LS_IDX_ENTRY;
+    const uint64_t off = l.index_off + i * LS_IDX_ENTRY;
+    BlockHeader h;
+    uint32_t crc;
+    if (std::equal(e, e + LS_IDX_ENTRY, kZero)) continue;  // none
+    if (!DecodeIndexEntry(e, &h, &crc)) {
+      Report(off, "summary index entry of slot " + std::to_string(i) + " of tier " +
+                      std::to_string(l.tier) + " fails its CRC (readers read that block)");
+    } else if (h.tier != l.tier || h.seq % l.block_count != i) {
+      Report(off, "summary index entry of slot " + std::to_string(i) + " of tier " +
+                      std::to_string(l.tier) + " names block " + std::to_string(h.seq) +
+                      " of tier " + std::to_string(h.tier) + ", which is not that slot's");
+    }
+  }
+  return Status::OK();
+}
+
+void Verifier::CheckIndexEntry(const Layout &l, uint64_t slot, const uint8_t *e, const uint8_t *img,
+                               const BlockHeader &h) {
+  BlockHeader x;
+  uint32_t crc;
+  if (!DecodeIndexEntry(e, &x, &crc) || x.seq != h.seq || x.tier != l.tier) return;
+  if (!h.sealed() || crc != ls_get_u32(img + LS_BLK_OFF_CRC) || x.first_rec != h.first_rec ||
+      x.count != h.count || x.levels != h.levels || x.min_time != h.min_time ||
+      x.max_time != h.max_time || x.boot_id != h.boot_id || x.bloom != h.bloom) {
+    Report(l.index_off + slot * LS_IDX_ENTRY,
+           "summary index entry of block " + std::to_string(h.seq) + " of tier " +
+               std::to_string(l.tier) + " does not match the block");
+  }
+}
+
 Status Verifier::CheckTier(const Layout &l, uint64_t size, uint64_t total) {
   // Only slots inside the file: a superblock may claim far more than a
   // truncated (or crafted) file holds.
   std::vector<SlotInfo> slots(SlotsInFile(l, size));
   const bool sparse = l.tier != 0;
-  Status s = ForEachSlot(f_, l, [&](uint64_t slot, const uint8_t *img) {
+  std::vector<uint8_t> index;
+  Status s = ReadIndex(l, &index);
+  if (!s.ok()) return s;
+  s = ForEachSlot(f_, l, [&](uint64_t slot, const uint8_t *img) {
     if (progress_) progress_(++done_, total);
     BlockHeader h;
     SlotInfo &si = slots[slot];
@@ -146,6 +197,7 @@ Status Verifier::CheckTier(const Layout &l, uint64_t size, uint64_t total) {
       return;
     }
     CheckEntries(off, entries, h, &si);
+    if (!index.empty()) CheckIndexEntry(l, slot, index.data() + slot * LS_IDX_ENTRY, img, h);
   });
   if (!s.ok()) return s;
 

@@ -122,7 +122,7 @@ struct File {
   }
 };
 
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 
 struct Superblock {
   uint32_t version = 0;
@@ -132,6 +132,7 @@ struct Superblock {
   uint8_t identity[16] = {};
   uint32_t kept_blocks = 0, error_blocks = 0;
   uint32_t dict_size = 0;
+  uint64_t index_size = 0;  // the summary index: this reader reads every block instead
 };
 
 // One copy: nullopt when its magic or CRC does not match (version checked by
@@ -154,8 +155,9 @@ std::optional<Superblock> ParseSuperblock(const uint8_t *b) {
   s.kept_blocks = U32(b + 96);
   s.error_blocks = U32(b + 100);
   s.dict_size = U32(b + 104);
+  s.index_size = U64(b + 112);
   for (int i = 108; i < 128; i++)
-    if (b[i] != 0)
+    if ((i < 112 || i >= 120) && b[i] != 0)
       Report("superblock (generation %llu): reserved byte %d is not zero",
              (unsigned long long)s.generation, i);
   return s;
@@ -951,8 +953,19 @@ int main(int argc, char **argv) {
                                      (sb.file_size - dict_off - 32768) / sb.block_size >= 64
                                  ? 32768
                                  : 0;
-  if (!pow2 || sb.strtab_off != 8192 || sb.dict_size != want_dict ||
-      sb.blocks_off != dict_off + sb.dict_size || sb.block_count < 2 ||
+  // "index_size, when dict_size is not 0: with rest = file_size - index_off
+  // and n = rest / (block_size + 128) + 1, size = n * 128 rounded up to a
+  // multiple of 4096; index_size = size when rest >= size and (rest - size)
+  // / block_size is at least 64, else 0"
+  const uint64_t index_off = dict_off + sb.dict_size;
+  uint64_t want_index = 0;
+  if (pow2 && sb.dict_size && sb.file_size > index_off) {
+    const uint64_t rest = sb.file_size - index_off;
+    const uint64_t size = ((rest / (sb.block_size + 128) + 1) * 128 + 4095) / 4096 * 4096;
+    if (rest >= size && (rest - size) / sb.block_size >= 64) want_index = size;
+  }
+  if (!pow2 || sb.strtab_off != 8192 || sb.dict_size != want_dict || sb.index_size != want_index ||
+      sb.blocks_off != index_off + sb.index_size || sb.block_count < 2 ||
       sb.file_size != rd.file.size ||
       sb.blocks_off + uint64_t(sb.block_count) * sb.block_size > sb.file_size ||
       (sb.file_size - sb.blocks_off) / sb.block_size != sb.block_count || sb.kept_blocks == 1 ||

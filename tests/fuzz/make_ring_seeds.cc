@@ -150,5 +150,7 @@ int main(int argc, char **argv) {
   Save(dir, "partial-64k", 0, Make(64 << 10, 300, 20));
   Save(dir, "tiered-64k", 0, Make(64 << 10, 4000, 0, 0.25));
   Save(dir, "dictionary-304k", 0, Make(304 << 10, 3000, 0, 0, true));
+  // FORMAT.md "Summary index": a file large enough for one, tiers on.
+  Save(dir, "index-320k", 0, Make(320 << 10, 20000, 0, 0.25));
   return 0;
 }

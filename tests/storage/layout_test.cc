@@ -16,8 +16,14 @@ TEST(Layout, DefaultGeometry64MiB) {
   EXPECT_EQ(l.strtab_size, 1ull << 20);       // 64 MiB / 64
   EXPECT_EQ(l.dict_off, 8192u + (1u << 20));  // the dictionary region after the table
   EXPECT_EQ(l.dict_size, LS_DICT_REGION);
-  EXPECT_EQ(l.blocks_off, 8192u + (1u << 20) + LS_DICT_REGION);
+  // The summary index after it (FORMAT.md, "Layout"): rest = 66,019,328
+  // bytes, n = rest / (8192 + 128) + 1 = 7,936 entries of 128 bytes.
+  EXPECT_EQ(l.index_off, 8192u + (1u << 20) + LS_DICT_REGION);
+  EXPECT_EQ(l.index_size, 7936u * 128u);
+  EXPECT_EQ(l.blocks_off, l.index_off + l.index_size);
   EXPECT_EQ(l.block_count, ((64ull << 20) - l.blocks_off) / 8192);
+  EXPECT_EQ(l.block_count, 7935u);  // one entry to spare
+  EXPECT_EQ(l.IndexOffset(l.block_count + 3), l.index_off + 3 * LS_IDX_ENTRY);
   EXPECT_EQ(l.SlotOffset(0), l.blocks_off);
   EXPECT_EQ(l.SlotOffset(l.block_count + 3), l.blocks_off + 3 * 8192);
   EXPECT_EQ(l.capacity(), uint64_t(l.block_count) * 8192);
@@ -36,6 +42,14 @@ TEST(Layout, DictionaryRegionOnlyWhereBlocksRemain) {
   EXPECT_EQ(l.dict_size, LS_DICT_REGION);
   EXPECT_EQ(l.dict_off, 8192u + 4096u);
   EXPECT_EQ(l.blocks_off, 8192u + 4096u + LS_DICT_REGION);
+  EXPECT_EQ(l.block_count, 64u);
+  EXPECT_EQ(l.index_size, 0u);  // an index would leave fewer than 64 slots
+  // Three 4 KiB pages more, and it has one: n = 540,672 / 8,320 + 1 = 65
+  // entries, 8,320 bytes rounded up to 12,288; 64 slots remain.
+  ASSERT_TRUE(Layout::Compute(edge + 8192, 8192, 4096, &l).ok());
+  EXPECT_EQ(l.index_size, 0u);
+  ASSERT_TRUE(Layout::Compute(edge + 12288, 8192, 4096, &l).ok());
+  EXPECT_EQ(l.index_size, 12288u);
   EXPECT_EQ(l.block_count, 64u);
   ASSERT_TRUE(Layout::Compute(edge - 1, 8192, 4096, &l).ok());
   EXPECT_EQ(l.dict_size, 0u);

@@ -10,10 +10,11 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 4u
+#define LS_FORMAT_VERSION 5u
 /* Versions 1 (56-byte block header, entries stored as they are), 2 (one ring
- * of blocks, no tiers) and 3 (no compression dictionary) are refused by
- * version-4 readers and writers with a message naming both versions. */
+ * of blocks, no tiers), 3 (no compression dictionary) and 4 (no summary
+ * index) are refused by version-5 readers and writers with a message naming
+ * both versions. */
 
 /* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
 #define LS_SB_MAGIC "LSRING\r\n" /* 8 bytes; \r\n catches text-mode mangling */
@@ -37,7 +38,8 @@ extern "C" {
 #define LS_SB_OFF_KEPT_BLOCKS 96   /* u32 slots of tier 1 (kept), 0 or >= 2 */
 #define LS_SB_OFF_ERROR_BLOCKS 100 /* u32 slots of tier 2 (errors), 0 or >= 2 */
 #define LS_SB_OFF_DICT_SIZE 104    /* u32 bytes of the dictionary region: 0 or LS_DICT_REGION */
-/* bytes [108, 128) are reserved and zero */
+#define LS_SB_OFF_INDEX_SIZE 112   /* u64 bytes of the summary index region (0 = none) */
+/* bytes [108, 112) and [120, 128) are reserved and zero */
 
 /* ---- the dictionary region: dict_size bytes after the string table ------- */
 /* (FORMAT.md, "Dictionary"). Written once per file, before any block uses it. */
@@ -51,6 +53,24 @@ extern "C" {
 #define LS_DICT_OFF_ID 12         /* u32 the zstd dictionary's own id, nonzero */
 #define LS_DICT_OFF_WRITTEN_NS 16 /* u64 wall clock when it was written, ns since epoch */
 /* bytes [24, 32) reserved, 0; then the dictionary (a zstd dictionary, RFC 8878 section 5) */
+
+/* ---- the summary index: one entry per block slot, after the dictionary --- */
+/* (FORMAT.md, "Summary index"). A copy of each sealed block's summary, so a
+ * filtered read skips blocks without reading them. Present when the file has
+ * a dictionary region and still keeps LS_DICT_MIN_BLOCKS slots after it. */
+#define LS_IDX_ENTRY 128u   /* bytes per entry; entry i belongs to slot i */
+#define LS_IDX_OFF_CRC 0    /* u32 CRC32C of bytes [4, LS_IDX_ENTRY); all-zero entry = none */
+#define LS_IDX_OFF_TIER 4   /* u8 the tier of the block (the slot's tier) */
+#define LS_IDX_OFF_LEVELS 5 /* u8 the block header's levels */
+/* bytes [6, 8) reserved, 0 */
+#define LS_IDX_OFF_SEQ 8        /* u64 the block's sequence number */
+#define LS_IDX_OFF_FIRST_REC 16 /* u64 its first record's sequence number */
+#define LS_IDX_OFF_COUNT 24     /* u32 its record count */
+#define LS_IDX_OFF_BLOCK_CRC 28 /* u32 its CRC field (LS_BLK_OFF_CRC) */
+#define LS_IDX_OFF_MIN_TIME 32  /* u64 the header's smallest filter time */
+#define LS_IDX_OFF_MAX_TIME 40  /* u64 the header's largest filter time */
+#define LS_IDX_OFF_BOOT_ID 48   /* u8[16] the header's boot identity */
+#define LS_IDX_OFF_BLOOM 64     /* u8[64] the header's source filter */
 
 /* Tiers (FORMAT.md, "Tiers"): the block slots are cut into up to three rings.
  * Tier 0 (recent) takes every record; a record leaving it may be kept in

@@ -33,6 +33,13 @@ struct Layout {
   // would be left).
   uint64_t dict_off = 0;
   uint32_t dict_size = 0;
+  // The summary index (FORMAT.md, "Summary index"): index_size bytes at
+  // index_off = dict_off + dict_size, one LS_IDX_ENTRY entry per slot; 0 when
+  // the file has no dictionary region or would keep fewer than
+  // LS_DICT_MIN_BLOCKS slots after it. In a tier's layout (Tier()) index_off
+  // is the entry of the tier's first slot; index_size stays the region's.
+  uint64_t index_off = 0;
+  uint64_t index_size = 0;
   uint64_t created_ns = 0;
   // 16 random bytes written at creation (FORMAT.md, "Superblock"): tells
   // this ring from a recreated or another one. All zero in a file created
@@ -50,12 +57,17 @@ struct Layout {
   // block size is not a power of two in [4 KiB, 1 MiB], strtab_size is not a
   // multiple of 4096, or the file cannot hold the superblock, the string table
   // and at least 2 blocks. A dictionary region of LS_DICT_REGION bytes comes
-  // after the string table when at least LS_DICT_MIN_BLOCKS slots remain.
+  // after the string table when at least LS_DICT_MIN_BLOCKS slots remain,
+  // and the summary index after it on the same condition.
   static Status Compute(uint64_t file_size, uint32_t block_size, uint64_t strtab_size, Layout *out);
   uint64_t SlotOffset(uint64_t block_seq) const {
     return blocks_off + (block_seq % block_count) * block_size;
   }
   uint64_t capacity() const { return uint64_t(block_count) * block_size; }
+  // Where block block_seq's summary index entry is (when index_size != 0).
+  uint64_t IndexOffset(uint64_t block_seq) const {
+    return index_off + (block_seq % block_count) * LS_IDX_ENTRY;
+  }
   // Slots of tier t (0, 1, 2) in a whole file's layout.
   uint32_t TierBlocks(int t) const {
     return t == 1 ? kept_blocks : t == 2 ? error_blocks : block_count - kept_blocks - error_blocks;
@@ -313,6 +325,10 @@ struct BlockFilter {
   std::vector<std::string> apps;               // any of these labels or comms (empty: any)
   std::vector<std::string> units;              // any of these systemd units (empty: any)
   std::vector<std::array<uint8_t, 16>> boots;  // any of these boots (empty: any)
+  // Consult the summary index before reading a block (FORMAT.md, "Summary
+  // index"); false judges each block by its header's summary only (the
+  // same records, slower: for benchmarks).
+  bool use_index = true;
 };
 
 // One boot's stretch of the ring (RingReader::ListBoots).
@@ -379,6 +395,8 @@ class RingReader {
   // The filter is copied.
   void SetBlockFilter(const BlockFilter *filter);
   uint64_t blocks_skipped() const;  // blocks skipped by their summary so far
+  // Of those, the ones skipped by their summary index entry, never read.
+  uint64_t blocks_skipped_by_index() const;
 
   // Oldest and newest record sequence numbers present now (empty ring: both 0
   // and returns NotFound), plus block-level facts for `logctl stats`.
