@@ -173,6 +173,8 @@ const char kReadHelp[] =
     "                   record time, records; with --json a JSON array\n"
     "Pager (tail, cat): on a terminal the output goes through $LOGSINK_PAGER, else $PAGER,\n"
     "else less (with LESS=FRSXMK when LESS is unset); not with -f. Empty or \"cat\": none.\n"
+    "Under sudo, pkexec or set-uid (or with LOGSINK_PAGERSECURE=1; =0 turns it off) the\n"
+    "pager is only less, without a shell and with LESSSECURE=1 (no \"!\" shell escape).\n"
     "  --no-pager       never page\n"
     "  -e, --pager-end  start the pager at the end (less: +G)\n"
     "Cursors (tail, cat):\n"
