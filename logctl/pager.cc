@@ -2,6 +2,7 @@
 #include "pager.h"
 
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,13 +16,24 @@
 
 namespace logsink::logctl {
 
+namespace {
+
+// Whether logctl runs set-uid or set-gid (or with file capabilities): the
+// kernel's AT_SECURE, or ids that differ. Its environment is then the
+// caller's, PATH included, so nothing in it may pick the program to run.
+bool SetId() { return getauxval(AT_SECURE) != 0 || geteuid() != getuid() || getegid() != getgid(); }
+
+}  // namespace
+
 bool PagerSecure() {
+  // Set-id: always; the caller's environment cannot turn it off.
+  if (SetId()) return true;
   if (const char *v = std::getenv("LOGSINK_PAGERSECURE"); v && *v) {
     const std::string s = v;
     return !(s == "0" || s == "no" || s == "false" || s == "off");
   }
-  // Privileges whose keys another user holds: sudo, pkexec, set-uid.
-  return std::getenv("SUDO_UID") || std::getenv("PKEXEC_UID") || geteuid() != getuid();
+  // Privileges whose keys another user holds: sudo, pkexec.
+  return std::getenv("SUDO_UID") || std::getenv("PKEXEC_UID");
 }
 
 void Pager::Start(bool at_end) {
@@ -61,6 +73,9 @@ void Pager::Start(bool at_end) {
       for (const char *v :
            {"LESSOPEN", "LESSCLOSE", "LESSEDIT", "LESSKEYIN", "LESSKEY", "VISUAL", "EDITOR"})
         unsetenv(v);
+      // Set-id, less is looked up in the system's directories only (sudo
+      // and pkexec set a PATH of their own).
+      if (SetId()) setenv("PATH", "/usr/bin:/bin", 1);
       if (at_end)
         execlp("less", "less", "+G", static_cast<char *>(nullptr));
       else

@@ -8,9 +8,11 @@
 
 namespace logsink::logctl {
 
-// Whether the pager runs in secure mode: $LOGSINK_PAGERSECURE when set
-// (0/no/false/off: not), else when logctl runs with privileges another user
-// holds the keys to (SUDO_UID or PKEXEC_UID set, or euid != uid). Then only
+// Whether the pager runs in secure mode: always when logctl runs set-uid or
+// set-gid (AT_SECURE, euid != uid, egid != gid; less is then looked up in
+// /usr/bin:/bin only, not in the caller's PATH); else $LOGSINK_PAGERSECURE
+// when set (0/no/false/off: not), else when logctl runs with privileges
+// another user holds the keys to (SUDO_UID or PKEXEC_UID set). Then only
 // less runs, with LESSSECURE=1 and without a shell; $LOGSINK_PAGER and
 // $PAGER can only turn the pager off ("" or "cat").
 bool PagerSecure();

@@ -63,6 +63,18 @@ void AppendName(std::string *out, std::string_view name) {
   }
 }
 
+// Whether the prefix names the sender's uid: a sender other than root whose
+// name is only its own claim could pass for root's or the kernel's, so its
+// uid shows (`sshd[7] (uid 1000):`): every free-text record (a syslog tag or
+// a text stream's label is whatever the sender wrote; facility kern claimed
+// by such a sender was stored as user, FORMAT.md) and any record labelled
+// or named "kernel", the name the kernel's own records carry.
+bool ShowsUid(const Record &r) {
+  if (r.uid == 0) return false;
+  if (r.app == "kernel" || r.comm == "kernel") return true;
+  return r.site_known && ls_text_kind_of(r.site.file.data(), r.site.file.size()) >= 0;
+}
+
 // "LABEL[PID]": the client's app label when it is the process's name, else
 // "LABEL(COMM)[PID]", so a label that is not the process's own name shows as
 // such (comm is read from /proc at accept; the pid is the kernel's).
@@ -78,7 +90,13 @@ void AppendIdent(const Record &r, std::string *out) {
   }
   out->push_back('[');
   AppendNum(out, r.pid);
-  out->append("]: <");
+  out->push_back(']');
+  if (ShowsUid(r)) {
+    out->append(" (uid ");
+    AppendNum(out, r.uid);
+    out->push_back(')');
+  }
+  out->append(": <");
   out->append(LevelName(LevelOf(r)));
   out->append("> ");
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "logsink/proto/codec.h"
 #include "logsink/proto/paths.h"
 #include "logsink/proto/wire.h"
 #include "sender.h"
@@ -216,7 +217,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   }
   const char *app = app_name ? app_name : program_invocation_short_name;
   size_t alen = strlen(app);
-  if (alen > LS_APP_MAX) alen = LS_APP_MAX;
+  alen = ls_utf8_cut((const uint8_t *)app, alen, LS_APP_MAX); /* whole characters */
   memcpy(cfg.app, app, alen);
   cfg.send_timeout_ms = o.send_timeout_ms;
   cfg.reconnect_min_ms = o.reconnect_min_ms;

@@ -49,9 +49,10 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
   const ls__prog *p = s->ls__prog;
   const char *file = s->file ? s->file : "";
   size_t file_len = strlen(file);
-  if (file_len > LS_INTERN_MAX_FILE) { /* keep the end of a long path */
-    file += file_len - LS_INTERN_MAX_FILE;
-    file_len = LS_INTERN_MAX_FILE;
+  if (file_len > LS_INTERN_MAX_FILE) { /* keep the end of a long path, whole characters */
+    const size_t start = ls_utf8_tail((const uint8_t *)file, file_len, LS_INTERN_MAX_FILE);
+    file += start;
+    file_len -= start;
   }
   ls_intern in = {p->id,   (uint8_t)s->level, s->line > 0 ? (uint32_t)s->line : 0,
                   s->fmt,  strlen(s->fmt),    file,

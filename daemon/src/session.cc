@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "log_escape.h"
+#include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
 #include "peer.h"
 #include "reply.h"
@@ -294,8 +295,8 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
     return false;
   }
   size_t len = h.app_len;
-  if (len > limits_.max_app) {
-    len = limits_.max_app;
+  if (len > limits_.max_app) {  // whole characters only
+    len = ls_utf8_cut(reinterpret_cast<const uint8_t *>(h.app), h.app_len, limits_.max_app);
     ctx_->counters->app_truncated++;
   }
   app_.assign(h.app, len);
@@ -405,6 +406,7 @@ bool Session::InlineSiteFits(uint64_t site_id, const char *sig, size_t nargs, st
     else
       hi = mid - 1;
   }
+  lo = ls_utf8_cut(reinterpret_cast<const uint8_t *>(site->file.data()), site->file.size(), lo);
   site->file = site->file.substr(0, lo);
   ctx_->counters->sites_cut++;
   return true;

@@ -23,6 +23,7 @@
 #include <system_error>
 #include <utility>
 
+#include "logsink/proto/codec.h"
 #include "peer.h"
 #include "syslog_parse.h"
 #include "text_record.h"
@@ -119,13 +120,24 @@ void SyslogReceiver::Store(const uint8_t *p, size_t len, size_t real_len, uint32
       break;
   }
   std::string_view tag = m.tag;
-  if (tag.size() > max_app_) {
-    tag = tag.substr(0, max_app_);
+  if (tag.size() > max_app_) {  // whole characters only
+    tag = tag.substr(
+        0, ls_utf8_cut(reinterpret_cast<const uint8_t *>(tag.data()), tag.size(), max_app_));
     c.app_truncated++;
   }
   const storage::Source &src = SourceFor(pid, uid, gid, tag);
   TextFields f;
   f.msg = m.msg;
+  // The kernel cut the datagram (MSG_TRUNC) wherever its buffer ended: a
+  // message that runs to that end keeps whole characters only, and the
+  // bytes of a partial last one count as cut.
+  if (cut && !f.msg.empty() &&
+      f.msg.data() + f.msg.size() == reinterpret_cast<const char *>(p) + len) {
+    const size_t keep =
+        ls_utf8_trim_partial(reinterpret_cast<const uint8_t *>(f.msg.data()), f.msg.size());
+    cut += f.msg.size() - keep;
+    f.msg = f.msg.substr(0, keep);
+  }
   f.timestamp = m.timestamp;
   f.hostname = m.hostname;
   f.msgid = m.msgid;

@@ -8,7 +8,7 @@ budget minus the worst case of the arguments after it, cut at a UTF-8
 character boundary; the bytes cut are counted for the record's TRUNC."""
 
 from . import _printf as P
-from ._wire import double, varint, zigzag
+from ._wire import double, utf8_cut, varint, zigzag
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
 # The range of a C integer conversion by length modifier: outside it the
@@ -134,9 +134,7 @@ def assemble(parts, budget):
         hdr = len(varint(full))
         keep = full
         if hdr + keep > room:
-            keep = max(room - hdr, 0)
-            while 0 < keep < full and (val[keep] & 0xC0) == 0x80:
-                keep -= 1
+            keep = utf8_cut(val, max(room - hdr, 0))
             trunc += full - keep
         out += varint(keep)
         out += val[:keep]

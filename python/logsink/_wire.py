@@ -35,6 +35,25 @@ def varint(v: int) -> bytes:
     return bytes(out)
 
 
+def utf8_cut(b: bytes, n: int) -> int:
+    """How many of b's first bytes to keep for at most n, never ending inside
+    a UTF-8 character: proto/codec.h's ls_utf8_cut, the same rule (bytes
+    that are not UTF-8 are cut where asked)."""
+    if len(b) <= n:
+        return len(b)
+    i, back = n, 0
+    while i > 0 and back < 3 and (b[i - 1] & 0xC0) == 0x80:
+        i -= 1
+        back += 1
+    if i == 0:
+        return n
+    lead = b[i - 1]
+    if lead < 0xC2 or lead > 0xF4:
+        return n
+    need = 4 if lead >= 0xF0 else 3 if lead >= 0xE0 else 2
+    return i - 1 if n - (i - 1) < need else n
+
+
 def zigzag(v: int) -> int:
     """Signed int64 to the unsigned zigzag form."""
     return ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
@@ -53,7 +72,7 @@ def frame(ftype: int, payload: bytes) -> bytes:
 
 
 def hello(app: bytes) -> bytes:
-    return frame(F_HELLO, struct.pack("<II", PROTO_VERSION, 0) + put_str(app[:APP_MAX]))
+    return frame(F_HELLO, struct.pack("<II", PROTO_VERSION, 0) + put_str(app[:utf8_cut(app, APP_MAX)]))
 
 
 def intern(site: int, level: int, line: int, fmt: bytes, file: bytes) -> bytes:

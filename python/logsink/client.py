@@ -95,7 +95,8 @@ class Client:
         self._path, self._user_dir = _paths.client_socket(socket)
         if app is None:
             app = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else "python")
-        self._app = app.encode("utf-8", "backslashreplace")[:W.APP_MAX]
+        app = app.encode("utf-8", "backslashreplace")
+        self._app = app[:W.utf8_cut(app, W.APP_MAX)]  # whole characters
         self.flush_interval = flush_interval
         self.flush_level = flush_level
         self.block_timeout = block_timeout
@@ -357,7 +358,8 @@ class Client:
 
     @staticmethod
     def _intern_frame(key, site):
-        fname = str(key[2]).encode("utf-8", "backslashreplace")[:W.FILE_MAX]
+        fname = str(key[2]).encode("utf-8", "backslashreplace")
+        fname = fname[:W.utf8_cut(fname, W.FILE_MAX)]
         line = key[3] if 0 <= key[3] <= W.LINE_MAX else 0
         return W.intern(site, key[1], line, key[0], fname)
 

@@ -109,6 +109,18 @@ class PrintfTest(unittest.TestCase):
             self.assertEqual(_args.encode_plan(ops, specs, args, 8192),
                              _args.encode(specs, args, 8192), (fmt, args))
 
+    def test_app_label_is_cut_on_a_character_boundary(self):
+        # "a" then 40 two-byte characters: byte 64 is inside one (LS_APP_MAX)
+        app = ("a" + "\u00e9" * 40).encode("utf-8")
+        frame = W.hello(app)
+        self.assertEqual(frame[-63:].decode("utf-8"), "a" + "\u00e9" * 31)
+        self.assertEqual(frame[-64], 63, "the label's length: 63 bytes")
+        # the same rule as proto/codec.h's ls_utf8_cut (tests/proto/utf8_cut_test.cc)
+        s = "\u00e9\u00e9\u00e9".encode("utf-8")
+        self.assertEqual([W.utf8_cut(s, n) for n in range(7)], [0, 0, 2, 2, 4, 4, 6])
+        self.assertEqual(W.utf8_cut(b"\x80\x80\x80\x80", 3), 3)
+        self.assertEqual(W.utf8_cut(b"a\xf0\x9f\x98\x80", 4), 1)
+
     def test_cut(self):
         specs = _printf.parse(b"%s|%s|%d")
         data, trunc = _args.encode(specs, ("\u00e9" * 3000, "b" * 5000, 7), 1024)

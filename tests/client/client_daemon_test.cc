@@ -681,6 +681,25 @@ TEST_F(ClientDaemonTest, LongStringsAreCutAndMarked) {
   ls_close(c);
 }
 
+// The app label is cut to LS_APP_MAX (64) bytes on a UTF-8 character
+// boundary (proto/codec.h's ls_utf8_cut), here with a daemon that would keep
+// 128 bytes: "a" then two-byte characters make byte 64 the middle of one.
+TEST(ClientLabel, LongLabelIsCutOnACharacterBoundary) {
+  TempDir dir;
+  Daemon d(dir, {"--size", "4MiB"}, "[limits]\nmax_app = 128\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  std::string app = "a";
+  for (int i = 0; i < 40; i++) app += "\xc3\xa9";  // U+00E9
+  ls_client *c = ls_open(d.socket.c_str(), app.c_str(), nullptr);
+  ASSERT_NE(c, nullptr);
+  LS_LOG(c, LS_INFO, "labelled");
+  ASSERT_EQ(ls_flush(c), 0);
+  auto v = WaitRing(d.ring, [](const std::vector<OwnedRecord> &r) { return r.size() >= 1; });
+  ls_close(c);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].app, app.substr(0, 63)) << "whole characters only";
+}
+
 TEST_F(ClientDaemonTest, DynamicTextIsSentVerbatim) {
   ls_client *c = Open("text");
   const std::string msg("100% %s %n literal\0with nul", 27);

@@ -459,6 +459,23 @@ TEST(Daemon, LongAppLabelIsCut) {
   EXPECT_EQ(got[0].app, std::string(64, 'a'));
 }
 
+// The label is cut on a UTF-8 character boundary (proto/codec.h's
+// ls_utf8_cut): "a" then two-byte characters make byte 64 the middle of one.
+TEST(Daemon, LongAppLabelIsCutOnACharacterBoundary) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  std::string app = "a";
+  for (int i = 0; i < 40; i++) app += "\xc3\xa9";  // U+00E9, 81 bytes in all
+  ASSERT_TRUE(c.Send(Hello(1, app) + Intern(1, 6, 1, "x", "y") + Records(1, {{1, 1}})));
+  EXPECT_EQ(c.Stats()["app_truncated"], 1u);
+  EXPECT_EQ(d.Stop(), 0);
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].app, app.substr(0, 63)) << "whole characters only";
+}
+
 TEST(Daemon, FsyncPolicies) {
   for (std::string policy : {"never", "block", "20ms"}) {
     SCOPED_TRACE(policy);

@@ -97,6 +97,28 @@ TEST_F(SyslogReceiverTest, OnlyRootMayClaimFacilityKern) {
   EXPECT_EQ(counters_.kern_refused, 1u);
 }
 
+// Every cut lands on a UTF-8 character boundary (proto/codec.h's
+// ls_utf8_cut): a tag longer than max_app, and a datagram the kernel cut
+// (MSG_TRUNC) in the middle of a character, whose partial character is
+// counted with the bytes cut.
+TEST_F(SyslogReceiverTest, CutsLandOnCharacterBoundaries) {
+  SyslogReceiver rx(&ctx_, -1, 8);
+  const std::string e = "\xc3\xa9";                             // U+00E9
+  Store(&rx, "<13>Nov 25 12:00:00 a" + e + e + e + e + ": m");  // a 9-byte tag
+  const std::string d = "<13>Nov 25 12:00:00 t: " + e + e + e;
+  const size_t len = d.size() - 3;  // inside the second character
+  rx.Store(reinterpret_cast<const uint8_t *>(d.data()), len, d.size() + 100, 10, 20, 30, true);
+  EXPECT_EQ(counters_.app_truncated, 1u);
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].app, "a" + e + e + e);
+  std::string want;
+  for (const std::string &f : {e, std::string("Nov 25 12:00:00"), std::string()}) PutStr(&want, f);
+  EXPECT_EQ(got[1].args, want);
+  // 100 bytes beyond the datagram, 3 beyond len, and the partial character.
+  EXPECT_EQ(got[1].truncated, 100u + 3 + 1) << "the partial character counts as cut";
+}
+
 TEST_F(SyslogReceiverTest, TagIsCutToMaxAppAndCounted) {
   SyslogReceiver rx(&ctx_, -1, 8);
   Store(&rx, "<13>Nov 25 12:00:00 averyverylongtag: m");

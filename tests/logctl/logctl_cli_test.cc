@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_util.h"
+#include "common/staged_binary.h"
 #include "common/unix_socket.h"
 #include "logsink/proto/frame_encode.h"
 #include "logsink/proto/wire.h"
@@ -377,6 +378,28 @@ TEST_F(LogctlTest, ShortPrefixShowsLabelAndCommAndEscapesStructure) {
   EXPECT_NE(lines[2].find(" cron[79]: <info> hello"), std::string::npos) << lines[2];
 }
 
+// Issue 28: a record labelled or named "kernel" from a uid other than 0
+// shows that uid (it could pass for the kernel's); root's does not, nor
+// does an ordinary label of another uid (only its own claim, shown beside
+// its process name as above).
+TEST_F(LogctlTest, ShortPrefixShowsTheUidOfAKernelNameNotRoots) {
+  TestRing ring(dir_.File("r.ring"));
+  uint32_t site = ring.Intern(0, "BUG: soft lockup");
+  Source label{2, 77, 1000, 100, "kernel", "python3"};
+  Source comm{3, 78, 1000, 100, "", "kernel"};
+  Source root{4, 79, 0, 0, "kernel", "kernel"};
+  Source other{5, 80, 1000, 100, "myapp", "myapp"};
+  for (const Source *s : {&label, &comm, &root, &other}) ring.Add(site, "", "", kT0, s);
+  ring.Close();
+  Result r = RunLogctl({"cat", "--file", dir_.File("r.ring")});
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.err;
+  EXPECT_EQ(lines[0], Line(0, "kernel(python3)[77] (uid 1000): <emerg> BUG: soft lockup"));
+  EXPECT_NE(lines[1].find(" kernel[78] (uid 1000): <emerg> BUG"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(" kernel[79]: <emerg> BUG"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find(" myapp[80]: <emerg> BUG"), std::string::npos) << lines[3];
+}
+
 TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
   TestRing ring(dir_.File("r.ring"));
   uint32_t site = ring.Intern(4, "user %s port %d ratio %.2f", 42);
@@ -504,8 +527,8 @@ TEST_F(LogctlTest, ControlCharactersAreEscaped) {
 // error and input stay on the terminal).
 std::string RunOnTerminal(const std::vector<std::string> &args, bool no_color_env,
                           const std::vector<std::pair<std::string, std::string>> &env = {},
-                          const std::string &stdout_to = "") {
-  const std::string logctl = LogctlPath();
+                          const std::string &stdout_to = "", const std::string &binary = "") {
+  const std::string logctl = binary.empty() ? LogctlPath() : binary;
   int master;
   pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
@@ -1315,6 +1338,48 @@ TEST_F(LogctlTest, PagerIsSecureUnderSudo) {
                                      {{"SUDO_UID", "1000"}, {"LOGSINK_PAGER", ""}, {"PATH", path}});
   EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
   EXPECT_NE(access((bin + "/less.in").c_str(), F_OK), 0);
+}
+
+// A set-gid (or set-uid) logctl, such as one given the logsink group so that
+// users can read the ring, runs the pager in secure mode whatever the
+// caller's environment says, and takes less from the system's directories,
+// never from the caller's PATH: there a "less" of the caller's would run
+// with the program's privileges.
+TEST_F(LogctlTest, PagerIsSecureInASetIdLogctl) {
+  if (geteuid() != 0) GTEST_FAIL() << "making a set-gid copy needs root";
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 3);
+  ring.Close();
+  StagedBinary copy(LogctlPath());
+  ASSERT_TRUE(copy.ok()) << copy.error();
+  ASSERT_EQ(chown(copy.path().c_str(), 0, 65534), 0);
+  ASSERT_EQ(chmod(copy.path().c_str(), 02755), 0);  // egid 65534, gid 0
+  const std::string pager = FakePager(dir_);
+  const std::string bin = dir_.File("bin");
+  mkdir(bin.c_str(), 0755);
+  WriteFile(bin + "/less", "#!/bin/sh\ncat > \"$0.in\"\n");
+  chmod((bin + "/less").c_str(), 0755);
+  const std::string path =
+      bin + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  // The system's less shows the 3 lines and quits (LESS=FRSXMK: F).
+  std::string screen = RunOnTerminal(
+      {"cat", "-o", "cat", "--file", f}, true,
+      {{"LOGSINK_PAGER", pager}, {"LOGSINK_PAGERSECURE", "0"}, {"PATH", path}, {"TERM", "xterm"}},
+      "", copy.path());
+  EXPECT_NE(access((pager + ".in").c_str(), F_OK), 0) << "the named pager ran";
+  EXPECT_NE(access((bin + "/less.in").c_str(), F_OK), 0) << "the caller's less ran";
+  EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
+  // Secure mode asked for: still not the caller's less.
+  screen = RunOnTerminal({"cat", "-o", "cat", "--file", f}, true,
+                         {{"-LOGSINK_PAGER", ""},
+                          {"-PAGER", ""},
+                          {"LOGSINK_PAGERSECURE", "1"},
+                          {"PATH", path},
+                          {"TERM", "xterm"}},
+                         "", copy.path());
+  EXPECT_NE(access((bin + "/less.in").c_str(), F_OK), 0) << "the caller's less ran";
+  EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
 }
 
 // Issue 15: `logctl` alone is `logctl cat` through the pager.

@@ -6,10 +6,12 @@
 // Records are read back with `logctl cat --json` and RingReader. Times are
 // hang limits only.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -250,6 +252,65 @@ TEST(SyslogSocket, LongDatagramIsCutAndCounted) {
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0]["truncated"], 100 * 1024 - 64 * 1024);
   EXPECT_EQ(recs[1]["msg"], "after");
+}
+
+// Sends one datagram with credentials naming uid (root may name any uid in
+// SCM_CREDENTIALS; the pid is this process's).
+bool SendDatagramAs(const std::string &path, const std::string &bytes, uid_t uid) {
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  iovec iov{const_cast<char *>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(ucred))] = {};
+  msghdr m{};
+  m.msg_name = &a;
+  m.msg_namelen = sizeof a;
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = ctl;
+  m.msg_controllen = sizeof ctl;
+  cmsghdr *c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_CREDENTIALS;
+  c->cmsg_len = CMSG_LEN(sizeof(ucred));
+  ucred cred{getpid(), uid, uid};
+  std::memcpy(CMSG_DATA(c), &cred, sizeof cred);
+  ssize_t n = sendmsg(fd, &m, 0);
+  close(fd);
+  return n == ssize_t(bytes.size());
+}
+
+// A sender other than root cannot pass for the kernel or for root: its
+// facility kern is stored as user (kern_refused), and the default line shows
+// its uid after the pid, while root's line and a kernel-named native record
+// of root stay as they were.
+TEST(SyslogSocket, UnprivilegedKernClaimShowsItsUid) {
+  if (geteuid() != 0) GTEST_FAIL() << "needs root to name another uid in SCM_CREDENTIALS";
+  TempDir dir;
+  SyslogDaemon s(dir);
+  ASSERT_TRUE(s.d.Start()) << s.d.Stderr();
+  ASSERT_TRUE(SendDatagramAs(s.path, "<0>Nov 25 12:00:00 kernel: BUG: forged", 65534));
+  ASSERT_TRUE(SendDatagramAs(s.path, "<0>Nov 25 12:00:00 kernel: BUG: root", 0));
+  ASSERT_TRUE(SendDatagramAs(s.path, "<13>Nov 25 12:00:00 sshd: Accepted", 1000));
+  ASSERT_TRUE(s.WaitReceived(3));
+  EXPECT_EQ(s.Stats()["kern_refused"], 1u);
+  EXPECT_EQ(s.d.Stop(), 0) << s.d.Stderr();
+  auto recs = CatJson(s.d.ring);
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0]["facility"], "user");
+  EXPECT_EQ(recs[1]["facility"], "kern");
+  ProcResult r = RunProcess(BinPath("logctl"), {"cat", "--file", s.d.ring});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  const std::string pid = std::to_string(getpid());
+  EXPECT_NE(lines[0].find("[" + pid + "] (uid 65534): <emerg> BUG: forged"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("[" + pid + "]: <emerg> BUG: root"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("[" + pid + "] (uid 1000): <notice> Accepted"), std::string::npos)
+      << lines[2];
 }
 
 TEST(SyslogSocket, InvalidUtf8IsKeptAndEscapedOnOutput) {

@@ -203,7 +203,7 @@ LS__EXPORT void ls_options_init(ls_options *o);
 /* Creates a client. socket_path NULL or "": $LOGSINK_SOCKET, else the default
  * (/run/logsink/logsink.sock for root, else $XDG_RUNTIME_DIR/logsink/ or
  * /tmp/logsink-<uid>/, or the system socket when only that one exists).
- * app_name is a label (at most 64 bytes are sent; NULL:
+ * app_name is a label (at most 64 bytes are sent, whole UTF-8 characters; NULL:
  * the program's short name). opts NULL: defaults. Succeeds when the daemon is
  * not running yet: the client connects in the background and drops (and
  * counts) what it cannot send until then. Returns NULL and sets errno to

@@ -88,8 +88,10 @@ static inline size_t ls_get_varint(const uint8_t *p, const uint8_t *end, uint64_
 /* The length of s[0, len) without a UTF-8 sequence that its last bytes
  * begin but do not finish: a cut string never ends inside a character. Bytes
  * that are not UTF-8 are left as they are (nothing to finish). The project's
- * one rule for cutting text: the client, the writer's truncation and text
- * streams use it. */
+ * one rule for cutting text: the client (arguments, its app label), the
+ * writer's truncation, text streams, the daemon's cuts of app labels, syslog
+ * tags, datagrams and site file names use it; the Python package mirrors it
+ * (logsink/_wire.py, utf8_cut). */
 static inline size_t ls_utf8_trim_partial(const uint8_t *s, size_t len) {
   size_t i = len, back = 0;
   while (i > 0 && back < 3 && (s[i - 1] & 0xC0) == 0x80) {
@@ -106,6 +108,25 @@ static inline size_t ls_utf8_trim_partial(const uint8_t *s, size_t len) {
 /* At most max bytes of s[0, len), never ending inside a UTF-8 character. */
 static inline size_t ls_utf8_cut(const uint8_t *s, size_t len, size_t max) {
   return len <= max ? len : ls_utf8_trim_partial(s, max);
+}
+
+/* Where the last at most max bytes of s[0, len) start, never inside a UTF-8
+ * character: the continuation bytes of a character begun before len - max
+ * are left out too (a cut that keeps the end, as of a long file name). Bytes
+ * that are not UTF-8 are left as they are. */
+static inline size_t ls_utf8_tail(const uint8_t *s, size_t len, size_t max) {
+  if (len <= max) return 0;
+  size_t start = len - max, i = start, back = 0;
+  while (i > 0 && back < 3 && (s[i - 1] & 0xC0) == 0x80) {
+    i--;
+    back++;
+  }
+  if (i == 0) return start;
+  const uint8_t lead = s[i - 1];
+  if (lead < 0xC2 || lead > 0xF4) return start;
+  const size_t end = i - 1 + (lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2);
+  while (start < end && start < len && (s[start] & 0xC0) == 0x80) start++;
+  return start;
 }
 
 /* Appends one UTF-8 encoded code point; returns its length (0 if it does not
