@@ -738,6 +738,49 @@ TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
 // Issue 29: a subject template routes each record by its fields (two apps,
 // two levels: four subjects); --create-stream captures every subject it can
 // make (each field token a '*').
+// This host's name as a subject token (what {host} renders).
+std::string HostToken() {
+  char host[256] = {};
+  EXPECT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::string h = host;
+  for (char &ch : h)
+    if (ch == '.' || ch == '*' || ch == '>' || ch == ' ') ch = '_';
+  return h;
+}
+
+// Issue 29: a template naming only {host} is one subject per forwarder, so
+// batches take it: every batch on that host's subject, the stream created
+// on it, and a restarted forwarder reads it back and goes on exactly once.
+TEST_F(ForwardNatsTest, AHostOnlyTemplateCarriesBatches) {
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  ring.Add(500);
+  std::vector<std::string> args = {
+      "--to",    nats_.url(), "--subject",     "byhost.{host}", "--file",          ring.path(),
+      "--batch", "50",        "--cursor-file", dir_ / "cursor", "--create-stream", "BYHOST"};
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 500; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  ring.Add(300);
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 800; }))
+      << ReadFile(dir_ / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0);
+  JsCheck js(nats_.url());
+  const int64_t messages = js.Count("BYHOST");
+  ASSERT_GT(messages, 0);
+  EXPECT_LT(messages, 800);  // batched
+  std::vector<std::string> bodies, ids, subjects;
+  ASSERT_TRUE(js.All("BYHOST", messages, &bodies, &ids, &subjects));
+  for (const std::string &sub : subjects) EXPECT_EQ(sub, "byhost." + HostToken());
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
+  EXPECT_TRUE(other.empty());
+  ASSERT_EQ(seen.size(), 800u);
+  for (const auto &[i, times] : seen) EXPECT_EQ(times, 1) << "record " << i;
+}
+
 TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
   WriterOptions o;
   o.file_size = 1 << 20;
@@ -768,11 +811,7 @@ TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
   ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
       << ReadFile(dir_ / "forward.log");
   ASSERT_EQ(fwd.Stop(), 0);
-  char host[256] = {};
-  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
-  std::string h = host;
-  for (char &ch : h)
-    if (ch == '.' || ch == '*' || ch == '>' || ch == ' ') ch = '_';
+  const std::string h = HostToken();
   JsCheck js(nats_.url());
   ASSERT_EQ(js.Count("ROUTED"), n);
   std::vector<std::string> bodies, ids, subjects;
