@@ -40,12 +40,6 @@ uint64_t WallNs() {
                       .count());
 }
 
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "-";
-  return buf;
-}
-
 class Reporter : public storage::Reporter {
  public:
   explicit Reporter(ForwardCounters *c) : c_(c) {}
@@ -140,6 +134,7 @@ class Forwarder {
   // more; batches start only once the stream said where it stopped.
   bool batching_ = false, resumed_ = true, batch_open_ = false;
   Entry batch_;
+  size_t batch_limit_ = 0;  // the open batch's body at most (Sink::MaxBody; 0 = none known)
   uint64_t resume_logged_ms_ = 0;
   std::vector<Sink::Range> skip_;           // stored past a gap (TryResume), sorted
   std::vector<Sink::Range> resume_ranges_;  // read back, the ring not readable yet
@@ -458,10 +453,20 @@ void Forwarder::FillBatches() {
         level <= o_.max_level &&
         (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
     if (pass) {
-      line_.clear();
-      json_.Print(rec, &line_);  // one line, '\n' included
+      // Rendered straight into the batch (one line, '\n' included); moved
+      // out again only when it takes the batch past what a message holds.
       if (!batch_open_) OpenBatch(rec.seq, rec.ts_ns);
-      AppendToBatch(line_, rec.seq, rec.seq);
+      std::string &body = batch_.msg.body;
+      const size_t at = body.size();
+      json_.Print(rec, &body);
+      if (batch_limit_ && body.size() > batch_limit_) {
+        line_.assign(body, at, std::string::npos);
+        body.resize(at);
+        AppendToBatch(line_, rec.seq, rec.seq);
+      } else {
+        ++batch_.msg.lines;
+        batch_.msg.last_seq = rec.seq;
+      }
     } else {
       ++c_.filtered;
       // Inside the next batch's range (so that stored ranges follow each
@@ -483,6 +488,7 @@ void Forwarder::OpenBatch(uint64_t seq, uint64_t ts_ns) {
   batch_.ts_ns = ts_ns;
   batch_.msg.body.reserve(kMaxBatchBytes + 4096);  // grown once, not copied while it fills
   batch_open_ = true;
+  batch_limit_ = sink_->MaxBody();  // asked once a batch, not once a record (a lock in cnats)
 }
 
 // Appends a line covering the records first..last (read_next_ is past
@@ -490,7 +496,7 @@ void Forwarder::OpenBatch(uint64_t seq, uint64_t ts_ns) {
 // (the destination's size limit), in place of a record that no message
 // could hold a notice.
 void Forwarder::AppendToBatch(const std::string &line, uint64_t first, uint64_t last) {
-  const size_t limit = sink_->MaxBody();
+  const size_t limit = batch_open_ ? batch_limit_ : sink_->MaxBody();
   if (batch_open_ && limit && batch_.msg.lines > 0 &&
       batch_.msg.body.size() + line.size() > limit) {
     // Ends before `first`; whatever it holds past its last line (filtered
@@ -701,13 +707,22 @@ void Forwarder::LogNack(const Ack &a) {
 void Forwarder::Commit(bool force, bool sync) {
   if (commit_busy_) return;
   size_t acked = 0;
-  while (acked < window_.size() && window_[acked].acked) ++acked;
+  uint64_t acked_bytes = 0;  // what moving the cursor past them frees
+  for (; acked < window_.size() && window_[acked].acked; ++acked)
+    acked_bytes += window_[acked].msg.body.size() + window_[acked].msg.id.size();
   uint64_t next = acked < window_.size() ? window_[acked].msg.seq
                   : batch_open_          ? batch_.msg.seq  // read, not handed over yet
                                          : read_next_;
   if (committed_valid_ && next == committed_) return;
   uint64_t now = NowMs();
-  if (!force && acked < size_t(o_.window) / 2 && now - last_commit_ms_ < kCommitEveryMs) return;
+  // At once when half the window (by messages or by bytes) waits only for
+  // the cursor: batches fill the 64 MiB before --window messages, and
+  // waiting for the timer then left the forwarder idle most of the time
+  // (issue 29: 0.35 M records/s with the window full of acknowledged
+  // batches; the write itself takes 1-50 ms).
+  if (!force && acked < size_t(o_.window) / 2 && acked_bytes < kMaxWindowBytes / 2 &&
+      now - last_commit_ms_ < kCommitEveryMs)
+    return;
   last_commit_ms_ = now;
   if (sync) {
     std::string err;
@@ -790,14 +805,21 @@ void Forwarder::WriteStatus() {
                          : out_rate_ > in_rate_
                              ? fmt::format("{:.0f}", double(lag) / (out_rate_ - in_rate_))
                              : "never";
-  // Falling a lap behind: the writer overwrites what is not shipped yet.
+  // Falling a lap behind: the writer overwrites what is not shipped yet;
+  // at these rates it reaches the cursor in lap seconds.
   uint64_t ring_records = have_sum ? sum.newest_seq + 1 - sum.oldest_seq : 0;
+  std::string lap =
+      in_rate_ > out_rate_ && ring_records
+          ? fmt::format("{:.0f}", double(ring_records > lag ? ring_records - lag : 0) /
+                                      (in_rate_ - out_rate_))
+          : "never";
   if (ring_records && lag > ring_records / 2 && !behind_warned_) {
     behind_warned_ = true;
     spdlog::warn(
         "falling behind the ring: {} records not shipped, more than half of the {} it holds "
-        "(in {:.0f}/s, out {:.0f}/s); records are lost once the writer laps the cursor",
-        lag, ring_records, in_rate_, out_rate_);
+        "(in {:.0f}/s, out {:.0f}/s); records are lost once the writer laps the cursor "
+        "(at these rates: {})",
+        lag, ring_records, in_rate_, out_rate_, lap == "never" ? "never" : "in " + lap + " s");
   } else if (behind_warned_ && lag < ring_records / 4) {
     behind_warned_ = false;
     spdlog::info("caught up with the ring again: {} records not shipped", lag);
@@ -807,11 +829,11 @@ void Forwarder::WriteStatus() {
       "retries={}\nresent={}\nlost={}\nfiltered={}\nskipped_blocks={}\nin_flight={}\n"
       "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n"
       "records_per_second={:.0f}\nring_records_per_second={:.0f}\ncatch_up_seconds={}\n"
-      "ring_records={}\nbatch={}\noversize={}\n",
+      "ring_records={}\nbatch={}\noversize={}\nlap_seconds={}\ncompress={}\n",
       getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
       c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
       window_.size(), next, lag, lag_s, st.reconnects, st.last_error, out_rate_, in_rate_, catch_up,
-      ring_records, o_.batch, c_.oversize);
+      ring_records, o_.batch, c_.oversize, lap, o_.compress);
   // Through a new file of a unique name (O_EXCL|O_NOFOLLOW) renamed over the
   // status: never a fixed "<status>.tmp" that whoever can write in the
   // directory could point at a file of root's. Whatever is at the status

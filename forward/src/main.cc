@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
     no.create_stream = o.create_stream;
     no.window = o.window;
     no.ack_timeout_ms = o.ack_timeout_ms;
+    no.compress = o.compress;
     sink = MakeNatsSink(no);
   } else {
     RelpOptions ro;

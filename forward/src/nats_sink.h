@@ -18,6 +18,10 @@ struct NatsOptions {
   std::string create_stream;         // "" = never create a stream
   int window = 1024;
   uint64_t ack_timeout_ms = 5000;  // a publish not acknowledged by then is sent again
+  // A batch's body compressed ("lz4": an LZ4 frame, "zstd": a zstd frame,
+  // level 1), with the header Logsink-Encoding naming it; sent as it is
+  // when that would not make it smaller. "none": never.
+  std::string compress = "none";
 };
 
 // Parses "nats://h:p[,h:p...]" into servers; false with *error.

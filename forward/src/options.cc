@@ -47,6 +47,7 @@ struct Setting {
 };
 
 constexpr const char *kStarts[] = {"oldest", "end", nullptr};
+constexpr const char *kCodecs[] = {"none", "lz4", "zstd", nullptr};
 
 constexpr Setting kSettings[] = {
     {"to", "to", Kind::kString, &Options::to},
@@ -59,6 +60,7 @@ constexpr Setting kSettings[] = {
     {"app", "app", Kind::kList, &Options::apps},
     {"window", "window", Kind::kInt, &Options::window, 1, 65536},
     {"batch", "batch", Kind::kInt, &Options::batch, 1, 65536},
+    {"compress", "compress", Kind::kChoice, &Options::compress, 0, 0, kCodecs},
     {"ack-timeout", "ack_timeout", Kind::kDuration, &Options::ack_timeout_ms},
     {"shutdown-timeout", "shutdown_timeout", Kind::kDuration, &Options::shutdown_timeout_ms},
     {"sd-id", "sd_id", Kind::kSdId, &Options::sd_id},
@@ -229,6 +231,8 @@ const char *Usage() {
          "  --window N             unacknowledged messages at most (default 1024)\n"
          "  --batch N              NATS: up to N records per message as JSON lines, exactly\n"
          "                         once as well (default 1: one record per message)\n"
+         "  --compress none|lz4|zstd  NATS, --batch: compress each batch's body (header\n"
+         "                         Logsink-Encoding; default none)\n"
          "  --ack-timeout D        resend a NATS publish not acknowledged within D (default 5s)\n"
          "  --shutdown-timeout D   on SIGTERM, wait up to D for outstanding acks (default 5s)\n"
          "  --sd-id ID             RFC 5424 SD-ID for RELP (default logsink@32473)\n"
@@ -331,13 +335,27 @@ bool Finish(Options *o, std::string *error) {
       return false;
     }
     if (!t.fixed() && o->batch > 1) {
-      *error = "--subject " + o->subject +
-               " names record fields: each record is then its own message; a batch holds the "
-               "records of one subject (drop --batch, or use a fixed subject)";
-      return false;
+      if (!t.host_only()) {
+        *error = "--subject " + o->subject +
+                 " names record fields: each record is then its own message; a batch holds the "
+                 "records of one subject (drop --batch, or use a fixed subject or one naming "
+                 "only {host})";
+        return false;
+      }
+      // {host} is the same for every record of this forwarder: the subject
+      // is rendered once, and batches use it as a fixed one.
+      const std::string host = HostName();
+      SubjectFields f;
+      f.host = host;
+      t.Render(f, &o->subject);
     }
   } else if (o->batch > 1) {
     *error = "--batch applies only to nats:// destinations (RELP carries one record per message)";
+    return false;
+  }
+  if (o->compress != "none" && o->batch <= 1) {
+    *error = "--compress " + o->compress +
+             " applies to batches only (--batch 2 or more; a single record stays plain JSON)";
     return false;
   }
   if (o->window == 0) o->window = 1024;

@@ -23,6 +23,7 @@ struct Options {
   std::vector<std::string> apps;  // app: ship only these app labels (any of them)
   int window = 0;                 // window: unacknowledged messages at most (0 = the default, 1024)
   int batch = 1;                  // batch: records per NATS message at most (1 = one per message)
+  std::string compress = "none";  // compress: a batch's body as none | lz4 | zstd (NATS, --batch)
   uint64_t ack_timeout_ms = 5000;       // ack_timeout
   uint64_t shutdown_timeout_ms = 5000;  // shutdown_timeout
   uint64_t poll_interval_ms = 100;      // poll_interval: ring check besides inotify

@@ -1,7 +1,7 @@
 // relp_sink.h: rsyslog over RELP (librelp). librelp sends synchronously and
 // keeps at most its window of messages unacknowledged, but does not say
 // which ones were acknowledged; so this sink runs librelp on its own thread
-// with a window of half the forwarder's, and counts a message as
+// with a window of a quarter of the forwarder's, and counts a message as
 // acknowledged once that many later messages were sent, or when the session
 // was closed cleanly (RELP answers the close only after every earlier
 // message). An idle session is closed after 200 ms for that reason and

@@ -1,6 +1,8 @@
 // subject.cc: see subject.h.
 #include "subject.h"
 
+#include <unistd.h>
+
 namespace logsink::forward {
 namespace {
 
@@ -18,9 +20,16 @@ void AppendToken(std::string_view v, std::string *out) {
 
 }  // namespace
 
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "-";
+  return buf;
+}
+
 bool SubjectTemplate::Parse(const std::string &text, std::string *error) {
   parts_.clear();
   fixed_ = true;
+  host_only_ = false;
   wildcard_.clear();
   if (text.empty()) {
     *error = "the subject is empty";
@@ -72,7 +81,11 @@ bool SubjectTemplate::Parse(const std::string &text, std::string *error) {
     fixed_ = false;
     pos = close + 1;
   }
-  for (const Part &p : parts_) wildcard_ += p.kind == Kind::kText ? p.text : "*";
+  host_only_ = !fixed_;
+  for (const Part &p : parts_) {
+    wildcard_ += p.kind == Kind::kText ? p.text : "*";
+    if (p.kind != Kind::kText && p.kind != Kind::kHost) host_only_ = false;
+  }
   return true;
 }
 

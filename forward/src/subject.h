@@ -21,6 +21,9 @@ struct SubjectFields {
   unsigned uid = 0;
 };
 
+// This host's name, as {host} and the messages name it ("-" when unknown).
+std::string HostName();
+
 class SubjectTemplate {
  public:
   // False with *error for an unknown field, an unclosed brace, or a field
@@ -29,6 +32,9 @@ class SubjectTemplate {
   bool Parse(const std::string &text, std::string *error);
   // True when the template names no field (one subject for every record).
   bool fixed() const { return fixed_; }
+  // True when every field it names is {host}: one subject for every record
+  // of this host, so batches can use it (Finish() renders it up front).
+  bool host_only() const { return host_only_; }
   // The subject of a record with these fields.
   void Render(const SubjectFields &f, std::string *out) const;
   // The subject filter that captures every rendered subject (each field
@@ -44,7 +50,7 @@ class SubjectTemplate {
     std::string text;
   };
   std::vector<Part> parts_;
-  bool fixed_ = true;
+  bool fixed_ = true, host_only_ = false;
   std::string wildcard_;
 };
 

@@ -176,14 +176,18 @@ TEST(Addresses, ParsesNatsAndRelpUrls) {
   EXPECT_FALSE(ParseRelpUrl("relp://host", &r, &err));
 }
 
-std::string ParseError(std::vector<std::string> args) {
+// The options args give (parsed and finished), or what is wrong with them.
+std::string ParseInto(std::vector<std::string> args, Options *o) {
   std::vector<char *> argv = {const_cast<char *>("logsink-forward")};
   for (auto &a : args) argv.push_back(a.data());
-  Options o;
   std::string err;
-  if (!ParseArgs(int(argv.size()), argv.data(), &o, &err)) return err;
-  if (!Finish(&o, &err)) return err;
+  if (!ParseArgs(int(argv.size()), argv.data(), o, &err)) return err;
+  if (!Finish(o, &err)) return err;
   return "";
+}
+std::string ParseError(std::vector<std::string> args) {
+  Options o;
+  return ParseInto(std::move(args), &o);
 }
 
 TEST(Options, ChecksCombinationsAndValues) {
@@ -230,6 +234,40 @@ TEST(Options, BatchAndSubjectTemplates) {
             std::string::npos);
   EXPECT_NE(ParseError({"--to", "relp://h:1", "--cursor-file", "c", "--batch", "10"})
                 .find("--batch applies only to nats://"),
+            std::string::npos);
+  // A template naming only {host} is one subject per forwarder: batches
+  // take it, rendered once (the stream is found and created on it).
+  {
+    Options o;
+    ASSERT_EQ(ParseInto({"--to", "nats://h:1", "--subject", "logs.{host}.x", "--cursor-file", "c",
+                         "--batch", "10"},
+                        &o),
+              "");
+    std::string err;
+    SubjectTemplate host;
+    ASSERT_TRUE(host.Parse("{host}", &err));
+    const std::string name = HostName();
+    SubjectFields f;
+    f.host = name;
+    std::string token;
+    host.Render(f, &token);
+    EXPECT_EQ(o.subject, "logs." + token + ".x");
+  }
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.{host}.{level}", "--cursor-file",
+                        "c", "--batch", "10"})
+                .find("a batch holds the records of one subject"),
+            std::string::npos);
+  // Compression is for batches only, by a known codec.
+  EXPECT_EQ(ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--batch",
+                        "1000", "--compress", "zstd"}),
+            "");
+  EXPECT_NE(ParseError(
+                {"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--compress", "lz4"})
+                .find("applies to batches only"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--batch",
+                        "10", "--compress", "gzip"})
+                .find("--compress: must be none, lz4 or zstd"),
             std::string::npos);
   EXPECT_NE(ParseError({"--to", "nats://h:1", "--subject", "logs.{colour}", "--cursor-file", "c"})
                 .find("unknown field {colour}"),
@@ -316,11 +354,12 @@ TEST(Options, TomlFileAndFlagsOverride) {
 // in the file, and the usage text names its flag.
 TEST(Options, EverySettingByFlagAndByFile) {
   const std::map<std::string, std::string> values = {
-      {"to", "relp://h:1"}, {"subject", "logs.x"},   {"create-stream", "LOGS"},
-      {"file", "/x/ring"},  {"cursor-file", "/x/c"}, {"start", "end"},
-      {"level", "warning"}, {"app", "nginx"},        {"window", "7"},
-      {"batch", "3"},       {"ack-timeout", "2s"},   {"shutdown-timeout", "250ms"},
-      {"sd-id", "mine@1"},  {"facility", "3"},       {"log-level", "debug"},
+      {"to", "relp://h:1"},   {"subject", "logs.x"},   {"create-stream", "LOGS"},
+      {"file", "/x/ring"},    {"cursor-file", "/x/c"}, {"start", "end"},
+      {"level", "warning"},   {"app", "nginx"},        {"window", "7"},
+      {"batch", "3"},         {"ack-timeout", "2s"},   {"shutdown-timeout", "250ms"},
+      {"compress", "lz4"},    {"sd-id", "mine@1"},     {"facility", "3"},
+      {"log-level", "debug"},
   };
   TempDir dir;
   size_t n = 0;
