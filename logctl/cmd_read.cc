@@ -581,6 +581,10 @@ int Tail(Options &o, bool tty) {
     out.MaybeFlush();
   }
   if (ok && o.follow) {
+    // Through the daemon the read starts now (tail -n 0 has not asked yet),
+    // so that its socket is there to wait on.
+    if (r->own_records_only() && r->wait_fd() < 0) pipeline.Drain();
+    if (pipeline.failed()) return kExitError;
     out.Flush();
     if (!out.failed() && !FollowLoop(&pipeline, &out, path, r->wait_fd())) return kExitError;
   }

@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 30);
+  EXPECT_EQ(keys, 34);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
