@@ -2,7 +2,7 @@
 // the daemon (PROTOCOL.md, "Reading through the daemon"). The real logsinkd
 // writes a root-only ring (0640 root:root); users 65534 and 65533 write
 // through liblogsink (logsink_hello), the syslog socket (logger) and text
-// streams (logctl send), then run plain logctl: each sees exactly the
+// streams (logctl send, logctl run), then run plain logctl: each sees exactly the
 // records of their own uid, in every mode (cat, tail, --json, -f, cursors),
 // and root reads everything from the file. The daemon's bounds: a reader
 // that never reads is lapped, not buffered, while a writer's records land;
@@ -101,21 +101,21 @@ TEST(LogctlPerUserTest, EachUserReadsExactlyTheirOwnRecords) {
   r = RunAs(kUserA, "/usr/bin/logger", {"-u", s.dir / "log", "A-syslog-line"}, s.d.socket);
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_TRUE(s.WaitRecords(7));
+  r = s.As(kUserA, {"run", "--", "/bin/echo", "A-run-line"});  // a relayed stream
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(s.WaitRecords(8));
   // B, and root, after A: the newest records of the ring are not A's.
   r = s.As(kUserB, {"send", "B-text-line"});
   ASSERT_EQ(r.status, 0) << r.err;
   r = RunAs(kUserB, "/usr/bin/logger", {"-u", s.dir / "log", "B-syslog-line"}, s.d.socket);
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(RunLogctl({"send", "--socket", s.d.socket, "root-line"}).status, 0);
-  ASSERT_TRUE(s.WaitRecords(10));
+  ASSERT_TRUE(s.WaitRecords(11));
 
-  const std::vector<std::string> a_msgs = {"hello 0 from liblogsink",
-                                           "hello 1 from liblogsink",
-                                           "hello 2 from liblogsink",
-                                           "pi is about 3.142",
-                                           "text built at run time",
-                                           "A-text-line",
-                                           "A-syslog-line"};
+  const std::vector<std::string> a_msgs = {"hello 0 from liblogsink", "hello 1 from liblogsink",
+                                           "hello 2 from liblogsink", "pi is about 3.142",
+                                           "text built at run time",  "A-text-line",
+                                           "A-syslog-line",           "A-run-line"};
   // cat --json: A's seven, in order, nothing else.
   r = s.As(kUserA, {"cat", "-o", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -140,8 +140,14 @@ TEST(LogctlPerUserTest, EachUserReadsExactlyTheirOwnRecords) {
   r = s.As(kUserA, {"tail", "-n", "2", "-o", "json"});
   got = JsonLines(r.out);
   ASSERT_EQ(got.size(), 2u) << r.out;
-  EXPECT_EQ(got[0]["msg"], "A-text-line");
-  EXPECT_EQ(got[1]["msg"], "A-syslog-line");
+  EXPECT_EQ(got[0]["msg"], "A-syslog-line");
+  EXPECT_EQ(got[1]["msg"], "A-run-line");
+  // -r: newest first.
+  r = s.As(kUserA, {"cat", "-r", "-o", "json"});
+  got = JsonLines(r.out);
+  ASSERT_EQ(got.size(), a_msgs.size()) << r.out;
+  EXPECT_EQ(got.front()["msg"], "A-run-line");
+  EXPECT_EQ(got.back()["msg"], "hello 0 from liblogsink");
   // B: their two.
   r = s.As(kUserB, {"cat", "-o", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -155,10 +161,10 @@ TEST(LogctlPerUserTest, EachUserReadsExactlyTheirOwnRecords) {
   root.env = {{"LOGSINK_SOCKET", s.d.socket}};
   r = RunLogctl({"cat", "-o", "json"}, root);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(JsonLines(r.out).size(), 10u) << r.out;
+  EXPECT_EQ(JsonLines(r.out).size(), 11u) << r.out;
   EXPECT_EQ(s.Counter("readers_total"), served) << "root reads the file, not through the daemon";
   EXPECT_GE(served, 4u);
-  EXPECT_GE(s.Counter("read_records"), 7u + 1 + 2 + 2 + 2);
+  EXPECT_GE(s.Counter("read_records"), 8u + 1 + 2 + 8 + 2);
   // boots need the file: said clearly.
   r = s.As(kUserA, {"cat", "--list-boots"});
   EXPECT_EQ(r.status, 1);
