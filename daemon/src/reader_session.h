@@ -20,7 +20,7 @@
 namespace logsink::daemon {
 
 struct ReadLimits {
-  uint32_t blocks_per_turn = 8;  // blocks decoded per Step (read_blocks_per_turn)
+  uint32_t blocks_per_turn = 1;  // blocks decoded per Step (read_blocks_per_turn)
   uint32_t chunk = 64u << 10;    // bytes queued per Step (read_chunk)
 };
 
