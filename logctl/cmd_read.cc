@@ -34,7 +34,6 @@ namespace logsink::logctl {
 namespace {
 
 using storage::Record;
-using storage::RingReader;
 using storage::Status;
 
 constexpr uint64_t kPollMs = 250;  // fallback when inotify says nothing
@@ -59,13 +58,13 @@ class ReadReporter : public storage::Reporter {
 // (named apart from the daemon's per-client daemon::Session).
 class ReadPipeline {
  public:
-  ReadPipeline(Options &o, RingReader *r, Out *out, Printer *pr, const std::string &path)
+  ReadPipeline(Options &o, RecordSource *r, Out *out, Printer *pr, const std::string &path)
       : o_(o), r_(r), out_(out), pr_(pr), path_(path) {}
 
   // A progress line while Drain reads (progress.h). Call before the
   // positioning seek: it looks up the newest record.
   void ShowProgress(Progress *p) {
-    if (!p->enabled()) return;
+    if (!p->enabled() || r_->own_records_only()) return;
     Record rec;
     if (r_->SeekLast(1).ok() && r_->Next(&rec).ok()) p->set_last(rec.seq);
     progress_ = p;
@@ -167,6 +166,9 @@ class ReadPipeline {
           if (got.size() > n) got.erase(got.begin());
         }
       }
+      // Through the daemon only this user's records came back: the round
+      // covered the records of every uid that the daemon passed.
+      if (r_->own_records_only()) count = r_->examined();
       if (any) {
         lo = std::min(lo, first);
         hi = std::max(hi, last + 1);
@@ -271,7 +273,7 @@ class ReadPipeline {
 
  private:
   Options &o_;
-  RingReader *r_;
+  RecordSource *r_;
   Out *out_;
   Printer *pr_;
   const std::string &path_;
@@ -306,10 +308,12 @@ void OnFsEvent(uv_fs_event_t *h, const char *, int, int) {
 }
 void OnTimer(uv_timer_t *h) { FollowStep(static_cast<Follow *>(h->data)); }
 void OnSignal(uv_signal_t *h, int) { uv_stop(static_cast<Follow *>(h->data)->loop); }
+void OnReadable(uv_poll_t *h, int, int) { FollowStep(static_cast<Follow *>(h->data)); }
 
 // Runs until SIGINT/SIGTERM, the output closes, or a read error. Returns
 // false on a read error.
-bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path) {
+// wait_fd: readable when records arrive (a read through the daemon), or -1.
+bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, int wait_fd) {
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) {
     Error("follow", "cannot create the event loop");
@@ -319,6 +323,12 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path) {
   uv_fs_event_t fsev;
   uv_timer_t timer;
   uv_signal_t sig_int, sig_term;
+  uv_poll_t sock;
+  if (wait_fd >= 0) {
+    uv_poll_init(&loop, &sock, wait_fd);
+    sock.data = &f;
+    uv_poll_start(&sock, UV_READABLE, OnReadable);
+  }
   uv_fs_event_init(&loop, &fsev);
   uv_timer_init(&loop, &timer);
   uv_signal_init(&loop, &sig_int);
@@ -335,6 +345,7 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path) {
   uv_close(reinterpret_cast<uv_handle_t *>(&timer), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sig_int), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sig_term), nullptr);
+  if (wait_fd >= 0) uv_close(reinterpret_cast<uv_handle_t *>(&sock), nullptr);
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
   return f.stop_ok;
@@ -362,7 +373,7 @@ int FinishOutput(Out *out, const std::string &what) {
 // The cursor to start after: --after-cursor, else the one in --cursor-file
 // (none when the file does not exist yet). False (and an error printed)
 // when there is one that cannot be used with this ring.
-bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
+bool StartCursor(const Options &o, const RecordSource &r, const std::string &path,
                  std::optional<storage::Cursor> *out, int *rc) {
   std::string text = o.cursor.empty() ? o.after_cursor : o.cursor;
   if (text.empty() && !o.cursor_file.empty()) {
@@ -398,7 +409,7 @@ bool StartCursor(const Options &o, const RingReader &r, const std::string &path,
 }
 
 // --show-cursor and --cursor-file after the output.
-bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
+bool EndCursor(const Options &o, const RecordSource &r, const std::string &path,
                const std::optional<uint64_t> &last, Out *out) {
   if (!last || (!o.show_cursor && o.cursor_file.empty())) return true;
   std::string id = r.layout().RingIdHex();
@@ -424,10 +435,10 @@ bool EndCursor(const Options &o, const RingReader &r, const std::string &path,
 // -b: the boot o.boot names, added to the filter (records of other boots
 // are not shown, and their blocks are skipped unread). kExitOk, or an error
 // printed and its exit status when the ring holds no such boot.
-int SelectBoot(Options &o, RingReader *r, const std::string &path) {
+int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
   if (!o.boot || o.boot->kind == BootSpec::Kind::kAll) return kExitOk;
   const BootSpec &b = *o.boot;
-  if (b.kind == BootSpec::Kind::kOffset && b.offset == 0) {
+  if (b.kind == BootSpec::Kind::kOffset && b.offset == 0 && !r->own_records_only()) {
     // The last boot (-b, -k) is the newest record's: no need to read every
     // block header as ListBoots does. (The caller seeks afterwards.)
     Status s = r->SeekLast(1);
@@ -473,7 +484,7 @@ int SelectBoot(Options &o, RingReader *r, const std::string &path) {
 
 // --list-boots: one line per boot, oldest first, numbered as journalctl does
 // (0 the last boot, -1 the one before it), or a JSON array.
-int ListBoots(const Options &o, RingReader *r, const std::string &path) {
+int ListBoots(const Options &o, RecordSource *r, const std::string &path) {
   std::vector<storage::BootInfo> boots;
   Status s = r->ListBoots(&boots);
   if (!s.ok()) {
@@ -518,10 +529,11 @@ namespace {
 
 int Tail(Options &o, bool tty) {
   std::string path;
-  if (!RingPath(o.file, o.socket, &path)) return kExitError;
+  RingOrigin origin;
+  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
   ReadReporter rep(path);
-  std::unique_ptr<RingReader> r;
-  if (int rc = OpenRing(path, &rep, &r)) return rc;
+  std::unique_ptr<RecordSource> r;
+  if (int rc = OpenSource(path, origin, o.follow, &rep, &r)) return rc;
   if (o.list_boots) return ListBoots(o, r.get(), path);
   if (int rc = SelectBoot(o, r.get(), path)) return rc;
   Printer pr(o.mode, UseColor(o, tty), o.utc);
@@ -557,7 +569,7 @@ int Tail(Options &o, bool tty) {
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
   } else if (o.filter.since_ns) {
     ok = pipeline.TailSince(o.lines);
-  } else if (o.filter.any()) {
+  } else if (o.filter.any() || r->own_records_only()) {
     ok = pipeline.TailFiltered(o.lines);
   } else {
     s = r->SeekLast(o.lines);
@@ -570,8 +582,12 @@ int Tail(Options &o, bool tty) {
     out.MaybeFlush();
   }
   if (ok && o.follow) {
+    // Through the daemon the read starts now (tail -n 0 has not asked yet),
+    // so that its socket is there to wait on.
+    if (r->own_records_only() && r->wait_fd() < 0) pipeline.Drain();
+    if (pipeline.failed()) return kExitError;
     out.Flush();
-    if (!out.failed() && !FollowLoop(&pipeline, &out, path)) return kExitError;
+    if (!out.failed() && !FollowLoop(&pipeline, &out, path, r->wait_fd())) return kExitError;
   }
   if (!EndCursor(o, *r, path, pipeline.last_shown(), &out)) {
     FinishOutput(&out, "stdout");
@@ -595,10 +611,11 @@ int RunTail(Options &o) {
 
 int RunExport(Options &o) {
   std::string path;
-  if (!RingPath(o.file, o.socket, &path)) return kExitError;
+  RingOrigin origin;
+  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
   ReadReporter rep(path);
-  std::unique_ptr<RingReader> r;
-  if (int rc = OpenRing(path, &rep, &r)) return rc;
+  std::unique_ptr<RecordSource> r;
+  if (int rc = OpenSource(path, origin, false, &rep, &r)) return rc;
   if (int rc = SelectBoot(o, r.get(), path)) return rc;  // before FILE is created
   // "-" is standard output (a file named "-" is "./-").
   const bool to_stdout = o.export_path == "-";

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "daemon_read.h"
 #include "daemon_stats.h"
 #include "escape.h"
 #include "logsink/proto/paths.h"
@@ -28,7 +29,8 @@ void Error(const std::string &what, const std::string &why) {
 
 void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
 
-bool RingPath(const std::string &file, const std::string &socket, std::string *path) {
+bool RingPath(const std::string &file, const std::string &socket, std::string *path,
+              RingOrigin *origin) {
   if (!file.empty()) {
     *path = file;  // the user's choice: not subject to the per-user rule
     return true;
@@ -52,6 +54,10 @@ bool RingPath(const std::string &file, const std::string &socket, std::string *p
     for (unsigned char ch : ring.path) plain = plain && ch >= 0x20 && ch != 0x7f;
     if (plain) {
       *path = ring.path;
+      if (origin) {
+        origin->socket = sock;
+        origin->ring_id = ring.id;
+      }
       return true;
     }
     if (rc == 0) why = "not an absolute path";
@@ -213,6 +219,26 @@ int OpenRing(const std::string &path, storage::Reporter *reporter,
       break;
   }
   return kExitError;
+}
+
+int OpenSource(const std::string &path, const RingOrigin &origin, bool follow,
+               storage::Reporter *reporter, std::unique_ptr<RecordSource> *out) {
+  // Only a decision between two ways to read, by the effective ids: the
+  // file is then opened once (OpenRing) or not at all.
+  if (!origin.socket.empty() && faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) != 0 &&
+      errno == EACCES) {
+    if (isatty(STDERR_FILENO) == 1)
+      std::fprintf(stderr,
+                   "logctl: %s is not readable to you: showing your own records (uid %u) "
+                   "through the daemon\n",
+                   path.c_str(), unsigned(geteuid()));
+    *out = std::make_unique<DaemonSource>(origin.socket, origin.ring_id, follow, reporter);
+    return kExitOk;
+  }
+  std::unique_ptr<storage::RingReader> r;
+  if (int rc = OpenRing(path, reporter, &r)) return rc;
+  *out = std::make_unique<LocalSource>(std::move(r));
+  return kExitOk;
 }
 
 uint64_t NowNs() {

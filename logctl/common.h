@@ -3,10 +3,13 @@
 // and opening the ring file with a clear reason when it cannot be read.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "logsink/storage/ring.h"
+#include "source.h"
 
 namespace logsink::logctl {
 
@@ -24,7 +27,14 @@ void Warn(const std::string &text);
 // ring if the per-user directory or ring does not exist and the system one
 // does. A per-user directory that fails the safe-path rule
 // (ls_user_dir_check) is refused: prints the reason and returns false.
-bool RingPath(const std::string &file, const std::string &socket, std::string *path);
+// When the path is the daemon's answer, *daemon (if given) gets it, with the
+// socket it came from in daemon->socket; else daemon->socket is left empty.
+struct RingOrigin {
+  std::string socket;  // the daemon's socket, "" when the path is not its answer
+  std::array<uint8_t, 16> ring_id{};
+};
+bool RingPath(const std::string &file, const std::string &socket, std::string *path,
+              RingOrigin *origin = nullptr);
 // The daemon's socket: --socket, $LOGSINK_SOCKET or the default (see
 // ls_client_socket). A default in a per-user directory that fails the
 // safe-path rule is refused: prints the reason (or, with why, stores it
@@ -38,6 +48,13 @@ bool SocketPath(const std::string &explicit_path, std::string *path, std::string
 // success.
 int OpenRing(const std::string &path, storage::Reporter *reporter,
              std::unique_ptr<storage::RingReader> *out);
+
+// The records to read: the ring file, or, when this user may not read it
+// (EACCES) and the path is the ring the daemon named, the daemon, which
+// sends this user's own records only (daemon_read.h). On failure prints the
+// reason and returns kExitError.
+int OpenSource(const std::string &path, const RingOrigin &origin, bool follow,
+               storage::Reporter *reporter, std::unique_ptr<RecordSource> *out);
 
 uint64_t NowNs();
 

@@ -22,6 +22,7 @@ enum class Err : int {
   kMemory,              // the connection's state would pass max_memory(_per_uid)
   kRepliesUnread,       // STATS_REQ/RING_REQ while 64 KiB of earlier replies are unsent
   kUidConnections,      // the uid holds max_connections_per_uid already: closed at once
+  kBadRead,             // malformed READ_REQ, READ_REQ after HELLO, or a frame after READ_REQ
   kCount
 };
 
@@ -39,7 +40,8 @@ inline const char *ErrName(Err e) {
                                        "err_too_many_connections",
                                        "err_memory",
                                        "err_replies_unread",
-                                       "err_uid_connections"};
+                                       "err_uid_connections",
+                                       "err_bad_read"};
   static_assert(sizeof kNames / sizeof kNames[0] == int(Err::kCount));
   return kNames[int(e)];
 }
@@ -96,6 +98,16 @@ struct Counters {
   uint64_t kmsg_lost = 0;       // records the kernel overwrote before they were read
   uint64_t kmsg_malformed = 0;  // records not in the kmsg format (stored as they came)
   uint64_t kmsg_read_errors = 0;  // read failures other than EAGAIN/EINTR/EPIPE
+  // Reads through the daemon (reader_session.h; PROTOCOL.md, "Reading through the daemon").
+  uint64_t readers_current = 0;     // reads being served (a gauge)
+  uint64_t readers_total = 0;       // READ_REQ frames taken
+  uint64_t readers_refused = 0;     // ... refused: max_readers or max_readers_per_uid reached
+  uint64_t read_records = 0;        // records sent to readers (their own)
+  uint64_t read_bytes = 0;          // READ_RECORD bytes sent
+  uint64_t read_lost = 0;           // records overwritten before a reader got to them (READ_LOST)
+  uint64_t read_budget_yields = 0;  // turns a read stopped at read_blocks_per_turn
+  uint64_t read_socket_waits = 0;   // turns a read stopped because its socket had not drained
+  uint64_t read_errors = 0;         // reads ended by an error of the ring reader
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "logsink/proto/frame_encode.h"
+#include "logsink/proto/read.h"
 
 namespace logsink::daemon {
 namespace {
@@ -79,6 +80,15 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("syslog_budget_yields", c.syslog_budget_yields);
   f("syslog_queue_full", c.syslog_queue_full);
   f("syslog_read_errors", c.syslog_read_errors);
+  f("readers_current", c.readers_current);
+  f("readers_total", c.readers_total);
+  f("readers_refused", c.readers_refused);
+  f("read_records", c.read_records);
+  f("read_bytes", c.read_bytes);
+  f("read_lost", c.read_lost);
+  f("read_budget_yields", c.read_budget_yields);
+  f("read_socket_waits", c.read_socket_waits);
+  f("read_errors", c.read_errors);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
@@ -118,6 +128,58 @@ void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *o
   ls_refuse r = {version, reason.data(), reason.size()};
   Append(out, LS_FRAME_HDR + 4 + LS_VARINT_MAX + reason.size(),
          [&](uint8_t *buf, size_t cap) { return ls_refuse_encode(buf, cap, &r); });
+}
+
+size_t AppendReadRecord(const storage::Record &rec, std::string *out) {
+  ls_read_record r{};
+  r.kind = rec.kind == storage::Record::Kind::kDropped ? LS_READ_KIND_DROPPED : LS_READ_KIND_RECORD;
+  r.level = rec.site.level <= LS_LEVEL_MAX ? rec.site.level : LS_LEVEL_MAX;
+  r.site_known = rec.site_known ? 1 : 0;
+  r.seq = rec.seq;
+  r.block_seq = rec.block_seq;
+  r.ts_ns = rec.ts_ns;
+  r.tid = rec.tid;
+  r.source_id = rec.source_id;
+  r.pid = rec.pid;
+  r.uid = rec.uid;
+  r.gid = rec.gid;
+  r.site_id = rec.site_id;
+  r.line = rec.site.line;
+  r.app = rec.app.data();
+  r.app_len = rec.app.size();
+  r.comm = rec.comm.data();
+  r.comm_len = rec.comm.size();
+  r.unit = rec.unit.data();
+  r.unit_len = rec.unit.size();
+  r.fmt = rec.site.fmt.data();
+  r.fmt_len = rec.site.fmt.size();
+  r.file = rec.site.file.data();
+  r.file_len = rec.site.file.size();
+  r.args = rec.args.data();
+  r.args_len = rec.args.size();
+  r.truncated = rec.truncated;
+  r.dropped_count = rec.dropped_count;
+  r.dropped_since_ns = rec.dropped_since_ns;
+  r.block_opened_ns = rec.block_opened_ns;
+  r.boot_id = rec.boot_id.data();
+  r.block_open_mono_ns = rec.block_open_mono_ns;
+  r.block_open_real_ns = rec.block_open_real_ns;
+  const size_t before = out->size();
+  Append(out, ls_read_record_max(&r),
+         [&](uint8_t *buf, size_t cap) { return ls_read_record_encode(buf, cap, &r); });
+  return out->size() - before;
+}
+
+void AppendReadLost(uint64_t n, std::string *out) {
+  Append(out, LS_FRAME_HDR + LS_VARINT_MAX,
+         [&](uint8_t *buf, size_t cap) { return ls_read_lost_encode(buf, cap, n); });
+}
+
+void AppendReadEnd(const std::array<uint8_t, 16> &ring_id, uint64_t examined, uint64_t next_seq,
+                   std::string *out) {
+  ls_read_end e = {ring_id.data(), examined, next_seq};
+  Append(out, LS_FRAME_HDR + LS_RING_ID_LEN + 2 * LS_VARINT_MAX,
+         [&](uint8_t *buf, size_t cap) { return ls_read_end_encode(buf, cap, &e); });
 }
 
 }  // namespace logsink::daemon

@@ -1,4 +1,4 @@
-// reply.h: the frames logsinkd sends (STATS, RING, REFUSE) and the list of counter
+// reply.h: the frames logsinkd sends (STATS, RING, REFUSE, READ_*) and the list of counter
 // names and values they carry, shared with the summary line printed at exit.
 #pragma once
 
@@ -29,6 +29,13 @@ void AppendStatsFrame(const Counters &c, const storage::RingWriter &w, std::stri
 // than LS_RING_PATH_MAX) appends nothing.
 void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint64_t ino,
                      std::string_view path, std::string *out);
+// The frames of a read through the daemon (proto/read.h): one record (returns
+// the bytes appended), a report of n records lost to the writer, the end of
+// what the ring holds now.
+size_t AppendReadRecord(const storage::Record &rec, std::string *out);
+void AppendReadLost(uint64_t n, std::string *out);
+void AppendReadEnd(const std::array<uint8_t, 16> &ring_id, uint64_t examined, uint64_t next_seq,
+                   std::string *out);
 // Appends a REFUSE frame to *out.
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -45,6 +46,8 @@ struct Server::Conn {
   int events = UV_READABLE;
   uint64_t accepted_ms = 0;  // loop time at accept (silent connections time out)
   std::unique_ptr<Session> session;
+  std::unique_ptr<ReaderSession> reader;  // a read through the daemon (READ_REQ)
+  uint64_t read_gen = 0;                  // WriteGen() when the reader last stepped
   // Last: placed before session, it cost the daemon ~15% more CPU per record
   // in bench/compare, with the same instructions executed: a placement effect.
   bool from_backlog = false;  // taken from the listen backlog after the stop
@@ -56,6 +59,12 @@ constexpr size_t kReadChunk = 256u << 10;  // one read() at most
 constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up on a client
 constexpr int kAcceptPerWakeup = 256;
 constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
+
+// Whether fd's socket would take more now (a read's: counts its waits).
+bool Writable(int fd) {
+  struct pollfd p = {fd, POLLOUT, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
 
 }  // namespace
 
@@ -415,7 +424,10 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
     return;
   }
   if (events & UV_WRITABLE) {
-    s->SendOut(c);
+    if (c->reader)
+      s->ServeReader(c);
+    else
+      s->SendOut(c);
     if (c->closed) return;
   }
   if (events & UV_READABLE) s->ReadConn(c, s->cfg_.read_budget);
@@ -436,6 +448,10 @@ void Server::ReadConn(Conn *c, size_t budget) {
       if (!c->session->Feed(rbuf_.data(), size_t(r), now)) {
         SendOut(c);
         if (!c->closed) CloseConn(c);
+        return;
+      }
+      if (!c->reader && c->session->read_request()) {
+        StartReader(c);
         return;
       }
       if (size_t(r) < want) break;  // the socket is (very likely) empty now
@@ -490,6 +506,73 @@ void Server::EndStream(Conn *c, bool eof) {
   if (!c->closed) CloseConn(c);
 }
 
+// ---- reads through the daemon (reader_session.h) -----------------------------
+
+uint64_t Server::WriteGen() const {
+  const storage::WriterStats &st = writer_->stats();
+  return st.flushes + st.blocks_written;
+}
+
+void Server::StartReader(Conn *c) {
+  const uint32_t uid = c->session->peer().uid;
+  const bool limited = uid != 0 && uid != uint32_t(geteuid());
+  std::string refuse;
+  if (readers_.size() >= cfg_.max_readers)
+    refuse = fmt::format("max_readers ({}) reached", cfg_.max_readers);
+  else if (limited && readers_by_uid_[uid] >= cfg_.max_readers_per_uid)
+    refuse = fmt::format("uid {} holds max_readers_per_uid ({})", uid, cfg_.max_readers_per_uid);
+  if (refuse.empty()) {
+    ReadLimits limits;
+    limits.blocks_per_turn = cfg_.read_blocks_per_turn;
+    limits.chunk = cfg_.read_chunk;
+    c->reader =
+        std::make_unique<ReaderSession>(&counters_, uid, *c->session->read_request(), limits);
+    if (!c->reader->Open(ctx_.ring_path, &refuse)) c->reader.reset();
+  } else {
+    counters_.readers_refused++;
+  }
+  if (!c->reader) {
+    if (readers_by_uid_[uid] == 0) readers_by_uid_.erase(uid);
+    ctx_.log_limit.Log(kLogKindRead, spdlog::level::warn, "read for uid {} refused: {}", uid,
+                       refuse);
+    AppendRefuseFrame(LS_PROTO_VERSION, refuse, &c->session->out());
+    SendOut(c);
+    if (!c->closed) CloseConn(c);
+    return;
+  }
+  // What the kernel holds for the reader is bounded too: its send buffer
+  // is one chunk (the kernel doubles it for its own overhead), so a reader
+  // that does not read has at most about three chunks in flight.
+  int sndbuf = int(cfg_.read_chunk);
+  setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+  readers_by_uid_[uid]++;
+  readers_.push_back(c);
+  c->read_gen = WriteGen();
+  ServeReader(c);
+}
+
+void Server::ServeReader(Conn *c) {
+  std::string &out = c->session->out();
+  if (out.empty() && c->reader->state() == ReaderSession::State::kReading) c->reader->Step(&out);
+  SendOut(c);
+}
+
+// Once per turn (OnBeforeWait): followers that caught up read on when the
+// writer wrote since they last looked, and their socket has drained.
+void Server::StepFollowers() {
+  if (readers_.empty()) return;
+  const uint64_t gen = WriteGen();
+  for (size_t i = readers_.size(); i-- > 0;) {  // SendOut may close (and remove) one
+    Conn *c = readers_[i];
+    if (c->read_gen == gen || c->reader->state() != ReaderSession::State::kCaughtUp ||
+        !c->session->out().empty())
+      continue;
+    c->read_gen = gen;
+    c->reader->Step(&c->session->out());
+    SendOut(c);
+  }
+}
+
 void Server::SendOut(Conn *c) {
   std::string &out = c->session->out();
   size_t off = 0;
@@ -506,6 +589,23 @@ void Server::SendOut(Conn *c) {
     break;
   }
   out.erase(0, off);
+  if (c->reader) {
+    // A read bounds its own queue (one chunk): it waits for the socket.
+    const auto state = c->reader->state();
+    if (!out.empty() || (state == ReaderSession::State::kReading && !Writable(c->fd)))
+      counters_.read_socket_waits++;  // it waits for its client to read
+    if (out.empty() && state == ReaderSession::State::kDone) {
+      CloseConn(c);
+      return;
+    }
+    int want = UV_READABLE;
+    if (!out.empty() || state == ReaderSession::State::kReading) want |= UV_WRITABLE;
+    if (want != c->events) {
+      c->events = want;
+      uv_poll_start(&c->poll, want, OnConnEvent);
+    }
+    return;
+  }
   if (out.size() > kMaxOut) {
     spdlog::warn("pid {} does not read its STATS replies; connection closed",
                  c->session->peer().pid);
@@ -530,6 +630,12 @@ void Server::CloseConn(Conn *c) {
   if (auto it = conns_by_uid_.find(uid); it != conns_by_uid_.end() && --it->second == 0)
     conns_by_uid_.erase(it);
   if (c->from_backlog) backlog_open_--;
+  if (c->reader) {
+    if (auto it = readers_by_uid_.find(uid); it != readers_by_uid_.end() && --it->second == 0)
+      readers_by_uid_.erase(it);
+    readers_.erase(std::find(readers_.begin(), readers_.end(), c));
+    c->reader.reset();
+  }
   c->closed = true;
   uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
     auto *conn = static_cast<Conn *>(h->data);
@@ -578,6 +684,7 @@ void Server::FlushWhenDue() {
 void Server::OnBeforeWait(uv_prepare_t *p) {
   auto *s = static_cast<Server *>(p->data);
   s->AfterWrites();
+  s->StepFollowers();
   if (s->stopping_) s->DrainStep();
 }
 

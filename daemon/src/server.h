@@ -18,6 +18,7 @@
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
+#include "reader_session.h"
 #include "session.h"
 #include "sync_policy.h"
 #include "syslog_socket.h"
@@ -70,6 +71,13 @@ class Server {
   void Refuse(int fd, const std::string &reason);
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
+  // Reads through the daemon (reader_session.h): takes a connection's
+  // READ_REQ (or refuses it at max_readers / max_readers_per_uid), steps a
+  // read whose socket drained, steps caught-up followers after writes.
+  void StartReader(Conn *c);
+  void ServeReader(Conn *c);
+  void StepFollowers();
+  uint64_t WriteGen() const;  // changes whenever the writer writes to the file
   void CloseConn(Conn *c);
   void EndStream(Conn *c, bool eof);
   // Once per turn of the loop, before it waits (before_wait_): writes the
@@ -119,7 +127,9 @@ class Server {
   std::unique_ptr<KmsgReader> kmsg_rx_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
-  int reserve_fd_ = -1;                                  // /dev/null, given up on EMFILE
+  std::vector<Conn *> readers_;                          // connections that are reads
+  std::unordered_map<uint32_t, uint32_t> readers_by_uid_;
+  int reserve_fd_ = -1;  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;
   bool stopping_ = false;
   // The stop (Shutdown, DrainStep): until when connections are read and

@@ -12,6 +12,7 @@
 #include "log_escape.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
+#include "logsink/proto/read.h"
 #include "peer.h"
 #include "reply.h"
 
@@ -226,7 +227,20 @@ void Session::AppendTextAck() {
 
 bool Session::HandleFrame(const ls_frame &f) {
   ++frames_;
+  if (read_req_) {  // a read's client sends nothing after READ_REQ (PROTOCOL.md)
+    Fail(Err::kBadRead, fmt::format("frame type {:#04x} after READ_REQ", f.type));
+    return false;
+  }
   switch (f.type) {
+    case LS_F_READ_REQ: {  // before HELLO only: a writing connection never turns reader
+      ls_read_req r;
+      if (hello_ || ls_read_req_decode(f.payload, f.len, &r) < 0) {
+        Fail(Err::kBadRead, hello_ ? "READ_REQ after HELLO" : "malformed READ_REQ");
+        return false;
+      }
+      read_req_ = r;
+      return true;
+    }
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
       if (ls_stats_req_decode(f.payload, f.len) < 0) {
         Fail(Err::kBadPayload, "STATS_REQ with a payload");

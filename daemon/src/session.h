@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "counters.h"
+#include "logsink/proto/read.h"
 #include "logsink/storage/ring.h"
 #include "peer.h"
 #include "ratelimit.h"
@@ -43,6 +45,8 @@ struct ParsedRecord {
 constexpr int kLogKindWrite = int(Err::kCount);
 // ... and for relayed streams whose pid was not taken (Session::OnHello).
 constexpr int kLogKindRelay = int(Err::kCount) + 1;
+// ... and for refused reads through the daemon (Server::StartReader).
+constexpr int kLogKindRead = int(Err::kCount) + 2;
 
 // The memory bound of all connection state (config: limits.max_memory and
 // max_memory_per_uid). Sessions charge what they hold and release it when
@@ -82,7 +86,7 @@ struct Context {
   uint64_t ring_dev = 0, ring_ino = 0;  // its stat(2) st_dev and st_ino
   Counters *counters = nullptr;
   uint64_t next_source_id = 1;  // the next connection's Source id
-  RateLimit<int(Err::kCount) + 2> log_limit;
+  RateLimit<int(Err::kCount) + 3> log_limit;
   // One frame's validated records; shared (one thread), its capacity reused.
   std::vector<ParsedRecord> scratch;
   MemoryBudget memory;
@@ -126,6 +130,9 @@ class Session {
   void Fail(Err e, std::string_view detail);
 
   const Peer &peer() const { return peer_; }
+  // The READ_REQ this connection sent, if any: it is then a read through
+  // the daemon (reader_session.h), served by the owner.
+  const std::optional<ls_read_req> &read_request() const { return read_req_; }
   // Whether a whole frame has arrived yet (a silent connection holds a slot).
   bool any_frame() const { return frames_ > 0; }
   uint64_t source_id() const { return source_.id; }
@@ -183,6 +190,7 @@ class Session {
   uint64_t lines_ = 0, lines_cut_ = 0, partial_lines_ = 0;  // this connection's
   uint64_t partial_since_ms_ = 0;
   std::string out_;
+  std::optional<ls_read_req> read_req_;
 
   // client site id -> entries_ index + 1: dense below kDenseSites, a hash
   // map above, so a huge site id costs one entry, not a table up to it.

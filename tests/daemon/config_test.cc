@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 30);
+  EXPECT_EQ(keys, 34);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -299,6 +299,10 @@ const std::map<std::string, std::string> kOther = {
     {"limits.max_app", "32"},
     {"limits.max_memory", "\"128MiB\""},
     {"limits.max_memory_per_uid", "\"1MiB\""},
+    {"limits.max_readers", "3"},
+    {"limits.max_readers_per_uid", "2"},
+    {"limits.read_blocks_per_turn", "2"},
+    {"limits.read_chunk", "\"8KiB\""},
     {"limits.shutdown_timeout", "\"1s\""},
 };
 
@@ -320,7 +324,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 30u);
+  EXPECT_EQ(names.size(), 34u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);

@@ -3,7 +3,8 @@
 // with ls_frame_parse and decoded the way logsinkd does (HELLO, INTERN with
 // the printf signature, RECORDS checked against the interned signatures,
 // DROPPED, STATS_REQ, RING_REQ), plus the client-side decoders (REFUSE,
-// STATS, RING) on every payload. Checks that every decoded field lies inside
+// STATS, RING) and those of a read through the daemon (READ_REQ,
+// READ_RECORD, READ_LOST, READ_END) on every payload. Checks that every decoded field lies inside
 // its frame and that ls_records_args and ls_args_check agree on the argument
 // bytes.
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "fuzz_check.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/frame.h"
+#include "logsink/proto/read.h"
 
 namespace {
 
@@ -59,6 +61,23 @@ void DecodeAny(const uint8_t *p, size_t len) {
     FUZZ_CHECK(memchr(rg.path, 0, rg.path_len) == nullptr);
     g_sink = Touch(rg.path, rg.path_len);
   }
+  // The frames of a read through the daemon (proto/read.h).
+  ls_read_req rq;
+  if (ls_read_req_decode(p, len, &rq) == 0)
+    FUZZ_CHECK(rq.from <= LS_READ_END && (rq.flags & ~uint64_t{LS_READ_FOLLOW}) == 0);
+  ls_read_record rr;
+  if (ls_read_record_decode(p, len, &rr) == 0) {
+    FUZZ_CHECK(rr.kind <= LS_READ_KIND_DROPPED && rr.level <= LS_LEVEL_MAX);
+    FUZZ_CHECK(Inside(rr.app, rr.app_len, p, end) && Inside(rr.comm, rr.comm_len, p, end) &&
+               Inside(rr.unit, rr.unit_len, p, end) && Inside(rr.fmt, rr.fmt_len, p, end) &&
+               Inside(rr.file, rr.file_len, p, end) && Inside(rr.args, rr.args_len, p, end) &&
+               Inside(rr.boot_id, LS_BOOT_ID_LEN, p, end));
+    g_sink = Touch(rr.args, rr.args_len) + Touch(rr.fmt, rr.fmt_len);
+  }
+  uint64_t lost;
+  if (ls_read_lost_decode(p, len, &lost) == 0) FUZZ_CHECK(lost > 0);
+  ls_read_end re;
+  if (ls_read_end_decode(p, len, &re) == 0) FUZZ_CHECK(Inside(re.ring_id, LS_RING_ID_LEN, p, end));
   ls_refuse rf;
   if (ls_refuse_decode(p, len, &rf) == 0) {
     FUZZ_CHECK(Inside(rf.reason, rf.reason_len, p, end));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -46,6 +47,7 @@ using Result = ProcResult;
 
 struct SpawnOptions {
   bool as_nobody = false;  // as root: run a staged copy of logctl as uid/gid 65534
+  uint32_t as_uid = 0;     // as root: ... as this uid and gid instead (0: as_nobody decides)
   std::string stdin_data;
   // Set in logctl's environment. LOGSINK_FILE, LOGSINK_SOCKET and
   // LOGSINK_PAGER are unset unless given here, so the test's own
@@ -57,7 +59,8 @@ struct SpawnOptions {
 class Proc {
  public:
   explicit Proc(const std::vector<std::string> &args, const SpawnOptions &opt = {}) {
-    const bool nobody = opt.as_nobody && geteuid() == 0;
+    const uint32_t uid = opt.as_uid ? opt.as_uid : 65534;
+    const bool nobody = (opt.as_nobody || opt.as_uid) && geteuid() == 0;
     if (nobody) {
       staged_ = std::make_unique<StagedBinary>(LogctlPath());
       EXPECT_TRUE(staged_->ok()) << staged_->error();
@@ -66,7 +69,7 @@ class Proc {
     o.stdin_data = opt.stdin_data;
     const StagedBinary *staged = staged_.get();
     auto env = opt.env;
-    o.child_setup = [staged, env] {
+    o.child_setup = [staged, env, uid] {
       setenv("TZ", "UTC", 1);
       unsetenv("NO_COLOR");
       unsetenv("LOGSINK_FILE");
@@ -75,7 +78,7 @@ class Proc {
       for (const auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       if (staged) {
         staged->SetLibraryPath();
-        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+        if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(126);
       }
     };
     proc_ = std::make_unique<Subprocess>(staged ? staged->path() : LogctlPath(), args, o);

@@ -84,7 +84,7 @@ for pair in l:liblogsink0 d:logsink v:logsink-dev; do
 done
 # Every man page names the project's version on its .TH line.
 for m in "$tmp"/d/usr/share/man/*/*.gz "$tmp"/v/usr/share/man/*/*.gz; do
-  zcat "$m" | grep -q "^\.TH .*\"logsink ${version%-*}\"" || bad "$m: .TH does not name logsink ${version%-*}"
+  zcat "$m" | grep "^\.TH .*\"logsink ${version%-*}\"" >/dev/null || bad "$m: .TH does not name logsink ${version%-*}"
 done
 ls "$tmp"/v/usr/lib/*/liblogsink.a >/dev/null 2>&1 || bad "no liblogsink.a in logsink-dev"
 ls "$tmp"/v/usr/lib/*/liblogsink.so >/dev/null 2>&1 || bad "no liblogsink.so link in logsink-dev"

@@ -13,7 +13,7 @@ extern "C" {
 
 /* frame := u32 len (LE, counts type + payload) | u8 type | payload */
 #define LS_FRAME_HDR 5u
-#define LS_FRAME_MAX (16u << 20)      /* hard protocol limit of len */
+#define LS_FRAME_MAX (16u << 20)          /* hard protocol limit of len */
 #define LS_FRAME_DEFAULT_MAX (256u << 10) /* logsinkd's default max_frame */
 
 /* client -> daemon */
@@ -23,14 +23,18 @@ extern "C" {
 #define LS_F_DROPPED 0x04u   /* varint count | varint since_ns | varint now_ns */
 #define LS_F_STATS_REQ 0x05u /* empty */
 #define LS_F_RING_REQ 0x06u  /* empty */
+#define LS_F_READ_REQ 0x07u  /* u8 from | varint arg | varint flags (read.h) */
 
 /* daemon -> client */
-#define LS_F_REFUSE 0x81u    /* u32 highest version supported | str reason; then close */
-#define LS_F_STATS 0x82u     /* varint n | n * (str name | varint value) */
-#define LS_F_RING 0x83u      /* u8[16] ring_id | varint dev | varint ino | str path */
+#define LS_F_REFUSE 0x81u      /* u32 highest version supported | str reason; then close */
+#define LS_F_STATS 0x82u       /* varint n | n * (str name | varint value) */
+#define LS_F_RING 0x83u        /* u8[16] ring_id | varint dev | varint ino | str path */
+#define LS_F_READ_RECORD 0x84u /* one of the caller's records (read.h) */
+#define LS_F_READ_LOST 0x85u   /* varint n: records overwritten before the read got to them */
+#define LS_F_READ_END 0x86u    /* u8[16] ring_id | varint examined | varint next_seq */
 
 /* str := varint byte length | bytes */
-#define LS_APP_MAX 64u       /* longest app label */
+#define LS_APP_MAX 64u         /* longest app label */
 #define LS_SITE_MAX (1u << 20) /* largest client site id */
 
 /* record := varint (site << 1 | trunc) | [varint truncated_bytes if trunc]

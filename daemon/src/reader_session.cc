@@ -1,0 +1,106 @@
+// reader_session.cc: one read through the daemon (see reader_session.h).
+#include "reader_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include "reply.h"
+
+namespace logsink::daemon {
+
+ReaderSession::ReaderSession(Counters *counters, uint32_t uid, const ls_read_req &req,
+                             ReadLimits limits)
+    : counters_(counters), uid_(uid), req_(req), limits_(limits) {
+  counters_->readers_current++;
+  counters_->readers_total++;
+}
+
+ReaderSession::~ReaderSession() { counters_->readers_current--; }
+
+bool ReaderSession::Open(const std::string &path, std::string *why) {
+  // The daemon is the ring's only writer and writes on this thread: a block
+  // is never read half written, so a bad CRC is not retried (the retries
+  // sleep, which the loop must not).
+  storage::ReaderOptions opts;
+  opts.crc_retries = 0;
+  storage::Status s =
+      storage::RingReader::Open(storage::Env::Default(), path, this, opts, &reader_);
+  if (s.ok()) {
+    switch (req_.from) {
+      case LS_READ_OLDEST:
+        s = reader_->SeekOldest();
+        break;
+      case LS_READ_LAST:
+        s = reader_->SeekLast(req_.arg);
+        break;
+      case LS_READ_TIME:
+        s = reader_->SeekTime(req_.arg);
+        break;
+      case LS_READ_SEQ:
+        s = reader_->SeekSeq(req_.arg);
+        break;
+      default:
+        s = reader_->SeekEnd();
+        break;
+    }
+  }
+  if (!s.ok() && !s.IsNotFound()) {
+    *why = s.ToString();
+    counters_->read_errors++;
+    return false;
+  }
+  return true;
+}
+
+void ReaderSession::Corruption(uint64_t off, std::string_view reason) {
+  spdlog::debug("read for uid {}: offset {}: {} (skipped)", uid_, off, reason);
+}
+
+void ReaderSession::Lost(uint64_t n) {
+  lost_ += n;
+  counters_->read_lost += n;
+}
+
+void ReaderSession::Step(std::string *out) {
+  if (state_ == State::kDone) return;
+  storage::Record rec;
+  uint64_t blocks = 0, block = 0;
+  while (out->size() < limits_.chunk) {
+    storage::Status s = reader_->Next(&rec);
+    if (lost_) {  // reported where it happened: before the records after the gap
+      AppendReadLost(lost_, out);
+      lost_ = 0;
+    }
+    if (s.IsNotFound()) {
+      if (!ended_) {
+        AppendReadEnd(reader_->layout().ring_id, examined_, next_seq_, out);
+        ended_ = true;
+      }
+      state_ = (req_.flags & LS_READ_FOLLOW) ? State::kCaughtUp : State::kDone;
+      return;
+    }
+    if (!s.ok()) {
+      // The client sees the connection end without READ_END: an error.
+      spdlog::warn("read for uid {} ended: {}", uid_, s.ToString());
+      counters_->read_errors++;
+      state_ = State::kDone;
+      return;
+    }
+    examined_++;
+    next_seq_ = rec.seq + 1;
+    if (rec.uid == uid_) {
+      counters_->read_records++;
+      counters_->read_bytes += AppendReadRecord(rec, out);
+    }
+    if (blocks == 0 || rec.block_seq != block) {
+      block = rec.block_seq;
+      if (++blocks > limits_.blocks_per_turn) {
+        counters_->read_budget_yields++;
+        state_ = State::kReading;
+        return;
+      }
+    }
+  }
+  state_ = State::kReading;
+}
+
+}  // namespace logsink::daemon

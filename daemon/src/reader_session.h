@@ -1,0 +1,65 @@
+// reader_session.h: one read through the daemon (PROTOCOL.md, "Reading
+// through the daemon"): a user who cannot read the ring file asks for their
+// own records over the socket. The daemon reads the ring with its own
+// storage::RingReader and sends the records whose stored uid is the peer's
+// (SO_PEERCRED), nothing else. Bounded per loop turn: at most
+// blocks_per_turn blocks decoded and chunk bytes queued; the owner calls
+// Step again only once the socket has taken what the last Step queued, so a
+// reader that does not read costs nothing more and is lapped by the writer
+// (told with READ_LOST when it reads on), never buffered.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "counters.h"
+#include "logsink/proto/read.h"
+#include "logsink/storage/ring.h"
+
+namespace logsink::daemon {
+
+struct ReadLimits {
+  uint32_t blocks_per_turn = 1;  // blocks decoded per Step (read_blocks_per_turn)
+  uint32_t chunk = 64u << 10;    // bytes queued per Step (read_chunk)
+};
+
+class ReaderSession : private storage::Reporter {
+ public:
+  enum class State {
+    kReading,   // more to read now: Step again once the socket drained
+    kCaughtUp,  // following: Step again when the writer wrote
+    kDone,      // READ_END sent, not following (or failed): close once sent
+  };
+
+  ReaderSession(Counters *counters, uint32_t uid, const ls_read_req &req, ReadLimits limits);
+  ~ReaderSession() override;
+  ReaderSession(const ReaderSession &) = delete;
+  ReaderSession &operator=(const ReaderSession &) = delete;
+
+  // Opens the ring file and positions the read as the request says. False
+  // with the reason in *why.
+  bool Open(const std::string &path, std::string *why);
+  // One turn's bounded work: appends READ_RECORD, READ_LOST and (once the
+  // newest record was passed) READ_END frames to *out.
+  void Step(std::string *out);
+  State state() const { return state_; }
+  uint32_t uid() const { return uid_; }
+
+ private:
+  void Corruption(uint64_t off, std::string_view reason) override;
+  void Lost(uint64_t n) override;
+
+  Counters *counters_;
+  uint32_t uid_;
+  ls_read_req req_;
+  ReadLimits limits_;
+  std::unique_ptr<storage::RingReader> reader_;
+  State state_ = State::kReading;
+  bool ended_ = false;     // READ_END sent
+  uint64_t lost_ = 0;      // records lost not yet reported
+  uint64_t examined_ = 0;  // records of every uid passed over
+  uint64_t next_seq_ = 0;  // one past the last record examined
+};
+
+}  // namespace logsink::daemon

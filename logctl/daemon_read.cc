@@ -1,0 +1,215 @@
+// daemon_read.cc: the client of a read through the daemon (see
+// daemon_read.h). Frames are decoded with proto's codec (read.h).
+#include "daemon_read.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "escape.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/read.h"
+
+namespace logsink::logctl {
+
+using storage::Status;
+
+namespace {
+// A READ_RECORD holds one record and its strings: at most a block (1 MiB)
+// and its site's format and file name.
+constexpr uint32_t kMaxReadFrame = 2u << 20;
+constexpr size_t kRecvChunk = 64u << 10;
+
+std::string Sv(const char *p, size_t n) {
+  std::string s;
+  render::AppendTerminalSafe(&s, std::string_view(p, n));
+  return s;
+}
+}  // namespace
+
+DaemonSource::DaemonSource(std::string socket, const std::array<uint8_t, 16> &ring_id, bool follow,
+                           storage::Reporter *reporter)
+    : socket_(std::move(socket)), follow_(follow), reporter_(reporter) {
+  layout_.ring_id = ring_id;
+}
+
+DaemonSource::~DaemonSource() { Close(); }
+
+void DaemonSource::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Status DaemonSource::ListBoots(std::vector<storage::BootInfo> *) {
+  return Status::InvalidArgument(
+      "boots (-b, --list-boots) need the ring file itself; through the daemon only your own "
+      "records are read");
+}
+
+Status DaemonSource::Start(uint8_t from, uint64_t arg) {
+  Close();
+  from_ = from;
+  arg_ = arg;
+  started_ = ended_ = false;
+  examined_ = 0;
+  buf_.clear();
+  pos_ = 0;
+  return Status::OK();
+}
+
+Status DaemonSource::Connect() {
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  if (socket_.size() >= sizeof addr.sun_path)
+    return Status::InvalidArgument("socket path too long");
+  std::memcpy(addr.sun_path, socket_.data(), socket_.size());
+  fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return Status::IOError(socket_ + ": " + std::strerror(errno));
+  if (connect(fd_, reinterpret_cast<const struct sockaddr *>(&addr), sizeof addr) != 0) {
+    int e = errno;
+    Close();
+    return Status::IOError(socket_ + ": " + std::strerror(e));
+  }
+  ls_read_req req = {from_, arg_, follow_ ? uint64_t{LS_READ_FOLLOW} : 0};
+  uint8_t frame[LS_FRAME_HDR + 1 + 2 * LS_VARINT_MAX];
+  ptrdiff_t n = ls_read_req_encode(frame, sizeof frame, &req);
+  size_t off = 0;
+  while (n > 0 && off < size_t(n)) {
+    ssize_t k = send(fd_, frame + off, size_t(n) - off, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      int e = errno;
+      Close();
+      return Status::IOError(socket_ + ": " + std::strerror(e));
+    }
+    off += size_t(k);
+  }
+  started_ = true;
+  return Status::OK();
+}
+
+Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::Record *rec,
+                           bool *got) {
+  *got = false;
+  switch (type) {
+    case LS_F_READ_RECORD: {
+      ls_read_record r;
+      if (ls_read_record_decode(p, len, &r) < 0)
+        return Status::Corruption("the daemon sent a malformed READ_RECORD");
+      *rec = storage::Record{};
+      rec->kind = r.kind == LS_READ_KIND_DROPPED ? storage::Record::Kind::kDropped
+                                                 : storage::Record::Kind::kRecord;
+      rec->seq = r.seq;
+      rec->block_seq = r.block_seq;
+      rec->ts_ns = r.ts_ns;
+      rec->tid = r.tid;
+      rec->source_id = r.source_id;
+      rec->pid = r.pid;
+      rec->uid = r.uid;
+      rec->gid = r.gid;
+      rec->app = std::string_view(r.app, r.app_len);
+      rec->comm = std::string_view(r.comm, r.comm_len);
+      rec->unit = std::string_view(r.unit, r.unit_len);
+      rec->site_id = r.site_id;
+      rec->site_known = r.site_known != 0;
+      rec->site.level = r.level;
+      rec->site.line = r.line;
+      rec->site.fmt = std::string_view(r.fmt, r.fmt_len);
+      rec->site.file = std::string_view(r.file, r.file_len);
+      rec->args = std::string_view(r.args, r.args_len);
+      rec->truncated = r.truncated;
+      rec->dropped_count = r.dropped_count;
+      rec->dropped_since_ns = r.dropped_since_ns;
+      rec->block_opened_ns = r.block_opened_ns;
+      std::memcpy(rec->boot_id.data(), r.boot_id, rec->boot_id.size());
+      rec->block_open_mono_ns = r.block_open_mono_ns;
+      rec->block_open_real_ns = r.block_open_real_ns;
+      *got = true;
+      return Status::OK();
+    }
+    case LS_F_READ_LOST: {
+      uint64_t n;
+      if (ls_read_lost_decode(p, len, &n) < 0)
+        return Status::Corruption("the daemon sent a malformed READ_LOST");
+      if (reporter_) reporter_->Lost(n);
+      return Status::OK();
+    }
+    case LS_F_READ_END: {
+      ls_read_end e;
+      if (ls_read_end_decode(p, len, &e) < 0)
+        return Status::Corruption("the daemon sent a malformed READ_END");
+      if (std::memcmp(e.ring_id, layout_.ring_id.data(), layout_.ring_id.size()) != 0)
+        return Status::InvalidArgument(
+            "the daemon writes another ring than it named a moment ago (it was restarted with "
+            "another file?)");
+      ended_ = true;
+      examined_ = e.examined;
+      return Status::OK();
+    }
+    case LS_F_REFUSE: {
+      ls_refuse r;
+      if (ls_refuse_decode(p, len, &r) < 0)
+        return Status::Corruption("the daemon sent a malformed REFUSE");
+      return Status::IOError("the daemon refused the read: " + Sv(r.reason, r.reason_len));
+    }
+    default:
+      return Status::Corruption("the daemon sent an unexpected frame type " + std::to_string(type));
+  }
+}
+
+Status DaemonSource::Next(storage::Record *rec) {
+  if (!started_) {
+    if (ended_) return Status::NotFound("end of the read");
+    Status s = Connect();
+    if (!s.ok()) return s;
+  }
+  for (;;) {
+    ls_frame f;
+    ptrdiff_t r = ls_frame_parse(buf_.data() + pos_, buf_.size() - pos_, kMaxReadFrame, &f);
+    if (r < 0) {
+      Close();
+      return Status::Corruption("the daemon sent a frame of a bad length");
+    }
+    if (r > 0) {
+      pos_ += size_t(r);
+      bool got = false;
+      const bool was_ended = ended_;
+      Status s = Frame(f.payload, f.len, f.type, rec, &got);
+      if (!s.ok()) {
+        Close();
+        return s;
+      }
+      if (got) return Status::OK();
+      if (ended_ && !was_ended) {
+        if (!follow_) {
+          Close();
+          started_ = false;  // nothing more: Next() says NotFound from now on
+        }
+        return Status::NotFound("caught up");
+      }
+      continue;
+    }
+    if (fd_ < 0) return Status::NotFound("end of the read");
+    // Keep the unparsed tail only; what was returned before is no longer needed.
+    buf_.erase(buf_.begin(), buf_.begin() + std::ptrdiff_t(pos_));
+    pos_ = 0;
+    const size_t have = buf_.size();
+    buf_.resize(have + kRecvChunk);
+    ssize_t k = recv(fd_, buf_.data() + have, kRecvChunk, ended_ ? MSG_DONTWAIT : 0);
+    buf_.resize(have + (k > 0 ? size_t(k) : 0));
+    if (k > 0) continue;
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return Status::NotFound("no new records");
+    const int e = k < 0 ? errno : 0;
+    Close();
+    return Status::IOError(
+        "the daemon ended the read" +
+        (e ? std::string(": ") + std::strerror(e) : std::string(" (it stopped or restarted?)")));
+  }
+}
+
+}  // namespace logsink::logctl
