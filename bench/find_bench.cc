@@ -1,7 +1,8 @@
 // find_bench.cc: finding records in a long history. Fills a ring (1 GiB by
 // default) with mixed records written through storage's RingWriter (several
 // apps, units, pids and uids, mostly info, varied text; one rare app, one
-// rare unit, one rare pid and a few err records sprinkled), then times the
+// rare unit, one rare pid, rare crit records and a few err records
+// sprinkled), then times the
 // real `logctl` binary (fork + exec, output to /dev/null) on filtered reads,
 // each with the summary index, with the block headers' summaries only
 // (LOGSINK_NO_INDEX=1) and with no skipping (LOGSINK_NO_SKIP=1), and --grep on the
@@ -113,6 +114,7 @@ uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records) {
       {4, "slow query on %s took %dms"},
       {6, "disk quota exceeded for %s (%d MiB over)"},  // kLiteral, about 1 in 2000
       {3, "failed to write %s: %s"},                    // err, about 1 in 33000
+      {2, "raid %s degraded: %d of %d disks left"},     // crit, about 1 in 150000
   };
   for (SiteDef &d : sites) {
     char sig[LS_FMT_MAX_ARGS + 1];
@@ -157,7 +159,9 @@ uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records) {
     const size_t src = pick < 3 ? kCommon + pick : rng.Below(uint32_t(kCommon));
     uint32_t si;
     const uint32_t r = rng.Below(100000);
-    if (r < 3)
+    if (rng.Below(150000) == 0)
+      si = 10;
+    else if (r < 3)
       si = 9;
     else if (r < 52)
       si = 8;
@@ -215,6 +219,11 @@ uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records) {
       case 8:
         PutStr(&args, kWords[rng.Below(16)]);
         PutInt(&args, 1 + rng.Below(900));
+        break;
+      case 10:
+        PutStr(&args, "md0");
+        PutInt(&args, 2 + rng.Below(4));
+        PutInt(&args, 8);
         break;
       default:
         PutStr(&args, std::string("/var/lib/") + w1 + ".db");
@@ -419,7 +428,7 @@ int main(int argc, char **argv) {
   printf("%-34s %10s %10s %10s %8s %8s\n", "logctl cat ...", "index", "headers", "no skip",
          "speedup", "lines");
   const Env kHeaders{false, false, true}, kNoSkip{true, false, false};
-  double rare_worst = 0;
+  double rare_worst = 0, err_time = 0;
   struct Case {
     const char *label;
     std::vector<std::string> extra;
@@ -427,6 +436,7 @@ int main(int argc, char **argv) {
   const std::vector<Case> cases = {{"--app rareapp", {"--app", kRareApp}},
                                    {"-u rare-batch", {"-u", kRareUnit}},
                                    {"--pid 777777", {"--pid", std::to_string(kRarePid)}},
+                                   {"-p crit", {"-p", "crit"}},
                                    {"-p err", {"-p", "err"}}};
   for (const Case &c : cases) {
     const auto args = with(c.extra);
@@ -441,7 +451,12 @@ int main(int argc, char **argv) {
     const std::vector<double> t = Turns(reps, {[&] { return TimeRun(logctl, args, Env{}); },
                                                [&] { return TimeRun(logctl, args, kHeaders); },
                                                [&] { return TimeRun(logctl, args, kNoSkip); }});
-    rare_worst = std::max(rare_worst, t[0]);
+    // The goal is for rare records (about 1 in 150,000, as the rare app):
+    // err is about 1 in 33,000, reported beside them.
+    if (std::string(c.label) != "-p err")
+      rare_worst = std::max(rare_worst, t[0]);
+    else
+      err_time = t[0];
     printf("%-34s %10s %10s %10s %8s %8" PRIu64 "\n", c.label, Ms(t[0]).c_str(), Ms(t[1]).c_str(),
            Ms(t[2]).c_str(), Ratio(t[2] / t[0]).c_str(), n_on);
   }
@@ -533,6 +548,7 @@ int main(int argc, char **argv) {
   };
   goal(rare_worst < 0.050,
        "a rare app, unit, pid or level < 50 ms (slowest of the four: " + Ms(rare_worst) + ")");
+  goal(err_time < 0.050, "-p err (about 1 record in 33,000) < 50 ms (" + Ms(err_time) + ")");
   goal(first_on < 0.010, "--since <middle>: first line < 10 ms (" + Ms(first_on) + ")");
   goal(tail_on < 0.050, "tail -n 100 < 50 ms (" + Ms(tail_on) + ")");
   goal(text_bytes / g_fast >= 1e9,
