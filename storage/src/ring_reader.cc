@@ -578,7 +578,10 @@ Status TierReader::Next(Record *rec) {
     // first (FORMAT.md, "Summary index"): an entry that cannot match passes
     // the block over without reading it; no entry, or one that may match,
     // reads the block as always.
-    if (filter_on_ && filter_.use_index && !loaded_ && have_newest_ && b_ < newest_) {
+    // (Not where the newest block seen says the writer lapped b_: reading
+    // it finds out, and reports the records lost.)
+    if (filter_on_ && filter_.use_index && !loaded_ && have_newest_ && b_ < newest_ &&
+        b_ + count > newest_) {
       bool have = false;
       s = index_.Get(file_, layout_, b_, newest_, &h, &have);
       if (!s.ok()) return s;
@@ -586,6 +589,7 @@ Status TierReader::Next(Record *rec) {
         index_skipped_++;
         s = PassOver(h);
         if (!s.ok()) return s;
+        guard--;  // a pass-over always moves on by one block: not a loop
         continue;
       }
     }
@@ -594,6 +598,7 @@ Status TierReader::Next(Record *rec) {
     if (got == Got::kValid && !MayMatch(h)) {
       s = PassOver(h);
       if (!s.ok()) return s;
+      guard--;  // as above
       continue;
     }
     if (got == Got::kValid) {

@@ -840,7 +840,6 @@ Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
   nh.flags |= LS_BLK_F_SEALED;
   internal::FinishBlock(img, nh);
   Status s = f_->PWrite(layout_.SlotOffset(nh.seq), img, layout_.block_size);
-  if (s.ok()) s = internal::WriteIndexEntry(f_, layout_, img);
   if (!s.ok()) return s;
   stats_.blocks_written++;
   stats_.kept[tier_] += h.count;
@@ -848,7 +847,9 @@ Status RingWriter::Impl::AppendBlock(uint8_t *img, const BlockHeader &h,
   last_opened_ = std::max(last_opened_, h.opened);
   if (account_) AddUse(nh.seq % layout_.block_count, std::move(use));
   StartBlock(nh.seq + 1, h.first_rec + h.count);
-  return Status::OK();
+  // The entry last: the block is written and accounted for whatever happens
+  // to it (without it, readers read the block).
+  return internal::WriteIndexEntry(f_, layout_, img);
 }
 
 Status RingWriter::Impl::AppendKept(const internal::DecodedRecord &d,

@@ -51,27 +51,38 @@ Status WriteIndexEntry(File *f, const Layout &tier, const uint8_t *img) {
   return f->PWrite(tier.IndexOffset(h.seq), e, sizeof e);
 }
 
-Status ClearIndexFrom(File *f, const Layout &tier, bool found, uint64_t newest, bool *cleared) {
-  *cleared = false;
+Status ForEachIndexEntry(File *f, const Layout &tier,
+                         const std::function<Status(uint64_t, const uint8_t *)> &fn) {
   if (!tier.index_size) return Status::OK();
-  const size_t bytes = size_t(tier.block_count) * LS_IDX_ENTRY;
-  std::vector<uint8_t> all(bytes);
-  size_t got = 0;
-  Status s = f->PRead(tier.index_off, all.data(), bytes, &got);
-  if (!s.ok()) return s;
-  if (got < bytes) std::memset(all.data() + got, 0, bytes - got);
-  static const uint8_t kZero[LS_IDX_ENTRY] = {};
-  for (uint64_t i = 0; i < tier.block_count; i++) {
-    BlockHeader h;
-    uint32_t crc;
-    const uint8_t *p = all.data() + i * LS_IDX_ENTRY;
-    if (!DecodeIndexEntry(p, &h, &crc)) continue;  // none, or damaged: never used
-    if (found && h.seq < newest) continue;
-    s = f->PWrite(tier.index_off + i * LS_IDX_ENTRY, kZero, sizeof kZero);
+  constexpr uint64_t kChunk = 1024;  // entries a read (128 KiB): memory does not grow with the file
+  std::vector<uint8_t> buf;
+  for (uint64_t first = 0; first < tier.block_count; first += kChunk) {
+    const uint64_t n = std::min<uint64_t>(kChunk, tier.block_count - first);
+    buf.assign(n * LS_IDX_ENTRY, 0);
+    size_t got = 0;
+    Status s = f->PRead(tier.index_off + first * LS_IDX_ENTRY, buf.data(), buf.size(), &got);
     if (!s.ok()) return s;
-    *cleared = true;
+    for (uint64_t i = 0; i < n; i++) {
+      s = fn(first + i, buf.data() + i * LS_IDX_ENTRY);
+      if (!s.ok()) return s;
+    }
   }
   return Status::OK();
+}
+
+Status ClearIndexFrom(File *f, const Layout &tier, bool found, uint64_t newest, bool *cleared) {
+  *cleared = false;
+  static const uint8_t kZero[LS_IDX_ENTRY] = {};
+  return ForEachIndexEntry(f, tier, [&](uint64_t i, const uint8_t *p) {
+    if (std::equal(p, p + LS_IDX_ENTRY, kZero)) return Status::OK();
+    BlockHeader h;
+    uint32_t crc;
+    // A damaged entry (a torn write) is never used; cleared all the same, so
+    // that verify does not report it for a lap.
+    if (DecodeIndexEntry(p, &h, &crc) && found && h.seq < newest) return Status::OK();
+    *cleared = true;
+    return f->PWrite(tier.index_off + i * LS_IDX_ENTRY, kZero, sizeof kZero);
+  });
 }
 
 Status IndexWindow::Get(File *f, const Layout &tier, uint64_t seq, uint64_t below, BlockHeader *h,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "block.h"
@@ -24,12 +25,16 @@ bool DecodeIndexEntry(const uint8_t *p, BlockHeader *h, uint32_t *crc);
 // included) is img, at its slot in the tier whose layout is tier.
 Status WriteIndexEntry(File *f, const Layout &tier, const uint8_t *img);
 
+// Calls fn(slot, entry bytes) for each of the tier's entries, read in
+// pieces of 128 KiB.
+Status ForEachIndexEntry(File *f, const Layout &tier,
+                         const std::function<Status(uint64_t, const uint8_t *)> &fn);
+
 // A writer opening the file: clears every valid entry of the tier that names
 // block newest or a later one (any entry when the tier holds no valid block,
-// found false). Such an entry outlived its block (a crash lost the block,
-// or the writer is about to write that number again) and could describe
-// records the slot will not hold. *cleared: whether anything was written
-// (the caller syncs before writing blocks).
+// found false), and every entry that fails its CRC. Such an entry outlived its block (a crash lost
+// the block, or the writer is about to write that number again) and could describe records the slot
+// will not hold. *cleared: whether anything was written (the caller syncs before writing blocks).
 Status ClearIndexFrom(File *f, const Layout &tier, bool found, uint64_t newest, bool *cleared);
 
 // A reader's window onto a tier's entries, read in bulk. Get returns an entry

@@ -274,9 +274,26 @@ TEST(RingIndex, DamagedOrStaleEntriesNeverHideARecord) {
   }
 }
 
-// A crash can leave entries of blocks that never reached the disk, ahead of
-// the newest block. The writer clears them when it opens, before writing
-// records under those numbers: a filtered read then finds the new records.
+// Entries claiming "no err, no rare source" for the newest block and the
+// 19 after it, synced, as a writer that sealed those blocks before a power
+// loss kept only their entries would leave them. Returns the newest block.
+uint64_t ForgeEntriesAhead(FaultEnv *env) {
+  std::unique_ptr<RingReader> r;
+  EXPECT_TRUE(RingReader::Open(env, kPath, nullptr, &r).ok());
+  RingReader::Summary sum;
+  EXPECT_TRUE(r->Summarize(&sum).ok());
+  const Layout l = r->layout();
+  std::vector<uint8_t> f = env->Data(kPath);
+  for (uint64_t b = sum.newest_block; b < sum.newest_block + 20; b++) {
+    PutEntry(f, l, b % l.block_count, 0, b, sum.newest_seq + 1, 100, 1u << 6);
+  }
+  env->Put(kPath, std::move(f));  // on disk: survives a power loss
+  return sum.newest_block;
+}
+
+// The writer clears such entries when it opens, and syncs that before it
+// writes a block: a power loss right after the open keeps them cleared, and
+// a filtered read finds the records the writer wrote under those numbers.
 TEST(RingIndex, EntriesAheadOfTheNewestBlockAreClearedAtOpen) {
   FaultEnv env;
   Writer wr;
@@ -284,21 +301,22 @@ TEST(RingIndex, EntriesAheadOfTheNewestBlockAreClearedAtOpen) {
   Fill(&env, &wr, TestSeed(4), 50000);
   ASSERT_TRUE(wr.w->Sync().ok());
   wr.w.reset();
-  Layout l = LayoutOf(&env);
-  {
-    std::unique_ptr<RingReader> r;
-    ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
-    RingReader::Summary sum;
-    ASSERT_TRUE(r->Summarize(&sum).ok());
-    // Entries claiming "no err, no rare source" for the partial newest block
-    // and the next 20, as a writer that sealed them before a power loss
-    // would have left them.
-    std::vector<uint8_t> &f = env.Data(kPath);
-    for (uint64_t b = sum.newest_block; b < sum.newest_block + 20; b++) {
-      PutEntry(f, l, b % l.block_count, 0, b, sum.newest_seq + 1, 100, 1u << 6);
-    }
-  }
+  const uint64_t newest = ForgeEntriesAhead(&env);
+  const Layout l = LayoutOf(&env);
   Writer again;
+  again.Open(&env);
+  env.PowerLoss();  // what the open synced is all that is left
+  for (uint64_t b = newest; b < newest + 20; b++) {
+    const uint8_t *e = env.Data(kPath).data() + l.IndexOffset(b);
+    if (b == newest && ls_get_u32(e) != 0) {
+      // The newest block, if sealed, has its own entry again.
+      EXPECT_EQ(ls_get_u64(e + LS_IDX_OFF_SEQ), b);
+      EXPECT_NE(ls_get_u32(e + LS_IDX_OFF_COUNT), 100u);
+      continue;
+    }
+    EXPECT_EQ(ls_get_u32(e), 0u) << "the entry of block " << b << " survived the open";
+  }
+  again.w.reset();
   again.Open(&env);
   again.n = 50000;
   again.ts = 1000000;
@@ -318,6 +336,52 @@ TEST(RingIndex, EntriesAheadOfTheNewestBlockAreClearedAtOpen) {
   ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
   Status s = r->Verify();
   EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// A filtered reader that read the forged entries before the writer opened
+// (and cleared them) reads them again once it has found a newer newest
+// block: it never judges the new blocks by what it held in memory.
+TEST(RingIndex, AFollowingReaderRereadsEntriesTheWriterCleared) {
+  FaultEnv env;
+  Writer wr;
+  wr.Open(&env);
+  Fill(&env, &wr, TestSeed(7), 50000);
+  ASSERT_TRUE(wr.w->Sync().ok());
+  wr.w.reset();
+  ForgeEntriesAhead(&env);
+  std::unique_ptr<RingReader> r;
+  ReaderOptions ro;
+  ro.crc_retries = 0;
+  RecordingReporter rep;
+  ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, ro, &r).ok());
+  BlockFilter by_app;
+  by_app.apps = {"rare"};
+  r->SetBlockFilter(&by_app);
+  std::vector<OwnedRecord> got;
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());  // to the end: the window is read
+  const size_t before = Only(got, IsRare).size();
+  Writer again;
+  again.Open(&env);
+  again.n = 50000;
+  again.ts = 1000000;
+  std::mt19937_64 rng(8);
+  for (int i = 0; i < 20000; i++) {
+    Status s = i % 997 == 0 ? again.Rare() : again.Common(rng);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(again.w->Flush().ok());
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());  // follows on
+  RecordingReporter rep0;
+  const std::vector<OwnedRecord> rare = Only(Read(&env, nullptr, &rep0), IsRare);
+  EXPECT_EQ(Only(got, IsRare).size() - before, 21u);  // i = 0, 997, ..., 19940
+  EXPECT_EQ(Seqs(Only(got, IsRare)), Seqs(rare));
+  // From the start again: the search finds the new newest block, and the
+  // blocks below it are judged by the entries as they are now.
+  ASSERT_TRUE(r->SeekOldest().ok());
+  std::vector<OwnedRecord> again_all;
+  ASSERT_TRUE(ReadAllRecords(r.get(), &again_all).ok());
+  EXPECT_EQ(Seqs(Only(again_all, IsRare)), Seqs(rare));
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
 }
 
 // The newest block is never judged by an entry, even a valid one naming it
