@@ -21,11 +21,8 @@
 namespace logsink::test {
 namespace {
 
-using namespace ::logsink::storage;
-
 const std::string kPath = "/ring";
 constexpr uint32_t kBs = 8192;
-constexpr uint64_t kSlot0 = 8192 + 4096;  // blocks_off of a small ring (4 KiB string table)
 
 std::unique_ptr<RingWriter> Open(FaultEnv *env, uint8_t codec, uint32_t blocks,
                                  double kept_share = 0) {
@@ -110,6 +107,14 @@ void Drain(RingReader *r, Read *out, bool blocks, bool threaded = false) {
   }
 }
 
+// Reads the ring in env from its oldest record (see Drain).
+void ReadRing(FaultEnv *env, Read *out, bool blocks, bool threaded = false) {
+  EventReporter rep(out);
+  auto r = Reader(env, &rep);
+  ASSERT_TRUE(r);
+  Drain(r.get(), out, blocks, threaded);
+}
+
 void ExpectSame(const Read &a, const Read &b) {
   ASSERT_EQ(a.recs.size(), b.recs.size());
   for (size_t i = 0; i < a.recs.size(); i++) {
@@ -171,18 +176,8 @@ TEST_P(Codecs, WholeBlocksDecodeToWhatNextReturns) {
   ASSERT_TRUE(w);
   Fill(w.get(), rng, 60000);
   Read plain, blocks;
-  {
-    EventReporter rep(&plain);
-    auto r = Reader(&env, &rep);
-    ASSERT_TRUE(r);
-    Drain(r.get(), &plain, false);
-  }
-  {
-    EventReporter rep(&blocks);
-    auto r = Reader(&env, &rep);
-    ASSERT_TRUE(r);
-    Drain(r.get(), &blocks, true);
-  }
+  ReadRing(&env, &plain, false);
+  ReadRing(&env, &blocks, true);
   ExpectSame(plain, blocks);
   EXPECT_EQ(plain.whole, 0u);
   EXPECT_GT(blocks.whole, 10u);
@@ -224,54 +219,46 @@ TEST(WholeBlocks, LappedReaderIsToldTheSameLosses) {
 TEST(WholeBlocks, DamageInsideABlockIsToldAsNextTellsIt) {
   for (int kind = 0; kind < 2; kind++) {
     SCOPED_TRACE(kind == 0 ? "payload that does not decode" : "malformed entry");
-    Read got[2];
-    for (int blocks = 0; blocks < 2; blocks++) {
-      std::mt19937_64 rng(7);
-      FaultEnv env;
-      auto w = Open(&env, kind == 0 ? LS_CODEC_ZSTD : LS_CODEC_NONE, 8);
-      ASSERT_TRUE(w);
-      Fill(w.get(), rng, kind == 0 ? 4000 : 600);
-      uint8_t *p = env.Data(kPath).data() + kSlot0;
-      const uint32_t used = ls_get_u32(p + LS_BLK_OFF_USED);
-      if (kind == 0) {
-        ls_put_u32(p + LS_BLK_OFF_USED, used - 10);
-      } else {
-        p[LS_BLK_HDR + 1] |= 0x80;  // the first entry's head byte (a one-byte length before it)
-      }
-      ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + 8, ls_get_u32(p + LS_BLK_OFF_USED) - 8));
-      EventReporter rep(&got[blocks]);
-      auto r = Reader(&env, &rep);
-      ASSERT_TRUE(r);
-      Drain(r.get(), &got[blocks], blocks, /*threaded=*/true);
+    std::mt19937_64 rng(7);
+    FaultEnv env;
+    auto w = Open(&env, kind == 0 ? LS_CODEC_ZSTD : LS_CODEC_NONE, 8);
+    ASSERT_TRUE(w);
+    Fill(w.get(), rng, kind == 0 ? 4000 : 600);
+    const uint64_t slot0 = w->layout().blocks_off;
+    uint8_t *p = env.Data(kPath).data() + slot0;
+    const uint32_t used = ls_get_u32(p + LS_BLK_OFF_USED);
+    if (kind == 0) {
+      ls_put_u32(p + LS_BLK_OFF_USED, used - 10);
+    } else {
+      p[LS_BLK_HDR + 1] |= 0x80;  // the first entry's head byte (a one-byte length before it)
     }
-    ExpectSame(got[0], got[1]);
-    ASSERT_EQ(got[1].events.size(), 1u);
+    ls_put_u32(p + LS_BLK_OFF_CRC, Crc32c(p + 8, ls_get_u32(p + LS_BLK_OFF_USED) - 8));
+    Read plain, blocks;
+    ReadRing(&env, &plain, false);
+    ReadRing(&env, &blocks, true, /*threaded=*/true);
+    ExpectSame(plain, blocks);
+    ASSERT_EQ(blocks.events.size(), 1u);
     // The block's slot; a malformed entry's own offset (the first entry's).
-    const uint64_t off = kSlot0 + (kind == 0 ? 0 : LS_BLK_HDR);
-    EXPECT_EQ(got[1].events[0].rfind("bad " + std::to_string(off) + ": ", 0), 0u)
-        << got[1].events[0];
-    EXPECT_GT(got[1].whole, 0u);
+    const uint64_t off = slot0 + (kind == 0 ? 0 : LS_BLK_HDR);
+    EXPECT_EQ(blocks.events[0].rfind("bad " + std::to_string(off) + ": ", 0), 0u)
+        << blocks.events[0];
+    EXPECT_GT(blocks.whole, 0u);
   }
 }
 
 // A tiered file: NextOrBlock returns records only, the same as Next.
 TEST(WholeBlocks, TieredFileReturnsRecordsOnly) {
-  const uint64_t seed = TestSeed();
-  Read got[2];
-  for (int blocks = 0; blocks < 2; blocks++) {
-    std::mt19937_64 rng(seed);
-    FaultEnv env;
-    auto w = Open(&env, LS_CODEC_ZSTD, 24, 0.25);
-    ASSERT_TRUE(w);
-    Fill(w.get(), rng, 40000);
-    EventReporter rep(&got[blocks]);
-    auto r = Reader(&env, &rep);
-    ASSERT_TRUE(r);
-    Drain(r.get(), &got[blocks], blocks);
-  }
-  ExpectSame(got[0], got[1]);
-  EXPECT_EQ(got[1].whole, 0u);
-  EXPECT_FALSE(got[1].recs.empty());
+  std::mt19937_64 rng(TestSeed());
+  FaultEnv env;
+  auto w = Open(&env, LS_CODEC_ZSTD, 24, 0.25);
+  ASSERT_TRUE(w);
+  Fill(w.get(), rng, 40000);
+  Read plain, blocks;
+  ReadRing(&env, &plain, false);
+  ReadRing(&env, &blocks, true);
+  ExpectSame(plain, blocks);
+  EXPECT_EQ(blocks.whole, 0u);
+  EXPECT_FALSE(blocks.recs.empty());
 }
 
 }  // namespace
