@@ -26,7 +26,9 @@ namespace {
 // the writer interned it since).
 void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t opened_ns,
                 internal::StringTable *st, File *file, Record *rec) {
-  *rec = Record();
+  // Every field, one by one (no `*rec = Record()`: per record, a reset of
+  // the whole struct costs as much as the rest). A field added to Record
+  // must be set here too.
   rec->kind = d.kind;
   rec->seq = h.first_rec + d.seq_off;
   rec->block_seq = h.seq;
@@ -43,12 +45,22 @@ void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t
     rec->app = d.source->app;
     rec->comm = d.source->comm;
     rec->unit = d.source->unit;
+  } else {
+    rec->pid = rec->uid = rec->gid = 0;
+    rec->app = rec->comm = rec->unit = {};
   }
   if (d.kind == Record::Kind::kDropped) {
     rec->dropped_count = d.dropped_count;
     rec->dropped_since_ns = d.dropped_since;
+    rec->tid = 0;
+    rec->site_id = 0;
+    rec->site_known = false;
+    rec->site = Site();
+    rec->args = {};
+    rec->truncated = 0;
     return;
   }
+  rec->dropped_count = rec->dropped_since_ns = 0;
   rec->tid = d.tid;
   rec->site_id = d.site_id;
   if (d.site_id == 0) {
@@ -61,6 +73,7 @@ void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t
     if (!rec->site_known && d.site_id > st->last_id() && st->Load(file).ok()) {
       rec->site_known = st->Get(d.site_id, &rec->site);
     }
+    if (!rec->site_known) rec->site = Site();
   }
   rec->args = std::string_view(reinterpret_cast<const char *>(d.args), d.args_len);
   rec->truncated = d.truncated;
@@ -1155,7 +1168,6 @@ std::unique_ptr<BlockDecoder> RingReader::NewDecoder() const {
 void BlockDecoder::Decode(const BlockImage &img, std::vector<Record> *out, std::string *problem,
                           uint64_t *problem_off) {
   Impl &d = *impl_;
-  out->clear();
   problem->clear();
   *problem_off = 0;
   // (A failed read is tried again at the next block; meanwhile a site not
@@ -1166,15 +1178,21 @@ void BlockDecoder::Decode(const BlockImage &img, std::vector<Record> *out, std::
   if (!entries) {
     *problem = internal::BlockStateName(BlockState::kBadData);
     *problem_off = img.offset;
+    out->clear();
     return;
   }
   d.cursor_.Reset(entries, h);
   const uint64_t opened = OpenedNs(d.layout_, h);
+  // The records of the last block are overwritten, not made anew (FillRecord
+  // sets every field).
   internal::DecodedRecord r;
   BlockCursor::Result res;
+  size_t n = 0;
   while ((res = d.cursor_.Next(&r)) == BlockCursor::kRecord) {
-    FillRecord(r, h, opened, &d.st_, d.file_, &out->emplace_back());
+    if (n == out->size()) out->emplace_back();
+    FillRecord(r, h, opened, &d.st_, d.file_, &(*out)[n++]);
   }
+  out->resize(n);
   if (res == BlockCursor::kMalformed) {
     *problem = "malformed entry";
     *problem_off = img.offset + d.cursor_.pos();
