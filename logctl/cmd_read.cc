@@ -118,7 +118,7 @@ class ReadPipeline {
       }
       bool sealed;
       if (whole) {
-        if (progress_ && block_.count) progress_->Update(block_.first_seq + block_.count - 1);
+        if (progress_) progress_->Update(block_.first_seq);  // (its first record, as Next would)
         sealed = pool_->AddBlock(&block_);
       } else {
         if (progress_) progress_->Update(rec.seq);
