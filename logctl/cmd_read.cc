@@ -58,8 +58,9 @@ class ReadReporter : public storage::Reporter {
 // (named apart from the daemon's per-client daemon::Session).
 class ReadPipeline {
  public:
-  ReadPipeline(Options &o, RecordSource *r, Out *out, Printer *pr, const std::string &path)
-      : o_(o), r_(r), out_(out), pr_(pr), path_(path) {}
+  ReadPipeline(Options &o, RecordSource *r, Out *out, Printer *pr, const std::string &path,
+               storage::Reporter *rep)
+      : o_(o), r_(r), out_(out), pr_(pr), path_(path), rep_(rep) {}
 
   // A progress line while Drain reads (progress.h). Call before the
   // positioning seek: it looks up the newest record.
@@ -100,21 +101,30 @@ class ReadPipeline {
     }
   }
 
-  // Drain with rendering and matching on a second thread (render_pool.h):
-  // the same lines in the same order, the same records read.
+  // Drain with decoding, rendering and matching on a second thread
+  // (render_pool.h): the same lines in the same order, the same records
+  // read. Whole blocks go to the pool undecoded.
   bool DrainPooled() {
-    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter);
+    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter, r_->ring(), rep_);
     Record rec;
     for (;;) {
-      Status s = r_->Next(&rec);
+      bool whole = false;
+      Status s = r_->NextOrBlock(&rec, &block_, &whole);
       if (s.IsNotFound()) break;
       if (!s.ok()) {
         pool_->WaitAll(out_->buf(), &last_shown_);
         return ReadError(s);
       }
-      if (progress_) progress_->Update(rec.seq);
-      if (!o_.filter.MatchFields(rec)) continue;
-      if (pool_->Add(rec) && pool_->TakeReady(out_->buf(), &last_shown_)) {
+      bool sealed;
+      if (whole) {
+        if (progress_) progress_->Update(block_.first_seq);  // (its first record, as Next would)
+        sealed = pool_->AddBlock(&block_);
+      } else {
+        if (progress_) progress_->Update(rec.seq);
+        if (!o_.filter.MatchFields(rec)) continue;
+        sealed = pool_->Add(rec);
+      }
+      if (sealed && pool_->TakeReady(out_->buf(), &last_shown_)) {
         // The first lines go out at once (a --since far back in a big
         // ring shows something soon), then in big chunks.
         if (!first_out_ && !out_->buf()->empty()) {
@@ -281,8 +291,10 @@ class ReadPipeline {
   std::vector<std::string> *collect_ = nullptr;
   Progress *progress_ = nullptr;
   std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
-  std::unique_ptr<RenderPool> pool_;                  // DrainPooled's, made on first use
-  bool first_out_ = false;                            // DrainPooled wrote lines already
+  storage::Reporter *rep_;
+  std::unique_ptr<RenderPool> pool_;  // DrainPooled's, made on first use
+  storage::BlockImage block_;         // DrainPooled's block being handed over
+  bool first_out_ = false;            // DrainPooled wrote lines already
   bool failed_ = false;
   std::optional<uint64_t> last_shown_;
 };
@@ -538,7 +550,7 @@ int Tail(Options &o, bool tty) {
   if (int rc = SelectBoot(o, r.get(), path)) return rc;
   Printer pr(o.mode, UseColor(o, tty), o.utc);
   Out out(STDOUT_FILENO);
-  ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+  ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
   pipeline.UseBlockFilter();
   Progress progress("cat", tty);  // tty: stdout before the pager took it
   std::vector<std::string> reversed;
@@ -647,7 +659,7 @@ int RunExport(Options &o) {
     o.mode = o.export_json ? OutputMode::kJson : OutputMode::kShort;
     Printer pr(o.mode, false, o.utc);
     Out out(fd);
-    ReadPipeline pipeline(o, r.get(), &out, &pr, path);
+    ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
     rep.on_lost = [&](uint64_t n) {
       pipeline.BeforeLost();
       pr.Lost(n, out.buf());

@@ -23,8 +23,9 @@ size_t StringBytes(const storage::Record &r) {
 
 }  // namespace
 
-RenderPool::RenderPool(const Printer &pr, const Filter &filter)
-    : mine_(pr, filter), pr_(pr), filter_(filter) {}
+RenderPool::RenderPool(const Printer &pr, const Filter &filter, const storage::RingReader *reader,
+                       storage::Reporter *reporter)
+    : mine_(pr, filter, reader), pr_(pr), filter_(filter), reader_(reader), reporter_(reporter) {}
 
 RenderPool::~RenderPool() {
   {
@@ -35,34 +36,61 @@ RenderPool::~RenderPool() {
   if (worker_.joinable()) worker_.join();
 }
 
+// What ReadPipeline::Render does after MatchFields.
+void RenderPool::RenderRecord(Context *c, const storage::Record &rec, Batch *b) {
+  bool ok = c->pr.Message(rec, &c->msg);
+  if (!c->matcher.Match(c->msg)) return;
+  c->pr.Line(rec, c->msg, ok, &b->out);
+  b->last = rec.seq;
+}
+
 void RenderPool::Render(Context *c, Batch *b) {
-  // What ReadPipeline::Render does after MatchFields.
-  for (const storage::Record &rec : b->recs) {
-    bool ok = c->pr.Message(rec, &c->msg);
-    if (!c->matcher.Match(c->msg)) continue;
-    c->pr.Line(rec, c->msg, ok, &b->out);
-    b->last = rec.seq;
+  for (size_t i = 0; i < b->nblocks; i++) {
+    uint64_t off = 0;
+    c->decoder->Decode(b->blocks[i], &c->decoded, &c->problem, &off);
+    for (const storage::Record &rec : c->decoded) {
+      if (c->filter.MatchFields(rec)) RenderRecord(c, rec, b);
+    }
+    if (!c->problem.empty()) b->problems.emplace_back(off, c->problem);
   }
+  for (const storage::Record &rec : b->recs) RenderRecord(c, rec, b);
+}
+
+void RenderPool::StartFilling(size_t need) {
+  if (spare_.empty()) {
+    filling_ = std::make_unique<Batch>();
+  } else {
+    filling_ = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  // Empty here: growing it moves nothing already kept.
+  filling_->arena.reserve(std::max(kArena, need));
+}
+
+bool RenderPool::AddBlock(storage::BlockImage *img) {
+  bool sealed = false;
+  if (filling_ && (!filling_->recs.empty() || filling_->block_records >= 4 * max_records_)) {
+    Seal();
+    sealed = true;
+  }
+  if (!filling_) StartFilling(0);
+  Batch &b = *filling_;
+  if (b.nblocks == b.blocks.size()) b.blocks.emplace_back();
+  storage::BlockImage &mine = b.blocks[b.nblocks++];
+  std::swap(mine, *img);
+  b.block_records += mine.count;
+  return sealed;
 }
 
 bool RenderPool::Add(const storage::Record &rec) {
   const size_t need = StringBytes(rec);
   bool sealed = false;
-  if (filling_ && (filling_->recs.size() >= max_records_ ||
+  if (filling_ && (filling_->nblocks || filling_->recs.size() >= max_records_ ||
                    filling_->arena.size() + need > filling_->arena.capacity())) {
     Seal();
     sealed = true;
   }
-  if (!filling_) {
-    if (spare_.empty()) {
-      filling_ = std::make_unique<Batch>();
-    } else {
-      filling_ = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    // Empty here: growing it moves nothing already kept.
-    filling_->arena.reserve(std::max(kArena, need));
-  }
+  if (!filling_) StartFilling(need);
   Batch &b = *filling_;
   storage::Record &r = b.recs.emplace_back(rec);
   r.app = Keep(&b.arena, rec.app);
@@ -85,7 +113,7 @@ void RenderPool::Seal() {
     in_flight = queue_.size();
   }
   if (!worker_.joinable()) {
-    theirs_ = std::make_unique<Context>(pr_, filter_);
+    theirs_ = std::make_unique<Context>(pr_, filter_, reader_);
     worker_ = std::thread([this] { Worker(); });
   }
   work_cv_.notify_one();
@@ -141,6 +169,19 @@ void RenderPool::Worker() {
 void RenderPool::Append(Batch *b, std::string *out, std::optional<uint64_t> *last) {
   out->append(b->out);
   if (b->last) *last = b->last;
+  if (reporter_) {
+    for (const auto &[off, why] : b->problems) reporter_->Corruption(off, why);
+  }
+}
+
+void RenderPool::Clear(Batch *b) {
+  b->nblocks = 0;
+  b->block_records = 0;
+  b->problems.clear();
+  b->recs.clear();
+  b->arena.clear();
+  b->out.clear();
+  b->last.reset();
 }
 
 bool RenderPool::TakeReady(std::string *out, std::optional<uint64_t> *last) {
@@ -155,10 +196,7 @@ bool RenderPool::TakeReady(std::string *out, std::optional<uint64_t> *last) {
     }
     Append(b.get(), out, last);
     any = true;
-    b->recs.clear();
-    b->arena.clear();
-    b->out.clear();
-    b->last.reset();
+    Clear(b.get());
     spare_.push_back(std::move(b));
   }
   return any;
@@ -169,10 +207,7 @@ void RenderPool::WaitAll(std::string *out, std::optional<uint64_t> *last) {
   if (filling_ && queue_.empty() && !worker_.joinable()) {
     Render(&mine_, filling_.get());
     Append(filling_.get(), out, last);
-    filling_->recs.clear();
-    filling_->arena.clear();
-    filling_->out.clear();
-    filling_->last.reset();
+    Clear(filling_.get());
     return;
   }
   Seal();

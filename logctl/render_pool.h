@@ -1,10 +1,13 @@
 // render_pool.h: renders and matches (--grep) records on a second thread
-// while the reading thread decodes the next ones, so `cat`, `export` and
-// `--grep` use both cores. Records go in as the reader returns them (those
-// that passed Filter::MatchFields), copied into batches; lines come back in
-// the order records went in, so the output is the one-thread output byte for
-// byte. The reading thread renders a batch itself when the worker is behind.
-// Every method is called by the reading thread only.
+// while the reading thread reads the next ones, so `cat`, `export` and
+// `--grep` use both cores. Whole sealed blocks go in as the reader hands them
+// over (RingReader::NextOrBlock), still compressed: they are decoded,
+// filtered by the fields (Filter::MatchFields), rendered and matched on
+// either thread. Other records go in as the reader returns them (those that
+// passed Filter::MatchFields), copied into batches. Lines come back in the
+// order blocks and records went in, so the output is the one-thread output
+// byte for byte. The reading thread decodes and renders a batch itself when
+// the worker is behind. Every method is called by the reading thread only.
 #pragma once
 
 #include <condition_variable>
@@ -26,7 +29,11 @@ namespace logsink::logctl {
 class RenderPool {
  public:
   // Copies pr's settings and filter's patterns (each thread has its own).
-  RenderPool(const Printer &pr, const Filter &filter);
+  // reader: whose blocks AddBlock takes (each thread decodes them with a
+  // BlockDecoder of its own); reporter: told of damage found inside them,
+  // in order, on the reading thread. Both outlive the pool.
+  RenderPool(const Printer &pr, const Filter &filter, const storage::RingReader *reader = nullptr,
+             storage::Reporter *reporter = nullptr);
   ~RenderPool();  // stops and joins the worker (finish with WaitAll first)
   RenderPool(const RenderPool &) = delete;
   RenderPool &operator=(const RenderPool &) = delete;
@@ -34,6 +41,9 @@ class RenderPool {
   // Adds a copy of rec. May render a waiting batch on this thread. True
   // when a batch was sealed (then lines may be ready: see TakeReady).
   bool Add(const storage::Record &rec);
+  // Adds a block that NextOrBlock handed over whole (its bytes are taken:
+  // *img is left with a spare buffer). As Add otherwise.
+  bool AddBlock(storage::BlockImage *img);
   // Appends the lines of the finished batches at the front to *out; *last
   // becomes the sequence number of the last record shown. True if any.
   bool TakeReady(std::string *out, std::optional<uint64_t> *last);
@@ -42,6 +52,12 @@ class RenderPool {
 
  private:
   struct Batch {
+    // Either whole blocks (the first nblocks of blocks; up to about four
+    // times as many records as a batch of records) or records.
+    std::vector<storage::BlockImage> blocks;
+    size_t nblocks = 0;
+    uint64_t block_records = 0;  // the blocks' records (their headers' counts)
+    std::vector<std::pair<uint64_t, std::string>> problems;  // damage in the blocks (offset, why)
     std::vector<storage::Record> recs;
     std::string arena;  // the records' strings; reserved, never reallocated while filled
     std::string out;    // the rendered lines
@@ -50,16 +66,26 @@ class RenderPool {
   };
   // What one thread renders with.
   struct Context {
-    Context(const Printer &p, const Filter &f) : pr(p) { f.NewMatcher(&matcher); }
+    Context(const Printer &p, const Filter &f, const storage::RingReader *r) : pr(p), filter(f) {
+      f.NewMatcher(&matcher);
+      if (r) decoder = r->NewDecoder();
+    }
     Printer pr;
+    const Filter &filter;  // MatchFields only (const, no state)
     MessageMatcher matcher;
     std::string msg;
+    std::unique_ptr<storage::BlockDecoder> decoder;
+    std::vector<storage::Record> decoded;  // one block's records
+    std::string problem;
   };
+  static void RenderRecord(Context *c, const storage::Record &rec, Batch *b);
   static void Render(Context *c, Batch *b);
   void Seal();
   bool RenderOneQueued();  // renders a queued batch on this thread (lock not held)
   void Worker();
   void Append(Batch *b, std::string *out, std::optional<uint64_t> *last);
+  void Clear(Batch *b);
+  void StartFilling(size_t need);
 
   static constexpr size_t kArena = 256 * 1024;
   static constexpr size_t kMaxRecords = 2048;
@@ -72,6 +98,8 @@ class RenderPool {
   std::unique_ptr<Context> theirs_;  // the worker's (made when it starts)
   const Printer &pr_;
   const Filter &filter_;
+  const storage::RingReader *reader_;
+  storage::Reporter *reporter_;
   std::unique_ptr<Batch> filling_;
   size_t max_records_ = kFirstRecords;
   std::vector<std::unique_ptr<Batch>> spare_;

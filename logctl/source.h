@@ -25,6 +25,15 @@ class RecordSource {
   virtual storage::Status SeekEnd() = 0;
   virtual storage::Status SeekSeq(uint64_t seq) = 0;
   virtual storage::Status Next(storage::Record *rec) = 0;
+  // As storage::RingReader's: a sealed block whole (*whole) instead of its
+  // first record, when the source can hand one over; else Next().
+  virtual storage::Status NextOrBlock(storage::Record *rec, storage::BlockImage *, bool *whole) {
+    *whole = false;
+    return Next(rec);
+  }
+  // The ring reader behind the source, to decode handed-over blocks with
+  // (null: the source never hands one over).
+  virtual const storage::RingReader *ring() const { return nullptr; }
   virtual void SetBlockFilter(const storage::BlockFilter *f) = 0;
   virtual uint64_t blocks_skipped() const = 0;
   virtual storage::Status ListBoots(std::vector<storage::BootInfo> *out) = 0;
@@ -49,6 +58,11 @@ class LocalSource : public RecordSource {
   storage::Status SeekEnd() override { return r_->SeekEnd(); }
   storage::Status SeekSeq(uint64_t seq) override { return r_->SeekSeq(seq); }
   storage::Status Next(storage::Record *rec) override { return r_->Next(rec); }
+  storage::Status NextOrBlock(storage::Record *rec, storage::BlockImage *img,
+                              bool *whole) override {
+    return r_->NextOrBlock(rec, img, whole);
+  }
+  const storage::RingReader *ring() const override { return r_.get(); }
   void SetBlockFilter(const storage::BlockFilter *f) override { r_->SetBlockFilter(f); }
   uint64_t blocks_skipped() const override { return r_->blocks_skipped(); }
   storage::Status ListBoots(std::vector<storage::BootInfo> *out) override {

@@ -315,6 +315,7 @@ void BlockCursor::Reset(const uint8_t *p, const BlockHeader &h) {
   ts_ = h.base_ts;
   max_ts_ = 0;
   sources_.clear();
+  last_source_ = nullptr;
 }
 
 const SourceInfo *BlockCursor::FindSource(uint64_t id) const {
@@ -385,12 +386,22 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
       s.unit = in.Str();
       if (!in.ok || in.p != in.end) return kMalformed;
       sources_.push_back(s);
+      last_source_ = nullptr;  // (the vector may have moved)
       pos_ += static_cast<uint32_t>(n + len);
       continue;
     }
-    DecodedRecord r;
+    // Every field set below, one by one: a whole-struct reset costs more
+    // than the rest of the decoding (it is per record).
+    DecodedRecord &r = *out;
     r.entry_off = pos_;
     r.index = index_;
+    r.tid = 0;
+    r.truncated = 0;
+    r.site_id = 0;
+    r.inline_site = Site();
+    r.args = nullptr;
+    r.args_len = 0;
+    r.dropped_count = r.dropped_since = 0;
     // A gap (kept tiers) moves this record's number on; the first record of
     // a block is numbered by the header and takes none.
     if (flags & LS_E_F_GAP) {
@@ -408,7 +419,6 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
       if (flags & LS_E_F_TID) tid_ = in.Var();
       if (flags & LS_E_F_TRUNC) r.truncated = in.Var();
       if (flags & LS_E_F_INLINE) {
-        r.site_id = 0;
         r.inline_site.level = in.U8();
         r.inline_site.line = in.Var32();
         r.inline_site.fmt = in.Str();
@@ -440,14 +450,16 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
     if (ts_ > max_ts_) max_ts_ = ts_;
     r.has_source = has_source_;
     r.source_id = source_;
-    r.source = has_source_ ? FindSource(source_) : nullptr;
+    if (has_source_ && (!last_source_ || last_source_->id != source_)) {
+      last_source_ = FindSource(source_);
+    }
+    r.source = has_source_ ? last_source_ : nullptr;
     // More records than the header counts: the header and the entries
     // disagree (a damaged block); sequence numbers past `count` belong to
     // the next block.
     if (index_ >= count_) return kMalformed;
     pos_ += static_cast<uint32_t>(n + len);
     index_++;
-    *out = r;
     return kRecord;
   }
   return kEnd;

@@ -179,7 +179,8 @@ class BlockCursor {
   // BlockExpander) and stay valid while the cursor is used.
   void Reset(const uint8_t *p, const BlockHeader &h);
   // Decodes entries up to the next RECORD or DROPPED. SOURCE entries are
-  // absorbed (see sources()). kMalformed leaves pos() at the bad entry.
+  // absorbed (see sources()). kMalformed leaves pos() at the bad entry (and
+  // *out partly overwritten: use it only after kRecord).
   Result Next(DecodedRecord *out);
   uint32_t pos() const { return pos_; }
   uint32_t records() const { return index_; }
@@ -200,6 +201,7 @@ class BlockCursor {
   bool has_source_ = false;
   uint64_t source_ = 0, tid_ = 0, ts_ = 0, max_ts_ = 0;
   std::vector<SourceInfo> sources_;
+  const SourceInfo *last_source_ = nullptr;  // FindSource(source_), kept while source_ stays
 };
 
 }  // namespace logsink::storage::internal

@@ -21,6 +21,68 @@ using internal::BlockState;
 
 namespace {
 
+// A record as Next returns it: d of the block with header h (opened_ns: when
+// its writer opened it), its site looked up in st (reloaded from file when
+// the writer interned it since).
+void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t opened_ns,
+                internal::StringTable *st, File *file, Record *rec) {
+  // Every field, one by one (no `*rec = Record()`: per record, a reset of
+  // the whole struct costs as much as the rest). A field added to Record
+  // must be set here too.
+  rec->kind = d.kind;
+  rec->seq = h.first_rec + d.seq_off;
+  rec->block_seq = h.seq;
+  rec->block_opened_ns = opened_ns;
+  rec->boot_id = h.boot_id;
+  rec->block_open_mono_ns = h.open_mono;
+  rec->block_open_real_ns = h.open_real;
+  rec->ts_ns = d.ts;
+  rec->source_id = d.has_source ? d.source_id : 0;
+  if (d.source) {
+    rec->pid = d.source->pid;
+    rec->uid = d.source->uid;
+    rec->gid = d.source->gid;
+    rec->app = d.source->app;
+    rec->comm = d.source->comm;
+    rec->unit = d.source->unit;
+  } else {
+    rec->pid = rec->uid = rec->gid = 0;
+    rec->app = rec->comm = rec->unit = {};
+  }
+  if (d.kind == Record::Kind::kDropped) {
+    rec->dropped_count = d.dropped_count;
+    rec->dropped_since_ns = d.dropped_since;
+    rec->tid = 0;
+    rec->site_id = 0;
+    rec->site_known = false;
+    rec->site = Site();
+    rec->args = {};
+    rec->truncated = 0;
+    return;
+  }
+  rec->dropped_count = rec->dropped_since_ns = 0;
+  rec->tid = d.tid;
+  rec->site_id = d.site_id;
+  if (d.site_id == 0) {
+    rec->site = d.inline_site;
+    rec->site_known = true;
+  } else {
+    rec->site_known = st->Get(d.site_id, &rec->site);
+    // An id above the table's last one: the writer interned it since. (One
+    // at or below it that is not there is damaged or lost for good.)
+    if (!rec->site_known && d.site_id > st->last_id() && st->Load(file).ok()) {
+      rec->site_known = st->Get(d.site_id, &rec->site);
+    }
+    if (!rec->site_known) rec->site = Site();
+  }
+  rec->args = std::string_view(reinterpret_cast<const char *>(d.args), d.args_len);
+  rec->truncated = d.truncated;
+}
+
+uint64_t OpenedNs(const Layout &l, const BlockHeader &bh) {
+  return bh.opened ? l.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
+}
+
 // Reads one tier's ring of blocks (FORMAT.md, "Tiers"): the whole of
 // RingReader for a file of one tier; RingReader::Impl below chains the
 // tiers. In a sparse tier (1 and 2) records are numbered with gaps, which
@@ -48,7 +110,9 @@ class TierReader {
   Status SeekEnd();
   // quiet: a jump from seq to the first record present is not reported lost.
   Status SeekSeq(uint64_t seq, bool quiet);
-  Status Next(Record *rec);
+  // img: a sealed block whose records would all be returned next may be
+  // handed over whole (RingReader::NextOrBlock); nullptr: records only.
+  Status Next(Record *rec, BlockImage *img = nullptr, bool *whole = nullptr);
   Status Summarize(RingReader::Summary *out);
   void SetBlockFilter(const BlockFilter *f);
   Status ListBoots(std::vector<BootInfo> *out);
@@ -68,9 +132,7 @@ class TierReader {
     if (s.ok() && got == Got::kValid) *first = oh.first_rec;
     return s;
   }
-  uint64_t OpenedNs(const BlockHeader &bh) const {
-    return bh.opened ? layout_.created_ns + uint64_t(bh.opened - 1) * 1000000000ull : 0;
-  }
+  uint64_t OpenedNs(const BlockHeader &bh) const { return storage::OpenedNs(layout_, bh); }
   uint64_t skipped_ = 0;        // blocks passed over by their summary
   uint64_t index_skipped_ = 0;  // of those, by their summary index entry (never read)
 
@@ -105,7 +167,6 @@ class TierReader {
   void Report(uint64_t off, const std::string &why) {
     if (reporter_) reporter_->Corruption(off, why);
   }
-  void Fill(const internal::DecodedRecord &d, Record *rec);
   // Reports block b_ (once) as damaged or missing and moves past it.
   void SkipDamaged(Got got, BlockState state, const BlockHeader &h);
 
@@ -476,47 +537,6 @@ void TierReader::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
   b_++;
 }
 
-void TierReader::Fill(const internal::DecodedRecord &d, Record *rec) {
-  *rec = Record();
-  rec->kind = d.kind;
-  rec->seq = h_.first_rec + d.seq_off;
-  rec->block_seq = h_.seq;
-  rec->block_opened_ns = OpenedNs(h_);
-  rec->boot_id = h_.boot_id;
-  rec->block_open_mono_ns = h_.open_mono;
-  rec->block_open_real_ns = h_.open_real;
-  rec->ts_ns = d.ts;
-  rec->source_id = d.has_source ? d.source_id : 0;
-  if (d.source) {
-    rec->pid = d.source->pid;
-    rec->uid = d.source->uid;
-    rec->gid = d.source->gid;
-    rec->app = d.source->app;
-    rec->comm = d.source->comm;
-    rec->unit = d.source->unit;
-  }
-  if (d.kind == Record::Kind::kDropped) {
-    rec->dropped_count = d.dropped_count;
-    rec->dropped_since_ns = d.dropped_since;
-    return;
-  }
-  rec->tid = d.tid;
-  rec->site_id = d.site_id;
-  if (d.site_id == 0) {
-    rec->site = d.inline_site;
-    rec->site_known = true;
-  } else {
-    rec->site_known = st_->Get(d.site_id, &rec->site);
-    // An id above the table's last one: the writer interned it since. (One
-    // at or below it that is not there is damaged or lost for good.)
-    if (!rec->site_known && d.site_id > st_->last_id() && st_->Load(file_).ok()) {
-      rec->site_known = st_->Get(d.site_id, &rec->site);
-    }
-  }
-  rec->args = std::string_view(reinterpret_cast<const char *>(d.args), d.args_len);
-  rec->truncated = d.truncated;
-}
-
 // Next is a loop over one question: "what is in block b_ now?". Each pass
 // does exactly one of these, and every `continue` has moved the position:
 //   1. loaded_ (block b_ is decoded in cursor_): return its next record with
@@ -534,7 +554,8 @@ void TierReader::Fill(const internal::DecodedRecord &d, Record *rec) {
 // a seek), gap_ok_ (skipped damage: a jump is not loss), reported_ (report a
 // block once), reread_ (re-read a block once). The guard only turns a damaged
 // ring that would loop forever into Corruption; a sound ring never nears it.
-Status TierReader::Next(Record *rec) {
+Status TierReader::Next(Record *rec, BlockImage *img, bool *whole) {
+  if (whole) *whole = false;
   const uint64_t count = layout_.block_count;
   for (int guard = 0; guard < 4 * int(std::min<uint64_t>(count, 1 << 20)) + 16; guard++) {
     if (loaded_) {
@@ -547,7 +568,7 @@ Status TierReader::Next(Record *rec) {
           skip_--;
           continue;
         }
-        Fill(d, rec);
+        FillRecord(d, h_, OpenedNs(h_), st_, file_, rec);
         have_expect_ = true;
         expect_ = seq + 1;
         return Status::OK();
@@ -606,22 +627,39 @@ Status TierReader::Next(Record *rec) {
       if (loaded_ && h.count == h_.count && h.raw == h_.raw && h.flags == h_.flags) {
         return Status::NotFound("no new records");  // the partial block did not grow
       }
-      const uint8_t *entries = expander_.Expand(blk_.data(), h);
-      if (!entries) {
+      // The next record wanted once this block is taken, and the records
+      // the writer overwrote before it.
+      uint64_t expect = expect_, lost = 0;
+      if (!gap_ok_ && have_expect_ && h.first_rec > expect) {
+        lost = h.first_rec - expect;
+        expect = h.first_rec;
+      }
+      if (!have_expect_ || gap_ok_) expect = std::max(gap_ok_ ? expect : 0, h.first_rec);
+      // Every record of a sealed block is wanted: hand it over undecoded.
+      const bool hand = img && h.sealed() && !sparse_ && skip_ == 0 && expect == h.first_rec;
+      const uint8_t *entries = hand ? nullptr : expander_.Expand(blk_.data(), h);
+      if (!hand && !entries) {
         // The CRC passed, so this is no write in progress: damage (or a crafted file).
         loaded_ = false;
         SkipDamaged(Got::kBad, BlockState::kBadData, h);
         continue;
       }
-      if (!gap_ok_ && have_expect_ && h.first_rec > expect_) {
-        if (reporter_ && !sparse_) reporter_->Lost(h.first_rec - expect_);
-        expect_ = h.first_rec;
-      }
-      if (!have_expect_ || gap_ok_) {
-        have_expect_ = true;
-        expect_ = std::max(gap_ok_ ? expect_ : 0, h.first_rec);
-      }
+      if (lost && reporter_ && !sparse_) reporter_->Lost(lost);
+      have_expect_ = true;
+      expect_ = expect;
       gap_ok_ = false;
+      if (hand) {
+        img->bytes.assign(blk_.begin(), blk_.end());
+        img->block_seq = h.seq;
+        img->first_seq = h.first_rec;
+        img->count = h.count;
+        img->offset = layout_.SlotOffset(b_);
+        expect_ = h.first_rec + h.count;
+        loaded_ = false;
+        b_++;
+        *whole = true;
+        return Status::OK();
+      }
       h_ = h;
       cursor_.Reset(entries, h_);
       loaded_ = true;
@@ -793,6 +831,7 @@ Status TierReader::Summarize(RingReader::Summary *out) {
 // may have been kept there).
 class RingReader::Impl {
  public:
+  File *file() const { return file_.get(); }
   Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts) {
     std::unique_ptr<File> file;
     Status s = env->OpenFile(path, false, &file);
@@ -884,10 +923,17 @@ class RingReader::Impl {
     return tiers_.back()->SeekTime(ts_ns);
   }
 
-  Status Next(Record *rec) {
+  Status Next(Record *rec) { return Next(rec, nullptr, nullptr); }
+  Status NextOrBlock(Record *rec, BlockImage *img, bool *whole) {
+    *whole = false;
+    if (tiers_.size() != 1 || strict_) return Next(rec);
+    return Next(rec, img, whole);
+  }
+  // img: see NextOrBlock (nullptr: records only).
+  Status Next(Record *rec, BlockImage *img, bool *whole) {
     for (;;) {
       lost_ = 0;
-      Status s = tiers_[cur_]->Next(rec);
+      Status s = tiers_[cur_]->Next(rec, img, whole);
       if (s.IsNotFound() && cur_ + 1 < tiers_.size()) {
         // This tier is read: the next one from the number wanted on.
         cur_++;
@@ -898,6 +944,14 @@ class RingReader::Impl {
       if (!s.ok()) {
         if (lost_ && reporter_) reporter_->Lost(lost_);
         return s;
+      }
+      if (whole && *whole) {
+        // One tier, not strict: what the tier lost is what is reported.
+        if (lost_) strict_ = true;
+        if (lost_ && reporter_) reporter_->Lost(lost_);
+        have_next_ = true;
+        next_ = img->first_seq + img->count;
+        return Status::OK();
       }
       if (have_next_ && rec->seq < next_) continue;  // returned already
       if (lost_ && have_next_ && cur_ > 0 && !(searched_ && searched_at_ == next_)) {
@@ -1088,6 +1142,67 @@ Status RingReader::SeekTime(uint64_t ts_ns) { return impl_->SeekTime(ts_ns); }
 Status RingReader::SeekEnd() { return impl_->SeekEnd(); }
 Status RingReader::SeekSeq(uint64_t seq) { return impl_->SeekSeq(seq); }
 Status RingReader::Next(Record *rec) { return impl_->Next(rec); }
+Status RingReader::NextOrBlock(Record *rec, BlockImage *img, bool *whole) {
+  return impl_->NextOrBlock(rec, img, whole);
+}
+
+// ---- BlockDecoder -----------------------------------------------------------
+
+class BlockDecoder::Impl {
+ public:
+  File *file_ = nullptr;
+  Layout layout_;  // the tier's
+  internal::StringTable st_;
+  bool loaded_ = false;  // st_ read
+  internal::BlockExpander expander_;
+  BlockCursor cursor_;
+};
+
+BlockDecoder::BlockDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BlockDecoder::~BlockDecoder() = default;
+
+std::unique_ptr<BlockDecoder> RingReader::NewDecoder() const {
+  auto d = std::make_unique<BlockDecoder::Impl>();
+  d->file_ = impl_->file();
+  d->layout_ = impl_->layout_.Tier(0);
+  d->st_.Init(impl_->layout_.strtab_off, impl_->layout_.strtab_size);
+  d->expander_.UseDictionaryOf(d->file_, d->layout_);
+  return std::unique_ptr<BlockDecoder>(new BlockDecoder(std::move(d)));
+}
+
+void BlockDecoder::Decode(const BlockImage &img, std::vector<Record> *out, std::string *problem,
+                          uint64_t *problem_off) {
+  Impl &d = *impl_;
+  problem->clear();
+  *problem_off = 0;
+  // (A failed read is tried again at the next block; meanwhile a site not
+  // loaded is tried again as Next tries one the writer interned since.)
+  if (!d.loaded_) d.loaded_ = d.st_.Load(d.file_).ok();
+  const BlockHeader h = internal::ParseBlockHeader(img.bytes.data());
+  const uint8_t *entries = d.expander_.Expand(img.bytes.data(), h);
+  if (!entries) {
+    *problem = internal::BlockStateName(BlockState::kBadData);
+    *problem_off = img.offset;
+    out->clear();
+    return;
+  }
+  d.cursor_.Reset(entries, h);
+  const uint64_t opened = OpenedNs(d.layout_, h);
+  // The records of the last block are overwritten, not made anew (FillRecord
+  // sets every field).
+  internal::DecodedRecord r;
+  BlockCursor::Result res;
+  size_t n = 0;
+  while ((res = d.cursor_.Next(&r)) == BlockCursor::kRecord) {
+    if (n == out->size()) out->emplace_back();
+    FillRecord(r, h, opened, &d.st_, d.file_, &(*out)[n++]);
+  }
+  out->resize(n);
+  if (res == BlockCursor::kMalformed) {
+    *problem = "malformed entry";
+    *problem_off = img.offset + d.cursor_.pos();
+  }
+}
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
 void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
 uint64_t RingReader::blocks_skipped() const { return impl_->skipped(); }

@@ -1,6 +1,6 @@
-// logctl_grep_test.cc: the fast read path (records rendered on a second
-// thread, --grep literals found by substring search) prints exactly what the
-// plain one prints (LOGSINK_PLAIN_READ=1: one thread, regexec), in every
+// logctl_grep_test.cc: the fast read path (whole blocks decoded and records
+// rendered on two threads, --grep literals found by substring search) prints
+// exactly what the plain one prints (LOGSINK_PLAIN_READ=1: one thread, regexec), in every
 // output mode, on a varied ring; and the literal search answers as regexec
 // does, message by message.
 #include <algorithm>

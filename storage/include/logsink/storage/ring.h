@@ -349,6 +349,43 @@ struct ReaderOptions {
   uint32_t crc_retry_sleep_us = 200;
 };
 
+// A sealed block handed over whole by RingReader::NextOrBlock: its slot as
+// read (block_size bytes, CRC checked, payload still as stored), for a
+// BlockDecoder to turn into records, on any thread.
+struct BlockImage {
+  std::vector<uint8_t> bytes;
+  uint64_t block_seq = 0;
+  uint64_t first_seq = 0;  // its first record's number (the header's)
+  uint32_t count = 0;      // its records (the header's count)
+  uint64_t offset = 0;     // its slot's file offset
+};
+
+// Turns the BlockImages of one reader's file into the records Next would
+// have returned from them. Made by RingReader::NewDecoder; one per thread
+// (it keeps its own copy of the string table, loaded at the first Decode,
+// and its own decompression context); it reads the file (the string table,
+// the dictionary) through the reader's, so it must not outlive the reader.
+class BlockDecoder {
+ public:
+  ~BlockDecoder();
+  // *out gets img's records in order; their views point into this decoder
+  // and stay valid until its next Decode. A payload that does not decode, or
+  // a malformed entry, ends the block there: *problem says why and
+  // *problem_off where, as Next reports it to Reporter::Corruption (the
+  // records before it are returned); otherwise *problem is cleared. A site
+  // the string table does not name (it could not be read) comes out unknown,
+  // as from Next.
+  void Decode(const BlockImage &img, std::vector<Record> *out, std::string *problem,
+              uint64_t *problem_off);
+
+  class Impl;
+
+ private:
+  friend class RingReader;
+  explicit BlockDecoder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 class RingReader {
  public:
   // A new reader is positioned at the oldest record (as after SeekOldest).
@@ -390,6 +427,19 @@ class RingReader {
   // blocks written since are picked up). Records come in sequence order;
   // records overwritten before they were read are reported to Lost().
   Status Next(Record *rec);
+
+  // As Next, but a sealed block all of whose records Next would return
+  // next, from its first, may come back whole in *img (*whole true) instead:
+  // decode it with a BlockDecoder (NewDecoder), on another thread if wanted.
+  // Otherwise a record, as Next (*whole false). Blocks come whole only from
+  // a file of one tier, and not while the reader counts every number it
+  // skips as lost (after SeekSeq or a lap: then records). The reader goes
+  // on after the block; lost records and damaged blocks are reported as
+  // Next reports them, except damage inside a whole block, which its
+  // decoding tells.
+  Status NextOrBlock(Record *rec, BlockImage *img, bool *whole);
+  // A decoder for this reader's file (see BlockDecoder).
+  std::unique_ptr<BlockDecoder> NewDecoder() const;
 
   // Skip blocks whose summaries cannot match (nullptr: read every block).
   // The filter is copied.
