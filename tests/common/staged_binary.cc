@@ -48,7 +48,10 @@ StagedBinary::StagedBinary(const std::string &bin) {
     size_t arrow = line.find("=> /");
     if (arrow == std::string::npos) continue;
     std::string lib = line.substr(arrow + 3);
-    lib = lib.substr(0, lib.find(' '));
+    // The path ends at the load address, " (0x...)": a build directory's
+    // path may hold spaces.
+    const size_t addr = lib.rfind(" (0x");
+    lib = lib.substr(0, addr);
     if (!IsSystemPath(lib)) files.push_back(lib);
   }
   for (const auto &f : files) {
