@@ -82,6 +82,22 @@ int CollectingReporter::Count(const std::string &name) const {
 
 bool CollectingReporter::Failed(const std::string &name) const { return failed_.count(name) > 0; }
 
+void TakeOwnFlags(int *argc, char **argv, bool *smoke, int *reps,
+                  const std::function<bool(const std::string &, int *)> &take) {
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    std::string a = argv[i];
+    if (a == "--smoke") {
+      *smoke = true;
+    } else if (a.rfind("--reps=", 0) == 0) {
+      *reps = std::max(1, atoi(a.c_str() + 7));
+    } else if (!take(a, &i)) {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+}
+
 double MedianOf(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());

@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +48,13 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, std::vector<benchmark::UserCounters>> runs_;
   std::map<std::string, bool> failed_;
 };
+
+// Takes a driver's own flags out of argv, leaving the rest for Google
+// Benchmark: --smoke sets *smoke, --reps=N sets *reps (at least 1), and
+// take(flag, &i) returns true for any other flag of the driver's (it may
+// consume argv[++i]).
+void TakeOwnFlags(int *argc, char **argv, bool *smoke, int *reps,
+                  const std::function<bool(const std::string &, int *)> &take);
 
 // Google Benchmark's flags (what the driver's own flags left in argv) and the
 // scratch directory: false, after saying why on stderr, when either fails.

@@ -491,24 +491,18 @@ void PrintTables(const CollectingReporter &rep) {
 // buffers), --pace=sleep|spin, --bin-dir DIR (where logsinkd is; default: this program's
 // directory).
 void ParseOwnFlags(int *argc, char **argv) {
-  int out = 1;
-  for (int i = 1; i < *argc; i++) {
-    std::string a = argv[i];
-    if (a == "--smoke") {
-      g_cfg.smoke = true;
-    } else if (a.rfind("--reps=", 0) == 0) {
-      g_cfg.reps = std::max(1, atoi(a.c_str() + 7));
-    } else if (a == "--pace=sleep" || a == "--pace=spin") {
+  TakeOwnFlags(argc, argv, &g_cfg.smoke, &g_cfg.reps, [&](const std::string &a, int *i) {
+    if (a == "--pace=sleep" || a == "--pace=spin") {
       g_pace_sleep = a == "--pace=sleep";
     } else if (a.rfind("--pace-ns=", 0) == 0) {
       g_cfg.pace_ns = atof(a.c_str() + 10);
-    } else if (a == "--bin-dir" && i + 1 < *argc) {
-      g_cfg.bin_dir = argv[++i];
+    } else if (a == "--bin-dir" && *i + 1 < *argc) {
+      g_cfg.bin_dir = argv[++*i];
     } else {
-      argv[out++] = argv[i];
+      return false;
     }
-  }
-  *argc = out;
+    return true;
+  });
   if (g_cfg.bin_dir.empty()) {
     std::error_code ec;
     g_cfg.bin_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().string();

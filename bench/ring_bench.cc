@@ -434,15 +434,8 @@ void PrintTables(const CollectingReporter &rep) {
 //   --logger4-budget=S seconds after which a Logger4 steady run stops (default 5)
 //   --codec=C          how the ring stores blocks: zstd (the default), lz4 or none
 void ParseOwnFlags(int *argc, char **argv) {
-  int out = 1;
-  for (int i = 1; i < *argc; i++) {
-    std::string a = argv[i];
-    if (a == "--smoke") {
-      g_cfg.smoke = true;
-    } else if (a.rfind("--reps=", 0) == 0) {
-      g_cfg.reps = std::max(1, atoi(a.c_str() + 7));
-      g_cfg.logger4_steady_reps = std::min(g_cfg.reps, 3);
-    } else if (a.rfind("--logger4-budget=", 0) == 0) {
+  TakeOwnFlags(argc, argv, &g_cfg.smoke, &g_cfg.reps, [](const std::string &a, int *) {
+    if (a.rfind("--logger4-budget=", 0) == 0) {
       g_cfg.logger4_budget_s = atof(a.c_str() + 17);
     } else if (a.rfind("--codec=", 0) == 0) {
       if (!st::ParseCodec(a.substr(8), &g_cfg.codec)) {
@@ -450,10 +443,11 @@ void ParseOwnFlags(int *argc, char **argv) {
         exit(2);
       }
     } else {
-      argv[out++] = argv[i];
+      return false;
     }
-  }
-  *argc = out;
+    return true;
+  });
+  g_cfg.logger4_steady_reps = std::min(g_cfg.reps, 3);
   if (g_cfg.smoke) {
     g_cfg.reps = g_cfg.logger4_steady_reps = 1;
     g_cfg.logger4_budget_s = 1;

@@ -45,53 +45,39 @@ for part in ring_bench client_bench logctl codec_bench retention_bench find_benc
   fi
 done
 
+# part TITLE NAME LOG BUILT CHECKED CMD...: CMD under "## TITLE", or NOT RUN
+# when it was not built (see bench-build-LOG.log); CHECKED=1: a failure is
+# printed and leaves the marker, and the next part still runs.
+part() {
+  local title=$1 name=$2 log=$3 built=$4 checked=$5
+  shift 5
+  echo
+  echo "## $title"
+  if [ "$built" != 1 ]; then
+    echo "$name: NOT RUN (build failed, see $build/bench-build-$log.log)"
+  elif [ "$checked" = 1 ]; then
+    "$@" || { echo "$name: FAILED (exit $?)"; touch "$codec_failed"; }
+  else
+    "$@"
+  fi
+}
 {
   echo "# logsink benchmarks ($(date -u +%Y-%m-%dT%H:%M:%SZ), ${smoke[*]:-full})"
   echo "# host: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   echo "# build: $build_type in $build; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
-  echo
-  echo "## ring_bench (issue 2)"
-  if [ $built_ring = 1 ]; then
+  part "ring_bench (issue 2)" ring_bench ring_bench $built_ring 0 \
     "$build/bin/ring_bench" "${smoke[@]}"
-  else
-    echo "ring_bench: NOT RUN (build failed, see $build/bench-build-ring_bench.log)"
-  fi
-  echo
-  echo "## client_bench (issue 4)"
-  if [ $built_client = 1 ]; then
+  part "client_bench (issue 4)" client_bench client_bench $built_client 0 \
     "$build/bin/client_bench" --bin-dir "$build/bin" "${smoke[@]}"
-  else
-    echo "client_bench: NOT RUN (build failed, see $build/bench-build-client_bench.log)"
-  fi
-  echo
-  echo "## logctl_bench (issue 5)"
-  if [ $built_logctl = 1 ]; then
+  part "logctl_bench (issue 5)" logctl_bench logctl $built_logctl 0 \
     bash bench/logctl_bench.sh "$build/bin" "${smoke[@]}"
-  else
-    echo "logctl_bench: NOT RUN (build failed, see $build/bench-build-logctl.log)"
-  fi
-  echo
-  echo "## codec_bench (compressed blocks)"
-  if [ $built_codec = 1 ]; then
-    "$build/bin/codec_bench" "${smoke[@]}" || { echo "codec_bench: FAILED (exit $?)"; touch "$codec_failed"; }
-  else
-    echo "codec_bench: NOT RUN (build failed, see $build/bench-build-codec_bench.log)"
-  fi
-  echo
-  echo "## retention_bench (issue 23)"
-  if [ $built_retention = 1 ]; then
-    "$build/bin/retention_bench" "${smoke[@]}" || { echo "retention_bench: FAILED (exit $?)"; touch "$codec_failed"; }
-  else
-    echo "retention_bench: NOT RUN (build failed, see $build/bench-build-retention_bench.log)"
-  fi
-  echo
-  echo "## find_bench (finding records in a long history)"
-  if [ $built_find = 1 ]; then
-    "$build/bin/find_bench" --bin-dir "$build/bin" "${smoke[@]}" || { echo "find_bench: FAILED (exit $?)"; touch "$codec_failed"; }
-  else
-    echo "find_bench: NOT RUN (build failed, see $build/bench-build-find_bench.log)"
-  fi
+  part "codec_bench (compressed blocks)" codec_bench codec_bench $built_codec 1 \
+    "$build/bin/codec_bench" "${smoke[@]}"
+  part "retention_bench (issue 23)" retention_bench retention_bench $built_retention 1 \
+    "$build/bin/retention_bench" "${smoke[@]}"
+  part "find_bench (finding records in a long history)" find_bench find_bench $built_find 1 \
+    "$build/bin/find_bench" --bin-dir "$build/bin" "${smoke[@]}"
 } 2>&1 | tee "$out"
 echo "results written to $out"
 # A part that could not be built fails the run (CI sees it), after the others ran.

@@ -21,30 +21,13 @@
 # temp dir, is stopped by its own PID, and the temp dir is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mode=full
-[ "${1:-}" = --smoke ] && mode=smoke
-build=${BUILD_DIR:-build/compare}
+. bench/lib/daemon.sh
+bench_setup compare "$@"
 results=bench/results
 mkdir -p "$results"
 
-tmp=$(mktemp -d /tmp/logsink-compare.XXXXXX)
-daemon_pids=()
 policy_created=0
-cleanup() {
-  local p
-  for p in "${daemon_pids[@]}"; do
-    kill -TERM "$p" 2>/dev/null || true
-  done
-  for p in "${daemon_pids[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  [ $policy_created = 1 ] && rm -f /usr/sbin/policy-rc.d
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { echo "compare: $*" >&2; }
+bench_on_exit() { [ $policy_created = 0 ] || rm -f /usr/sbin/policy-rc.d; }
 
 # ---- peers ------------------------------------------------------------------
 apt_updated=0
@@ -100,43 +83,24 @@ if [ -x "$sng_bin" ] && ! LD_LIBRARY_PATH=$sng_lib ldd "$sng_bin" | grep -q "not
 fi
 
 # ---- build --------------------------------------------------------------------
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DLOGSINK_WERROR=ON \
-  -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logctl compare_run compare_latency >"$tmp/build.log" 2>&1 ||
-  { cat "$tmp/build.log" >&2; exit 1; }
-bin=$build/bin
+bench_build "$build" logsinkd daemon_launch logctl compare_run compare_latency
 
 # ---- daemons ------------------------------------------------------------------
-wait_socket() {  # path pid: until the socket exists (10 s) while pid lives
-  local i
-  for i in $(seq 200); do
-    [ -S "$1" ] && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
-started_pid=
-start_daemon() {  # system dir: starts it in the foreground, sets started_pid
+started_pid= stop_with=
+# system dir: starts it in the foreground, sets started_pid (the daemon, for
+# its CPU time) and stop_with (what to give to stop_pid)
+start_daemon() {
   local sys=$1 d=$2
   mkdir -p "$d"
+  started_pid= stop_with=
   case $sys in
     logsink | logsink-nb)
-      "$bin/logsinkd" --socket "$d/ls.sock" --file "$d/ls.ring" --size 64MiB --log-level warn \
-        2>"$d/daemon.err" &
-      started_pid=$!
-      wait_socket "$d/ls.sock" $started_pid ;;
+      logsinkd_start "$d/daemon.err" --socket "$d/ls.sock" --file "$d/ls.ring" --size 64MiB \
+        --log-level warn || return 1
+      started_pid=$LOGSINKD_PID stop_with=$LOGSINKD_STOP_PID ;;
     rsyslog)
-      mkdir -p "$d/work"
-      cat >"$d/rsyslog.conf" <<EOF
-global(workDirectory="$d/work")
-module(load="imuxsock" SysSock.Use="off")
-input(type="imuxsock" Socket="$d/sys.sock" RateLimit.Interval="0")
-*.* action(type="omfile" file="$d/out.log")
-EOF
-      rsyslogd -n -f "$d/rsyslog.conf" -i "$d/rsyslog.pid" 2>"$d/daemon.err" &
-      started_pid=$!
-      wait_socket "$d/sys.sock" $started_pid ;;
+      rsyslogd_start "$d" "$d/sys.sock" "$d/out.log" || return 1
+      started_pid=$RSYSLOGD_PID stop_with=$RSYSLOGD_PID ;;
     syslog-ng | syslog-ng-nopasscred)
       local extra=
       [ "$sys" = syslog-ng-nopasscred ] && extra='so-passcred(no)'
@@ -148,26 +112,11 @@ log { source(s_cmp); destination(d_cmp); };
 EOF
       LD_LIBRARY_PATH=$sng_lib "$sng_bin" -F -f "$d/syslog-ng.conf" --module-path="$sng_lib/3.38" \
         -p "$d/syslog-ng.pid" -R "$d/syslog-ng.persist" -c "$d/syslog-ng.ctl" 2>"$d/daemon.err" &
-      started_pid=$!
+      started_pid=$! stop_with=$!
+      pids+=($!)
       wait_socket "$d/sys.sock" $started_pid ;;
-    spdlog) started_pid= ;;
+    spdlog) ;;
   esac
-  [ -n "$started_pid" ] && daemon_pids+=("$started_pid")
-  return 0
-}
-stop_daemon() {  # pid: SIGTERM, wait up to 10 s, then SIGKILL
-  local p=$1 i
-  [ -n "$p" ] || return 0
-  kill -TERM "$p" 2>/dev/null || true
-  for i in $(seq 100); do
-    kill -0 "$p" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$p" 2>/dev/null || true
-  wait "$p" 2>/dev/null || true
-  local keep=() q
-  for q in "${daemon_pids[@]}"; do [ "$q" = "$p" ] || keep+=("$q"); done
-  daemon_pids=("${keep[@]}")
 }
 
 # ---- runs ---------------------------------------------------------------------
@@ -214,7 +163,7 @@ for n in $ns; do
         log "$sys did not start:"; cat "$d/daemon.err" >&2 || true
         echo "label=$sys n=$n clients=$k threads=$th FAILED_TO_START" >>"$raw"; fail=1; continue
       fi
-      pid=$started_pid
+      pid=$started_pid stop=$stop_with
       case $sys in
         logsink | logsink-nb) args=(--system "$sys" --socket "$d/ls.sock" --ring "$d/ls.ring") ;;
         spdlog) args=(--system spdlog --out "$d/spdlog.log") ;;
@@ -224,7 +173,7 @@ for n in $ns; do
       log "$sys n=$n clients=$k threads=$th"
       line=$("$bin/compare_run" "${args[@]}" --n "$n" --clients "$k" --threads "$th" \
         --timeout "$timeout") || fail=1
-      stop_daemon "$pid"
+      stop_pid "$stop"
       echo "label=$sys $line" | tee -a "$raw" >&2
       # logsink (default options) must land every record; LS_BLOCK_NEVER may
       # drop under overload, but only what it counted and reported.
@@ -244,13 +193,12 @@ done
 # Visibility: log call -> line printed by `logctl tail -f --json`.
 d=$tmp/latency
 start_daemon logsink "$d"
-pid=$started_pid
 count=2000
 [ $mode = smoke ] && count=300
 log "latency: $count records at 1 kHz"
 lat=$("$bin/compare_latency" --socket "$d/ls.sock" --ring "$d/ls.ring" --logctl "$bin/logctl" \
   --count $count --rate 1000) || { log "FAIL: latency run lost records"; fail=1; }
-stop_daemon "$pid"
+stop_pid "$stop_with"
 echo "label=latency $lat" | tee -a "$raw" >&2
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 

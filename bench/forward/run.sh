@@ -32,64 +32,29 @@
 # Every server runs in a private temp dir on loopback ports and is stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mode=full
-[ "${1:-}" = --smoke ] && mode=smoke
-build=${BUILD_DIR:-build/compare}
+. bench/lib/daemon.sh
+bench_setup forward-bench "$@"
 if [ $mode = smoke ]; then n=${FORWARD_N:-20000}; reps=${REPS:-1}; full=${FULL_SIZE:-65536}; out=bench/results/forward-smoke.txt
 else n=${FORWARD_N:-1000000}; reps=${REPS:-3}; full=${FULL_SIZE:-2097152}; out=bench/results/forward.txt; fi
 tck=$(getconf CLK_TCK)
-mkdir -p bench/results
 
-tmp=$(mktemp -d /tmp/logsink-fwdbench.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "forward-bench: $*" >&2; }
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOGSINK_WERROR=ON \
-  -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logsink-forward compare_run ring_fill >"$tmp/build.log" 2>&1 ||
-  { cat "$tmp/build.log" >&2; exit 1; }
-bin=$build/bin
+bench_build "$build" logsinkd daemon_launch logsink-forward compare_run ring_fill
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 now_ns() { date +%s%N; }
-# until "$@" succeeds, every 10 ms, at most $limit seconds
-wait_for() {
-  local limit=$1; shift
-  local end=$(( $(date +%s) + limit ))
-  until "$@"; do
-    [ "$(date +%s)" -lt $end ] || return 1
-    sleep 0.01
-  done
-}
 cursor_at() { [ -f "$1" ] && [ "$(awk '{print $4}' "$1")" = "$2" ]; }
 lines_at() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
 tcp_up() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 start_logsinkd() {  # dir
-  "$bin/logsinkd" --socket "$1/ls.sock" --file "$1/ls.ring" --size 256MiB --log-level warn \
-    2>"$1/logsinkd.err" &
-  pids+=($!)
-  wait_for 10 test -S "$1/ls.sock"
+  logsinkd_start "$1/logsinkd.err" --socket "$1/ls.sock" --file "$1/ls.ring" --size 256MiB \
+    --log-level warn
 }
 start_rsyslog() {  # dir conf-text
   mkdir -p "$1/work"
   printf '%s\n' "global(workDirectory=\"$1/work\")" "$2" >"$1/rsyslog.conf"
   rsyslogd -n -f "$1/rsyslog.conf" -i "$1/rsyslog.pid" 2>"$1/rsyslogd.err" &
   pids+=($!)
-}
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
 }
 
 # The forwarder's CPU (user + system, all threads) in clock ticks.

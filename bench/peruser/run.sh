@@ -15,34 +15,16 @@
 #     build/compare), PERUSER_N, REPS, READ_BLOCKS (the daemon's
 #     read_blocks_per_turn; default: its default).
 set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "peruser-bench: run as root (readers run as uid 65534)" >&2; exit 2; }
 cd "$(dirname "$0")/../.."
-mode=full
-[ "${1:-}" = --smoke ] && mode=smoke
-build=${BUILD_DIR:-build/compare}
+. bench/lib/daemon.sh
+bench_setup peruser-bench "$@"
 if [ $mode = smoke ]; then n=${PERUSER_N:-20000}; reps=${REPS:-1}; out=bench/results/peruser-smoke.txt
 else n=${PERUSER_N:-1000000}; reps=${REPS:-5}; out=bench/results/peruser.txt; fi
-[ "$(id -u)" = 0 ] || { echo "peruser-bench: run as root (readers run as uid 65534)" >&2; exit 2; }
-mkdir -p bench/results
 
-tmp=$(mktemp -d /tmp/logsink-peruser.XXXXXX)
 chmod 711 "$tmp"
-pids=()
-cleanup() {
-  local p
-  rm -f "$tmp/go"
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "peruser-bench: $*" >&2; }
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOGSINK_WERROR=ON \
-  -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logctl >"$tmp/build.log" 2>&1 ||
-  { cat "$tmp/build.log" >&2; exit 1; }
-bin=$build/bin
+bench_on_exit() { rm -f "$tmp/go"; }  # ends the reader loops
+bench_build "$build" logsinkd daemon_launch logctl
 cp "$bin/logctl" "$tmp/logctl"  # uid 65534 may not reach the build tree
 chmod 755 "$tmp/logctl"
 
@@ -63,9 +45,7 @@ if [ -n "${READ_BLOCKS:-}" ]; then
   printf '[limits]\nread_blocks_per_turn = %s\n' "$READ_BLOCKS" >"$tmp/logsinkd.toml"
   cfg=(--config "$tmp/logsinkd.toml")
 fi
-"$bin/logsinkd" --socket "$tmp/s" --file "$tmp/r" --size 64MiB "${cfg[@]}" >"$tmp/daemon.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 500); do [ -S "$tmp/s" ] && break; sleep 0.01; done
+logsinkd_start "$tmp/daemon.log" --socket "$tmp/s" --file "$tmp/r" --size 64MiB "${cfg[@]}"
 export LOGSINK_SOCKET=$tmp/s
 echo "one record of uid 65534" | setpriv --reuid 65534 --regid 65534 --clear-groups "$tmp/logctl" send
 

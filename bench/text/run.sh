@@ -23,55 +23,22 @@
 #     build/compare), TEXT_N, REPS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mode=full
-[ "${1:-}" = --smoke ] && mode=smoke
-build=${BUILD_DIR:-build/compare}
+. bench/lib/daemon.sh
+bench_setup text-bench "$@"
 if [ $mode = smoke ]; then n=${TEXT_N:-20000}; reps=${REPS:-1}; out=bench/results/text-smoke.txt
 else n=${TEXT_N:-1000000}; reps=${REPS:-3}; out=bench/results/text.txt; fi
-mkdir -p bench/results
 
-tmp=$(mktemp -d /tmp/logsink-textbench.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "text-bench: $*" >&2; }
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOGSINK_WERROR=ON \
-  -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logctl compare_run >"$tmp/build.log" 2>&1 ||
-  { cat "$tmp/build.log" >&2; exit 1; }
-bin=$build/bin
+bench_build "$build" logsinkd daemon_launch logctl compare_run
 
 now_ns() { date +%s%N; }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-wait_for() {  # seconds command...
-  local end=$(($(date +%s) + $1)); shift
-  until "$@"; do
-    [ "$(date +%s)" -lt $end ] || return 1
-    sleep 0.01
-  done
-}
 counter() {  # dir name: the daemon's counter
   "$bin/logctl" stats --file "$1/ls.ring" --socket "$1/ls.sock" --json |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon"]["counters"][sys.argv[1]])' "$2"
 }
 start_logsinkd() {  # dir
-  "$bin/logsinkd" --socket "$1/ls.sock" --file "$1/ls.ring" --size 256MiB --log-level warn \
-    2>"$1/logsinkd.err" &
-  pids+=($!)
-  wait_for 10 test -S "$1/ls.sock"
-}
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
+  logsinkd_start "$1/logsinkd.err" --socket "$1/ls.sock" --file "$1/ls.ring" --size 256MiB \
+    --log-level warn
 }
 # Prints "records/s bytes/record" of the finished run in dir.
 result() {  # dir t0 t1

@@ -29,56 +29,23 @@
 #   build/compare), REPS, VIS_N.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mode=full
-[ "${1:-}" = --smoke ] && mode=smoke
-build=${BUILD_DIR:-build/compare}
+. bench/lib/daemon.sh
+bench_setup visibility-bench "$@"
 if [ $mode = smoke ]; then
   reps=${REPS:-1}; fast=200; slow=60; n=${VIS_N:-50000}; out=bench/results/visibility-smoke.txt
 else
   reps=${REPS:-5}; fast=1000; slow=300; n=${VIS_N:-3000000}; out=bench/results/visibility.txt
 fi
-mkdir -p bench/results
 
-tmp=$(mktemp -d /tmp/logsink-visibility.XXXXXX)
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "visibility-bench: $*" >&2; }
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOGSINK_WERROR=ON \
-  -DLOGSINK_BUILD_TESTS=OFF >/dev/null
-ninja -C "$build" -j "${JOBS:-2}" logsinkd logctl compare_run compare_latency \
-  >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
-bin=$build/bin
+bench_build "$build" logsinkd daemon_launch logctl compare_run compare_latency
 
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-wait_for() {  # seconds command...
-  local end=$(($(date +%s) + $1)); shift
-  until "$@"; do
-    [ "$(date +%s)" -lt $end ] || return 1
-    sleep 0.01
-  done
-}
 declare -A delay=([new]=2 [old]=0)
 printf '[writer]\nflush_min_interval = "1ms"\n' >"$tmp/new.toml"
 printf '[writer]\nflush_min_interval = "100ms"\nflush_interval = "100ms"\n' >"$tmp/old.toml"
 start_logsinkd() {  # dir policy
-  "$bin/logsinkd" --config "$tmp/$2.toml" --socket "$1/ls.sock" --file "$1/ls.ring" \
-    --log-level warn 2>"$1/logsinkd.err" &
-  pids+=($!)
-  wait_for 10 test -S "$1/ls.sock"
-}
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  pids=()
+  logsinkd_start "$1/logsinkd.err" --config "$tmp/$2.toml" --socket "$1/ls.sock" \
+    --file "$1/ls.ring" --log-level warn
 }
 # Prints "p50 p99" in ms.
 latency_run() {  # policy rate count rep
@@ -94,7 +61,7 @@ latency_run() {  # policy rate count rep
 e2e_run() {  # policy rep
   local d=$tmp/e2e-$1-$2; mkdir -p "$d"; start_logsinkd "$d" "$1"
   "$bin/compare_run" --system logsink --n "$n" --clients 1 --socket "$d/ls.sock" \
-    --ring "$d/ls.ring" --daemon-pid "${pids[-1]}" --send-delay-ms "${delay[$1]}" >"$d/compare.out"
+    --ring "$d/ls.ring" --daemon-pid "$LOGSINKD_PID" --send-delay-ms "${delay[$1]}" >"$d/compare.out"
   stop_all
   grep -q ' lost=0 ' "$d/compare.out" || { log "records lost: $(cat "$d/compare.out")"; return 1; }
   cat "$d/compare.out" >>"$tmp/raw"

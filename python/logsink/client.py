@@ -512,18 +512,23 @@ class Client:
         self._out[:0] = kept
         self._marks = kmarks + [(e + len(kept), n, r) for e, n, r in self._marks]
         self._out_records += nrec
-        try:
-            self._sock.close()
-        except OSError:
-            pass
-        self._sock = None
-        self._gen += 1
+        self._close_sock()
         self._stats["disconnects"] += 1
         self._next_connect = now  # at once: a restarted daemon listens within milliseconds
         self._stalled = False
         self._space.notify_all()
         self._work.notify()
         return True
+
+    def _close_sock(self):
+        """Closes the socket (an error closing it changes nothing) and ends
+        its connection's generation."""
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        self._sock = None
+        self._gen += 1
 
     def _queue_report(self):
         """Appends a DROPPED frame for the drops not reported yet (one in flight
@@ -545,12 +550,7 @@ class Client:
         self._out_records = 0
         self._sites = {}
         if self._sock is not None:
-            try:
-                self._sock.close()
-            except OSError:
-                pass
-            self._sock = None
-            self._gen += 1
+            self._close_sock()
             if lost:
                 self._stats["disconnects"] += 1
                 self._next_connect = time.monotonic() + self._backoff

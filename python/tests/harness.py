@@ -1,9 +1,13 @@
 """harness: the real logsinkd for the Python tests, like tests/common's
-Daemon: each test gets its own temp dir with logsink.sock and logsink.ring,
-the daemon gets a private NOTIFY_SOCKET and Start() waits (with a deadline)
-for its READY=1, sent once the ring is open and the socket listens; Stop()
-sends SIGTERM to its PID and waits, then SIGKILLs. Binaries come from
-$LOGSINKD and $LOGCTL (set by ctest)."""
+Daemon: each test gets its own temp dir with logsink.sock and logsink.ring.
+Start and stop follow tests/common's rule (tests/common/daemon_process.h),
+the one rule of every launcher of logsinkd (C++ tests, these, and the shell
+benchmarks' bench/lib/daemon.sh): the daemon gets a private NOTIFY_SOCKET
+and is ready when a message there contains READY=1 (sent once the ring is
+open and the socket listens); exiting first, or not being ready within
+HANG, fails the start (a daemon that is not ready is SIGKILLed). stop()
+sends SIGTERM to its PID and waits up to HANG, then SIGKILLs. Binaries come
+from $LOGSINKD and $LOGCTL (set by ctest)."""
 
 import json
 import os
@@ -18,7 +22,9 @@ import unittest
 
 LOGSINKD = os.environ.get("LOGSINKD", "logsinkd")
 LOGCTL = os.environ.get("LOGCTL", "logctl")
-HANG = 30.0  # the deadline of anything that should take milliseconds
+# The deadline of anything that should take milliseconds, and of the start
+# and stop above: tests/common/process.h's kHang (10 s), never a performance bound.
+HANG = 10.0
 
 
 def seed():
@@ -56,10 +62,11 @@ class Daemon:
                     msg = notify.recv(4096)
                 except socket.timeout:
                     continue
-                if b"READY=1" in msg.split(b"\n"):
+                if b"READY=1" in msg:
                     return self
             self.proc.kill()
-            raise RuntimeError("logsinkd not ready within %ss" % HANG)
+            self.proc.wait()
+            raise RuntimeError("logsinkd did not report READY=1 within %ss" % HANG)
         finally:
             notify.close()
 

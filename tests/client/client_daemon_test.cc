@@ -89,6 +89,14 @@ class ClientDaemonTest : public ::testing::Test {
     EXPECT_EQ(PhaseSeqs(v, "one"), Iota(0, 200));
     return c;
   }
+  // The daemon started again on the same ring, c reconnected, and records
+  // "three" 0..249 logged and flushed (the restart tests' end).
+  void RestartAndLogPhaseThree(ls_client *c) {
+    ASSERT_TRUE(daemon_.Start());
+    ASSERT_EQ(FlushUntilConnected(c), 0);
+    for (int i = 0; i < 250; i++) LogPhase(c, "three", i);
+    ASSERT_EQ(ls_flush(c), 0);
+  }
   TempDir dir_;
   ClientDaemon daemon_{dir_};
 };
@@ -233,10 +241,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedWithinTheWindowLosesNothing) {
   EXPECT_NE(ls_flush(c), 0);  // not connected
   EXPECT_EQ(Stats(c).dropped, 0u) << "kept for the next daemon";
 
-  ASSERT_TRUE(daemon_.Start());  // same ring file
-  ASSERT_EQ(FlushUntilConnected(c), 0);
-  for (int i = 0; i < 250; i++) LogPhase(c, "three", i);
-  ASSERT_EQ(ls_flush(c), 0);
+  ASSERT_NO_FATAL_FAILURE(RestartAndLogPhaseThree(c));
   ls_stats s = Stats(c);
   EXPECT_EQ(s.dropped, 0u);
   EXPECT_EQ(s.sent, 750u);
@@ -263,10 +268,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
   EXPECT_TRUE(WaitUntil([&] { return Stats(c).dropped == 300u; }))
       << "dropped once the window passed: " << Stats(c).dropped;
 
-  ASSERT_TRUE(daemon_.Start());  // same ring file
-  ASSERT_EQ(FlushUntilConnected(c), 0);
-  for (int i = 0; i < 250; i++) LogPhase(c, "three", i);
-  ASSERT_EQ(ls_flush(c), 0);
+  ASSERT_NO_FATAL_FAILURE(RestartAndLogPhaseThree(c));
   ls_stats s = Stats(c);
   EXPECT_EQ(s.dropped, 300u);
   EXPECT_EQ(s.dropped_reported, 300u);

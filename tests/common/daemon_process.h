@@ -4,6 +4,13 @@
 // listens) or its exit; Stop() sends a signal and waits with a deadline, then
 // SIGKILLs. The notify messages stay readable for tests of that protocol.
 // Daemon is the tests' shape of it: everything in one TempDir.
+// The readiness rule, the one of every launcher of logsinkd: ready when a
+// message on its private NOTIFY_SOCKET contains READY=1; exiting first, or
+// not being ready within kHang (process.h, 10 s), is a failure (then it is
+// SIGKILLed); stopped by its PID with SIGTERM, up to kHang, then SIGKILL.
+// The shell benchmarks use this code (bench/daemon_launch.cc, through
+// bench/lib/daemon.sh); the Python tests (python/tests/harness.py) apply the
+// same rule with the same constant (HANG = 10 s).
 #pragma once
 
 #include <signal.h>

@@ -6,30 +6,28 @@
 namespace logsink::test {
 
 OwnedRecord Copy(const storage::Record &r) {
-  OwnedRecord o;
-  o.kind = r.kind;
-  o.seq = r.seq;
-  o.block_seq = r.block_seq;
-  o.ts_ns = r.ts_ns;
-  o.tid = r.tid;
-  o.source_id = r.source_id;
-  o.pid = r.pid;
-  o.uid = r.uid;
-  o.gid = r.gid;
-  o.app = std::string(r.app);
-  o.comm = std::string(r.comm);
-  o.unit = std::string(r.unit);
-  o.site_id = r.site_id;
-  o.site_known = r.site_known;
-  o.level = r.site.level;
-  o.line = r.site.line;
-  o.fmt = std::string(r.site.fmt);
-  o.file = std::string(r.site.file);
-  o.args = std::string(r.args);
-  o.truncated = r.truncated;
-  o.dropped_count = r.dropped_count;
-  o.dropped_since_ns = r.dropped_since_ns;
-  return o;
+  return OwnedRecord{.kind = r.kind,
+                     .seq = r.seq,
+                     .block_seq = r.block_seq,
+                     .ts_ns = r.ts_ns,
+                     .tid = r.tid,
+                     .source_id = r.source_id,
+                     .pid = r.pid,
+                     .uid = r.uid,
+                     .gid = r.gid,
+                     .app = std::string(r.app),
+                     .comm = std::string(r.comm),
+                     .unit = std::string(r.unit),
+                     .site_id = r.site_id,
+                     .site_known = r.site_known,
+                     .level = r.site.level,
+                     .line = r.site.line,
+                     .fmt = std::string(r.site.fmt),
+                     .file = std::string(r.site.file),
+                     .args = std::string(r.args),
+                     .truncated = r.truncated,
+                     .dropped_count = r.dropped_count,
+                     .dropped_since_ns = r.dropped_since_ns};
 }
 
 void RecordingReporter::Corruption(uint64_t off, std::string_view why) {

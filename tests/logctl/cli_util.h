@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -103,6 +104,20 @@ class Proc {
 inline Result RunLogctl(const std::vector<std::string> &args, const SpawnOptions &opt = {}) {
   Proc p(args, opt);
   return p.Finish();
+}
+
+// Runs logctl args until done(result) holds or kHang passes (a daemon makes
+// records visible by its flush interval); returns the last result.
+inline Result RunLogctlUntil(const std::vector<std::string> &args, const SpawnOptions &opt,
+                             const std::function<bool(const Result &)> &done) {
+  Result r;
+  WaitUntil(
+      [&] {
+        r = RunLogctl(args, opt);
+        return done(r);
+      },
+      kHang, Ms(20));
+  return r;
 }
 
 // Encodes arguments like liblogsink does.

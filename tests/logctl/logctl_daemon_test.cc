@@ -24,6 +24,14 @@ std::vector<std::string> CatUntil(const std::string &ring, size_t n, const char 
   return lines;
 }
 
+// Starts the daemon d, sends one line through it and waits until its ring
+// shows it.
+void StartAndSendOne(Daemon *d, const std::string &text) {
+  ASSERT_TRUE(d->Start()) << d->Stderr();
+  ASSERT_EQ(RunLogctl({"send", "--socket", d->socket, text}).status, 0);
+  ASSERT_EQ(CatUntil(d->ring, 1).size(), 1u);
+}
+
 TEST(LogctlDaemonTest, SendThenCat) {
   TempDir dir;
   Daemon d(dir);  // tests/common: ready on READY=1
@@ -58,9 +66,7 @@ TEST(LogctlDaemonTest, SendThenCat) {
 TEST(LogctlDaemonTest, FollowSeesRecordsSentThroughTheDaemon) {
   TempDir dir;
   Daemon d(dir);  // tests/common: ready on READY=1
-  ASSERT_TRUE(d.Start()) << d.Stderr();
-  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket, "first"}).status, 0);
-  ASSERT_EQ(CatUntil(d.ring, 1).size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(StartAndSendOne(&d, "first"));
   Proc p({"tail", "-f", "-n", "1", "--file", d.ring});
   std::string line;
   ASSERT_TRUE(p.ReadLine(&line, kHangMs));
@@ -139,13 +145,9 @@ TEST(LogctlDaemonTest, LogsinkSocketAlonePicksTheDaemonsRing) {
   SpawnOptions env;
   env.env = {{"LOGSINK_SOCKET", d.socket}};
   ASSERT_EQ(RunLogctl({"send", "hello from the demo"}, env).status, 0);
-  Result r;
-  WaitUntil(
-      [&] {
-        r = RunLogctl({"tail", "-n", "1"}, env);
-        return r.out.find("<info> hello from the demo") != std::string::npos;
-      },
-      kHang, Ms(20));
+  Result r = RunLogctlUntil({"tail", "-n", "1"}, env, [](const Result &r) {
+    return r.out.find("<info> hello from the demo") != std::string::npos;
+  });
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("<info> hello from the demo"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(r.err, "");
@@ -178,13 +180,9 @@ TEST(LogctlDaemonTest, RelativeRingPathIsAnsweredAbsolute) {
   SpawnOptions env;
   env.env = {{"LOGSINK_SOCKET", d.socket}};
   ASSERT_EQ(RunLogctl({"send", "relative"}, env).status, 0);
-  Result r;
-  WaitUntil(
-      [&] {
-        r = RunLogctl({"cat", "-o", "cat"}, env);  // run from the test's directory
-        return r.out == "relative\n";
-      },
-      kHang, Ms(20));
+  // Run from the test's directory.
+  Result r = RunLogctlUntil({"cat", "-o", "cat"}, env,
+                            [](const Result &r) { return r.out == "relative\n"; });
   EXPECT_EQ(r.out, "relative\n") << r.err;
   r = RunLogctl({"stats", "--json"}, env);
   json v = ParseJson(Lines(r.out)[0]);
@@ -200,9 +198,7 @@ TEST(LogctlDaemonTest, RelativeRingPathIsAnsweredAbsolute) {
 TEST(LogctlDaemonTest, FileFlagThenLogsinkFileThenTheDaemon) {
   TempDir dir;
   Daemon d(dir);
-  ASSERT_TRUE(d.Start()) << d.Stderr();
-  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket, "in the daemon's ring"}).status, 0);
-  ASSERT_EQ(CatUntil(d.ring, 1).size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(StartAndSendOne(&d, "in the daemon's ring"));
   std::string other = dir.File("other.ring");
   {
     TestRing t(other);
@@ -228,9 +224,7 @@ TEST(LogctlDaemonTest, FileFlagThenLogsinkFileThenTheDaemon) {
 TEST(LogctlDaemonTest, StatsOfAnotherRingShowsNoLiveCounters) {
   TempDir dir;
   Daemon d(dir);
-  ASSERT_TRUE(d.Start()) << d.Stderr();
-  ASSERT_EQ(RunLogctl({"send", "--socket", d.socket, "one"}).status, 0);
-  ASSERT_EQ(CatUntil(d.ring, 1).size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(StartAndSendOne(&d, "one"));
   std::string copy = dir.File("copy.ring");
   WriteFile(copy, ReadFile(d.ring));
   SpawnOptions env;

@@ -40,6 +40,25 @@ class FollowTest : public ::testing::Test {
       ASSERT_EQ(line.substr(line.size() - std::min(line.size(), want.size())), want) << line;
     }
   }
+  // Writes records from..to-1 and expects the follower to print them.
+  void WriteAndExpect(Proc *p, int from, int to) {
+    Write(from, to);
+    Expect(p, from, to - 1);
+  }
+  // Ends the follower with SIGTERM: it exits 0 and prints nothing more on
+  // standard output; returns its result.
+  Result ExpectQuietEnd(Proc *p) {
+    p->Signal(SIGTERM);
+    Result r = p->Finish(kHangMs);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "");
+    return r;
+  }
+  // Ends the follower with sig: it exits 0.
+  void ExpectCleanEnd(Proc *p, int sig) {
+    p->Signal(sig);
+    EXPECT_EQ(p->Finish(kHangMs).status, 0);
+  }
   TempDir dir_;
   std::unique_ptr<TestRing> ring_;
   uint32_t site_ = 0;
@@ -49,15 +68,9 @@ TEST_F(FollowTest, NewRecordsAppearAndSigtermEndsCleanly) {
   Write(0, 5);
   Proc p({"tail", "-f", "-n", "2", "--file", dir_.File("r.ring")});
   Expect(&p, 3, 4);
-  Write(5, 8);
-  Expect(&p, 5, 7);
-  Write(8, 9);
-  Expect(&p, 8, 8);
-  p.Signal(SIGTERM);
-  Result r = p.Finish(kHangMs);
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "");
+  WriteAndExpect(&p, 5, 8);
+  WriteAndExpect(&p, 8, 9);
+  EXPECT_EQ(ExpectQuietEnd(&p).err, "");
 }
 
 // Issue 27: journalctl's reflex, without a command: the last 10, then new ones.
@@ -65,22 +78,16 @@ TEST_F(FollowTest, TopLevelFollowIsTailFollow) {
   Write(0, 25);
   Proc p({"-f", "--file", dir_.File("r.ring")});
   Expect(&p, 15, 24);
-  Write(25, 27);
-  Expect(&p, 25, 26);
-  p.Signal(SIGTERM);
-  Result r = p.Finish(kHangMs);
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "");
+  WriteAndExpect(&p, 25, 27);
+  ExpectQuietEnd(&p);
 }
 
 TEST_F(FollowTest, SigintEndsCleanly) {
   Write(0, 1);
   Proc p({"tail", "--follow", "--file", dir_.File("r.ring")});
   Expect(&p, 0, 0);  // logctl is following from here on
-  Write(1, 2);
-  Expect(&p, 1, 1);
-  p.Signal(SIGINT);
-  EXPECT_EQ(p.Finish(kHangMs).status, 0);
+  WriteAndExpect(&p, 1, 2);
+  ExpectCleanEnd(&p, SIGINT);
 }
 
 TEST_F(FollowTest, KeepsUpAcrossManyLapsWithoutLoss) {
@@ -93,8 +100,7 @@ TEST_F(FollowTest, KeepsUpAcrossManyLapsWithoutLoss) {
   // are several laps.
   int next = 1;
   for (int batch = 0; batch < 60; batch++) {
-    Write(next, next + 400);
-    Expect(&p, next, next + 399);
+    WriteAndExpect(&p, next, next + 400);
     next += 400;
   }
   EXPECT_GE(ring_->writer()->current_block_seq(), 4u * 8);
@@ -124,10 +130,8 @@ TEST_F(FollowTest, LappedFollowerReportsExactLoss) {
   EXPECT_EQ(line, "-- " + std::to_string(sum.oldest_seq - 100) +
                       " records lost (overwritten before they were read) --");
   Expect(&p, static_cast<int>(sum.oldest_seq), 5999);
-  Write(6000, 6010);
-  Expect(&p, 6000, 6009);
-  p.Signal(SIGTERM);
-  EXPECT_EQ(p.Finish(kHangMs).status, 0);
+  WriteAndExpect(&p, 6000, 6010);
+  ExpectCleanEnd(&p, SIGTERM);
 }
 
 TEST_F(FollowTest, JsonFollowReportsLossAsJson) {
@@ -142,8 +146,7 @@ TEST_F(FollowTest, JsonFollowReportsLossAsJson) {
   p.Signal(SIGCONT);
   ASSERT_TRUE(p.ReadLine(&line, kHangMs));
   EXPECT_EQ(line.rfind("{\"lost\":", 0), 0u) << line;
-  p.Signal(SIGTERM);
-  EXPECT_EQ(p.Finish(kHangMs).status, 0);
+  ExpectCleanEnd(&p, SIGTERM);
 }
 
 TEST_F(FollowTest, FollowWithFilter) {

@@ -16,11 +16,7 @@
 namespace logsink::test {
 namespace {
 
-using logsink::test::Arg;
-
 constexpr uint64_t kT0 = 1700000000000000000ull;  // 2023-11-14T22:13:20Z
-
-using logsink::test::LoadVectors;
 
 class Golden : public ::testing::Test {
  protected:
@@ -39,7 +35,20 @@ class Golden : public ::testing::Test {
     EXPECT_EQ(f.type, type) << name;
     return f;
   }
-  std::string Bytes(const std::string &name) { return v_[name]; }
+  // The test encoder's bytes are the vector called name.
+  void ExpectEncodes(const std::string &name, const std::string &bytes) {
+    EXPECT_EQ(ToHex(bytes), ToHex(v_[name])) << name;
+  }
+  // The INTERN frame called name, decoded, its site, level and line checked.
+  ls_intern InternFrame(const std::string &name, uint32_t site, uint32_t level, uint32_t line) {
+    ls_frame f = Get(name, LS_F_INTERN);
+    ls_intern in{};
+    EXPECT_EQ(ls_intern_decode(f.payload, f.len, &in), 0) << name;
+    EXPECT_EQ(in.site, site) << name;
+    EXPECT_EQ(in.level, level) << name;
+    EXPECT_EQ(in.line, line) << name;
+    return in;
+  }
   std::map<std::string, std::string> v_;
 };
 
@@ -50,48 +59,37 @@ TEST_F(Golden, Hello) {
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(h.flags, 0u);
   EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Hello(1, "myapp")),
-            logsink::test::ToHex(Bytes("hello")));
+  ExpectEncodes("hello", Hello(1, "myapp"));
 }
 
 TEST_F(Golden, Intern) {
-  ls_frame f = Get("intern", LS_F_INTERN);
-  ls_intern in;
-  ASSERT_EQ(ls_intern_decode(f.payload, f.len, &in), 0);
-  EXPECT_EQ(in.site, 1u);
-  EXPECT_EQ(in.level, 6u);
-  EXPECT_EQ(in.line, 42u);
+  ls_intern in = InternFrame("intern", 1, 6, 42);
+  ASSERT_FALSE(HasFailure());
   EXPECT_EQ(std::string(in.fmt, in.fmt_len), "user %s port %d");
   EXPECT_EQ(std::string(in.file, in.file_len), "main.c");
   char sig[8];
   EXPECT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 2);
   EXPECT_STREQ(sig, "si");
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Intern(1, 6, 42, "user %s port %d", "main.c")),
-            logsink::test::ToHex(Bytes("intern")));
+  ExpectEncodes("intern", Intern(1, 6, 42, "user %s port %d", "main.c"));
 }
 
 TEST_F(Golden, InternEveryType) {
-  ls_frame f = Get("intern_all_types", LS_F_INTERN);
-  ls_intern in;
-  ASSERT_EQ(ls_intern_decode(f.payload, f.len, &in), 0);
-  EXPECT_EQ(in.site, 2u);
-  EXPECT_EQ(in.level, 7u);
-  EXPECT_EQ(in.line, 300u);
+  ls_intern in = InternFrame("intern_all_types", 2, 7, 300);
+  ASSERT_FALSE(HasFailure());
   char sig[16];
   ASSERT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 7);
   EXPECT_STREQ(sig, "iuifcsp");
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c")),
-            logsink::test::ToHex(Bytes("intern_all_types")));
+  ExpectEncodes("intern_all_types", Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c"));
 }
 
 TEST_F(Golden, RecordsWithEveryArgumentType) {
   ls_frame f = Get("records", LS_F_RECORDS);
-  std::vector<logsink::test::Rec> recs = {{2,
-                                           kT0,
-                                           {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5),
-                                            Arg::C(0xe9), Arg::S("bob"), Arg::P(0x7ffd1000)}},
-                                          {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
-                                          {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
+  std::vector<Rec> recs = {{2,
+                            kT0,
+                            {Arg::I(-2), Arg::U(300), Arg::I(3), Arg::F(1.5), Arg::C(0xe9),
+                             Arg::S("bob"), Arg::P(0x7ffd1000)}},
+                           {1, kT0 + 1500, {Arg::S("eve"), Arg::I(23)}},
+                           {1, kT0 + 1000, {Arg::S("abc"), Arg::I(-1)}, true, 5}};
   ls_records it;
   ls_record r;
   ASSERT_EQ(ls_records_begin(f.payload, f.len, &it), 0);
@@ -103,11 +101,10 @@ TEST_F(Golden, RecordsWithEveryArgumentType) {
     EXPECT_EQ(r.truncated, want.truncated);
     ASSERT_EQ(ls_records_args(&it, want.site == 2 ? "iuifcsp" : "si", &r), 0);
     EXPECT_EQ(std::string(reinterpret_cast<const char *>(r.args), r.args_len),
-              logsink::test::EncodeArgs(want.args));
+              EncodeArgs(want.args));
   }
   EXPECT_EQ(ls_records_next(&it, &r), 0);
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Records(4242, recs)),
-            logsink::test::ToHex(Bytes("records")));
+  ExpectEncodes("records", Records(4242, recs));
 }
 
 TEST_F(Golden, Dropped) {
@@ -117,22 +114,19 @@ TEST_F(Golden, Dropped) {
   EXPECT_EQ(d.count, 17u);
   EXPECT_EQ(d.since_ns, kT0);
   EXPECT_EQ(d.now_ns, kT0 + 1000000000);
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Dropped(17, kT0, kT0 + 1000000000)),
-            logsink::test::ToHex(Bytes("dropped")));
+  ExpectEncodes("dropped", Dropped(17, kT0, kT0 + 1000000000));
 }
 
 TEST_F(Golden, StatsReq) {
   ls_frame f = Get("stats_req", LS_F_STATS_REQ);
   EXPECT_EQ(ls_stats_req_decode(f.payload, f.len), 0);
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::StatsReq()),
-            logsink::test::ToHex(Bytes("stats_req")));
+  ExpectEncodes("stats_req", StatsReq());
 }
 
 TEST_F(Golden, RingReq) {
   ls_frame f = Get("ring_req", LS_F_RING_REQ);
   EXPECT_EQ(ls_ring_req_decode(f.payload, f.len), 0);
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::RingReq()),
-            logsink::test::ToHex(Bytes("ring_req")));
+  ExpectEncodes("ring_req", RingReq());
 }
 
 TEST_F(Golden, Ring) {
@@ -146,9 +140,7 @@ TEST_F(Golden, Ring) {
   EXPECT_EQ(r.dev, 2049u);
   EXPECT_EQ(r.ino, 131u);
   EXPECT_EQ(std::string(r.path, r.path_len), "/var/lib/logsink/logsink.ring");
-  EXPECT_EQ(logsink::test::ToHex(
-                logsink::test::Ring(want_id, 2049, 131, "/var/lib/logsink/logsink.ring")),
-            logsink::test::ToHex(Bytes("ring")));
+  ExpectEncodes("ring", Ring(want_id, 2049, 131, "/var/lib/logsink/logsink.ring"));
 }
 
 TEST_F(Golden, Refuse) {
@@ -157,8 +149,7 @@ TEST_F(Golden, Refuse) {
   ASSERT_EQ(ls_refuse_decode(f.payload, f.len, &r), 0);
   EXPECT_EQ(r.version, 1u);
   EXPECT_EQ(std::string(r.reason, r.reason_len), "version 2 not supported");
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Refuse(1, "version 2 not supported")),
-            logsink::test::ToHex(Bytes("refuse")));
+  ExpectEncodes("refuse", Refuse(1, "version 2 not supported"));
 }
 
 TEST_F(Golden, Stats) {
@@ -175,8 +166,7 @@ TEST_F(Golden, Stats) {
   EXPECT_EQ(std::string(name, len), "err_bad_length");
   EXPECT_EQ(v, 200u);
   EXPECT_EQ(ls_statsframe_next(&it, &name, &len, &v), 0);
-  EXPECT_EQ(logsink::test::ToHex(logsink::test::Stats({{"records", 3}, {"err_bad_length", 200}})),
-            logsink::test::ToHex(Bytes("stats")));
+  ExpectEncodes("stats", Stats({{"records", 3}, {"err_bad_length", 200}}));
 }
 
 }  // namespace

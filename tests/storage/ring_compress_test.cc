@@ -7,6 +7,7 @@
 // format version moved aside.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -29,29 +30,32 @@ constexpr uint32_t kBs = 8192;
 constexpr uint64_t kSlot0 = 8192 + 4096;  // blocks_off of a small ring (4 KiB string table)
 
 std::unique_ptr<RingWriter> Open(FaultEnv *env, uint8_t codec, uint32_t blocks = 32) {
-  WriterOptions o;
-  o.codec = codec;
-  o.file_size = RingSize(blocks, kBs);
-  o.block_size = kBs;
-  std::unique_ptr<RingWriter> w;
-  Status s = RingWriter::Open(env, kPath, o, &w);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return w;
+  return OpenRing(env, kPath, blocks, kBs, codec);
 }
 
 std::vector<OwnedRecord> ReadAll(FaultEnv *env, RecordingReporter *rep,
                                  const BlockFilter *filter = nullptr, uint64_t *skipped = nullptr) {
-  std::unique_ptr<RingReader> r;
-  ReaderOptions ro;
-  ro.crc_retries = 0;  // nothing races here
-  Status s = RingReader::Open(env, kPath, rep, ro, &r);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::vector<OwnedRecord> out;
-  if (!r) return out;
-  r->SetBlockFilter(filter);
-  EXPECT_TRUE(ReadAllRecords(r.get(), &out).ok());
-  if (skipped) *skipped = r->blocks_skipped();
+  std::unique_ptr<RingReader> r = OpenReader(env, kPath, rep);
+  std::vector<OwnedRecord> out = ReadRecords(r.get(), filter);
+  if (skipped && r) *skipped = r->blocks_skipped();
   return out;
+}
+
+// n records of a "%s" site from src at ts0, ts0 + 1, ...; the i-th says text(i).
+void AppendTexts(RingWriter *w, const Source &src, int n, uint64_t ts0,
+                 const std::function<std::string(int)> &text) {
+  const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
+  for (int i = 0; i < n; i++)
+    ASSERT_TRUE(AppendRecord(w, src, site, "s", Args().Str(text(i)).str(), ts0 + i).ok()) << i;
+}
+
+// Verify of the ring finds it damaged and reports what.
+void ExpectVerifyReports(FaultEnv *env, const std::string &what) {
+  RecordingReporter rep;
+  std::unique_ptr<RingReader> r = OpenReader(env, kPath, &rep);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->Verify().IsCorruption());
+  EXPECT_NE(rep.Dump().find(what), std::string::npos) << rep.Dump();
 }
 
 // A mix of shapes: mostly repetitive text (compresses well), some random
@@ -270,11 +274,7 @@ TEST(Compress, PayloadThatDoesNotDecodeIsReportedNeverShown) {
   ASSERT_EQ(rep.bad.size(), 1u) << rep.Dump();
   EXPECT_NE(rep.bad[0].why.find("does not decode"), std::string::npos) << rep.Dump();
   for (const auto &r : got) EXPECT_EQ(r.args, s.written[r.seq]);
-  std::unique_ptr<RingReader> r;
-  RecordingReporter vrep;
-  ASSERT_TRUE(RingReader::Open(&s.env, kPath, &vrep, &r).ok());
-  EXPECT_TRUE(r->Verify().IsCorruption());
-  EXPECT_NE(vrep.Dump().find("does not decode"), std::string::npos) << vrep.Dump();
+  ExpectVerifyReports(&s.env, "does not decode");
 }
 
 // A block claiming more decoded bytes than the bound is refused before
@@ -394,11 +394,7 @@ TEST(Summaries, VerifyChecksEverySummaryField) {
   p[LS_BLK_OFF_LEVELS] = 0;
   std::memset(p + LS_BLK_OFF_BLOOM, 0, LS_BLK_BLOOM_BYTES);
   s.FixCrc(0);
-  std::unique_ptr<RingReader> r;
-  RecordingReporter rep;
-  ASSERT_TRUE(RingReader::Open(&s.env, kPath, &rep, &r).ok());
-  EXPECT_TRUE(r->Verify().IsCorruption());
-  EXPECT_NE(rep.Dump().find("summary"), std::string::npos) << rep.Dump();
+  ExpectVerifyReports(&s.env, "summary");
 }
 
 // A partial block written with zstd is continued by a writer that
@@ -411,25 +407,15 @@ TEST(Codecs, AnotherCodecAfterARestartSealsThePartialBlock) {
   {
     auto w = Open(&env, LS_CODEC_ZSTD);
     ASSERT_TRUE(w);
-    Source src{1, 100, 1000, 1000, "a", "a"};
-    const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
     // Many similar lines: a partial block holding several slots of entries.
-    for (int i = 0; i < 2000; i++) {
-      Args a;
-      a.Str("chatty line " + std::to_string(i));
-      ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", a.str(), 1000 + i).ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(AppendTexts(w.get(), Source{1, 100, 1000, 1000, "a", "a"}, 2000, 1000,
+                                        [](int i) { return "chatty line " + std::to_string(i); }));
     ASSERT_TRUE(w->Flush().ok());
   }
   auto w = Open(&env, LS_CODEC_LZ4);
   ASSERT_TRUE(w);
-  Source src{2, 101, 1000, 1000, "b", "b"};
-  const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
-  for (int i = 0; i < 200; i++) {
-    Args a;
-    a.Str(Payload(rng, uint64_t(i)));
-    ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", a.str(), 5000 + i).ok()) << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(AppendTexts(w.get(), Source{2, 101, 1000, 1000, "b", "b"}, 200, 5000,
+                                      [&](int i) { return Payload(rng, uint64_t(i)); }));
   ASSERT_TRUE(w->Flush().ok());
   RecordingReporter rep;
   auto recs = ReadAll(&env, &rep);

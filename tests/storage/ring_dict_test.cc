@@ -94,16 +94,7 @@ void UntilDictionary(Writer *wr, std::mt19937_64 &rng) {
 }
 
 std::vector<OwnedRecord> ReadAllFrom(FaultEnv *env, RecordingReporter *rep) {
-  std::unique_ptr<RingReader> r;
-  ReaderOptions ro;
-  ro.crc_retries = 0;
-  Status s = RingReader::Open(env, kPath, rep, ro, &r);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::vector<OwnedRecord> out;
-  if (r) {
-    EXPECT_TRUE(ReadAllRecords(r.get(), &out).ok());
-  }
-  return out;
+  return ReadRecords(OpenReader(env, kPath, rep).get());
 }
 
 // Blocks of the file by codec (tier 0: these files have no tiers).
@@ -133,177 +124,169 @@ void ExpectExact(const std::vector<OwnedRecord> &got, const Writer &wr) {
   }
 }
 
+// The tests' file: a writer in a FaultEnv with its seeded random lines.
+class Dictionary : public ::testing::Test {
+ protected:
+  // Opens the writer and appends until it uses its dictionary.
+  void StartWithDictionary() {
+    ASSERT_NO_FATAL_FAILURE(Attach(&wr_, &env_, Options()));
+    ASSERT_NO_FATAL_FAILURE(UntilDictionary(&wr_, rng_));
+  }
+  // n more records, flushed.
+  void AddAndFlush(uint64_t n) {
+    ASSERT_TRUE(wr_.Add(rng_, n).ok());
+    ASSERT_TRUE(wr_.w->Flush().ok());
+  }
+  // Reads the file back: every record is the one written with its number
+  // and the newest is the last one written; what was reported is in *rep.
+  std::vector<OwnedRecord> ReadBackToTheNewest(RecordingReporter *rep) {
+    std::vector<OwnedRecord> got = ReadAllFrom(&env_, rep);
+    EXPECT_FALSE(got.empty());
+    if (!got.empty()) {
+      EXPECT_EQ(got.back().seq, wr_.written.size() - 1);
+    }
+    ExpectExact(got, wr_);
+    return got;
+  }
+  // The dictionary region's bytes as they are now.
+  std::vector<uint8_t> Region() {
+    const Layout l = FileLayout();
+    const std::vector<uint8_t> &d = env_.Data(kPath);
+    return {d.begin() + long(l.dict_off), d.begin() + long(l.dict_off + l.dict_size)};
+  }
+
+  std::mt19937_64 rng_{TestSeed()};
+  FaultEnv env_;
+  Writer wr_;
+};
+
 // Blocks sealed before the dictionary (zstd) and after it (zstd+dict) read
 // back exactly, across a lap; Verify is clean; the dictionary is in its
 // region with the id the writer reports.
-TEST(Dictionary, BlocksBeforeAndAfterItReadBackExactly) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  const uint32_t id = wr.w->stats().dict_id;
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  std::map<uint8_t, int> codecs = Codecs(&env);
+TEST_F(Dictionary, BlocksBeforeAndAfterItReadBackExactly) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  const uint32_t id = wr_.w->stats().dict_id;
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(20000));
+  std::map<uint8_t, int> codecs = Codecs(&env_);
   EXPECT_GT(codecs[LS_CODEC_ZSTD], 0);
   EXPECT_GT(codecs[LS_CODEC_ZSTD_DICT], 0);
   const Layout l = FileLayout();
-  const uint8_t *region = env.Data(kPath).data() + l.dict_off;
+  const uint8_t *region = env_.Data(kPath).data() + l.dict_off;
   EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_MAGIC), LS_DICT_MAGIC);
   EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_ID), id);
-  EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_LEN), wr.w->stats().dict_bytes);
+  EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_LEN), wr_.w->stats().dict_bytes);
 
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  ReadBackToTheNewest(&rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
-  ExpectExact(got, wr);
   std::unique_ptr<RingReader> r;
-  ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, &r).ok());
+  ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
   EXPECT_TRUE(r->Verify().ok()) << rep.Dump();
 
   // Lap the ring: every block is then written with the dictionary.
-  ASSERT_TRUE(wr.Add(rng, 250000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  codecs = Codecs(&env);
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(250000));
+  codecs = Codecs(&env_);
   EXPECT_EQ(codecs[LS_CODEC_ZSTD], 0);
   EXPECT_GT(codecs[LS_CODEC_ZSTD_DICT], 200);
-  got = ReadAllFrom(&env, &rep);
+  auto got = ReadBackToTheNewest(&rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
-  ExpectExact(got, wr);
   std::printf("[figures] dictionary %u bytes; %zu records in %llu slots\n",
-              wr.w->stats().dict_bytes, got.size(), (unsigned long long)l.block_count);
+              wr_.w->stats().dict_bytes, got.size(), (unsigned long long)l.block_count);
 }
 
 // A reopened writer takes the file's dictionary up again (no new training,
 // the region unchanged) and continues a partial block compressed with it.
-TEST(Dictionary, ReopenedWriterContinuesWithTheSameDictionary) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  const uint32_t id = wr.w->stats().dict_id;
-  ASSERT_TRUE(wr.Add(rng, 3000).ok());
-  ASSERT_TRUE(wr.Add(rng, 7).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());  // a partial block, stored zstd+dict
-  const Layout l = FileLayout();
-  const std::vector<uint8_t> region(env.Data(kPath).begin() + long(l.dict_off),
-                                    env.Data(kPath).begin() + long(l.dict_off + l.dict_size));
-  wr.w.reset();
-  Attach(&wr, &env, Options());
-  EXPECT_EQ(wr.w->stats().dict_id, id);
-  ASSERT_TRUE(wr.Add(rng, 30000).ok());
-  ASSERT_TRUE(wr.w->FinishDictionary().ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  EXPECT_EQ(wr.w->stats().dict_id, id);
-  EXPECT_TRUE(std::equal(region.begin(), region.end(), env.Data(kPath).begin() + long(l.dict_off)));
+TEST_F(Dictionary, ReopenedWriterContinuesWithTheSameDictionary) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  const uint32_t id = wr_.w->stats().dict_id;
+  ASSERT_TRUE(wr_.Add(rng_, 3000).ok());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(7));  // a partial block, stored zstd+dict
+  const std::vector<uint8_t> region = Region();
+  wr_.w.reset();
+  Attach(&wr_, &env_, Options());
+  EXPECT_EQ(wr_.w->stats().dict_id, id);
+  ASSERT_TRUE(wr_.Add(rng_, 30000).ok());
+  ASSERT_TRUE(wr_.w->FinishDictionary().ok());
+  ASSERT_TRUE(wr_.w->Flush().ok());
+  EXPECT_EQ(wr_.w->stats().dict_id, id);
+  EXPECT_EQ(Region(), region);
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  auto got = ReadBackToTheNewest(&rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
   for (size_t i = 1; i < got.size(); i++) ASSERT_EQ(got[i].seq, got[i - 1].seq + 1);
-  ExpectExact(got, wr);
 }
 
 // A damaged dictionary: the blocks that need it are reported and skipped,
 // the others still read, nothing read is garbage; Verify names the region;
 // a writer reopening it neither trains again nor writes over it.
-TEST(Dictionary, DamagedDictionaryIsReportedNeverGarbage) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  wr.w.reset();
+TEST_F(Dictionary, DamagedDictionaryIsReportedNeverGarbage) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(20000));
+  wr_.w.reset();
   const Layout l = FileLayout();
-  const std::vector<uint8_t> good = env.Data(kPath);
-  const size_t good_n = wr.written.size();
+  const std::vector<uint8_t> good = env_.Data(kPath);
+  const size_t good_n = wr_.written.size();
   for (uint64_t off : {uint64_t(LS_DICT_HDR + 100), uint64_t(LS_DICT_OFF_LEN)}) {
-    std::vector<uint8_t> &d = env.Data(kPath);
-    d[l.dict_off + off] ^= 0x20;
+    env_.Data(kPath)[l.dict_off + off] ^= 0x20;
     RecordingReporter rep;
-    auto got = ReadAllFrom(&env, &rep);
+    auto got = ReadAllFrom(&env_, &rep);
     EXPECT_FALSE(rep.bad.empty());
     ASSERT_FALSE(got.empty());  // the blocks from before the dictionary
-    ExpectExact(got, wr);
-    EXPECT_LT(got.back().seq, wr.written.size() - 1);
+    ExpectExact(got, wr_);
+    EXPECT_LT(got.back().seq, wr_.written.size() - 1);
     std::unique_ptr<RingReader> r;
     RecordingReporter vrep;
-    ASSERT_TRUE(RingReader::Open(&env, kPath, &vrep, &r).ok());
+    ASSERT_TRUE(RingReader::Open(&env_, kPath, &vrep, &r).ok());
     EXPECT_FALSE(r->Verify().ok());
     EXPECT_NE(vrep.Dump().find("dictionary"), std::string::npos) << vrep.Dump();
 
-    const std::vector<uint8_t> damaged(d.begin() + long(l.dict_off),
-                                       d.begin() + long(l.dict_off + l.dict_size));
-    Attach(&wr, &env, Options());
-    EXPECT_EQ(wr.w->stats().dict_id, 0u);
-    ASSERT_TRUE(wr.Add(rng, 30000).ok());
-    ASSERT_TRUE(wr.w->FinishDictionary().ok());
-    ASSERT_TRUE(wr.w->Flush().ok());
-    EXPECT_EQ(wr.w->stats().dict_id, 0u);
-    EXPECT_TRUE(
-        std::equal(damaged.begin(), damaged.end(), env.Data(kPath).begin() + long(l.dict_off)));
+    const std::vector<uint8_t> damaged = Region();
+    Attach(&wr_, &env_, Options());
+    EXPECT_EQ(wr_.w->stats().dict_id, 0u);
+    ASSERT_TRUE(wr_.Add(rng_, 30000).ok());
+    ASSERT_TRUE(wr_.w->FinishDictionary().ok());
+    ASSERT_TRUE(wr_.w->Flush().ok());
+    EXPECT_EQ(wr_.w->stats().dict_id, 0u);
+    EXPECT_EQ(Region(), damaged);
     // The writer went on after the newest block (which it could not
     // decode), not back over it: what it wrote now is the newest readers see.
     RecordingReporter rep2;
-    auto after = ReadAllFrom(&env, &rep2);
-    ASSERT_FALSE(after.empty());
-    EXPECT_EQ(after.back().seq, wr.written.size() - 1);
-    ExpectExact(after, wr);
-    wr.w.reset();
-    env.Put(kPath, good);
-    wr.written.resize(good_n);
+    ReadBackToTheNewest(&rep2);
+    wr_.w.reset();
+    env_.Put(kPath, good);
+    wr_.written.resize(good_n);
   }
 }
 
 // A region whose header reads back as zeros while blocks need it: the
 // writer never trains a new dictionary over it.
-TEST(Dictionary, ZeroedRegionThatBlocksNeedIsNeverWrittenOver) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  wr.w.reset();
+TEST_F(Dictionary, ZeroedRegionThatBlocksNeedIsNeverWrittenOver) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(20000));
+  wr_.w.reset();
   const Layout l = FileLayout();
-  std::vector<uint8_t> d = env.Data(kPath);
+  std::vector<uint8_t> d = env_.Data(kPath);
   std::fill(d.begin() + long(l.dict_off), d.begin() + long(l.dict_off + LS_DICT_HDR), 0);
-  env.Put(kPath, d);
-  const std::vector<uint8_t> region(d.begin() + long(l.dict_off),
-                                    d.begin() + long(l.dict_off + l.dict_size));
-  Attach(&wr, &env, Options());
-  ASSERT_TRUE(wr.Add(rng, 30000).ok());
-  ASSERT_TRUE(wr.w->FinishDictionary().ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  EXPECT_EQ(wr.w->stats().dict_id, 0u);
-  EXPECT_TRUE(std::equal(region.begin(), region.end(), env.Data(kPath).begin() + long(l.dict_off)));
+  env_.Put(kPath, d);
+  const std::vector<uint8_t> region = Region();
+  Attach(&wr_, &env_, Options());
+  ASSERT_TRUE(wr_.Add(rng_, 30000).ok());
+  ASSERT_TRUE(wr_.w->FinishDictionary().ok());
+  ASSERT_TRUE(wr_.w->Flush().ok());
+  EXPECT_EQ(wr_.w->stats().dict_id, 0u);
+  EXPECT_EQ(Region(), region);
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
-  ExpectExact(got, wr);
+  ReadBackToTheNewest(&rep);
 }
 
 // The dictionary reaches the disk (synced) before the writer uses it: a
 // power loss right after it was taken into use keeps it.
-TEST(Dictionary, IsSyncedBeforeUse) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  const uint32_t id = wr.w->stats().dict_id;
-  env.PowerLoss();
+TEST_F(Dictionary, IsSyncedBeforeUse) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  const uint32_t id = wr_.w->stats().dict_id;
+  env_.PowerLoss();
   const Layout l = FileLayout();
-  const uint8_t *region = env.Data(kPath).data() + l.dict_off;
+  const uint8_t *region = env_.Data(kPath).data() + l.dict_off;
   EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_MAGIC), LS_DICT_MAGIC);
   EXPECT_EQ(ls_get_u32(region + LS_DICT_OFF_ID), id);
 }
@@ -311,20 +294,18 @@ TEST(Dictionary, IsSyncedBeforeUse) {
 // A tiered file: blocks of every tier use the one dictionary (kept records
 // compressed again with it, whole blocks copied as they are); everything
 // reads back exactly and Verify is clean.
-TEST(Dictionary, EveryTierReadsBackWithIt) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
+TEST_F(Dictionary, EveryTierReadsBackWithIt) {
   WriterOptions o = Options();
   o.kept_share = o.error_share = 0.125;
-  std::unique_ptr<RingWriter> w = OpenW(&env, o);
+  std::unique_ptr<RingWriter> w = OpenW(&env_, o);
   ASSERT_TRUE(w);
   const uint32_t info = w->Intern(Site{6, 1, "%s", "d.c"});
   const uint32_t err = w->Intern(Site{3, 2, "%s", "d.c"});
   Source a{1, 100, 1000, 1000, "chatty", "chattyd"}, b{2, 200, 1001, 1001, "quiet", "quietd"};
-  std::vector<std::string> written;
+  std::vector<std::string> &written = wr_.written;
   for (uint64_t i = 0; i < 400000; i++) {
     const bool quiet = i % 10 == 0;
-    std::string args = Args().Str(Line(rng, i)).str();
+    std::string args = Args().Str(Line(rng_, i)).str();
     ASSERT_TRUE(
         AppendRecord(w.get(), quiet ? b : a, i % 50 == 0 ? err : info, "s", args, 1000 + i).ok());
     written.push_back(args);
@@ -335,118 +316,93 @@ TEST(Dictionary, EveryTierReadsBackWithIt) {
   ASSERT_TRUE(w->Flush().ok());
   ASSERT_NE(w->stats().dict_id, 0u);
   EXPECT_GT(w->stats().kept[0] + w->stats().kept[1] + w->stats().kept[2], 0u);
-  EXPECT_GT(Codecs(&env)[LS_CODEC_ZSTD_DICT], 200);
+  EXPECT_GT(Codecs(&env_)[LS_CODEC_ZSTD_DICT], 200);
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  auto got = ReadBackToTheNewest(&rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.back().seq, written.size() - 1);
   size_t older = 0;
-  for (const OwnedRecord &r : got) {
-    ASSERT_LT(r.seq, written.size());
-    ASSERT_EQ(r.args, written[r.seq]) << "record " << r.seq;
+  for (const OwnedRecord &r : got)
     older += r.seq + 60000 < written.size();  // kept far behind tier 0
-  }
   EXPECT_GT(older, 0u);
   std::unique_ptr<RingReader> r;
-  ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, &r).ok());
+  ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
   EXPECT_TRUE(r->Verify().ok()) << rep.Dump();
 }
 
 // Another file's dictionary in the region (valid, another id): the frames
 // name theirs, so the blocks do not decode with it; they are reported.
-TEST(Dictionary, ForeignDictionaryDoesNotDecodeTheBlocks) {
-  const uint64_t seed = TestSeed();
-  std::mt19937_64 rng(seed), rng2(seed + 1);
-  FaultEnv env, other;
-  Writer wr, wr2;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 5000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
+TEST_F(Dictionary, ForeignDictionaryDoesNotDecodeTheBlocks) {
+  std::mt19937_64 rng2(rng_());
+  FaultEnv other;
+  Writer wr2;
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(5000));
   Attach(&wr2, &other, Options(64 * 1024));
   UntilDictionary(&wr2, rng2);
-  ASSERT_NE(wr.w->stats().dict_id, wr2.w->stats().dict_id);
-  wr.w.reset();
+  ASSERT_NE(wr_.w->stats().dict_id, wr2.w->stats().dict_id);
+  wr_.w.reset();
   wr2.w.reset();
   const Layout l = FileLayout();
   std::copy(other.Data(kPath).begin() + long(l.dict_off),
             other.Data(kPath).begin() + long(l.dict_off + l.dict_size),
-            env.Data(kPath).begin() + long(l.dict_off));
+            env_.Data(kPath).begin() + long(l.dict_off));
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  auto got = ReadAllFrom(&env_, &rep);
   EXPECT_FALSE(rep.bad.empty());
-  ExpectExact(got, wr);
-  EXPECT_LT(got.empty() ? 0 : got.back().seq, wr.written.size() - 1);
+  ExpectExact(got, wr_);
+  EXPECT_LT(got.empty() ? 0 : got.back().seq, wr_.written.size() - 1);
 }
 
 // A region that never checked and that no block uses (its write was lost)
 // is trained and written again.
-TEST(Dictionary, RegionLostBeforeUseIsWrittenAgain) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options(0));  // no training: plain zstd blocks
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->FinishDictionary().ok());
-  EXPECT_EQ(wr.w->stats().dict_id, 0u);
-  ASSERT_TRUE(wr.w->Flush().ok());
-  wr.w.reset();
+TEST_F(Dictionary, RegionLostBeforeUseIsWrittenAgain) {
+  Attach(&wr_, &env_, Options(0));  // no training: plain zstd blocks
+  ASSERT_TRUE(wr_.Add(rng_, 20000).ok());
+  ASSERT_TRUE(wr_.w->FinishDictionary().ok());
+  EXPECT_EQ(wr_.w->stats().dict_id, 0u);
+  ASSERT_TRUE(wr_.w->Flush().ok());
+  wr_.w.reset();
   const Layout l = FileLayout();
-  std::vector<uint8_t> &d = env.Data(kPath);
+  std::vector<uint8_t> &d = env_.Data(kPath);
   for (uint32_t i = 0; i < 64; i++) d[l.dict_off + i] = uint8_t(0xa5 ^ i);  // garbage header
-  env.Put(kPath, d);
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 5000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
+  env_.Put(kPath, d);
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(5000));
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  ReadBackToTheNewest(&rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
-  ExpectExact(got, wr);
 }
 
 // Power loss (every unsynced byte dropped) after blocks were written with
 // the dictionary: the dictionary was synced before them, so what survives
 // reads back exactly.
-TEST(Dictionary, PowerLossKeepsTheDictionaryBeforeItsBlocks) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Sync().ok());  // these blocks, written with it, reach the disk
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  std::map<uint8_t, int> before = Codecs(&env);
-  env.PowerLoss();
-  EXPECT_GT(Codecs(&env)[LS_CODEC_ZSTD_DICT], 0);
-  EXPECT_LE(Codecs(&env)[LS_CODEC_ZSTD_DICT], before[LS_CODEC_ZSTD_DICT]);
+TEST_F(Dictionary, PowerLossKeepsTheDictionaryBeforeItsBlocks) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_TRUE(wr_.Add(rng_, 20000).ok());
+  ASSERT_TRUE(wr_.w->Sync().ok());  // these blocks, written with it, reach the disk
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(20000));
+  std::map<uint8_t, int> before = Codecs(&env_);
+  env_.PowerLoss();
+  EXPECT_GT(Codecs(&env_)[LS_CODEC_ZSTD_DICT], 0);
+  EXPECT_LE(Codecs(&env_)[LS_CODEC_ZSTD_DICT], before[LS_CODEC_ZSTD_DICT]);
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  auto got = ReadAllFrom(&env_, &rep);
   EXPECT_TRUE(rep.bad.empty()) << rep.Dump();
-  ExpectExact(got, wr);
-  wr.w.reset();
-  Attach(&wr, &env, Options());
-  EXPECT_NE(wr.w->stats().dict_id, 0u);
+  ExpectExact(got, wr_);
+  wr_.w.reset();
+  Attach(&wr_, &env_, Options());
+  EXPECT_NE(wr_.w->stats().dict_id, 0u);
 }
 
 // A zstd+dict block claiming more than LS_BLK_RAW_FACTOR slots of entries is
 // refused before anything is allocated for it (a decompression bomb), and
 // reported: the records after it still read.
-TEST(Dictionary, BombIsRefused) {
-  std::mt19937_64 rng(TestSeed());
-  FaultEnv env;
-  Writer wr;
-  Attach(&wr, &env, Options());
-  UntilDictionary(&wr, rng);
-  ASSERT_TRUE(wr.Add(rng, 20000).ok());
-  ASSERT_TRUE(wr.w->Flush().ok());
-  wr.w.reset();
+TEST_F(Dictionary, BombIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDictionary());
+  ASSERT_NO_FATAL_FAILURE(AddAndFlush(20000));
+  wr_.w.reset();
   const Layout l = FileLayout();
-  std::vector<uint8_t> &d = env.Data(kPath);
+  std::vector<uint8_t> &d = env_.Data(kPath);
   uint8_t *first = nullptr;  // the oldest block written with the dictionary
   for (uint64_t i = 0; i < l.block_count; i++) {
     uint8_t *p = d.data() + l.blocks_off + i * kBs;
@@ -458,11 +414,8 @@ TEST(Dictionary, BombIsRefused) {
   const uint32_t used = ls_get_u32(first + LS_BLK_OFF_USED);
   ls_put_u32(first + LS_BLK_OFF_CRC, Crc32c(first + 8, used - 8));
   RecordingReporter rep;
-  auto got = ReadAllFrom(&env, &rep);
+  ReadBackToTheNewest(&rep);
   EXPECT_EQ(rep.bad.size(), 1u) << rep.Dump();
-  ExpectExact(got, wr);
-  ASSERT_FALSE(got.empty());
-  EXPECT_EQ(got.back().seq, wr.written.size() - 1);
 }
 
 }  // namespace

@@ -71,19 +71,12 @@ bool IsRare(const OwnedRecord &r) { return r.app == "rare"; }
 
 std::vector<OwnedRecord> Read(FaultEnv *env, const BlockFilter *f, RecordingReporter *rep,
                               uint64_t *index_skipped = nullptr, uint64_t *block_reads = nullptr) {
-  std::unique_ptr<RingReader> r;
-  ReaderOptions ro;
-  ro.crc_retries = 0;  // nothing races here
-  Status s = RingReader::Open(env, kPath, rep, ro, &r);
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  std::vector<OwnedRecord> out;
-  if (!r) return out;
-  r->SetBlockFilter(f);
+  std::unique_ptr<RingReader> r = OpenReader(env, kPath, rep);
   int64_t reads = 0;
   env->before_read = [&reads] { reads++; };
-  EXPECT_TRUE(ReadAllRecords(r.get(), &out).ok());
+  std::vector<OwnedRecord> out = ReadRecords(r.get(), f);
   env->before_read = nullptr;
-  if (index_skipped) *index_skipped = r->blocks_skipped_by_index();
+  if (index_skipped && r) *index_skipped = r->blocks_skipped_by_index();
   if (block_reads) *block_reads = uint64_t(reads);
   return out;
 }

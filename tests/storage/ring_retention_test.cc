@@ -88,6 +88,16 @@ class Retention : public testing::Test {
     return n;
   }
   // Appends flood records of src until `laps` times the file's slots were written.
+  // A tiered ring holding 300 info records of root's "rootd".
+  void OpenWithRootsRecords() {
+    Open(true);
+    Log(Src(1, 0, "rootd"), info_, 300);
+  }
+  // Root's 300 records are all still there.
+  void ExpectRootsRecordsKept() {
+    EXPECT_EQ(Count(ReadBack(), "rootd"), 300u)
+        << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
+  }
   void Flood(const Source &src, uint32_t site, int laps) {
     const uint64_t until = w_->stats().blocks_written + uint64_t(laps) * kBlocks;
     while (w_->stats().blocks_written < until) Log(src, site, 200);
@@ -148,28 +158,20 @@ TEST_F(Retention, ErrorsOutliveAFloodWithItsOwnWarnings) {
 // Another uid's flood, at the level of the records it pushes out: the
 // records of the uid that wrote little stay.
 TEST_F(Retention, AnotherUsersFloodLeavesRootsRecords) {
-  Open(true);
-  const Source root = Src(1, 0, "rootd"), user = Src(2, 1000, "logctl");
-  Log(root, info_, 300);
-  Flood(user, info_, 20);
-  auto recs = ReadBack();
-  EXPECT_EQ(Count(recs, "rootd"), 300u)
-      << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
+  OpenWithRootsRecords();
+  Flood(Src(2, 1000, "logctl"), info_, 20);
+  ExpectRootsRecordsKept();
 }
 
 // The same flood spread over several labels (a client chooses its label):
 // the labels other than the largest move on to tier 1, but past it the uid
 // decides, so they never reach tier 2 and root's records stay.
 TEST_F(Retention, AFloodOverManyLabelsLeavesRootsRecords) {
-  Open(true);
-  const Source root = Src(1, 0, "rootd");
-  Log(root, info_, 300);
+  OpenWithRootsRecords();
   const Source f[3] = {Src(2, 1000, "a"), Src(3, 1000, "b"), Src(4, 1000, "c")};
   const uint64_t until = w_->stats().blocks_written + 40ull * kBlocks;
   for (int i = 0; w_->stats().blocks_written < until; i++) Log(f[i % 3], info_, 50);
-  auto recs = ReadBack();
-  EXPECT_EQ(Count(recs, "rootd"), 300u)
-      << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
+  ExpectRootsRecordsKept();
 }
 
 // Errors alone still behave like a ring: the newest are kept, the oldest go.
@@ -242,10 +244,9 @@ TEST_F(Retention, ALappedFollowerGetsTheKeptRecords) {
   Log(c, dbg_, 100);
   ASSERT_TRUE(w_->Flush().ok());
   RecordingReporter rep;
-  std::unique_ptr<RingReader> r;
-  ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
-  std::vector<OwnedRecord> got;
-  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+  std::unique_ptr<RingReader> r = OpenReader(&env_, kPath, &rep);
+  ASSERT_TRUE(r);
+  std::vector<OwnedRecord> got = ReadRecords(r.get());
   // Errors among a flood that laps tier 0 several times while the follower waits.
   for (int i = 0; i < 10; i++) {
     Log(a, err_, 3);
@@ -372,10 +373,9 @@ TEST_F(Retention, AWriteCutAnywhereNeverShowsBadRecords) {
     }
     ASSERT_TRUE(w_->Flush().ok());
     RecordingReporter rep;
-    std::unique_ptr<RingReader> r;
-    ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
-    std::vector<OwnedRecord> got;
-    ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+    std::unique_ptr<RingReader> r = OpenReader(&env_, kPath, &rep);
+    ASSERT_TRUE(r);
+    std::vector<OwnedRecord> got = ReadRecords(r.get());
     for (size_t i = 0; i < got.size(); i++) {
       if (i) {
         ASSERT_LT(got[i - 1].seq, got[i].seq) << i;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fault_env.h"
@@ -43,6 +44,12 @@ class RoundTrip : public ::testing::Test {
   Status Add(RingWriter *w, const Source &src, uint32_t site, const std::string &sig,
              const std::string &args, uint64_t ts, uint64_t tid = 1) {
     return AppendRecord(w, src, site, sig, args, ts, tid);
+  }
+  // n records of site id from a_ with one string argument, len copies of c,
+  // at ts0, ts0 + 1, ...
+  void AddStrings(RingWriter *w, uint32_t id, int n, size_t len, char c, uint64_t ts0) {
+    const std::string args = Args().Str(std::string(len, c)).str();
+    for (int i = 0; i < n; i++) ASSERT_TRUE(Add(w, a_, id, "s", args, ts0 + i).ok());
   }
 
   FaultEnv env_;
@@ -86,22 +93,13 @@ TEST_F(RoundTrip, EveryArgumentTypeAndField) {
   ASSERT_EQ(got.size(), 4u);
   EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
   const OwnedRecord &r0 = got[0];
-  EXPECT_EQ(r0.kind, Record::Kind::kRecord);
-  EXPECT_EQ(r0.seq, 0u);
-  EXPECT_EQ(r0.block_seq, 0u);
-  EXPECT_EQ(r0.ts_ns, 1000000u);
-  EXPECT_EQ(r0.tid, 11u);
-  EXPECT_EQ(r0.source_id, 7u);
-  EXPECT_EQ(r0.pid, 100u);
-  EXPECT_EQ(r0.uid, 1000u);
-  EXPECT_EQ(r0.app, "app-a");
-  EXPECT_EQ(r0.comm, "comm-a");
-  EXPECT_EQ(r0.site_id, 1u);
+  EXPECT_EQ(std::tie(r0.kind, r0.seq, r0.block_seq, r0.ts_ns, r0.tid, r0.source_id),
+            std::make_tuple(Record::Kind::kRecord, 0u, 0u, 1000000u, 11u, 7u));
+  EXPECT_EQ(std::tie(r0.pid, r0.uid, r0.app, r0.comm),
+            std::make_tuple(100u, 1000u, "app-a", "comm-a"));
   EXPECT_TRUE(r0.site_known);
-  EXPECT_EQ(r0.fmt, site.fmt);
-  EXPECT_EQ(r0.file, "main.c");
-  EXPECT_EQ(r0.line, 42u);
-  EXPECT_EQ(r0.level, 3);
+  EXPECT_EQ(std::tie(r0.site_id, r0.fmt, r0.file, r0.line, r0.level),
+            std::make_tuple(1u, site.fmt, "main.c", 42u, 3));
   EXPECT_EQ(r0.args, args);
   EXPECT_EQ(r0.truncated, 0u);
   // Decode the arguments back by the signature.
@@ -120,22 +118,14 @@ TEST_F(RoundTrip, EveryArgumentTypeAndField) {
   p += ls_arg_get('p', p, end, &a);
   EXPECT_EQ(a.u, 0xdeadbeefu);
 
-  EXPECT_EQ(got[1].source_id, 9u);
-  EXPECT_EQ(got[1].pid, 200u);
-  EXPECT_EQ(got[1].app, "app-b");
-  EXPECT_EQ(got[1].ts_ns, 999999u);
-  EXPECT_EQ(got[1].tid, 22u);
-  EXPECT_EQ(got[2].kind, Record::Kind::kDropped);
-  EXPECT_EQ(got[2].seq, 2u);
-  EXPECT_EQ(got[2].source_id, 7u);
-  EXPECT_EQ(got[2].app, "app-a");
-  EXPECT_EQ(got[2].ts_ns, 1000500u);
-  EXPECT_EQ(got[2].dropped_count, 17u);
-  EXPECT_EQ(got[2].dropped_since_ns, 900000u);
-  EXPECT_EQ(got[3].seq, 3u);
-  EXPECT_EQ(got[3].tid, 22u);
-  EXPECT_EQ(got[3].ts_ns, 1000600u);
-  EXPECT_EQ(got[3].source_id, 7u);
+  const OwnedRecord &r1 = got[1], &r2 = got[2], &r3 = got[3];
+  EXPECT_EQ(std::tie(r1.source_id, r1.pid, r1.app, r1.ts_ns, r1.tid),
+            std::make_tuple(9u, 200u, "app-b", 999999u, 22u));
+  EXPECT_EQ(std::tie(r2.kind, r2.seq, r2.source_id, r2.app, r2.ts_ns),
+            std::make_tuple(Record::Kind::kDropped, 2u, 7u, "app-a", 1000500u));
+  EXPECT_EQ(std::tie(r2.dropped_count, r2.dropped_since_ns), std::make_tuple(17u, 900000u));
+  EXPECT_EQ(std::tie(r3.seq, r3.tid, r3.ts_ns, r3.source_id),
+            std::make_tuple(3u, 22u, 1000600u, 7u));
 }
 
 TEST_F(RoundTrip, SourcesAreRedeclaredInEveryBlock) {
@@ -213,13 +203,10 @@ TEST_F(RoundTrip, InternDeduplicatesAndInlinesWhenTableFull) {
   ASSERT_TRUE(w->Flush().ok());
   auto got = ReadBack();
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].site_id, 0u);
-  EXPECT_TRUE(got[0].site_known);
-  EXPECT_EQ(got[0].fmt, "inline %s");
-  EXPECT_EQ(got[0].file, "c.c");
-  EXPECT_EQ(got[0].line, 77u);
-  EXPECT_EQ(got[0].level, 4);
-  EXPECT_EQ(got[0].args, args);
+  const OwnedRecord &g0 = got[0];
+  EXPECT_TRUE(g0.site_known);
+  EXPECT_EQ(std::tie(g0.site_id, g0.fmt, g0.file, g0.line, g0.level, g0.args),
+            std::make_tuple(0u, "inline %s", "c.c", 77u, 4, args));
   EXPECT_EQ(got[1].fmt, "first %d");
   w.reset();
 
@@ -380,10 +367,7 @@ TEST_F(RoundTrip, ReopenContinuesPartialBlockAndSequence) {
 TEST_F(RoundTrip, ReopenAfterSealedBlockStartsTheNext) {
   auto w = OpenWriter(Opts(4));
   uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
-  std::string args = Args().Str(std::string(1250, 'q')).str();
-  for (int i = 0; i < 4; i++) {
-    ASSERT_TRUE(Add(w.get(), a_, id, "s", args, i).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(AddStrings(w.get(), id, 4, 1250, 'q', 0));
   // 3 fit in block 0; the fourth sealed it and sits unflushed in block 1.
   EXPECT_EQ(w->current_block_seq(), 1u);
   EXPECT_EQ(w->stats().blocks_written, 1u);
@@ -472,26 +456,19 @@ TEST_F(RoundTrip, SummarizeEmptyAndFilled) {
     EXPECT_TRUE(r->Verify().ok());
   }
   uint32_t id = w->Intern(Site{6, 1, "%s", "r.c"});
-  std::string args = Args().Str(std::string(1250, 'q')).str();
-  for (int i = 0; i < 20; i++) {
-    ASSERT_TRUE(Add(w.get(), a_, id, "s", args, 1000 + i).ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(AddStrings(w.get(), id, 20, 1250, 'q', 1000));
   ASSERT_TRUE(w->Flush().ok());
   // 3 per block: blocks 0..6, record 18 and 19 in block 6; the ring keeps 3..6.
   std::unique_ptr<RingReader> r;
   ASSERT_TRUE(RingReader::Open(&env_, path_, &rep_, &r).ok());
   RingReader::Summary sum;
   ASSERT_TRUE(r->Summarize(&sum).ok());
-  EXPECT_EQ(sum.newest_block, 6u);
-  EXPECT_EQ(sum.oldest_block, 3u);
-  EXPECT_EQ(sum.oldest_seq, 9u);
-  EXPECT_EQ(sum.newest_seq, 19u);
-  EXPECT_EQ(sum.oldest_ts_ns, 1009u);
-  EXPECT_EQ(sum.newest_ts_ns, 1019u);
-  EXPECT_EQ(sum.blocks_used, 4u);
-  EXPECT_EQ(sum.wraps, 1u);
-  EXPECT_EQ(sum.strings, 1u);
-  EXPECT_EQ(sum.strtab_bytes, 20u + 2 + 3);
+  // Blocks, then records, then times, then the file.
+  EXPECT_EQ(std::tie(sum.oldest_block, sum.newest_block, sum.blocks_used, sum.wraps),
+            std::make_tuple(3u, 6u, 4u, 1u));
+  EXPECT_EQ(std::tie(sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.newest_ts_ns),
+            std::make_tuple(9u, 19u, 1009u, 1019u));
+  EXPECT_EQ(std::tie(sum.strings, sum.strtab_bytes), std::make_tuple(1u, 20u + 2 + 3));
   EXPECT_GT(sum.bytes_used, 3 * 3 * 1250u);
 }
 

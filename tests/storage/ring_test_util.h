@@ -70,16 +70,40 @@ inline uint64_t RingSize(uint32_t blocks, uint32_t block_size = 4096) {
 
 // A writer on a fresh ring of `blocks` blocks of bs bytes at path in env
 // (null, with a test failure, when it cannot open).
+// codec: none by default, the block layout as it is (compression:
+// ring_compress_test).
 inline std::unique_ptr<RingWriter> OpenRing(Env *env, const std::string &path, uint32_t blocks,
-                                            uint32_t bs = 4096) {
+                                            uint32_t bs = 4096, uint8_t codec = LS_CODEC_NONE) {
   WriterOptions o;
-  o.codec = LS_CODEC_NONE;  // the block layout as it is (compression: ring_compress_test)
+  o.codec = codec;
   o.file_size = RingSize(blocks, bs);
   o.block_size = bs;
   std::unique_ptr<RingWriter> w;
   Status s = RingWriter::Open(env, path, o, &w);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return w;
+}
+
+// A reader of the ring at path in env, reporting to rep, with no CRC
+// retries (nothing races in these tests); null, with a test failure, when it
+// cannot open.
+inline std::unique_ptr<RingReader> OpenReader(Env *env, const std::string &path, Reporter *rep) {
+  std::unique_ptr<RingReader> r;
+  ReaderOptions ro;
+  ro.crc_retries = 0;
+  Status s = RingReader::Open(env, path, rep, ro, &r);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return r;
+}
+
+// Every record r reads, oldest first, with filter (none: every block); none
+// when r is null.
+inline std::vector<OwnedRecord> ReadRecords(RingReader *r, const BlockFilter *filter = nullptr) {
+  std::vector<OwnedRecord> out;
+  if (!r) return out;
+  r->SetBlockFilter(filter);
+  EXPECT_TRUE(ReadAllRecords(r, &out).ok());
+  return out;
 }
 
 }  // namespace logsink::test
