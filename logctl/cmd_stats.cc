@@ -19,9 +19,9 @@
 #include "commands.h"
 #include "common.h"
 #include "daemon_stats.h"
-#include "escape.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/timefmt.h"
 #include "out.h"
-#include "timefmt.h"
 
 namespace logsink::logctl {
 namespace {

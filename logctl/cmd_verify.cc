@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "common.h"
-#include "escape.h"
+#include "logsink/render/escape.h"
 #include "progress.h"
 
 namespace logsink::logctl {

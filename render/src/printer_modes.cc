@@ -6,11 +6,11 @@
 #include <ctime>
 #include <iterator>
 
-#include "escape.h"
-#include "filter.h"
-#include "printer.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/filter.h"
+#include "logsink/render/printer.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 namespace {
 
 using storage::Record;
@@ -45,7 +45,7 @@ void Field(std::string *out, const char *name, std::string_view value) {
   out->append("    ");
   out->append(name);
   out->push_back('=');
-  render::AppendTerminalSafe(out, value);
+  AppendTerminalSafe(out, value);
   out->push_back('\n');
 }
 
@@ -200,4 +200,4 @@ void Printer::JsonPrettyLine(const Record &rec, const std::string &msg, bool msg
   Indent(line, out);
 }
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

@@ -1,5 +1,5 @@
-// render_printf_test.cc: differential test of logctl's message renderer
-// (logctl/render.h) against the C library. Random conversion specs (flags,
+// render_printf_test.cc: differential test of the message renderer
+// (logsink/render/render.h) against the C library. Random conversion specs (flags,
 // width, precision, `*`, length modifiers, every accepted conversion) and
 // random values are rendered by render::RenderMessage from argument bytes
 // encoded as liblogsink encodes them, and by snprintf with the same spec,
@@ -24,7 +24,7 @@
 #include "common/seed.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
-#include "render.h"
+#include "logsink/render/render.h"
 
 namespace logsink::test {
 namespace {

@@ -1,5 +1,5 @@
 // escape.cc: terminal-safe and JSON escaping of untrusted bytes (see escape.h).
-#include "escape.h"
+#include "logsink/render/escape.h"
 
 #include <cstddef>
 #include <cstdint>

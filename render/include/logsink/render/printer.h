@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "logsink/render/render.h"
+#include "logsink/render/timefmt.h"
 #include "logsink/storage/ring.h"
-#include "render.h"
-#include "timefmt.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 
 // -o modes. The short-* modes are "short" with another timestamp; the
 // modes past kRaw are in printer_modes.cc.
@@ -70,12 +70,12 @@ class Printer {
 
   OutputMode mode_;
   bool color_;
-  render::TimeFormatter time_;
-  render::FormatCache formats_;
+  TimeFormatter time_;
+  FormatCache formats_;
   std::string msg_, tmp_;
   // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
   // has no clock pair (storage::MonotonicTime() == 0).
   int64_t boot_ns_ = 0;
 };
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

@@ -1,5 +1,5 @@
 // timefmt.cc: cached timestamp formatting (see timefmt.h).
-#include "timefmt.h"
+#include "logsink/render/timefmt.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,20 +1,20 @@
 // printer.cc: record -> output line in short, json or raw mode (see printer.h).
-#include "printer.h"
+#include "logsink/render/printer.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <iterator>
 
-#include "escape.h"
-#include "filter.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/facility.h"
 #include "logsink/proto/printf.h"
 #include "logsink/proto/text_kinds.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/filter.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 namespace {
 
 using storage::Record;
@@ -53,7 +53,7 @@ void AppendNum(std::string *out, T v) {
 // so no label can imitate another prefix ("sshd[1]: <crit> ...").
 void AppendName(std::string *out, std::string_view name) {
   std::string safe;
-  render::AppendTerminalSafe(&safe, name);
+  AppendTerminalSafe(&safe, name);
   for (char c : safe) {
     if (std::strchr(" []():<>", c) && c != '\0') {
       fmt::format_to(std::back_inserter(*out), "\\x{:02x}", static_cast<unsigned char>(c));
@@ -130,7 +130,7 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
       out->push_back('"');
       out->append(k.fields[i - 1]);
       out->append("\":");
-      render::AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
+      AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
     }
     p += n + len;
   }
@@ -183,9 +183,9 @@ void AppendNamedFields(const Record &rec, std::string *out) {
     if (eq == std::string_view::npos || !FieldName(s.substr(0, eq))) continue;
     out->append(any ? "," : ",\"fields\":{");
     any = true;
-    render::AppendJsonString(out, s.substr(0, eq));
+    AppendJsonString(out, s.substr(0, eq));
     out->push_back(':');
-    render::AppendJsonString(out, s.substr(eq + 1));
+    AppendJsonString(out, s.substr(eq + 1));
   }
   if (any) out->push_back('}');
 }
@@ -204,7 +204,7 @@ void AppendBootFields(const Record &rec, std::string *out) {
   out->append(",\"monotonic_ns_str\":\"");
   AppendNum(out, mono);
   out->append("\",\"unit\":");
-  render::AppendJsonString(out, rec.unit);
+  AppendJsonString(out, rec.unit);
 }
 
 }  // namespace
@@ -221,12 +221,12 @@ bool Printer::Message(const Record &rec, std::string *msg) {
   }
   bool ok = true;
   if (!rec.site_known) {
-    render::RenderUnknownSite(rec.site_id, rec.args, msg);
+    RenderUnknownSite(rec.site_id, rec.args, msg);
     ok = false;
   } else {
-    ok = render::RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
+    ok = RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
   }
-  if (rec.truncated) render::AppendTruncated(rec.truncated, msg);
+  if (rec.truncated) AppendTruncated(rec.truncated, msg);
   return ok;
 }
 
@@ -240,7 +240,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
       ShortLine(rec, msg, out);
       break;
     case OutputMode::kCat:
-      render::AppendTerminalSafe(out, msg);
+      AppendTerminalSafe(out, msg);
       out->push_back('\n');
       break;
     case OutputMode::kVerbose:
@@ -264,7 +264,7 @@ void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *
   AppendIdent(rec, out);
   const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
   if (color) out->append(color);
-  render::AppendTerminalSafe(out, msg);
+  AppendTerminalSafe(out, msg);
   if (color) out->append("\x1b[0m");
   out->push_back('\n');
 }
@@ -288,14 +288,14 @@ void Printer::RawLine(const Record &rec, std::string *out) {
       tmp_.append("\"");
     }
     tmp_.append(" args=");
-    render::AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr,
-                          rec.args, &tmp_);
+    AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr, rec.args,
+                  &tmp_);
     if (rec.truncated) {
       tmp_.append(" truncated=");
       AppendNum(&tmp_, rec.truncated);
     }
   }
-  render::AppendTerminalSafe(out, tmp_);
+  AppendTerminalSafe(out, tmp_);
   out->push_back('\n');
 }
 
@@ -325,13 +325,13 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   out->append(",\"gid\":");
   AppendNum(out, rec.gid);
   out->append(",\"app\":");
-  render::AppendJsonString(out, rec.app);
+  AppendJsonString(out, rec.app);
   out->append(",\"comm\":");
-  render::AppendJsonString(out, rec.comm);
+  AppendJsonString(out, rec.comm);
   out->append(",\"tid\":");
   AppendNum(out, rec.tid);
   out->append(",\"msg\":");
-  render::AppendJsonString(out, msg);
+  AppendJsonString(out, msg);
   if (rec.kind == Record::Kind::kDropped) {
     out->append(",\"dropped\":");
     AppendNum(out, rec.dropped_count);
@@ -346,13 +346,13 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   }
   out->append(",\"site\":");
   AppendNum(out, rec.site_id);
-  const render::Format *f = nullptr;
+  const Format *f = nullptr;
   if (rec.site_known) {
     f = &formats_.Get(rec.site_id, rec.site.fmt);
     out->append(",\"fmt\":");
-    render::AppendJsonString(out, rec.site.fmt);
+    AppendJsonString(out, rec.site.fmt);
     out->append(",\"file\":");
-    render::AppendJsonString(out, rec.site.file);
+    AppendJsonString(out, rec.site.file);
     out->append(",\"line\":");
     AppendNum(out, rec.site.line);
     AppendFreeTextFields(rec, out);
@@ -361,14 +361,14 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(",\"unknown_site\":true");
   }
   out->append(",\"args\":");
-  size_t used = render::AppendJsonArgs(f, rec.args, out);
+  size_t used = AppendJsonArgs(f, rec.args, out);
   if (used < rec.args.size()) {
     out->append(",\"args_raw\":\"");
-    render::AppendHex(rec.args.substr(used), out, SIZE_MAX);
+    AppendHex(rec.args.substr(used), out, SIZE_MAX);
     out->push_back('"');
   }
   tmp_.clear();
-  if (render::AppendJsonArgsExact(f, rec.args, &tmp_)) {
+  if (AppendJsonArgsExact(f, rec.args, &tmp_)) {
     out->append(",\"args_str\":");
     out->append(tmp_);
   }
@@ -395,4 +395,4 @@ void Printer::Lost(uint64_t n, std::string *out) {
   }
 }
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render
