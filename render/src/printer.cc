@@ -67,7 +67,7 @@ void AppendName(std::string *out, std::string_view name) {
 // name is only its own claim could pass for root's or the kernel's, so its
 // uid shows (`sshd[7] (uid 1000):`): every free-text record (a syslog tag or
 // a text stream's label is whatever the sender wrote; facility kern claimed
-// by such a sender was stored as user, FORMAT.md) and any record labelled
+// by such a sender was stored as user, proto/FORMAT.md) and any record labelled
 // or named "kernel", the name the kernel's own records carry.
 bool ShowsUid(const Record &r) {
   if (r.uid == 0) return false;
@@ -101,7 +101,7 @@ void AppendIdent(const Record &r, std::string *out) {
   out->append("> ");
 }
 
-// Free-text records (FORMAT.md, "Free-text records"; the kinds are
+// Free-text records (proto/FORMAT.md, "Free-text records"; the kinds are
 // proto/text_kinds.h's table): the site's line is the syslog facility, shown
 // by name; the string arguments after the message (a syslog record's header
 // fields, a kernel record's sequence number, time and dictionary) go in the
@@ -137,7 +137,7 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
   out->push_back('}');
 }
 
-// Named fields (FORMAT.md, "Named fields"): the arguments of the "%.0s"
+// Named fields (RENDERING.md, "Named fields"): the arguments of the "%.0s"
 // conversions that end a native record's format, those that read NAME=VALUE
 // (NAME: a letter or '_', then letters, digits, '_', '.', '-'; at most 64),
 // as "fields":{NAME:VALUE}. Free-text kinds have their own fields.
@@ -302,7 +302,8 @@ void Printer::RawLine(const Record &rec, std::string *out) {
 void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
   int level = LevelOf(rec);
   // u64 fields that can pass 2^53 also come as exact strings (*_str), for
-  // readers such as jq that hold numbers as doubles (FORMAT.md, "JSON").
+  // readers such as jq that hold numbers as doubles (RENDERING.md, "Large
+  // integers in JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
   out->append(",\"seq_str\":\"");

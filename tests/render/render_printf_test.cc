@@ -3,8 +3,8 @@
 // width, precision, `*`, length modifiers, every accepted conversion) and
 // random values are rendered by render::RenderMessage from argument bytes
 // encoded as liblogsink encodes them, and by snprintf with the same spec,
-// widths and precisions clamped to render::kMaxWidth as proto/FORMAT.md
-// ("Rendering") says; the two must be byte-identical. The seed is printed and
+// widths and precisions clamped to render::kMaxWidth as render/RENDERING.md
+// ("`*`, and the 4096 clamp") says; the two must be byte-identical. The seed is printed and
 // LOGSINK_TEST_SEED overrides it.
 #include <gtest/gtest.h>
 
@@ -607,7 +607,7 @@ TEST(RenderPrintfTest, CharactersAboveAsciiRenderAsUtf8) {
   }
 }
 
-// FORMAT.md, "Arguments and narrowing": the message narrows, JSON args do not.
+// RENDERING.md, "Arguments and narrowing": the message narrows, JSON args do not.
 TEST(RenderPrintfTest, NarrowingIsForTheMessageOnly) {
   std::string args;
   PutVarint(&args, ls_zigzag(300));
