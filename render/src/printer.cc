@@ -38,10 +38,6 @@ const char *ColorOf(int level) {
   }
 }
 
-int LevelOf(const Record &r) {
-  return r.kind == Record::Kind::kDropped ? kDroppedLevel : (r.site.level & 7);
-}
-
 template <typename T>
 void AppendNum(std::string *out, T v) {
   fmt::format_int f(v);
@@ -97,7 +93,7 @@ void AppendIdent(const Record &r, std::string *out) {
     out->push_back(')');
   }
   out->append(": <");
-  out->append(LevelName(LevelOf(r)));
+  out->append(LevelName(ShownLevel(r)));
   out->append("> ");
 }
 
@@ -190,24 +186,50 @@ void AppendNamedFields(const Record &rec, std::string *out) {
   if (any) out->push_back('}');
 }
 
+// JSON members after the first: ,"name":value.
+void JsonKey(std::string *out, std::string_view name) {
+  out->append(",\"");
+  out->append(name);
+  out->append("\":");
+}
+
+void JsonNum(std::string *out, std::string_view name, uint64_t v) {
+  JsonKey(out, name);
+  AppendNum(out, v);
+}
+
+void JsonStr(std::string *out, std::string_view name, std::string_view v) {
+  JsonKey(out, name);
+  AppendJsonString(out, v);
+}
+
+// The exact copy of a u64 that can pass 2^53: ,"name_str":"v".
+void JsonExactCopy(std::string *out, std::string_view name, uint64_t v) {
+  out->append(",\"");
+  out->append(name);
+  out->append("_str\":\"");
+  AppendNum(out, v);
+  out->push_back('"');
+}
+
 // The fields every JSON record ends with (after all the others, so earlier
 // keys keep their places): the boot ("" when the block does not say), the
 // record's monotonic time in that boot (0 when unknown) and the sender's
 // systemd unit ("" when none).
 void AppendBootFields(const Record &rec, std::string *out) {
   static const BootId kNoBoot{};
-  out->append(",\"boot_id\":\"");
-  if (rec.boot_id != kNoBoot) out->append(BootIdHex(rec.boot_id));
+  JsonStr(out, "boot_id", rec.boot_id != kNoBoot ? BootIdHex(rec.boot_id) : std::string());
   const uint64_t mono = storage::MonotonicTime(rec);
-  out->append("\",\"monotonic_ns\":");
-  AppendNum(out, mono);
-  out->append(",\"monotonic_ns_str\":\"");
-  AppendNum(out, mono);
-  out->append("\",\"unit\":");
-  AppendJsonString(out, rec.unit);
+  JsonNum(out, "monotonic_ns", mono);
+  JsonExactCopy(out, "monotonic_ns", mono);
+  JsonStr(out, "unit", rec.unit);
 }
 
 }  // namespace
+
+int ShownLevel(const Record &r) {
+  return r.kind == Record::Kind::kDropped ? kDroppedLevel : (r.site.level & 7);
+}
 
 bool Printer::Message(const Record &rec, std::string *msg) {
   msg->clear();
@@ -262,7 +284,7 @@ void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *
   Stamp(rec, out);
   out->push_back(' ');
   AppendIdent(rec, out);
-  const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
+  const char *color = color_ ? ColorOf(ShownLevel(rec)) : nullptr;
   if (color) out->append(color);
   AppendTerminalSafe(out, msg);
   if (color) out->append("\x1b[0m");
@@ -300,62 +322,39 @@ void Printer::RawLine(const Record &rec, std::string *out) {
 }
 
 void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
-  int level = LevelOf(rec);
+  const int level = ShownLevel(rec);
   // u64 fields that can pass 2^53 also come as exact strings (*_str), for
   // readers such as jq that hold numbers as doubles (RENDERING.md, "Large
   // integers in JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
-  out->append(",\"seq_str\":\"");
-  AppendNum(out, rec.seq);
-  out->append("\",\"ts_ns\":");
-  AppendNum(out, rec.ts_ns);
-  out->append(",\"ts_ns_str\":\"");
-  AppendNum(out, rec.ts_ns);
-  out->push_back('"');
+  JsonExactCopy(out, "seq", rec.seq);
+  JsonNum(out, "ts_ns", rec.ts_ns);
+  JsonExactCopy(out, "ts_ns", rec.ts_ns);
   out->append(",\"ts\":\"");
   time_.AppendRfc3339(rec.ts_ns, out);
-  out->append("\",\"level\":\"");
-  out->append(LevelName(level));
-  out->append("\",\"priority\":");
-  AppendNum(out, level);
-  out->append(",\"pid\":");
-  AppendNum(out, rec.pid);
-  out->append(",\"uid\":");
-  AppendNum(out, rec.uid);
-  out->append(",\"gid\":");
-  AppendNum(out, rec.gid);
-  out->append(",\"app\":");
-  AppendJsonString(out, rec.app);
-  out->append(",\"comm\":");
-  AppendJsonString(out, rec.comm);
-  out->append(",\"tid\":");
-  AppendNum(out, rec.tid);
-  out->append(",\"msg\":");
-  AppendJsonString(out, msg);
+  out->push_back('"');
+  JsonStr(out, "level", LevelName(level));
+  JsonNum(out, "priority", uint64_t(level));
+  SenderFields(
+      rec, [out](std::string_view k, uint64_t v) { JsonNum(out, k, v); },
+      [out](std::string_view k, std::string_view v) { JsonStr(out, k, v); });
+  JsonStr(out, "msg", msg);
   if (rec.kind == Record::Kind::kDropped) {
-    out->append(",\"dropped\":");
-    AppendNum(out, rec.dropped_count);
-    out->append(",\"dropped_since_ns\":");
-    AppendNum(out, rec.dropped_since_ns);
-    out->append(",\"dropped_since_ns_str\":\"");
-    AppendNum(out, rec.dropped_since_ns);
-    out->push_back('"');
+    JsonNum(out, "dropped", rec.dropped_count);
+    JsonNum(out, "dropped_since_ns", rec.dropped_since_ns);
+    JsonExactCopy(out, "dropped_since_ns", rec.dropped_since_ns);
     AppendBootFields(rec, out);
     out->append("}\n");
     return;
   }
-  out->append(",\"site\":");
-  AppendNum(out, rec.site_id);
+  JsonNum(out, "site", rec.site_id);
   const Format *f = nullptr;
   if (rec.site_known) {
     f = &formats_.Get(rec.site_id, rec.site.fmt);
-    out->append(",\"fmt\":");
-    AppendJsonString(out, rec.site.fmt);
-    out->append(",\"file\":");
-    AppendJsonString(out, rec.site.file);
-    out->append(",\"line\":");
-    AppendNum(out, rec.site.line);
+    JsonStr(out, "fmt", rec.site.fmt);
+    JsonStr(out, "file", rec.site.file);
+    JsonNum(out, "line", rec.site.line);
     AppendFreeTextFields(rec, out);
     AppendNamedFields(rec, out);
   } else {
@@ -374,10 +373,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
     out->append(tmp_);
   }
   if (!msg_ok) out->append(",\"mismatch\":true");
-  if (rec.truncated) {
-    out->append(",\"truncated\":");
-    AppendNum(out, rec.truncated);
-  }
+  if (rec.truncated) JsonNum(out, "truncated", rec.truncated);
   AppendBootFields(rec, out);
   out->append("}\n");
 }

@@ -33,6 +33,23 @@ bool ParseOutputMode(const std::string &name, OutputMode *mode);
 // The accepted names, for messages and help.
 extern const char kOutputModeNames[];
 
+// The level a record shows and is coloured by: its site's, warning (4,
+// kDroppedLevel) for a DROPPED report.
+int ShownLevel(const storage::Record &r);
+
+// Calls num(name, value) and str(name, value) for the sender's fields, in the
+// order every mode that shows them uses (JSON's names; verbose shows them in
+// capitals): pid, uid, gid, app, comm, tid.
+template <typename Num, typename Str>
+void SenderFields(const storage::Record &r, Num num, Str str) {
+  num("pid", r.pid);
+  num("uid", r.uid);
+  num("gid", r.gid);
+  str("app", r.app);
+  str("comm", r.comm);
+  num("tid", r.tid);
+}
+
 class Printer {
  public:
   Printer(OutputMode mode, bool color, bool utc);
