@@ -325,7 +325,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   const int level = ShownLevel(rec);
   // u64 fields that can pass 2^53 also come as exact strings (*_str), for
   // readers such as jq that hold numbers as doubles (RENDERING.md, "Large
-  // integers in JSON").
+  // integers in JSON"). The keys come in RENDERING.md's order ("JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
   JsonExactCopy(out, "seq", rec.seq);
