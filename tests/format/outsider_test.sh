@@ -240,6 +240,9 @@ for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
   grep -q "$want" "$tmp/damage-mixed/outsider.err" ||
     { failed=1; echo "outsider_test: damage mixed: not reported: $want"; }
 done
+# logctl reports the damaged string-table stretch too (FORMAT.md, "String table").
+grep -q "damaged string-table bytes" "$tmp/damage-mixed/logctl.err" ||
+  { failed=1; echo "outsider_test: damage mixed: logctl did not report the string table"; }
 grep -q "the dictionary region does not check" "$tmp/damage-dictionary/outsider.err" &&
   grep -q "codec 3 without the file's dictionary" "$tmp/damage-dictionary/outsider.err" ||
   { failed=1; echo "outsider_test: damage dictionary: not reported"; }
