@@ -1,7 +1,7 @@
-// filter.h: which records a reader shows (`logctl tail`/`cat`) or ships
-// (logsink-forward --level/--app): level, pid, uid, app, systemd unit, boot,
-// kernel messages, time range and a regular expression on the rendered
-// message (POSIX ERE).
+// filter.h: which records a reader shows (`logctl tail`/`cat`): level, pid,
+// uid, app, systemd unit, boot, kernel messages, time range and a regular
+// expression on the rendered message (POSIX ERE); and the level names (also
+// logsink-forward's --level).
 #pragma once
 
 #include <regex.h>
