@@ -22,11 +22,11 @@
 
 #include "commands.h"
 #include "common.h"
+#include "logsink/render/printer.h"
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/small_file.h"
 #include "out.h"
 #include "pager.h"
-#include "printer.h"
 #include "progress.h"
 #include "render_pool.h"
 
@@ -58,7 +58,7 @@ class ReadReporter : public storage::Reporter {
 // (named apart from the daemon's per-client daemon::Session).
 class ReadPipeline {
  public:
-  ReadPipeline(Options &o, RecordSource *r, Out *out, Printer *pr, const std::string &path,
+  ReadPipeline(Options &o, RecordSource *r, Out *out, render::Printer *pr, const std::string &path,
                storage::Reporter *rep)
       : o_(o), r_(r), out_(out), pr_(pr), path_(path), rep_(rep) {}
 
@@ -285,7 +285,7 @@ class ReadPipeline {
   Options &o_;
   RecordSource *r_;
   Out *out_;
-  Printer *pr_;
+  render::Printer *pr_;
   const std::string &path_;
   std::string msg_;
   std::vector<std::string> *collect_ = nullptr;
@@ -365,9 +365,9 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, int w
 
 bool UseColor(const Options &o, bool tty) {
   if (o.no_color || !tty) return false;
-  if (o.mode != OutputMode::kShort && o.mode != OutputMode::kShortIso &&
-      o.mode != OutputMode::kShortPrecise && o.mode != OutputMode::kShortUnix &&
-      o.mode != OutputMode::kShortMonotonic)
+  if (o.mode != render::OutputMode::kShort && o.mode != render::OutputMode::kShortIso &&
+      o.mode != render::OutputMode::kShortPrecise && o.mode != render::OutputMode::kShortUnix &&
+      o.mode != render::OutputMode::kShortMonotonic)
     return false;
   const char *nc = std::getenv("NO_COLOR");
   return !(nc && nc[0]);
@@ -475,7 +475,7 @@ int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
   const storage::BootInfo *found = nullptr;
   std::string name;
   if (b.kind == BootSpec::Kind::kId) {
-    name = BootIdHex(b.id);
+    name = render::BootIdHex(b.id);
     for (const storage::BootInfo &i : boots)
       if (i.boot_id == b.id) found = &i;
   } else {
@@ -507,7 +507,7 @@ int ListBoots(const Options &o, RecordSource *r, const std::string &path) {
   std::string &b = *out.buf();
   auto it = std::back_inserter(b);
   const int64_t n = int64_t(boots.size());
-  if (o.mode == OutputMode::kJson || o.mode == OutputMode::kJsonPretty) {
+  if (o.mode == render::OutputMode::kJson || o.mode == render::OutputMode::kJsonPretty) {
     b += '[';
     for (int64_t i = 0; i < n; i++) {
       const storage::BootInfo &bi = boots[size_t(i)];
@@ -515,8 +515,8 @@ int ListBoots(const Options &o, RecordSource *r, const std::string &path) {
                      "{}{{\"index\":{},\"boot_id\":\"{}\",\"first_ts_ns\":{},"
                      "\"first_ts_ns_str\":\"{}\",\"last_ts_ns\":{},\"last_ts_ns_str\":\"{}\","
                      "\"records\":{}}}",
-                     i ? "," : "", i - (n - 1), BootIdHex(bi.boot_id), bi.first_ns, bi.first_ns,
-                     bi.last_ns, bi.last_ns, bi.records);
+                     i ? "," : "", i - (n - 1), render::BootIdHex(bi.boot_id), bi.first_ns,
+                     bi.first_ns, bi.last_ns, bi.last_ns, bi.records);
     }
     b += "]\n";
   } else {
@@ -524,7 +524,7 @@ int ListBoots(const Options &o, RecordSource *r, const std::string &path) {
     const size_t width = std::to_string(1 - n).size();  // the lowest index
     for (int64_t i = 0; i < n; i++) {
       const storage::BootInfo &bi = boots[size_t(i)];
-      fmt::format_to(it, "{:>{}} {} ", i - (n - 1), width, BootIdHex(bi.boot_id));
+      fmt::format_to(it, "{:>{}} {} ", i - (n - 1), width, render::BootIdHex(bi.boot_id));
       tf.AppendShort(bi.first_ns, &b);
       b += ' ';
       tf.AppendShort(bi.last_ns, &b);
@@ -548,7 +548,7 @@ int Tail(Options &o, bool tty) {
   if (int rc = OpenSource(path, origin, o.follow, &rep, &r)) return rc;
   if (o.list_boots) return ListBoots(o, r.get(), path);
   if (int rc = SelectBoot(o, r.get(), path)) return rc;
-  Printer pr(o.mode, UseColor(o, tty), o.utc);
+  render::Printer pr(o.mode, UseColor(o, tty), o.utc);
   Out out(STDOUT_FILENO);
   ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
   pipeline.UseBlockFilter();
@@ -656,8 +656,8 @@ int RunExport(Options &o) {
   if (!to_stdout && fstat(fd, &created) != 0) created = {};
   int rc;
   {
-    o.mode = o.export_json ? OutputMode::kJson : OutputMode::kShort;
-    Printer pr(o.mode, false, o.utc);
+    o.mode = o.export_json ? render::OutputMode::kJson : render::OutputMode::kShort;
+    render::Printer pr(o.mode, false, o.utc);
     Out out(fd);
     ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
     rep.on_lost = [&](uint64_t n) {

@@ -19,9 +19,9 @@
 #include "commands.h"
 #include "common.h"
 #include "daemon_stats.h"
-#include "escape.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/timefmt.h"
 #include "out.h"
-#include "timefmt.h"
 
 namespace logsink::logctl {
 namespace {
@@ -186,6 +186,7 @@ int RunStats(Options &o) {
   StatsReporter rep;
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
+  rep.corrupt = 0;  // skipped_blocks counts blocks: not string-table damage found at open
   RingReader::Summary sum;
   Status s = r->Summarize(&sum);
   bool empty = s.IsNotFound();

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "common.h"
-#include "escape.h"
+#include "logsink/render/escape.h"
 #include "progress.h"
 
 namespace logsink::logctl {
@@ -16,6 +16,7 @@ namespace {
 class VerifyReporter : public storage::Reporter {
  public:
   void Corruption(uint64_t off, std::string_view reason) override {
+    if (!verifying) return;
     std::string line;
     render::AppendTerminalSafe(&line, reason);
     std::printf("offset %" PRIu64 ": %s\n", off, line.c_str());
@@ -23,6 +24,9 @@ class VerifyReporter : public storage::Reporter {
   }
   void Lost(uint64_t) override {}
   uint64_t problems = 0;
+  // Verify's own pass reports every problem once, the string table's
+  // included: what the reader reports as it opens the file is left out.
+  bool verifying = false;
 };
 
 }  // namespace
@@ -33,6 +37,7 @@ int RunVerify(Options &o) {
   VerifyReporter rep;
   std::unique_ptr<storage::RingReader> r;
   if (int rc = OpenRing(path, &rep, &r)) return rc;
+  rep.verifying = true;
   storage::Status s;
   {
     // stdout carries the problems found, so the line goes only where it

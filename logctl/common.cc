@@ -14,8 +14,8 @@
 
 #include "daemon_read.h"
 #include "daemon_stats.h"
-#include "escape.h"
 #include "logsink/proto/paths.h"
+#include "logsink/render/escape.h"
 
 namespace logsink::logctl {
 

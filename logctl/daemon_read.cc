@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "escape.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
+#include "logsink/render/escape.h"
 
 namespace logsink::logctl {
 

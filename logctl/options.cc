@@ -209,7 +209,7 @@ const char kPriorityForms[] =
 // logger(1)'s -p: LEVEL or FACILITY.LEVEL.
 bool ParsePriority(const char *arg, int *facility, std::optional<int> *level) {
   const char *dot = std::strrchr(arg, '.');
-  int l = ParseLevel(dot ? dot + 1 : arg);
+  int l = render::ParseLevel(dot ? dot + 1 : arg);
   if (l < 0) return false;
   if (dot) {
     int f = ls_facility_parse(arg, size_t(dot - arg));
@@ -310,7 +310,7 @@ bool ParseBootSpec(std::string_view s, BootSpec *out) {
   BootSpec b;
   if (s == "all") {
     b.kind = BootSpec::Kind::kAll;
-  } else if (ParseBootId(s, &b.id)) {  // before the number: an ID may be all digits
+  } else if (render::ParseBootId(s, &b.id)) {  // before the number: an ID may be all digits
     b.kind = BootSpec::Kind::kId;
   } else if (!ParseI64(s, &b.offset)) {
     return false;
@@ -510,7 +510,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
           if (f < 0)
             return usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
           o->send_facility = f;
-        } else if (!ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+        } else if (!render::ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
           return usage(why.append(kLevelForms).append(kLevelRangeForms));
         }
         break;
@@ -541,7 +541,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kLevelStdout:
       case kLevelStderr: {
-        int l = ParseLevel(arg);
+        int l = render::ParseLevel(arg);
         if (l < 0) return usage(std::string("bad level '").append(arg).append(kLevelForms));
         (c == kLevelStdout ? o->level_stdout : o->level_stderr) = l;
         break;
@@ -563,7 +563,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kJson:
         o->json = true;
-        o->mode = OutputMode::kJson;
+        o->mode = render::OutputMode::kJson;
         break;
       case kNoColor:
         o->no_color = true;
@@ -583,14 +583,15 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         if (cmd == Command::kExport) {
           // `export -o json` meant the rendering (as -o does for cat) far
           // more often than a file named json: say so, and how to get either.
-          if (OutputMode m; ParseOutputMode(arg, &m))
+          if (render::OutputMode m; render::ParseOutputMode(arg, &m))
             return usage("-o names the file to write, and '" + std::string(arg) +
                          "' is an output mode: for that rendering use --format (text or "
                          "json); for a file of that name, -o ./" +
                          arg);
           o->export_path = arg;
-        } else if (!ParseOutputMode(arg, &o->mode)) {
-          return usage("bad output mode '" + std::string(arg) + "' (" + kOutputModeNames + ")");
+        } else if (!render::ParseOutputMode(arg, &o->mode)) {
+          return usage("bad output mode '" + std::string(arg) + "' (" + render::kOutputModeNames +
+                       ")");
         }
         break;
       case kLines:
@@ -641,7 +642,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
         break;
       case kUnit:
         if (!*arg) return usage("an empty unit name for " + opt);
-        o->filter.units.push_back(UnitName(arg));
+        o->filter.units.push_back(render::UnitName(arg));
         break;
       case kBoot: {
         BootSpec b;
@@ -680,7 +681,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     return usage("--watch prints text lines; it cannot be combined with --json");
   for (const std::string &grep : greps) {
     std::string why;
-    if (!o->filter.AddGrep(grep, ignore_case, &why))
+    if (!o->filter.AddGrep(grep, ignore_case, !ReadSwitchesFromEnv().plain, &why))
       return usage("bad regular expression '" + grep + "': " + why);
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)

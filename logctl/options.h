@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "filter.h"
-#include "printer.h"
+#include "logsink/render/filter.h"
+#include "logsink/render/printer.h"
 
 namespace logsink::logctl {
 
@@ -26,7 +26,7 @@ struct BootSpec {
   // kOffset: 0 the last boot in the ring, -1 the one before it, ...; 1 the
   // first (oldest) boot, 2 the one after it, ...
   int64_t offset = 0;
-  BootId id{};  // kId
+  render::BootId id{};  // kId
 };
 // Parses OFFSET (an integer, optionally signed), ID (see ParseBootId) or
 // "all". False for anything else.
@@ -38,7 +38,7 @@ struct Options {
   std::string socket;   // --socket
   uint64_t lines = 10;  // -n
   bool follow = false;  // -f
-  OutputMode mode = OutputMode::kShort;
+  render::OutputMode mode = render::OutputMode::kShort;
   bool json = false;               // --json (stats too)
   bool no_color = false;           // --no-color
   bool utc = false;                // --utc
@@ -61,7 +61,7 @@ struct Options {
   bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
   uint64_t watch_ms = 0;           // stats --watch[=SECONDS]: a line per interval (0: off)
-  Filter filter;
+  render::Filter filter;
 };
 
 // Parses argv (argv[0] is the subcommand name). Returns -1 to go on, or an

@@ -23,8 +23,8 @@ size_t StringBytes(const storage::Record &r) {
 
 }  // namespace
 
-RenderPool::RenderPool(const Printer &pr, const Filter &filter, const storage::RingReader *reader,
-                       storage::Reporter *reporter)
+RenderPool::RenderPool(const render::Printer &pr, const render::Filter &filter,
+                       const storage::RingReader *reader, storage::Reporter *reporter)
     : mine_(pr, filter, reader), pr_(pr), filter_(filter), reader_(reader), reporter_(reporter) {}
 
 RenderPool::~RenderPool() {

@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "filter.h"
+#include "logsink/render/filter.h"
+#include "logsink/render/printer.h"
 #include "logsink/storage/ring.h"
-#include "printer.h"
 
 namespace logsink::logctl {
 
@@ -32,8 +32,8 @@ class RenderPool {
   // reader: whose blocks AddBlock takes (each thread decodes them with a
   // BlockDecoder of its own); reporter: told of damage found inside them,
   // in order, on the reading thread. Both outlive the pool.
-  RenderPool(const Printer &pr, const Filter &filter, const storage::RingReader *reader = nullptr,
-             storage::Reporter *reporter = nullptr);
+  RenderPool(const render::Printer &pr, const render::Filter &filter,
+             const storage::RingReader *reader = nullptr, storage::Reporter *reporter = nullptr);
   ~RenderPool();  // stops and joins the worker (finish with WaitAll first)
   RenderPool(const RenderPool &) = delete;
   RenderPool &operator=(const RenderPool &) = delete;
@@ -66,13 +66,14 @@ class RenderPool {
   };
   // What one thread renders with.
   struct Context {
-    Context(const Printer &p, const Filter &f, const storage::RingReader *r) : pr(p), filter(f) {
+    Context(const render::Printer &p, const render::Filter &f, const storage::RingReader *r)
+        : pr(p), filter(f) {
       f.NewMatcher(&matcher);
       if (r) decoder = r->NewDecoder();
     }
-    Printer pr;
-    const Filter &filter;  // MatchFields only (const, no state)
-    MessageMatcher matcher;
+    render::Printer pr;
+    const render::Filter &filter;  // MatchFields only (const, no state)
+    render::MessageMatcher matcher;
     std::string msg;
     std::unique_ptr<storage::BlockDecoder> decoder;
     std::vector<storage::Record> decoded;  // one block's records
@@ -96,8 +97,8 @@ class RenderPool {
 
   Context mine_;
   std::unique_ptr<Context> theirs_;  // the worker's (made when it starts)
-  const Printer &pr_;
-  const Filter &filter_;
+  const render::Printer &pr_;
+  const render::Filter &filter_;
   const storage::RingReader *reader_;
   storage::Reporter *reporter_;
   std::unique_ptr<Batch> filling_;

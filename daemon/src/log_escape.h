@@ -3,7 +3,7 @@
 // characters, DEL, anything >= 0x80, so also bidi controls and line
 // separators in UTF-8) becomes \xHH, and '\' becomes "\\". A client cannot
 // forge a log line, move the cursor or reorder text on an operator's
-// terminal. logctl's renderer (UTF-8 aware, for records) is another job.
+// terminal. The renderer library's (render/, UTF-8 aware, for records) is another job.
 #pragma once
 
 #include <string>

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "cursor_file.h"
-#include "escape.h"
-#include "filter.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/filter.h"
+#include "logsink/render/printer.h"
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
 #include "logsink/storage/small_file.h"
-#include "printer.h"
 #include "rfc5424.h"
 #include "subject.h"
 
@@ -69,8 +69,8 @@ class Forwarder {
       : o_(o),
         sink_(std::move(sink)),
         reporter_(&c_),
-        json_(logctl::OutputMode::kJson, false, true),
-        text_(logctl::OutputMode::kShort, false, true),
+        json_(render::OutputMode::kJson, false, true),
+        text_(render::OutputMode::kShort, false, true),
         host_(HostName()) {
     std::string err;
     subject_.Parse(o_.subject, &err);  // checked by Finish(); RELP has none
@@ -114,7 +114,7 @@ class Forwarder {
   std::unique_ptr<Sink> sink_;
   ForwardCounters c_;
   Reporter reporter_;
-  logctl::Printer json_, text_;
+  render::Printer json_, text_;
   std::string host_, ring_id_;
   std::unique_ptr<RingReader> reader_;
   std::deque<Entry> window_;
@@ -222,12 +222,12 @@ Message Forwarder::Build(const Record &rec) {
   m.seq = rec.seq;
   m.id = storage::FormatCursor(ring_id_, rec.seq);
   if (!subject_.fixed()) {
-    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    int level = rec.kind == Record::Kind::kDropped ? render::kDroppedLevel : rec.site.level;
     SubjectFields f;
     f.host = host_;
     f.app = rec.app.empty() ? rec.comm : rec.app;
     f.comm = rec.comm;
-    f.level = logctl::LevelName(level);
+    f.level = render::LevelName(level);
     f.uid = rec.uid;
     subject_.Render(f, &m.subject);
   }
@@ -240,7 +240,7 @@ Message Forwarder::Build(const Record &rec) {
     text_.Message(rec, &msg_);
     SyslogFields f;
     f.facility = uint8_t(o_.facility);
-    f.level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    f.level = rec.kind == Record::Kind::kDropped ? render::kDroppedLevel : rec.site.level;
     f.ts_ns = rec.ts_ns;
     f.host = host_;
     f.app = rec.app.empty() ? rec.comm : rec.app;
@@ -377,7 +377,7 @@ void Forwarder::Fill() {
       out.push_back(LostNotice(read_next_, n));
     }
     read_next_ = rec.seq + 1;
-    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    int level = rec.kind == Record::Kind::kDropped ? render::kDroppedLevel : rec.site.level;
     std::string_view app = rec.app.empty() ? rec.comm : rec.app;
     bool pass =
         level <= o_.max_level &&
@@ -447,7 +447,7 @@ void Forwarder::FillBatches() {
       continue;
     }
     read_next_ = rec.seq + 1;
-    int level = rec.kind == Record::Kind::kDropped ? logctl::kDroppedLevel : rec.site.level;
+    int level = rec.kind == Record::Kind::kDropped ? render::kDroppedLevel : rec.site.level;
     std::string_view app = rec.app.empty() ? rec.comm : rec.app;
     bool pass =
         level <= o_.max_level &&

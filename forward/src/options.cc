@@ -12,10 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include "filter.h"
 #include "logsink/config/config.h"
 #include "logsink/config/long_options.h"
 #include "logsink/proto/paths.h"
+#include "logsink/render/filter.h"
 #include "subject.h"
 
 namespace logsink::forward {
@@ -94,7 +94,7 @@ std::string Set(const Setting &s, const std::string &v, Options *o) {
       return "must be " + all;
     }
     case Kind::kLevel: {
-      int l = logctl::ParseLevel(v);
+      int l = render::ParseLevel(v);
       if (l < 0) return "not a level (emerg..debug or 0-7): " + v;
       o->*std::get<int Options::*>(s.member) = l;
       return "";

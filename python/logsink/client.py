@@ -48,7 +48,7 @@ _FIELD_MAX = 256  # bytes of one named field ("NAME=VALUE"), cut beyond
 
 
 def _field_name(name):
-    """name as FORMAT.md's NAME: a letter or '_' first, then letters, digits,
+    """name as RENDERING.md's NAME: a letter or '_' first, then letters, digits,
     '_', '.', '-' (others become '_'), at most 64 characters."""
     out = "".join(c if (c.isascii() and (c.isalnum() or c in "_.-")) else "_" for c in name[:64])
     if not out or not (out[0].isascii() and (out[0].isalpha() or out[0] == "_")):
@@ -279,7 +279,7 @@ class Client:
         return False
 
     def _with_fields(self, rec, fields):
-        """rec with named fields (FORMAT.md, "Named fields"): fields is
+        """rec with named fields (render/RENDERING.md, "Named fields"): fields is
         (count, their arguments as encode_field made them); the format gets
         one %.0s per field, which print nothing and readers show by name
         (logctl --json: "fields"). rec as it was when its site cannot have

@@ -32,7 +32,7 @@ class HandlerTest(DaemonTest):
         line = sys._getframe().f_lineno - 1
         recs = self.daemon.wait_records(lambda r: self.mine(r))
         r = self.mine(recs)[0]
-        # The logger's name rides as a named field (FORMAT.md, "Named fields").
+        # The logger's name rides as a named field (render/RENDERING.md, "Named fields").
         self.assertEqual(r["fmt"], "disk %s at %d%%%.0s")
         self.assertEqual(r["args"], ["sda", 91, "logger=root"])
         self.assertEqual(r["fields"], {"logger": "root"})
@@ -58,7 +58,7 @@ class HandlerTest(DaemonTest):
         self.assertEqual(r["fields"]["logger"], "app.db")
         self.assertEqual(r["fields"]["user"], "bob")
         self.assertEqual(r["fields"]["rows"], "7")
-        self.assertEqual(r["fields"]["two_words"], "y")  # a NAME as FORMAT.md allows
+        self.assertEqual(r["fields"]["two_words"], "y")  # a NAME as RENDERING.md allows
         # Each field is cut at 256 bytes, never inside a character.
         self.assertEqual(r["fields"]["long"], "\u00e9" * 125)
         self.assertTrue(r["fields"]["odd"].startswith("<unprintable "), r["fields"]["odd"])

@@ -850,6 +850,14 @@ class RingReader::Impl {
     st_.Init(layout_.strtab_off, layout_.strtab_size);
     s = st_.Load(file_.get());
     if (!s.ok()) return s;
+    // Damage between string-table entries, once, when the file is opened
+    // (FORMAT.md, "String table"). Damage after the last entry ends the
+    // table unreported: a reader cannot tell it from an entry being written.
+    if (reporter_) {
+      for (const auto &[off, len] : st_.damage())
+        reporter_->Corruption(
+            off, "damaged string-table bytes (" + std::to_string(len) + ") before the next entry");
+    }
     proxy_.chain = this;
     for (int t = int(LS_TIERS) - 1; t >= 0; t--) {  // oldest records first
       if (!layout_.TierBlocks(t)) continue;

@@ -90,6 +90,7 @@ void StringTable::Init(uint64_t region_off, uint64_t region_size) {
   end_ = 0;
   last_id_ = count_ = 0;
   damaged_ = 0;
+  damage_.clear();
   tail_damaged_ = false;
   tail_crc_ = 0;
   entries_.clear();
@@ -132,7 +133,10 @@ Status StringTable::LoadWhole(File *f) {
   buf.resize(got);
   StScanner sc;
   sc.on_entry = [this](size_t, uint32_t id, const Site &site) { Add(id, site); };
-  sc.on_damage = [this](size_t, size_t len) { damaged_ += len; };
+  sc.on_damage = [this, from = off_ + end_](size_t pos, size_t len) {
+    damaged_ += len;
+    damage_.emplace_back(from + pos, len);
+  };
   const size_t end = sc.Scan(buf.data(), buf.size(), last_id_);
   end_ += end;
   tail_damaged_ = std::any_of(buf.begin() + end, buf.end(), [](uint8_t b) { return b != 0; });

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "logsink/proto/format.h"
@@ -58,6 +59,9 @@ class StringTable {
   uint64_t damaged_bytes() const { return damaged_; }
   uint64_t tail_damaged_from() const { return tail_damaged_ ? end_ : 0; }
   bool tail_damaged() const { return tail_damaged_; }
+  // The damaged stretches between entries the loads found, as (file offset,
+  // bytes), in file order: readers report them (FORMAT.md, "String table").
+  const std::vector<std::pair<uint64_t, uint64_t>> &damage() const { return damage_; }
   bool Get(uint32_t id, Site *out) const;
   // The id of an equal site, or 0.
   uint32_t Find(const Site &site) const;
@@ -87,6 +91,7 @@ class StringTable {
   uint32_t last_id_ = 0, count_ = 0;
   uint64_t damaged_ = 0;
   bool tail_damaged_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> damage_;
   uint32_t tail_crc_ = 0;  // CRC of the damaged tail's first bytes when last scanned
   // Entries by id. Ids are dense in practice (the writer takes the next one;
   // only retired ids are skipped), but an entry may claim any id up to

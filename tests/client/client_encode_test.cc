@@ -1,10 +1,12 @@
 // client_encode_test.cc: liblogsink's argument encoder without a daemon:
 // every row of formats.h is encoded as a call would encode it, decoded with
 // proto/args.h and rendered, and must equal snprintf of the same format and
-// arguments; plus truncation, precision on unterminated arrays, refused formats.
+// arguments; plus truncation, precision on unterminated arrays, refused formats
+// and the default of ls_options.blocking.
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <locale.h>
+#include <logsink/logsink.h>
 
 #include <cstdarg>
 #include <string>
@@ -132,6 +134,16 @@ TEST_F(EncodeTest, RefusedFormatsAreErrors) {
   EXPECT_EQ(EncodeCap(64, 0, "%n", &n).rc, -EINVAL);
 #pragma GCC diagnostic pop
   EXPECT_EQ(n, 0);
+}
+
+// logsink.h's opening paragraph and ls_options: by default a call whose
+// buffer is full waits for space while the daemon reads (it does not drop),
+// for at most block_timeout_ms.
+TEST(Options, DefaultWaitsWhileTheDaemonDrains) {
+  ls_options o;
+  ls_options_init(&o);
+  EXPECT_EQ(o.blocking, LS_BLOCK_WHILE_DRAINING);
+  EXPECT_EQ(o.block_timeout_ms, 1000u);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // outsider_reader.cc: a reader of the logsink ring file written from
-// proto/FORMAT.md alone (and PROTOCOL.md "Arguments" for the argument
-// encoding), without any of logsink's code or headers: the test that the
-// document is enough to read the file. It prints, in reading order (tier 2,
-// tier 1, tier 0, each oldest block first), one JSON object per record, and
-// reports on stderr every check of the document a part of the file fails.
+// proto/FORMAT.md and render/RENDERING.md alone (and PROTOCOL.md "Arguments"
+// for the argument encoding), without any of logsink's code or headers: the
+// test that the documents are enough to read the file and show its records.
+// It prints, in reading order (tier 2, tier 1, tier 0, each oldest block
+// first), one JSON object per record, and reports on stderr every check of
+// the documents a part of the file fails.
 //
 //   outsider_reader [--strict] [--no-args] RING
 //
@@ -232,7 +233,7 @@ std::map<uint32_t, Site> LoadStrtab(const std::vector<uint8_t> &t) {
   return sites;
 }
 
-// ---- arguments (PROTOCOL.md "Arguments", FORMAT.md "Parsing the format") ----
+// ---- arguments (PROTOCOL.md "Arguments", RENDERING.md "Parsing the format") ----
 
 // The signature of fmt ("isuf..."), or nullopt when the format is refused.
 std::optional<std::string> Signature(const std::string &f) {
@@ -323,7 +324,7 @@ std::optional<json> DecodeArgs(const std::string &sig, Cur c) {
         break;
       }
       case 'c': {
-        // JSON shows the character (FORMAT.md, "Arguments and narrowing").
+        // JSON shows the character (RENDERING.md, "Arguments and narrowing").
         uint64_t cp = c.varint();
         if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;
         std::string u;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# outsider_test.sh BIN_DIR READER: proto/FORMAT.md against logctl. The real
+# outsider_test.sh BIN_DIR READER: proto/FORMAT.md and render/RENDERING.md
+# against logctl. The real
 # logsinkd writes 1 MiB rings (tiers on, the default) with a mix of records:
 # several tags at err/info/debug and other facilities, a line long enough to
 # be cut (TRUNC), a program's stdout/stderr (logctl run), native records
@@ -9,7 +10,7 @@
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
 # ring written by three daemon runs with different codecs, damaged copies of
 # the zstd ring, and the document's worked example built from its dumps. The daemon is stopped, then READER (outsider_reader,
-# written from FORMAT.md alone) and `logctl cat --json` read each file; every
+# written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
 # record must match on every field both print, as must `logctl tail -n N`,
 # reads from cursors and filtered reads. The text comes from a seed printed first;
 # LOGSINK_TEST_SEED=<n> reproduces a run.
@@ -239,6 +240,9 @@ for want in "string table: .* damaged bytes" "tier 0 slot 40 .*CRC mismatch" \
   grep -q "$want" "$tmp/damage-mixed/outsider.err" ||
     { failed=1; echo "outsider_test: damage mixed: not reported: $want"; }
 done
+# logctl reports the damaged string-table stretch too (FORMAT.md, "String table").
+grep -q "damaged string-table bytes" "$tmp/damage-mixed/logctl.err" ||
+  { failed=1; echo "outsider_test: damage mixed: logctl did not report the string table"; }
 grep -q "the dictionary region does not check" "$tmp/damage-dictionary/outsider.err" &&
   grep -q "codec 3 without the file's dictionary" "$tmp/damage-dictionary/outsider.err" ||
   { failed=1; echo "outsider_test: damage dictionary: not reported"; }

@@ -1,5 +1,5 @@
-// fuzz_render.cc: fuzz target of logctl's renderer of untrusted formats
-// (logctl/render.h, escape.h). Input: u16 LE format length, the format bytes,
+// fuzz_render.cc: fuzz target of the renderer of untrusted formats
+// (render/: logsink/render/render.h, escape.h). Input: u16 LE format length, the format bytes,
 // then the argument bytes. Checks that RenderMessage succeeds exactly when the
 // arguments parse by the format's signature (what the daemon accepts, via
 // ls_args_check), that Compile agrees with ls_fmt_signature, that output stays
@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "escape.h"
 #include "fuzz_check.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
-#include "render.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/render.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // against peers that are not a healthy logsinkd: it must give up within its
 // timeout, whatever the peer does (issue 18 item 8), and decode REFUSE and
 // STATS with proto's decoders.
-#include "daemon_stats.h"
+#include "logctl/daemon_stats.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

@@ -8,13 +8,13 @@
 
 #include "cli_util.h"
 #include "common/seed.h"
-#include "filter.h"
+#include "logsink/render/filter.h"
 #include "logsink/storage/cursor.h"
 
 namespace logsink::test {
 namespace {
 
-using logctl::MessageMatcher;
+using render::MessageMatcher;
 
 // ---- the literal search against regexec --------------------------------------
 

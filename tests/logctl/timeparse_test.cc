@@ -1,5 +1,5 @@
 // timeparse_test.cc: unit tests of logctl's --since/--until parser.
-#include "timeparse.h"
+#include "logctl/timeparse.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

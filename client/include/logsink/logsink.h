@@ -32,9 +32,13 @@
  * and level; the format is parsed once per process and sent to the daemon once
  * per connection. Each call then encodes only a timestamp and the binary
  * arguments into a per-thread buffer: no syscall, no lock, no formatting. A
- * background thread sends the buffers in batches. When the daemon is absent or
- * slow, records are dropped and counted (unless blocking mode is set), and the
- * count is reported to the daemon after reconnecting.
+ * background thread sends the buffers in batches. When a thread's buffer is
+ * full, by default (LS_BLOCK_WHILE_DRAINING, see ls_options.blocking) the call
+ * waits for space while the daemon reads, so a burst of any size lands; when
+ * the daemon is absent, or stalled for block_timeout_ms, records are dropped
+ * and counted instead (while a restarting daemon comes back they wait, up to
+ * block_timeout_ms), and the count is reported to the daemon after
+ * reconnecting. LS_BLOCK_NEVER drops at once and never waits.
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had

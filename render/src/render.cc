@@ -1,5 +1,5 @@
 // render.cc: the type-safe message renderer (see render.h).
-#include "render.h"
+#include "logsink/render/render.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <exception>
 
-#include "escape.h"
 #include "logsink/proto/args.h"
+#include "logsink/render/escape.h"
 
 namespace logsink::render {
 namespace {

@@ -1,6 +1,7 @@
-// filter.h: which records `logctl tail`/`cat` show: level, pid, uid, app,
-// systemd unit, boot, kernel messages, time range and a regular expression
-// on the rendered message (POSIX ERE).
+// filter.h: which records a reader shows (`logctl tail`/`cat`): level, pid,
+// uid, app, systemd unit, boot, kernel messages, time range and a regular
+// expression on the rendered message (POSIX ERE); and the level names (also
+// logsink-forward's --level).
 #pragma once
 
 #include <regex.h>
@@ -15,7 +16,7 @@
 
 #include "logsink/storage/ring.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 
 // Level shown for a DROPPED entry (it has no call site).
 constexpr int kDroppedLevel = 4;
@@ -93,8 +94,9 @@ class Filter {
 
   // Compiles a regular expression (extended POSIX) and adds it: a message
   // matches if any of them matches. Returns false with the reason in *why.
-  // Literal patterns are searched as such unless ReadSwitchesFromEnv().plain.
-  bool AddGrep(const std::string &re, bool ignore_case, std::string *why);
+  // Literal patterns are searched as such when literal_fast is set (see
+  // MessageMatcher; the same for every pattern of one filter).
+  bool AddGrep(const std::string &re, bool ignore_case, bool literal_fast, std::string *why);
 
   bool any() const {
     return min_level > 0 || max_level < 7 || !pids.empty() || !uids.empty() || !apps.empty() ||
@@ -124,4 +126,4 @@ class Filter {
   bool literal_fast_ = true;
 };
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

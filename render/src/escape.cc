@@ -1,5 +1,5 @@
 // escape.cc: terminal-safe and JSON escaping of untrusted bytes (see escape.h).
-#include "escape.h"
+#include "logsink/render/escape.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -87,104 +87,82 @@ static void AppendCodePointEscape(std::string *out, char32_t cp) {
   for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(cp >> shift) & 0xf]);
 }
 
-void AppendTerminalSafe(std::string *out, std::string_view s) {
+namespace {
+
+// Appends the two-character escape of c ('\\' and the letter) if c is one of
+// `chars`, whose letters are `letters` in the same order. False if it is not.
+bool AppendShortEscape(std::string *out, unsigned char c, std::string_view chars,
+                       const char *letters) {
+  const size_t i = chars.find(static_cast<char>(c));
+  if (i == std::string_view::npos) return false;
+  out->push_back('\\');
+  out->push_back(letters[i]);
+  return true;
+}
+
+// The walk both escapings share: the longest runs of bytes `safe` marks are
+// copied in one append; another ASCII byte goes to ascii(c); a byte that does
+// not start valid UTF-8 to invalid(c) (decoding resumes at the next byte); a
+// C1 control (U+0080..U+009F, n bytes at p) to c1(p, n, cp); the deceptive
+// characters become \uNNNN and any other valid UTF-8 is copied.
+template <typename Ascii, typename Invalid, typename C1>
+void Escape(std::string *out, std::string_view s, const bool (&safe)[128], Ascii ascii,
+            Invalid invalid, C1 c1) {
   const auto *p = reinterpret_cast<const unsigned char *>(s.data());
   const auto *end = p + s.size();
   while (p < end) {
-    // Copy the longest run of safe ASCII in one append.
     const auto *run = p;
-    while (p < end && *p < 0x80 && kAscii.term[*p]) p++;
+    while (p < end && *p < 0x80 && safe[*p]) p++;
     if (p > run) out->append(reinterpret_cast<const char *>(run), p - run);
     if (p >= end) break;
-    unsigned char c = *p;
-    if (c < 0x80) {
-      if (c == '\n') {
-        out->append("\\n", 2);
-      } else if (c == '\r') {
-        out->append("\\r", 2);
-      } else {
-        AppendHexByte(out, c);
-      }
-      p++;
+    if (*p < 0x80) {
+      ascii(*p++);
       continue;
     }
     char32_t cp;
-    size_t n = Utf8Decode(p, end, &cp);
+    const size_t n = Utf8Decode(p, end, &cp);
     if (n == 0) {
-      AppendHexByte(out, c);
-      p++;
-    } else if (cp >= 0x80 && cp <= 0x9f) {
-      // C1 controls: U+009B is CSI on some terminals.
-      for (size_t i = 0; i < n; i++) AppendHexByte(out, p[i]);
-      p += n;
+      invalid(*p++);
+      continue;
+    }
+    if (cp <= 0x9f) {
+      c1(p, n, cp);
     } else if (Deceptive(cp)) {
       AppendCodePointEscape(out, cp);
-      p += n;
     } else {
       out->append(reinterpret_cast<const char *>(p), n);
-      p += n;
     }
+    p += n;
   }
 }
 
+}  // namespace
+
+void AppendTerminalSafe(std::string *out, std::string_view s) {
+  auto hex = [out](unsigned char c) { AppendHexByte(out, c); };
+  Escape(
+      out, s, kAscii.term,
+      [out, hex](unsigned char c) {
+        if (!AppendShortEscape(out, c, "\n\r", "nr")) hex(c);
+      },
+      hex,
+      // C1 controls: U+009B is CSI on some terminals.
+      [hex](const unsigned char *p, size_t n, char32_t) {
+        for (size_t i = 0; i < n; i++) hex(p[i]);
+      });
+}
+
 void AppendJsonEscaped(std::string *out, std::string_view s) {
-  const auto *p = reinterpret_cast<const unsigned char *>(s.data());
-  const auto *end = p + s.size();
-  while (p < end) {
-    const auto *run = p;
-    while (p < end && *p < 0x80 && kAscii.json[*p]) p++;
-    if (p > run) out->append(reinterpret_cast<const char *>(run), p - run);
-    if (p >= end) break;
-    unsigned char c = *p;
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"", 2);
-          break;
-        case '\\':
-          out->append("\\\\", 2);
-          break;
-        case '\n':
-          out->append("\\n", 2);
-          break;
-        case '\r':
-          out->append("\\r", 2);
-          break;
-        case '\t':
-          out->append("\\t", 2);
-          break;
-        case '\b':
-          out->append("\\b", 2);
-          break;
-        case '\f':
-          out->append("\\f", 2);
-          break;
-        default:
-          AppendU00(out, c);
-          break;
-      }
-      p++;
-      continue;
-    }
-    char32_t cp;
-    size_t n = Utf8Decode(p, end, &cp);
-    if (n == 0) {
-      out->append("\\ufffd", 6);
-      p++;
-    } else if (cp <= 0x9f) {
-      AppendU00(out, static_cast<unsigned>(cp));
-      p += n;
-    } else if (Deceptive(cp)) {
-      // Valid JSON either way, but U+2028/U+2029 end a line in JavaScript
-      // source and bidi controls reorder what a viewer shows: escaped, the
-      // JSON can be pasted into a script or a page and read as it is.
-      AppendCodePointEscape(out, cp);
-      p += n;
-    } else {
-      out->append(reinterpret_cast<const char *>(p), n);
-      p += n;
-    }
-  }
+  // Valid JSON either way, but U+2028/U+2029 end a line in JavaScript
+  // source and bidi controls reorder what a viewer shows: escaped (by
+  // Escape), the JSON can be pasted into a script or a page and read as it is.
+  Escape(
+      out, s, kAscii.json,
+      [out](unsigned char c) {
+        if (!AppendShortEscape(out, c, "\"\\\n\r\t\b\f", "\"\\nrtbf")) AppendU00(out, c);
+      },
+      [out](unsigned char) { out->append("\\ufffd", 6); },
+      [out](const unsigned char *, size_t, char32_t cp) { AppendU00(out, unsigned(cp)); });
 }
 
 }  // namespace logsink::render

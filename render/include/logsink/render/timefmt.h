@@ -16,13 +16,14 @@ class TimeFormatter {
   explicit TimeFormatter(bool utc = false) : utc_(utc) {}
 
   // "YYYY-MM-DDTHH:MM:SS.uuuuuu+hhmm"
-  void AppendShort(uint64_t ts_ns, std::string *out);
-  // "YYYY-MM-DDTHH:MM:SS[.f]+hhmm" with `digits` (0, 6 or 9) fraction digits
-  // (short-iso: 0, short-precise: 9).
+  void AppendShort(uint64_t ts_ns, std::string *out) { AppendLocal(ts_ns, 6, out); }
+  // "YYYY-MM-DDTHH:MM:SS[.f]+hhmm" with `digits` (0 to 9) fraction digits
+  // (short-iso: 0, short-precise: 9). Fractions are cut, never rounded up
+  // (a rounding could carry into the seconds shown).
   void AppendLocal(uint64_t ts_ns, int digits, std::string *out);
   // "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ"
   void AppendRfc3339(uint64_t ts_ns, std::string *out);
-  // "YYYY-MM-DD HH:MM:SS.mmm" local (for stats and messages).
+  // "YYYY-MM-DD HH:MM:SS.mmm +hhmm" (for stats and messages).
   void AppendHuman(uint64_t ts_ns, std::string *out);
 
  private:
@@ -32,6 +33,8 @@ class TimeFormatter {
     char zone[8];   // "+hhmm"
   };
   void Fill(Cache *c, int64_t sec, bool utc);
+  // The cache for ts_ns's second, in UTC or local time, filled if needed.
+  const Cache &At(uint64_t ts_ns, bool utc);
   bool utc_;
   Cache local_, gmt_;
 };

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "logsink/render/render.h"
+#include "logsink/render/timefmt.h"
 #include "logsink/storage/ring.h"
-#include "render.h"
-#include "timefmt.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 
 // -o modes. The short-* modes are "short" with another timestamp; the
 // modes past kRaw are in printer_modes.cc.
@@ -32,6 +32,23 @@ enum class OutputMode {
 bool ParseOutputMode(const std::string &name, OutputMode *mode);
 // The accepted names, for messages and help.
 extern const char kOutputModeNames[];
+
+// The level a record shows and is coloured by: its site's, warning (4,
+// kDroppedLevel) for a DROPPED report.
+int ShownLevel(const storage::Record &r);
+
+// Calls num(name, value) and str(name, value) for the sender's fields, in the
+// order every mode that shows them uses (JSON's names; verbose shows them in
+// capitals): pid, uid, gid, app, comm, tid.
+template <typename Num, typename Str>
+void SenderFields(const storage::Record &r, Num num, Str str) {
+  num("pid", r.pid);
+  num("uid", r.uid);
+  num("gid", r.gid);
+  str("app", r.app);
+  str("comm", r.comm);
+  num("tid", r.tid);
+}
 
 class Printer {
  public:
@@ -70,12 +87,12 @@ class Printer {
 
   OutputMode mode_;
   bool color_;
-  render::TimeFormatter time_;
-  render::FormatCache formats_;
+  TimeFormatter time_;
+  FormatCache formats_;
   std::string msg_, tmp_;
   // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
   // has no clock pair (storage::MonotonicTime() == 0).
   int64_t boot_ns_ = 0;
 };
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

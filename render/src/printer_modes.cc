@@ -6,11 +6,11 @@
 #include <ctime>
 #include <iterator>
 
-#include "escape.h"
-#include "filter.h"
-#include "printer.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/filter.h"
+#include "logsink/render/printer.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 namespace {
 
 using storage::Record;
@@ -41,16 +41,22 @@ int64_t BootRealtimeNs() {
          (int64_t(rt.tv_nsec) - int64_t(bt.tv_nsec));
 }
 
-void Field(std::string *out, const char *name, std::string_view value) {
+// "    NAME=value": a field by its JSON name, in capitals.
+void FieldName(std::string *out, std::string_view name) {
   out->append("    ");
-  out->append(name);
+  for (char c : name) out->push_back(c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c);
   out->push_back('=');
-  render::AppendTerminalSafe(out, value);
+}
+
+void Field(std::string *out, std::string_view name, std::string_view value) {
+  FieldName(out, name);
+  AppendTerminalSafe(out, value);
   out->push_back('\n');
 }
 
-void Field(std::string *out, const char *name, uint64_t value) {
-  fmt::format_to(std::back_inserter(*out), "    {}={}\n", name, value);
+void Field(std::string *out, std::string_view name, uint64_t value) {
+  FieldName(out, name);
+  fmt::format_to(std::back_inserter(*out), "{}\n", value);
 }
 
 // Re-indents one line of compact JSON (as JsonLine writes it: no spaces
@@ -163,34 +169,30 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
                           std::string *out) {
   time_.AppendLocal(rec.ts_ns, 9, out);
   fmt::format_to(std::back_inserter(*out), " [seq {}]\n", rec.seq);
-  int level = rec.kind == Record::Kind::kDropped ? kDroppedLevel : (rec.site.level & 7);
-  Field(out, "SEQ", rec.seq);
-  Field(out, "TS_NS", rec.ts_ns);
-  Field(out, "PRIORITY", uint64_t(level));
-  Field(out, "LEVEL", LevelName(level));
-  Field(out, "PID", rec.pid);
-  Field(out, "UID", rec.uid);
-  Field(out, "GID", rec.gid);
-  Field(out, "APP", rec.app);
-  Field(out, "COMM", rec.comm);
-  Field(out, "TID", rec.tid);
+  const int level = ShownLevel(rec);
+  Field(out, "seq", rec.seq);
+  Field(out, "ts_ns", rec.ts_ns);
+  Field(out, "priority", uint64_t(level));
+  Field(out, "level", LevelName(level));
+  auto field = [out](std::string_view k, auto v) { Field(out, k, v); };
+  SenderFields(rec, field, field);
   if (rec.kind == Record::Kind::kDropped) {
-    Field(out, "DROPPED", rec.dropped_count);
-    Field(out, "DROPPED_SINCE_NS", rec.dropped_since_ns);
+    Field(out, "dropped", rec.dropped_count);
+    Field(out, "dropped_since_ns", rec.dropped_since_ns);
   } else {
-    Field(out, "SITE", rec.site_id);
+    Field(out, "site", rec.site_id);
     if (rec.site_known) {
-      Field(out, "FMT", rec.site.fmt);
-      Field(out, "FILE", rec.site.file);
-      Field(out, "LINE", rec.site.line);
+      Field(out, "fmt", rec.site.fmt);
+      Field(out, "file", rec.site.file);
+      Field(out, "line", rec.site.line);
     }
-    if (rec.truncated) Field(out, "TRUNCATED", rec.truncated);
-    if (!msg_ok) Field(out, "MISMATCH", uint64_t(1));
+    if (rec.truncated) Field(out, "truncated", rec.truncated);
+    if (!msg_ok) Field(out, "mismatch", uint64_t(1));
   }
-  if (rec.boot_id != BootId{}) Field(out, "BOOT_ID", BootIdHex(rec.boot_id));
-  if (const uint64_t mono = storage::MonotonicTime(rec)) Field(out, "MONOTONIC_NS", mono);
-  if (!rec.unit.empty()) Field(out, "UNIT", rec.unit);
-  Field(out, "MESSAGE", msg);
+  if (rec.boot_id != BootId{}) Field(out, "boot_id", BootIdHex(rec.boot_id));
+  if (const uint64_t mono = storage::MonotonicTime(rec)) Field(out, "monotonic_ns", mono);
+  if (!rec.unit.empty()) Field(out, "unit", rec.unit);
+  Field(out, "message", msg);
 }
 
 void Printer::JsonPrettyLine(const Record &rec, const std::string &msg, bool msg_ok,
@@ -200,4 +202,4 @@ void Printer::JsonPrettyLine(const Record &rec, const std::string &msg, bool msg
   Indent(line, out);
 }
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

@@ -1,8 +1,8 @@
-// render_test.cc: unit tests of logctl's message renderer (logctl/render.h)
-// and escaping (logctl/escape.h): well-formed formats must render exactly as
+// render_test.cc: unit tests of the message renderer (logsink/render/render.h)
+// and escaping (logsink/render/escape.h): well-formed formats must render exactly as
 // the C library's snprintf does; mismatches render the raw parts; hostile
 // input never crashes.
-#include "render.h"
+#include "logsink/render/render.h"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +16,9 @@
 #include <type_traits>
 
 #include "common/seed.h"
-#include "escape.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/codec.h"
+#include "logsink/render/escape.h"
 
 namespace logsink::test {
 namespace {

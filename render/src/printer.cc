@@ -1,20 +1,20 @@
 // printer.cc: record -> output line in short, json or raw mode (see printer.h).
-#include "printer.h"
+#include "logsink/render/printer.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <iterator>
 
-#include "escape.h"
-#include "filter.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/facility.h"
 #include "logsink/proto/printf.h"
 #include "logsink/proto/text_kinds.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/filter.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 namespace {
 
 using storage::Record;
@@ -38,10 +38,6 @@ const char *ColorOf(int level) {
   }
 }
 
-int LevelOf(const Record &r) {
-  return r.kind == Record::Kind::kDropped ? kDroppedLevel : (r.site.level & 7);
-}
-
 template <typename T>
 void AppendNum(std::string *out, T v) {
   fmt::format_int f(v);
@@ -53,7 +49,7 @@ void AppendNum(std::string *out, T v) {
 // so no label can imitate another prefix ("sshd[1]: <crit> ...").
 void AppendName(std::string *out, std::string_view name) {
   std::string safe;
-  render::AppendTerminalSafe(&safe, name);
+  AppendTerminalSafe(&safe, name);
   for (char c : safe) {
     if (std::strchr(" []():<>", c) && c != '\0') {
       fmt::format_to(std::back_inserter(*out), "\\x{:02x}", static_cast<unsigned char>(c));
@@ -67,7 +63,7 @@ void AppendName(std::string *out, std::string_view name) {
 // name is only its own claim could pass for root's or the kernel's, so its
 // uid shows (`sshd[7] (uid 1000):`): every free-text record (a syslog tag or
 // a text stream's label is whatever the sender wrote; facility kern claimed
-// by such a sender was stored as user, FORMAT.md) and any record labelled
+// by such a sender was stored as user, proto/FORMAT.md) and any record labelled
 // or named "kernel", the name the kernel's own records carry.
 bool ShowsUid(const Record &r) {
   if (r.uid == 0) return false;
@@ -97,11 +93,11 @@ void AppendIdent(const Record &r, std::string *out) {
     out->push_back(')');
   }
   out->append(": <");
-  out->append(LevelName(LevelOf(r)));
+  out->append(LevelName(ShownLevel(r)));
   out->append("> ");
 }
 
-// Free-text records (FORMAT.md, "Free-text records"; the kinds are
+// Free-text records (proto/FORMAT.md, "Free-text records"; the kinds are
 // proto/text_kinds.h's table): the site's line is the syslog facility, shown
 // by name; the string arguments after the message (a syslog record's header
 // fields, a kernel record's sequence number, time and dictionary) go in the
@@ -130,14 +126,14 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
       out->push_back('"');
       out->append(k.fields[i - 1]);
       out->append("\":");
-      render::AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
+      AppendJsonString(out, std::string_view(reinterpret_cast<const char *>(p + n), len));
     }
     p += n + len;
   }
   out->push_back('}');
 }
 
-// Named fields (FORMAT.md, "Named fields"): the arguments of the "%.0s"
+// Named fields (RENDERING.md, "Named fields"): the arguments of the "%.0s"
 // conversions that end a native record's format, those that read NAME=VALUE
 // (NAME: a letter or '_', then letters, digits, '_', '.', '-'; at most 64),
 // as "fields":{NAME:VALUE}. Free-text kinds have their own fields.
@@ -183,11 +179,37 @@ void AppendNamedFields(const Record &rec, std::string *out) {
     if (eq == std::string_view::npos || !FieldName(s.substr(0, eq))) continue;
     out->append(any ? "," : ",\"fields\":{");
     any = true;
-    render::AppendJsonString(out, s.substr(0, eq));
+    AppendJsonString(out, s.substr(0, eq));
     out->push_back(':');
-    render::AppendJsonString(out, s.substr(eq + 1));
+    AppendJsonString(out, s.substr(eq + 1));
   }
   if (any) out->push_back('}');
+}
+
+// JSON members after the first: ,"name":value.
+void JsonKey(std::string *out, std::string_view name) {
+  out->append(",\"");
+  out->append(name);
+  out->append("\":");
+}
+
+void JsonNum(std::string *out, std::string_view name, uint64_t v) {
+  JsonKey(out, name);
+  AppendNum(out, v);
+}
+
+void JsonStr(std::string *out, std::string_view name, std::string_view v) {
+  JsonKey(out, name);
+  AppendJsonString(out, v);
+}
+
+// The exact copy of a u64 that can pass 2^53: ,"name_str":"v".
+void JsonExactCopy(std::string *out, std::string_view name, uint64_t v) {
+  out->append(",\"");
+  out->append(name);
+  out->append("_str\":\"");
+  AppendNum(out, v);
+  out->push_back('"');
 }
 
 // The fields every JSON record ends with (after all the others, so earlier
@@ -196,18 +218,18 @@ void AppendNamedFields(const Record &rec, std::string *out) {
 // systemd unit ("" when none).
 void AppendBootFields(const Record &rec, std::string *out) {
   static const BootId kNoBoot{};
-  out->append(",\"boot_id\":\"");
-  if (rec.boot_id != kNoBoot) out->append(BootIdHex(rec.boot_id));
+  JsonStr(out, "boot_id", rec.boot_id != kNoBoot ? BootIdHex(rec.boot_id) : std::string());
   const uint64_t mono = storage::MonotonicTime(rec);
-  out->append("\",\"monotonic_ns\":");
-  AppendNum(out, mono);
-  out->append(",\"monotonic_ns_str\":\"");
-  AppendNum(out, mono);
-  out->append("\",\"unit\":");
-  render::AppendJsonString(out, rec.unit);
+  JsonNum(out, "monotonic_ns", mono);
+  JsonExactCopy(out, "monotonic_ns", mono);
+  JsonStr(out, "unit", rec.unit);
 }
 
 }  // namespace
+
+int ShownLevel(const Record &r) {
+  return r.kind == Record::Kind::kDropped ? kDroppedLevel : (r.site.level & 7);
+}
 
 bool Printer::Message(const Record &rec, std::string *msg) {
   msg->clear();
@@ -221,12 +243,12 @@ bool Printer::Message(const Record &rec, std::string *msg) {
   }
   bool ok = true;
   if (!rec.site_known) {
-    render::RenderUnknownSite(rec.site_id, rec.args, msg);
+    RenderUnknownSite(rec.site_id, rec.args, msg);
     ok = false;
   } else {
-    ok = render::RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
+    ok = RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
   }
-  if (rec.truncated) render::AppendTruncated(rec.truncated, msg);
+  if (rec.truncated) AppendTruncated(rec.truncated, msg);
   return ok;
 }
 
@@ -240,7 +262,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
       ShortLine(rec, msg, out);
       break;
     case OutputMode::kCat:
-      render::AppendTerminalSafe(out, msg);
+      AppendTerminalSafe(out, msg);
       out->push_back('\n');
       break;
     case OutputMode::kVerbose:
@@ -262,9 +284,9 @@ void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *
   Stamp(rec, out);
   out->push_back(' ');
   AppendIdent(rec, out);
-  const char *color = color_ ? ColorOf(LevelOf(rec)) : nullptr;
+  const char *color = color_ ? ColorOf(ShownLevel(rec)) : nullptr;
   if (color) out->append(color);
-  render::AppendTerminalSafe(out, msg);
+  AppendTerminalSafe(out, msg);
   if (color) out->append("\x1b[0m");
   out->push_back('\n');
 }
@@ -288,95 +310,70 @@ void Printer::RawLine(const Record &rec, std::string *out) {
       tmp_.append("\"");
     }
     tmp_.append(" args=");
-    render::AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr,
-                          rec.args, &tmp_);
+    AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr, rec.args,
+                  &tmp_);
     if (rec.truncated) {
       tmp_.append(" truncated=");
       AppendNum(&tmp_, rec.truncated);
     }
   }
-  render::AppendTerminalSafe(out, tmp_);
+  AppendTerminalSafe(out, tmp_);
   out->push_back('\n');
 }
 
 void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, std::string *out) {
-  int level = LevelOf(rec);
+  const int level = ShownLevel(rec);
   // u64 fields that can pass 2^53 also come as exact strings (*_str), for
-  // readers such as jq that hold numbers as doubles (FORMAT.md, "JSON").
+  // readers such as jq that hold numbers as doubles (RENDERING.md, "Large
+  // integers in JSON"). The keys come in RENDERING.md's order ("JSON").
   out->append("{\"seq\":");
   AppendNum(out, rec.seq);
-  out->append(",\"seq_str\":\"");
-  AppendNum(out, rec.seq);
-  out->append("\",\"ts_ns\":");
-  AppendNum(out, rec.ts_ns);
-  out->append(",\"ts_ns_str\":\"");
-  AppendNum(out, rec.ts_ns);
-  out->push_back('"');
+  JsonExactCopy(out, "seq", rec.seq);
+  JsonNum(out, "ts_ns", rec.ts_ns);
+  JsonExactCopy(out, "ts_ns", rec.ts_ns);
   out->append(",\"ts\":\"");
   time_.AppendRfc3339(rec.ts_ns, out);
-  out->append("\",\"level\":\"");
-  out->append(LevelName(level));
-  out->append("\",\"priority\":");
-  AppendNum(out, level);
-  out->append(",\"pid\":");
-  AppendNum(out, rec.pid);
-  out->append(",\"uid\":");
-  AppendNum(out, rec.uid);
-  out->append(",\"gid\":");
-  AppendNum(out, rec.gid);
-  out->append(",\"app\":");
-  render::AppendJsonString(out, rec.app);
-  out->append(",\"comm\":");
-  render::AppendJsonString(out, rec.comm);
-  out->append(",\"tid\":");
-  AppendNum(out, rec.tid);
-  out->append(",\"msg\":");
-  render::AppendJsonString(out, msg);
+  out->push_back('"');
+  JsonStr(out, "level", LevelName(level));
+  JsonNum(out, "priority", uint64_t(level));
+  SenderFields(
+      rec, [out](std::string_view k, uint64_t v) { JsonNum(out, k, v); },
+      [out](std::string_view k, std::string_view v) { JsonStr(out, k, v); });
+  JsonStr(out, "msg", msg);
   if (rec.kind == Record::Kind::kDropped) {
-    out->append(",\"dropped\":");
-    AppendNum(out, rec.dropped_count);
-    out->append(",\"dropped_since_ns\":");
-    AppendNum(out, rec.dropped_since_ns);
-    out->append(",\"dropped_since_ns_str\":\"");
-    AppendNum(out, rec.dropped_since_ns);
-    out->push_back('"');
+    JsonNum(out, "dropped", rec.dropped_count);
+    JsonNum(out, "dropped_since_ns", rec.dropped_since_ns);
+    JsonExactCopy(out, "dropped_since_ns", rec.dropped_since_ns);
     AppendBootFields(rec, out);
     out->append("}\n");
     return;
   }
-  out->append(",\"site\":");
-  AppendNum(out, rec.site_id);
-  const render::Format *f = nullptr;
+  JsonNum(out, "site", rec.site_id);
+  const Format *f = nullptr;
   if (rec.site_known) {
     f = &formats_.Get(rec.site_id, rec.site.fmt);
-    out->append(",\"fmt\":");
-    render::AppendJsonString(out, rec.site.fmt);
-    out->append(",\"file\":");
-    render::AppendJsonString(out, rec.site.file);
-    out->append(",\"line\":");
-    AppendNum(out, rec.site.line);
+    JsonStr(out, "fmt", rec.site.fmt);
+    JsonStr(out, "file", rec.site.file);
+    JsonNum(out, "line", rec.site.line);
     AppendFreeTextFields(rec, out);
     AppendNamedFields(rec, out);
   } else {
     out->append(",\"unknown_site\":true");
   }
   out->append(",\"args\":");
-  size_t used = render::AppendJsonArgs(f, rec.args, out);
+  size_t used = AppendJsonArgs(f, rec.args, out);
   if (used < rec.args.size()) {
     out->append(",\"args_raw\":\"");
-    render::AppendHex(rec.args.substr(used), out, SIZE_MAX);
+    AppendHex(rec.args.substr(used), out, SIZE_MAX);
     out->push_back('"');
   }
   tmp_.clear();
-  if (render::AppendJsonArgsExact(f, rec.args, &tmp_)) {
+  if (AppendJsonArgsExact(f, rec.args, &tmp_)) {
     out->append(",\"args_str\":");
     out->append(tmp_);
   }
   if (!msg_ok) out->append(",\"mismatch\":true");
-  if (rec.truncated) {
-    out->append(",\"truncated\":");
-    AppendNum(out, rec.truncated);
-  }
+  if (rec.truncated) JsonNum(out, "truncated", rec.truncated);
   AppendBootFields(rec, out);
   out->append("}\n");
 }
@@ -395,4 +392,4 @@ void Printer::Lost(uint64_t n, std::string *out) {
   }
 }
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

@@ -19,7 +19,7 @@ namespace logsink::render {
 
 // Widths and precisions above this are clamped (a hostile "%99999d" must not
 // make every record 100 KB): the result is what snprintf prints with 4096
-// written instead. proto/FORMAT.md ("Rendering") has every rule.
+// written instead. render/RENDERING.md has every rule.
 constexpr int kMaxWidth = 4096;
 
 // A parsed format string: compile once per call site, render many times.
@@ -57,7 +57,7 @@ void AppendRawArgs(const Format *f, std::string_view args, std::string *out);
 // reports the rest (see AppendHex) when it is not args.size().
 size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out);
 // The same array with every integer as its exact decimal in a JSON string
-// (the "args_str" copy, FORMAT.md: jq reads numbers as doubles, exact only
+// (the "args_str" copy, RENDERING.md: jq reads numbers as doubles, exact only
 // up to 2^53). Returns whether any integer is beyond +-2^53.
 bool AppendJsonArgsExact(const Format *f, std::string_view args, std::string *out);
 

@@ -1,14 +1,13 @@
 // filter.cc: record filters for tail and cat (see filter.h).
-#include "filter.h"
+#include "logsink/render/filter.h"
 
 #include <algorithm>
 #include <clocale>
 #include <cstring>
 
-#include "common.h"
 #include "logsink/proto/text_kinds.h"
 
-namespace logsink::logctl {
+namespace logsink::render {
 namespace {
 const char *const kLevelNames[8] = {"emerg",   "alert",  "crit", "err",
                                     "warning", "notice", "info", "debug"};
@@ -175,8 +174,8 @@ bool MessageMatcher::Match(std::string_view msg) const {
   return false;
 }
 
-bool Filter::AddGrep(const std::string &re, bool ignore_case, std::string *why) {
-  literal_fast_ = !ReadSwitchesFromEnv().plain;
+bool Filter::AddGrep(const std::string &re, bool ignore_case, bool literal_fast, std::string *why) {
+  literal_fast_ = literal_fast;
   if (!matcher_.Add(re, ignore_case, literal_fast_, why)) return false;
   greps_.push_back({re, ignore_case});
   return true;
@@ -233,4 +232,4 @@ bool Filter::ToBlockFilter(storage::BlockFilter *out) const {
          !apps.empty() || !units.empty() || !boots.empty();
 }
 
-}  // namespace logsink::logctl
+}  // namespace logsink::render

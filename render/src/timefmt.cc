@@ -1,5 +1,5 @@
 // timefmt.cc: cached timestamp formatting (see timefmt.h).
-#include "timefmt.h"
+#include "logsink/render/timefmt.h"
 
 #include <cstdio>
 #include <cstring>
@@ -58,51 +58,42 @@ void TimeFormatter::Fill(Cache *c, int64_t sec, bool utc) {
   c->sec = sec;
 }
 
-void TimeFormatter::AppendShort(uint64_t ts_ns, std::string *out) {
-  int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
-  Cache *c = utc_ ? &gmt_ : &local_;
-  if (c->sec != sec) Fill(c, sec, utc_);
-  out->append(c->text, 19);
-  out->push_back('.');
-  AppendFrac(ts_ns % 1000000000u / 1000u, 6, out);
-  out->append(c->zone, 5);
+const TimeFormatter::Cache &TimeFormatter::At(uint64_t ts_ns, bool utc) {
+  const int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
+  Cache *c = utc ? &gmt_ : &local_;
+  if (c->sec != sec) Fill(c, sec, utc);
+  return *c;
 }
 
 void TimeFormatter::AppendLocal(uint64_t ts_ns, int digits, std::string *out) {
-  int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
-  Cache *c = utc_ ? &gmt_ : &local_;
-  if (c->sec != sec) Fill(c, sec, utc_);
-  out->append(c->text, 19);
-  if (digits == 9) {
+  const Cache &c = At(ts_ns, utc_);
+  out->append(c.text, 19);
+  if (digits > 0) {
+    uint64_t unit = 1;  // ns per last digit shown: the rest is cut, not rounded
+    for (int i = digits; i < 9; i++) unit *= 10;
     out->push_back('.');
-    AppendFrac(ts_ns % 1000000000u, 9, out);
-  } else if (digits > 0) {
-    out->push_back('.');
-    AppendFrac(ts_ns % 1000000000u / 1000u, 6, out);
+    AppendFrac(ts_ns % 1000000000u / unit, digits, out);
   }
-  out->append(c->zone, 5);
+  out->append(c.zone, 5);
 }
 
 void TimeFormatter::AppendRfc3339(uint64_t ts_ns, std::string *out) {
-  int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
-  if (gmt_.sec != sec) Fill(&gmt_, sec, true);
-  out->append(gmt_.text, 19);
+  const Cache &c = At(ts_ns, true);
+  out->append(c.text, 19);
   out->push_back('.');
   AppendFrac(ts_ns % 1000000000u, 9, out);
   out->push_back('Z');
 }
 
 void TimeFormatter::AppendHuman(uint64_t ts_ns, std::string *out) {
-  int64_t sec = static_cast<int64_t>(ts_ns / 1000000000u);
-  Cache *c = utc_ ? &gmt_ : &local_;
-  if (c->sec != sec) Fill(c, sec, utc_);
-  out->append(c->text, 10);
+  const Cache &c = At(ts_ns, utc_);
+  out->append(c.text, 10);
   out->push_back(' ');
-  out->append(c->text + 11, 8);
+  out->append(c.text + 11, 8);
   out->push_back('.');
   AppendFrac(ts_ns % 1000000000u / 1000000u, 3, out);
   out->push_back(' ');
-  out->append(c->zone, 5);
+  out->append(c.zone, 5);
 }
 
 }  // namespace logsink::render

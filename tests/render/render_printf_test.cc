@@ -1,10 +1,10 @@
-// render_printf_test.cc: differential test of logctl's message renderer
-// (logctl/render.h) against the C library. Random conversion specs (flags,
+// render_printf_test.cc: differential test of the message renderer
+// (logsink/render/render.h) against the C library. Random conversion specs (flags,
 // width, precision, `*`, length modifiers, every accepted conversion) and
 // random values are rendered by render::RenderMessage from argument bytes
 // encoded as liblogsink encodes them, and by snprintf with the same spec,
-// widths and precisions clamped to render::kMaxWidth as proto/FORMAT.md
-// ("Rendering") says; the two must be byte-identical. The seed is printed and
+// widths and precisions clamped to render::kMaxWidth as render/RENDERING.md
+// ("`*`, and the 4096 clamp") says; the two must be byte-identical. The seed is printed and
 // LOGSINK_TEST_SEED overrides it.
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@
 #include "common/seed.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
-#include "render.h"
+#include "logsink/render/render.h"
 
 namespace logsink::test {
 namespace {
@@ -607,7 +607,7 @@ TEST(RenderPrintfTest, CharactersAboveAsciiRenderAsUtf8) {
   }
 }
 
-// FORMAT.md, "Arguments and narrowing": the message narrows, JSON args do not.
+// RENDERING.md, "Arguments and narrowing": the message narrows, JSON args do not.
 TEST(RenderPrintfTest, NarrowingIsForTheMessageOnly) {
   std::string args;
   PutVarint(&args, ls_zigzag(300));
