@@ -100,7 +100,7 @@ TEST_F(LogctlTest, JsonLinesAreValidAndCarryTheFields) {
   EXPECT_EQ(r2.out, r.out);
 }
 
-// FORMAT.md, "Named fields": trailing %.0s arguments that read NAME=VALUE
+// render/RENDERING.md, "Named fields": trailing %.0s arguments that read NAME=VALUE
 // are shown by name in --json; anything else stays an argument only.
 TEST_F(LogctlTest, NamedFieldsInJson) {
   std::string f = dir_.File("r.ring");
