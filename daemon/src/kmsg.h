@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "context.h"
 #include "logsink/storage/ring.h"
-#include "session.h"
 
 namespace logsink::daemon {
 

@@ -144,10 +144,7 @@ void SyslogReceiver::Store(const uint8_t *p, size_t len, size_t real_len, uint32
   f.sd = m.sd;
   storage::Status s =
       ctx_->text->Append(src, kind, m.facility, m.severity, WallClockNanos(), f, cut);
-  if (!s.ok()) {
-    c.write_errors++;
-    ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.ToString());
-  }
+  if (!s.ok()) WriteFailed(ctx_, s);
 }
 
 namespace {
