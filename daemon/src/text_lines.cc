@@ -9,21 +9,9 @@
 #include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
 #include "reply.h"
+#include "syslog_parse.h"  // ParsePri: the one <PRI> rule
 
 namespace logsink::daemon {
-
-// Parses a leading "<N>" (N 0..191, decimal, at most 3 digits); returns the
-// prefix's length, or 0 when the line has none.
-static size_t PrioPrefix(std::string_view line, unsigned *prio) {
-  if (line.size() < 3 || line[0] != '<') return 0;
-  unsigned v = 0;
-  size_t i = 1;
-  for (; i < line.size() && i <= 3 && line[i] >= '0' && line[i] <= '9'; i++)
-    v = v * 10 + unsigned(line[i] - '0');
-  if (i == 1 || i >= line.size() || line[i] != '>' || v > 191) return 0;
-  *prio = v;
-  return i + 1;
-}
 
 void TextLines::Feed(const uint8_t *p, size_t n) {
   while (n > 0) {
@@ -51,7 +39,7 @@ void TextLines::EndLine() {
   std::string_view msg = line_;
   unsigned prio;
   size_t k;
-  if ((flags_ & LS_HELLO_PRIO_PREFIX) && (k = PrioPrefix(msg, &prio)) > 0) {
+  if ((flags_ & LS_HELLO_PRIO_PREFIX) && (k = ParsePri(msg, &prio)) > 0) {
     msg.remove_prefix(k);
     level = prio & 7u;
     if (prio >= 8) facility = prio >> 3;
