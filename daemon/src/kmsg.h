@@ -22,6 +22,10 @@ namespace logsink::daemon {
 // the kernel's 1 KiB text limit plus the dictionary, escaped, with room.
 constexpr size_t kKmsgBuffer = 16u << 10;
 
+// The app label and comm of the kernel's source (KERNEL.md): how the ring's
+// kernel records are found again after a restart (LastKernelSeq).
+constexpr char kKernelName[] = "kernel";
+
 class KmsgReader {
  public:
   // fd: /dev/kmsg (or a test's stand-in) opened O_RDONLY | O_NONBLOCK; -1
