@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "counters.h"
@@ -51,5 +52,15 @@ struct Context {
 // Counts (write_errors) and reports, rate-limited, an append to the ring
 // that failed.
 void WriteFailed(Context *ctx, const storage::Status &s);
+
+// The cuts of text, all at a UTF-8 character boundary (proto/codec.h's
+// ls_utf8_cut, the one rule; bytes that are not UTF-8 are cut anywhere):
+// an app label (a HELLO's app, a syslog TAG or APP-NAME) to at most max
+// bytes, counted in app_truncated when cut;
+std::string_view CutAppLabel(Context *ctx, std::string_view app, uint32_t max);
+// and text that a cut already ended (a line past kMaxTextLine, a datagram
+// the kernel cut): a partial last character is dropped too, its bytes
+// added to *cut.
+std::string_view DropPartialChar(std::string_view text, uint64_t *cut);
 
 }  // namespace logsink::daemon

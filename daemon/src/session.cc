@@ -201,12 +201,7 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
     Fail(Err::kBadHello, "malformed HELLO");
     return false;
   }
-  size_t len = h.app_len;
-  if (len > limits_.max_app) {  // whole characters only
-    len = ls_utf8_cut(reinterpret_cast<const uint8_t *>(h.app), h.app_len, limits_.max_app);
-    ctx_->counters->app_truncated++;
-  }
-  app_.assign(h.app, len);
+  app_ = CutAppLabel(ctx_, std::string_view(h.app, h.app_len), limits_.max_app);
   hello_ = true;
   if (h.flags & LS_HELLO_TEXT) {
     text_.emplace(ctx_, &source_, h.flags);

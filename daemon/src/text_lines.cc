@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
 #include "reply.h"
 #include "syslog_parse.h"  // ParsePri: the one <PRI> rule
@@ -28,12 +27,7 @@ void TextLines::Feed(const uint8_t *p, size_t n) {
 }
 
 void TextLines::EndLine() {
-  if (line_cut_) {  // cut at kMaxTextLine: whole characters only
-    const size_t keep =
-        ls_utf8_trim_partial(reinterpret_cast<const uint8_t *>(line_.data()), line_.size());
-    line_cut_ += line_.size() - keep;
-    line_.resize(keep);
-  }
+  if (line_cut_) line_.resize(DropPartialChar(line_, &line_cut_).size());  // cut at kMaxTextLine
   unsigned level = flags_ >> LS_HELLO_LEVEL_SHIFT & 7u;
   unsigned facility = flags_ >> LS_HELLO_FACILITY_SHIFT & 31u;
   std::string_view msg = line_;
