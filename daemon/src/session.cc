@@ -118,6 +118,23 @@ bool Session::Finish(bool stopping) { return text_ && text_->Finish(stopping); }
 
 void Session::AppendTextAck() { text_->AppendAck(&out_); }
 
+// A request (STATS_REQ, RING_REQ) has no payload, and is answered only
+// while the client reads the replies: a connection that sends requests and
+// never reads cannot make the daemon hold more than kMaxUnreadReplies plus
+// one reply.
+bool Session::TakeRequest(const char *name, bool well_formed) {
+  if (!well_formed) {
+    Fail(Err::kBadPayload, fmt::format("{} with a payload", name));
+    return false;
+  }
+  if (out_.size() >= kMaxUnreadReplies) {
+    Fail(Err::kRepliesUnread,
+         fmt::format("{} while {} bytes of replies are unread", name, out_.size()));
+    return false;
+  }
+  return true;
+}
+
 bool Session::HandleFrame(const ls_frame &f) {
   ++frames_;
   if (read_req_) {  // a read's client sends nothing after READ_REQ (PROTOCOL.md)
@@ -135,31 +152,12 @@ bool Session::HandleFrame(const ls_frame &f) {
       return true;
     }
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
-      if (ls_stats_req_decode(f.payload, f.len) < 0) {
-        Fail(Err::kBadPayload, "STATS_REQ with a payload");
-        return false;
-      }
-      // Replies are built only while the client reads them: a connection
-      // that sends STATS_REQ and never reads cannot make the daemon hold more
-      // than this plus one reply.
-      if (out_.size() >= kMaxUnreadReplies) {
-        Fail(Err::kRepliesUnread,
-             fmt::format("STATS_REQ while {} bytes of replies are unread", out_.size()));
-        return false;
-      }
+      if (!TakeRequest("STATS_REQ", ls_stats_req_decode(f.payload, f.len) >= 0)) return false;
       ctx_->counters->stats_requests++;
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
       return true;
     case LS_F_RING_REQ:  // allowed before HELLO too (logctl finding the ring)
-      if (ls_ring_req_decode(f.payload, f.len) < 0) {
-        Fail(Err::kBadPayload, "RING_REQ with a payload");
-        return false;
-      }
-      if (out_.size() >= kMaxUnreadReplies) {
-        Fail(Err::kRepliesUnread,
-             fmt::format("RING_REQ while {} bytes of replies are unread", out_.size()));
-        return false;
-      }
+      if (!TakeRequest("RING_REQ", ls_ring_req_decode(f.payload, f.len) >= 0)) return false;
       ctx_->counters->ring_requests++;
       AppendRingFrame(ctx_->writer->layout().ring_id, ctx_->ring_dev, ctx_->ring_ino,
                       ctx_->ring_path, &out_);

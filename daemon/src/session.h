@@ -80,6 +80,8 @@ class Session {
 
  private:
   bool HandleFrame(const ls_frame &f);
+  // A request frame that may be answered (else counted and logged: false).
+  bool TakeRequest(const char *name, bool well_formed);
   bool OnHello(const uint8_t *p, size_t n);
   bool OnIntern(const uint8_t *p, size_t n);
   bool OnRecords(const uint8_t *p, size_t n);
