@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/seed.h"
+#include "daemon/context_fixture.h"
 #include "daemon/harness.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/frame.h"
@@ -36,27 +37,9 @@ std::string Stream() {
          Dropped(3, 1, 2) + Records(9, {{1, 300, {Arg::S("zed"), Arg::I(-7)}}});
 }
 
-class SessionTest : public ::testing::Test {
+class SessionTest : public ContextTest {
  protected:
-  void SetUp() override {
-    spdlog::set_level(spdlog::level::off);
-    storage::WriterOptions o;
-    o.file_size = 1u << 20;
-    ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
-    ctx_.writer = w_.get();
-    ctx_.counters = &counters_;
-    text_ = std::make_unique<TextSites>(w_.get());
-    ctx_.text = text_.get();
-  }
-  std::vector<OwnedRecord> Flushed() {
-    EXPECT_TRUE(w_->Flush().ok());
-    return ReadRing(dir_ / "r");
-  }
-  TempDir dir_;
-  std::unique_ptr<storage::RingWriter> w_;
-  std::unique_ptr<TextSites> text_;
-  Counters counters_;
-  Context ctx_;
+  SessionTest() : ContextTest(1u << 20) {}
 };
 
 // A text stream (HELLO with LS_HELLO_TEXT): text may follow HELLO in the same
