@@ -106,9 +106,9 @@ class Session {
   uint64_t frames_ = 0;  // whole frames handled
   std::string out_;
   std::optional<ls_read_req> read_req_;
-  std::optional<TextLines> text_;  // a text stream's lines (PROTOCOL.md, "Text streams")
   SiteCache sites_;
   MemoryCharge charge_;
+  std::optional<TextLines> text_;  // a text stream's lines (PROTOCOL.md, "Text streams")
 };
 
 }  // namespace logsink::daemon
