@@ -43,8 +43,8 @@ KmsgReader::KmsgReader(Context *ctx, int fd, std::optional<uint64_t> after_seq)
   src_.pid = 0;
   src_.uid = 0;
   src_.gid = 0;
-  src_.app = "kernel";
-  src_.comm = "kernel";
+  src_.app = kKernelName;
+  src_.comm = kKernelName;
 }
 
 bool KmsgReader::ReadSome(size_t max_records) {
@@ -115,7 +115,7 @@ std::optional<uint64_t> LastKernelSeq(const std::string &ring,
   std::unique_ptr<storage::RingReader> r;
   if (!storage::RingReader::Open(storage::Env::Default(), ring, nullptr, &r).ok()) return {};
   storage::BlockFilter f;
-  f.apps = {"kernel"};
+  f.apps = {kKernelName};
   f.uids = {0};
   f.boots = {boot};
   r->SetBlockFilter(&f);
@@ -125,7 +125,7 @@ std::optional<uint64_t> LastKernelSeq(const std::string &ring,
     // Only this daemon's kernel source: pid 0 (no socket peer has it) and
     // uid 0, app and comm "kernel", the kernel site.
     if (rec.kind != storage::Record::Kind::kRecord || rec.boot_id != boot || rec.uid != 0 ||
-        rec.pid != 0 || rec.app != "kernel" || rec.comm != "kernel" ||
+        rec.pid != 0 || rec.app != kKernelName || rec.comm != kKernelName ||
         ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) != LS_TEXT_KERNEL) {
       continue;
     }

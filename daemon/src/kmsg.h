@@ -13,14 +13,18 @@
 #include <string_view>
 #include <vector>
 
+#include "context.h"
 #include "logsink/storage/ring.h"
-#include "session.h"
 
 namespace logsink::daemon {
 
 // The largest record /dev/kmsg hands out (a read with less fails EINVAL):
 // the kernel's 1 KiB text limit plus the dictionary, escaped, with room.
 constexpr size_t kKmsgBuffer = 16u << 10;
+
+// The app label and comm of the kernel's source (KERNEL.md): how the ring's
+// kernel records are found again after a restart (LastKernelSeq).
+constexpr char kKernelName[] = "kernel";
 
 class KmsgReader {
  public:

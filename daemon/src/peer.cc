@@ -23,37 +23,32 @@ Peer PeerOf(int fd) {
   return peer;
 }
 
-namespace {
-
-// The whole (small) file at path, or "" when it cannot be read.
-std::string ReadSmall(const char *path) {
+std::string ReadProcFile(uint32_t pid, const char *name, size_t max) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/%s", pid, name);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
-  std::string out;
-  char buf[1024];
-  ssize_t n;
-  while (out.size() < 16384 && (n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  std::string out(max, '\0');
+  size_t n = 0;
+  ssize_t r;
+  while (n < max && (r = read(fd, out.data() + n, max - n)) > 0) n += size_t(r);
   close(fd);
+  out.resize(n);
   return out;
 }
 
-}  // namespace
-
 bool IsChildOf(uint32_t pid, uint32_t parent, uint32_t uid) {
   if (pid == 0 || parent == 0 || pid == parent) return false;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%u/stat", pid);
   // "pid (comm) state ppid ...": comm may hold anything, ')' too, so the
   // fields start after the last ')'.
-  std::string stat = ReadSmall(path);
+  const std::string stat = ReadProcFile(pid, "stat", kProcFileMax);
   size_t close_paren = stat.rfind(')');
   unsigned ppid = 0;
   char state = 0;
   if (close_paren == std::string::npos ||
       std::sscanf(stat.c_str() + close_paren + 1, " %c %u", &state, &ppid) != 2 || ppid != parent)
     return false;
-  std::snprintf(path, sizeof path, "/proc/%u/status", pid);
-  std::string status = ReadSmall(path);
+  const std::string status = ReadProcFile(pid, "status", kProcFileMax);
   size_t at = status.find("\nUid:");
   unsigned real = 0, effective = 0;
   if (at == std::string::npos ||
@@ -63,16 +58,9 @@ bool IsChildOf(uint32_t pid, uint32_t parent, uint32_t uid) {
 }
 
 std::string ReadComm(uint32_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buf[64];
-  ssize_t n = read(fd, buf, sizeof buf);
-  close(fd);
-  if (n <= 0) return "";
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) n--;
-  return std::string(buf, size_t(n));
+  std::string comm = ReadProcFile(pid, "comm", 64);
+  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
+  return comm;
 }
 
 }  // namespace logsink::daemon

@@ -3,6 +3,7 @@
 // of a datagram) and the process's name from /proc/PID/comm.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -24,6 +25,10 @@ Peer PeerOf(int fd);
 // could have connected for itself (a relayed stream, PROTOCOL.md). An
 // unreaped child (a zombie) still counts; false when /proc cannot tell.
 bool IsChildOf(uint32_t pid, uint32_t parent, uint32_t uid);
+
+// The first `max` bytes of /proc/PID/<name>; "" when it cannot be read.
+constexpr size_t kProcFileMax = 16384;
+std::string ReadProcFile(uint32_t pid, const char *name, size_t max);
 
 // /proc/PID/comm without its newline; "" when it cannot be read (the
 // process is gone, or /proc is hidden).

@@ -59,11 +59,23 @@ constexpr size_t kReadChunk = 256u << 10;  // one read() at most
 constexpr size_t kMaxOut = 1u << 20;       // unsent replies before we give up on a client
 constexpr int kAcceptPerWakeup = 256;
 constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
+// At a stop under systemd: how long connections queued on the socket are
+// taken and drained before the rest is left to the next logsinkd.
+constexpr uint64_t kSystemdBacklogNs = 100 * 1000000ull;
+// At a stop: connections from the listen backlog drained at once (each holds
+// a descriptor; connection limits do not apply to them).
+constexpr size_t kBacklogAtOnce = 64;
 
 // Whether fd's socket would take more now (a read's: counts its waits).
 bool Writable(int fd) {
   struct pollfd p = {fd, POLLOUT, 0};
   return poll(&p, 1, 0) == 1 && (p.revents & POLLOUT);
+}
+
+// Whether fd has something to read now (or an error to report).
+bool Readable(int fd) {
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1 && p.revents != 0;
 }
 
 }  // namespace
@@ -247,9 +259,32 @@ void Server::OnSyslogQueued(uv_async_t *h) {
 
 void Server::OnSyslogTimer(uv_timer_t *t) {
   auto *s = static_cast<Server *>(t->data);
-  if (s->stopping_) return;
   uv_timer_stop(t);
-  if (s->syslog_rx_->DrainQueue(s->cfg_.read_budget)) uv_timer_start(t, OnSyslogTimer, 0, 0);
+  bool more = s->syslog_rx_->DrainQueue(s->cfg_.read_budget);
+  // At a stop the receive thread is gone (Shutdown): once what it queued is
+  // stored, the loop reads the socket itself, a budget per turn, until it
+  // is empty; then the socket is closed.
+  if (!more && s->stopping_) {
+    more = s->syslog_rx_->ReadSome(s->cfg_.read_budget);
+    if (!more) {
+      s->CloseSyslog();
+      return;
+    }
+  }
+  if (more) uv_timer_start(t, OnSyslogTimer, 0, 0);
+}
+
+// The syslog socket is done with (at a stop: emptied, or shutdown_timeout
+// passed): what is still queued is forgotten, and said so.
+void Server::CloseSyslog() {
+  if (!syslog_draining_) return;
+  syslog_draining_ = false;
+  if (size_t n = syslog_rx_->DiscardQueued())
+    spdlog::warn(
+        "syslog socket: {} datagrams received but not stored: shutdown_timeout ({} ms) passed", n,
+        cfg_.shutdown_timeout_ms);
+  uv_close(reinterpret_cast<uv_handle_t *>(&syslog_timer_), nullptr);
+  CloseListener(syslog_);
 }
 
 // "auto" reads the kernel's log only in the system instance (the one that
@@ -293,7 +328,15 @@ void Server::OnKmsgReadable(uv_poll_t *h, int status, int) {
                           uv_strerror(status));
     return;
   }
-  s->kmsg_rx_->ReadSome(1024);
+  // At a stop, what the kernel logged before it is read the same way, and
+  // the device is let go once nothing is left (or at DrainStep's deadline).
+  if (!s->kmsg_rx_->ReadSome(1024) && s->kmsg_draining_) s->CloseKmsg();
+}
+
+void Server::CloseKmsg() {
+  if (!kmsg_draining_) return;
+  kmsg_draining_ = false;
+  uv_close(reinterpret_cast<uv_handle_t *>(&kmsg_poll_), nullptr);
 }
 
 void Server::OnAcceptRetry(uv_timer_t *t) {
@@ -328,10 +371,26 @@ void Server::Refuse(int fd, const std::string &reason) {
 
 void Server::AcceptAll() {
   for (int i = 0; i < kAcceptPerWakeup; i++) {
+    // At a stop the time is checked before taking a connection, never
+    // after: one taken is drained with the others (under systemd one left
+    // is the next daemon's). At most kBacklogAtOnce are open at a time:
+    // CloseConn polls again when one closes.
+    if (stopping_ && uv_hrtime() >= backlog_until_ns_) {
+      StopBacklog();
+      return;
+    }
+    if (stopping_ && backlog_open_ >= kBacklogAtOnce) {
+      uv_poll_stop(&listen_poll_);
+      return;
+    }
     int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       int e = errno;
       if (e == EINTR || e == ECONNABORTED) continue;
+      if (stopping_) {  // empty (or failing): no more are taken
+        StopBacklog();
+        return;
+      }
       if (e == EAGAIN || e == EWOULDBLOCK) return;
       if ((e == EMFILE || e == ENFILE) && reserve_fd_ >= 0) {
         // Out of descriptors: with the one kept in reserve, take the waiting
@@ -358,6 +417,19 @@ void Server::AcceptAll() {
       uv_poll_stop(&listen_poll_);
       if (!stopping_) uv_timer_start(&accept_retry_, OnAcceptRetry, 100, 0);
       return;
+    }
+    if (stopping_) {
+      // From the listen backlog after the stop, outside the connection
+      // limits. SHUT_RD first: the client's later writes fail (EPIPE)
+      // instead of vanishing with the socket, and what it wrote before
+      // reads to EOF.
+      shutdown(fd, SHUT_RD);
+      if (Conn *c = AddConn(fd, PeerOf(fd))) {
+        c->from_backlog = true;
+        backlog_open_++;
+        backlog_taken_++;
+      }
+      continue;
     }
     if (conns_.size() >= cfg_.max_connections) {
       Refuse(fd, fmt::format("max_connections ({}) reached", cfg_.max_connections));
@@ -629,7 +701,8 @@ void Server::CloseConn(Conn *c) {
   uint32_t uid = c->session->peer().uid;
   if (auto it = conns_by_uid_.find(uid); it != conns_by_uid_.end() && --it->second == 0)
     conns_by_uid_.erase(it);
-  if (c->from_backlog) backlog_open_--;
+  if (c->from_backlog && backlog_open_-- == kBacklogAtOnce && backlog_listening_)
+    uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);  // room for one more
   if (c->reader) {
     if (auto it = readers_by_uid_.find(uid); it != readers_by_uid_.end() && --it->second == 0)
       readers_by_uid_.erase(it);
@@ -655,12 +728,6 @@ void Server::CloseConn(Conn *c) {
 // writes its large partial blocks rarely (sealed blocks are written when
 // they seal, whatever this says).
 constexpr uint64_t kFlushCostFactor = 49;
-// At a stop under systemd: how long connections queued on the socket are
-// taken and drained before the rest is left to the next logsinkd.
-constexpr uint64_t kSystemdBacklogNs = 100 * 1000000ull;
-// At a stop: connections from the listen backlog drained at once (each holds
-// a descriptor; connection limits do not apply to them).
-constexpr size_t kBacklogAtOnce = 64;
 
 uint64_t Server::FlushGapNs() const {
   return std::min(
@@ -810,47 +877,37 @@ void Server::ApplyLive(const config::Config &n) {
                config::FormatFsync(cfg_.fsync, cfg_.fsync_interval_ms));
 }
 
-// A stop reads what clients sent before it through the loop's own read path
-// (OnConnEvent, ReadConn, EndStream), with the listening socket no longer
-// polled: Shutdown shuts every connection's receiving side, and DrainStep,
-// once per turn of the loop (OnBeforeWait) and at the deadline, takes the
-// connections waiting in the listen backlog and ends the loop when nothing
-// is left or shutdown_timeout has passed.
+// A stop reads what was sent before it through the loop's own callbacks,
+// as before the stop: connections (OnConnEvent, ReadConn, EndStream), the
+// listen backlog (OnListenReadable, AcceptAll), syslog datagrams
+// (OnSyslogTimer) and the kernel's log (OnKmsgReadable). Shutdown only shuts
+// every connection's receiving side and says what is read; DrainStep, once
+// per turn of the loop (OnBeforeWait) and at the deadline, lets each input go
+// when it has nothing left and ends the loop when none is left or
+// shutdown_timeout has passed.
 void Server::Shutdown(int signum) {
   if (stopping_) return;
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
-  uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
+  // The listening socket stays polled (it may have been paused on EMFILE):
+  // AcceptAll takes the backlog, see below.
+  uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
+  // Datagrams and kernel messages are read by their own callbacks too, a
+  // budget per turn, until none is left (DrainStep waits for them). The
+  // syslog receive thread stops first: datagrams already sent were sent
+  // before the stop, so what it queued is stored, then what is still in the
+  // socket (OnSyslogTimer).
   if (syslog_) {
-    // Datagrams already sent were sent before the stop: store them, those
-    // the receive thread queued first, then those still in the socket
-    // (within shutdown_timeout), then close the socket.
     syslog_rx_->StopThread();
     uv_close(reinterpret_cast<uv_handle_t *>(&syslog_async_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t *>(&syslog_timer_), nullptr);
-    uint64_t until = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
-    while (syslog_rx_->DrainQueue(cfg_.read_budget) && uv_hrtime() < until) {
-    }
-    if (size_t n = syslog_rx_->DiscardQueued())
-      spdlog::warn(
-          "syslog socket: {} datagrams received but not stored: shutdown_timeout ({} ms) "
-          "passed",
-          n, cfg_.shutdown_timeout_ms);
-    while (uv_hrtime() < until && syslog_rx_->ReadSome(cfg_.read_budget)) {
-    }
-    CloseListener(syslog_);
+    syslog_draining_ = true;
+    uv_timer_start(&syslog_timer_, OnSyslogTimer, 0, 0);
   }
-  if (kmsg_fd_ >= 0) {
-    // What the kernel logged up to now is stored before the exit.
-    uv_close(reinterpret_cast<uv_handle_t *>(&kmsg_poll_), nullptr);
-    uint64_t until = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
-    while (kmsg_rx_->ReadSome(1024) && uv_hrtime() < until) {
-    }
-  }
+  kmsg_draining_ = kmsg_fd_ >= 0;
   spdlog::info("{}: draining {} connections and the listen backlog", strsignal(signum),
                conns_.size());
   drain_deadline_ns_ = uv_hrtime() + cfg_.shutdown_timeout_ms * 1000000ull;
-  // Connections still in the backlog have sent bytes too: DrainStep takes
+  // Connections still in the backlog have sent bytes too: AcceptAll takes
   // them, however many (up to SOMAXCONN), at most kBacklogAtOnce at a time,
   // outside the connection limits. A socket we bound is unlinked first, so
   // that clients reconnecting to the next daemon (liblogsink does within
@@ -868,11 +925,18 @@ void Server::Shutdown(int signum) {
   // to be closed; what it wrote before then reads to EOF.
   for (Conn *c : conns_) shutdown(c->fd, SHUT_RD);
   // Stalls are not judged any more (a partial frame at EOF is discarded).
-  // accept_retry_, free now that the listening socket is not polled, wakes
-  // the loop at the deadline.
+  // accept_retry_, free now that accepts are never paused (at a stop an
+  // accept error ends the taking), wakes the loop at the deadline.
   uv_timer_stop(&stall_timer_);
   uv_update_time(&loop_);
   uv_timer_start(&accept_retry_, OnDrainDeadline, cfg_.shutdown_timeout_ms + 1, 0);
+}
+
+// At a stop: no more connections are taken from the listen backlog.
+void Server::StopBacklog() {
+  if (!backlog_listening_) return;
+  backlog_listening_ = false;
+  uv_close(reinterpret_cast<uv_handle_t *>(&listen_poll_), nullptr);
 }
 
 // libuv's timers count from the loop's cached time, which may lag: until
@@ -890,33 +954,23 @@ void Server::OnDrainDeadline(uv_timer_t *t) {
 void Server::DrainStep() {
   if (drained_) return;
   const uint64_t now = uv_hrtime();
-  // The time is checked before taking a connection, never after: one taken
-  // is drained with the others (under systemd one left is the next
-  // daemon's).
-  while (backlog_listening_ && backlog_open_ < kBacklogAtOnce && now < backlog_until_ns_) {
-    int fd = accept4(listener_->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
-    if (fd < 0) {
-      backlog_listening_ = false;  // empty (or failing): no more are taken
-      break;
-    }
-    // SHUT_RD first: the client's later writes fail (EPIPE) instead of
-    // vanishing with the socket, and what it wrote before reads to EOF.
-    shutdown(fd, SHUT_RD);
-    if (Conn *c = AddConn(fd, PeerOf(fd))) {
-      c->from_backlog = true;
-      backlog_open_++;
-      backlog_taken_++;
-    }
-  }
-  if (backlog_listening_ && now >= backlog_until_ns_) backlog_listening_ = false;
+  // The listen backlog is done when it is empty (AcceptAll takes what it
+  // holds, from the loop, as before the stop) or its time is up.
+  if (backlog_listening_ &&
+      (now >= backlog_until_ns_ || (backlog_open_ < kBacklogAtOnce && !Readable(listener_->fd))))
+    StopBacklog();
+  // The kernel's log is done when it has nothing to read (OnKmsgReadable
+  // reads while it has).
+  if (kmsg_draining_ && !Readable(kmsg_fd_)) CloseKmsg();
   if (now >= drain_deadline_ns_) {
+    StopBacklog();
     for (Conn *c : conns_)
       spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
     while (!conns_.empty()) EndStream(conns_.back(), false);
-    backlog_listening_ = false;
+    CloseSyslog();
+    CloseKmsg();
   }
-  if (backlog_listening_ || !conns_.empty()) return;
+  if (backlog_listening_ || !conns_.empty() || syslog_draining_ || kmsg_draining_) return;
 
   drained_ = true;
   CloseListener(listener_);

@@ -52,6 +52,11 @@ class Server {
   static void OnSyslogQueued(uv_async_t *h);
   static void OnSyslogTimer(uv_timer_t *t);
   static void OnKmsgReadable(uv_poll_t *h, int status, int events);
+  // At a stop: the syslog socket and the kernel's log are let go once read
+  // to the end (or at the deadline).
+  void CloseSyslog();
+  void CloseKmsg();
+  void StopBacklog();
   // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
   bool StartKernel();
   static void OnConnEvent(uv_poll_t *h, int status, int events);
@@ -139,6 +144,8 @@ class Server {
   uint64_t drain_deadline_ns_ = 0, backlog_until_ns_ = 0;
   size_t backlog_open_ = 0, backlog_taken_ = 0;
   bool backlog_listening_ = true, drained_ = false;
+  // At a stop: the syslog socket and the kernel's log still being read.
+  bool syslog_draining_ = false, kmsg_draining_ = false;
 };
 
 }  // namespace logsink::daemon

@@ -1,6 +1,6 @@
-// session.cc: one connection's protocol handling: frame reassembly, HELLO,
-// INTERN (signature cache), RECORDS (validate all, then append), DROPPED,
-// STATS_REQ, RING_REQ, and the lines of a text stream.
+// session.cc: one connection's protocol handling: frame reassembly and
+// dispatch, HELLO, INTERN, RECORDS (validate all, then append), DROPPED,
+// STATS_REQ, RING_REQ, READ_REQ (see session.h).
 #include "session.h"
 
 #include <spdlog/spdlog.h>
@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "inline_site.h"
 #include "log_escape.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
@@ -22,7 +23,7 @@ constexpr uint64_t kMaxDroppedCount = 1ull << 40;
 constexpr size_t kMaxUnreadReplies = 64u << 10;
 
 Session::Session(Context *ctx, const Limits &limits, Peer peer)
-    : ctx_(ctx), limits_(limits), peer_(std::move(peer)) {
+    : ctx_(ctx), limits_(limits), peer_(std::move(peer)), charge_(&ctx->memory, peer_.uid) {
   source_.pid = peer_.pid;
   source_.uid = peer_.uid;
   source_.gid = peer_.gid;
@@ -30,37 +31,19 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
   source_.unit = peer_.unit;
 }
 
-Session::~Session() {
-  if (charged_) ctx_->memory.Release(peer_.uid, charged_);
-}
-
 // An estimate of the heap this session holds, by capacity, plus a fixed
 // share for the connection's own structures (Conn, poll handle, Session).
 uint64_t Session::Holding() const {
   constexpr uint64_t kFixed = 1024;
-  return kFixed + index_.capacity() * sizeof(uint32_t) + sparse_.size() * 48 +
-         entries_.capacity() * sizeof(SiteEntry) + sigs_.capacity() +
-         inline_.capacity() * sizeof(std::string) + inline_bytes_ + pending_.capacity() +
-         out_.capacity() + app_.capacity() + line_.capacity();
+  return kFixed + sites_.Holding() + pending_.capacity() + out_.capacity() + app_.capacity() +
+         (text_ ? text_->Holding() : 0);
 }
 
 bool Session::Account() {
-  uint64_t now = Holding();
-  if (now <= charged_) {
-    ctx_->memory.Release(peer_.uid, charged_ - now);
-    charged_ = now;
-    return true;
-  }
-  if (!ctx_->memory.Charge(peer_.uid, now - charged_)) {
-    Fail(Err::kMemory,
-         fmt::format("its state would hold {} bytes, past max_memory ({}) or max_memory_per_uid "
-                     "({}; uid {} holds {})",
-                     now, ctx_->memory.limit, ctx_->memory.per_uid_limit, peer_.uid,
-                     ctx_->memory.by_uid.count(peer_.uid) ? ctx_->memory.by_uid[peer_.uid] : 0));
-    return false;
-  }
-  charged_ = now;
-  return true;
+  std::string why;
+  if (charge_.Hold(Holding(), &why)) return true;
+  Fail(Err::kMemory, why);
+  return false;
 }
 
 void Session::Fail(Err e, std::string_view detail) {
@@ -68,11 +51,6 @@ void Session::Fail(Err e, std::string_view detail) {
   ctx_->log_limit.Log(int(e), spdlog::level::warn,
                       "client pid {} uid {} comm '{}': {}: {}; connection closed", peer_.pid,
                       peer_.uid, LogEscape(peer_.comm), ErrShortName(e), LogEscape(detail, 512));
-}
-
-void Session::WriteFailed(const storage::Status &s) {
-  ctx_->counters->write_errors++;
-  ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.message());
 }
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
@@ -131,98 +109,30 @@ bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
   return Account();
 }
 
-// ---- text streams ------------------------------------------------------------
-
 bool Session::FeedText(const uint8_t *p, size_t n) {
-  while (n > 0) {
-    const uint8_t *nl = static_cast<const uint8_t *>(memchr(p, '\n', n));
-    size_t len = nl ? size_t(nl - p) : n;
-    size_t keep = std::min(len, kMaxTextLine - line_.size());
-    line_.append(reinterpret_cast<const char *>(p), keep);
-    line_cut_ += len - keep;
-    if (!nl) break;
-    EndLine();
-    p = nl + 1;
-    n -= len + 1;
-  }
+  text_->Feed(p, n);
   return Account();
 }
 
-// Parses a leading "<N>" (N 0..191, decimal, at most 3 digits); returns the
-// prefix's length, or 0 when the line has none.
-static size_t PrioPrefix(std::string_view line, unsigned *prio) {
-  if (line.size() < 3 || line[0] != '<') return 0;
-  unsigned v = 0;
-  size_t i = 1;
-  for (; i < line.size() && i <= 3 && line[i] >= '0' && line[i] <= '9'; i++)
-    v = v * 10 + unsigned(line[i] - '0');
-  if (i == 1 || i >= line.size() || line[i] != '>' || v > 191) return 0;
-  *prio = v;
-  return i + 1;
-}
+bool Session::Finish(bool stopping) { return text_ && text_->Finish(stopping); }
 
-void Session::EndLine() {
-  if (line_cut_) {  // cut at kMaxTextLine: whole characters only
-    const size_t keep =
-        ls_utf8_trim_partial(reinterpret_cast<const uint8_t *>(line_.data()), line_.size());
-    line_cut_ += line_.size() - keep;
-    line_.resize(keep);
-  }
-  unsigned level = text_flags_ >> LS_HELLO_LEVEL_SHIFT & 7u;
-  unsigned facility = text_flags_ >> LS_HELLO_FACILITY_SHIFT & 31u;
-  std::string_view msg = line_;
-  unsigned prio;
-  size_t k;
-  if ((text_flags_ & LS_HELLO_PRIO_PREFIX) && (k = PrioPrefix(msg, &prio)) > 0) {
-    msg.remove_prefix(k);
-    level = prio & 7u;
-    if (prio >= 8) facility = prio >> 3;
-  }
-  static constexpr TextKind kStream[] = {TextKind::kText, TextKind::kStdout, TextKind::kStderr};
-  TextKind kind = kStream[text_flags_ >> LS_HELLO_STREAM_SHIFT & 3u];
-  TextFields f;
-  f.msg = msg;
-  storage::Status s = ctx_->text->Append(source_, kind, uint8_t(facility), uint8_t(level),
-                                         WallClockNanos(), f, line_cut_);
-  if (s.ok()) {  // the acknowledgment counts only lines that are in the ring
-    ctx_->counters->text_lines++;
-    lines_++;
-    if (line_cut_) {
-      ctx_->counters->text_lines_cut++;
-      lines_cut_++;
-    }
-  } else {
-    WriteFailed(s);
-  }
-  line_.clear();
-  line_cut_ = 0;
-}
+void Session::AppendTextAck() { text_->AppendAck(&out_); }
 
-bool Session::Finish(bool stopping) {
-  if (!text_ || (line_.empty() && line_cut_ == 0)) return false;
-  if (stopping && (text_flags_ & LS_HELLO_RELAY)) {
-    spdlog::debug("source {}: unfinished line of {} bytes left to its relay", source_.id,
-                  line_.size() + line_cut_);
-    line_.clear();
-    line_cut_ = 0;
+// A request (STATS_REQ, RING_REQ) has no payload, and is answered only
+// while the client reads the replies: a connection that sends requests and
+// never reads cannot make the daemon hold more than kMaxUnreadReplies plus
+// one reply.
+bool Session::TakeRequest(const char *name, bool well_formed) {
+  if (!well_formed) {
+    Fail(Err::kBadPayload, fmt::format("{} with a payload", name));
     return false;
   }
-  uint64_t stored = lines_;
-  EndLine();
-  if (lines_ == stored) return false;
-  ctx_->counters->text_partial_lines++;
-  partial_lines_++;
+  if (out_.size() >= kMaxUnreadReplies) {
+    Fail(Err::kRepliesUnread,
+         fmt::format("{} while {} bytes of replies are unread", name, out_.size()));
+    return false;
+  }
   return true;
-}
-
-void Session::AppendTextAck() {
-  AppendCountersFrame(
-      [&](const CounterFn &f) {
-        f("lines", lines_);
-        f("lines_cut", lines_cut_);
-        f("partial_lines", partial_lines_);
-      },
-      &out_);
 }
 
 bool Session::HandleFrame(const ls_frame &f) {
@@ -242,31 +152,12 @@ bool Session::HandleFrame(const ls_frame &f) {
       return true;
     }
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
-      if (ls_stats_req_decode(f.payload, f.len) < 0) {
-        Fail(Err::kBadPayload, "STATS_REQ with a payload");
-        return false;
-      }
-      // Replies are built only while the client reads them: a connection
-      // that sends STATS_REQ and never reads cannot make the daemon hold more
-      // than this plus one reply.
-      if (out_.size() >= kMaxUnreadReplies) {
-        Fail(Err::kRepliesUnread,
-             fmt::format("STATS_REQ while {} bytes of replies are unread", out_.size()));
-        return false;
-      }
+      if (!TakeRequest("STATS_REQ", ls_stats_req_decode(f.payload, f.len) >= 0)) return false;
       ctx_->counters->stats_requests++;
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
       return true;
     case LS_F_RING_REQ:  // allowed before HELLO too (logctl finding the ring)
-      if (ls_ring_req_decode(f.payload, f.len) < 0) {
-        Fail(Err::kBadPayload, "RING_REQ with a payload");
-        return false;
-      }
-      if (out_.size() >= kMaxUnreadReplies) {
-        Fail(Err::kRepliesUnread,
-             fmt::format("RING_REQ while {} bytes of replies are unread", out_.size()));
-        return false;
-      }
+      if (!TakeRequest("RING_REQ", ls_ring_req_decode(f.payload, f.len) >= 0)) return false;
       ctx_->counters->ring_requests++;
       AppendRingFrame(ctx_->writer->layout().ring_id, ctx_->ring_dev, ctx_->ring_ino,
                       ctx_->ring_path, &out_);
@@ -308,16 +199,12 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
     Fail(Err::kBadHello, "malformed HELLO");
     return false;
   }
-  size_t len = h.app_len;
-  if (len > limits_.max_app) {  // whole characters only
-    len = ls_utf8_cut(reinterpret_cast<const uint8_t *>(h.app), h.app_len, limits_.max_app);
-    ctx_->counters->app_truncated++;
-  }
-  app_.assign(h.app, len);
+  app_ = CutAppLabel(ctx_, std::string_view(h.app, h.app_len), limits_.max_app);
   hello_ = true;
-  text_ = (h.flags & LS_HELLO_TEXT) != 0;
-  text_flags_ = h.flags;
-  if (text_) ctx_->counters->text_streams++;
+  if (h.flags & LS_HELLO_TEXT) {
+    text_.emplace(ctx_, &source_, h.flags);
+    ctx_->counters->text_streams++;
+  }
   if (h.flags & LS_HELLO_RELAY) {
     // The lines are the output of the sender's child h.pid: they carry its
     // pid only when the kernel's view agrees (same uid, parent = the sender),
@@ -360,70 +247,31 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
                                       std::string_view(in.fmt, std::min<size_t>(in.fmt_len, 80))));
     return false;
   }
-  if (entries_.size() >= limits_.max_sites) {
+  if (sites_.size() >= limits_.max_sites) {
     Fail(Err::kBadIntern,
          fmt::format("more than max_sites_per_connection ({}) INTERN frames", limits_.max_sites));
     return false;
   }
-  SiteEntry e;
-  e.site.level = in.level;
-  e.site.line = in.line;
-  storage::Site full = e.site;
-  full.fmt = std::string_view(in.fmt, in.fmt_len);
-  full.file = std::string_view(in.file, in.file_len);
-  e.global = ctx_->writer->Intern(full);
-  if (e.global == 0 && !InlineSiteFits(in.site, sig, size_t(nargs), &full)) return false;
-  if (e.global == 0) {  // string table full: records carry the site inline
-    e.inline_idx = uint32_t(inline_.size());
-    inline_.emplace_back(full.fmt);
-    inline_.emplace_back(full.file);
-    inline_bytes_ += full.fmt.size() + full.file.size();
+  storage::Site site;
+  site.level = in.level;
+  site.line = in.line;
+  site.fmt = std::string_view(in.fmt, in.fmt_len);
+  site.file = std::string_view(in.file, in.file_len);
+  const uint32_t global = ctx_->writer->Intern(site);
+  if (global == 0) {  // the string table is full: records will carry the site inline
+    const InlineFit fit = FitInlineSite(*ctx_->writer, source_, sig, size_t(nargs), &site);
+    if (fit == InlineFit::kNever) {
+      Fail(Err::kBadIntern,
+           fmt::format("site {}: a {}-byte format cannot be stored: the string table is full "
+                       "and a {}-byte block cannot hold it in each record",
+                       in.site, site.fmt.size(), ctx_->writer->layout().block_size));
+      return false;
+    }
+    if (fit == InlineFit::kCut) ctx_->counters->sites_cut++;
   }
-  e.sig_off = uint32_t(sigs_.size());
-  e.sig_len = uint32_t(nargs);
-  sigs_.append(sig, size_t(nargs) + 1);
-  entries_.push_back(e);
-  if (in.site < kDenseSites) {
-    if (in.site >= index_.size()) index_.resize(size_t(in.site) + 1, 0);
-    index_[in.site] = uint32_t(entries_.size());
-  } else {
-    sparse_[in.site] = uint32_t(entries_.size());
-  }
+  sites_.Add(in.site, global, site, sig, size_t(nargs));
   // Charged now, so that a frame of many INTERNs is stopped at the bound.
   return Account();
-}
-
-// The string table is full, so records of this site would carry it inline:
-// a site too large for a block that way could never be stored. Its file name
-// is cut until it fits (FORMAT.md: the file name is only shown); a format
-// string that cannot fit even so is refused here, never accepted and lost.
-bool Session::InlineSiteFits(uint64_t site_id, const char *sig, size_t nargs, storage::Site *site) {
-  size_t floor = 0;  // the arguments with every string cut to nothing
-  for (size_t i = 0; i < nargs; i++) floor += sig[i] == LS_ARG_STR ? 1 : LS_VARINT_MAX;
-  const storage::RingWriter &w = *ctx_->writer;
-  if (w.InlineSiteFits(source_, *site, floor)) return true;
-  storage::Site cut = *site;
-  cut.file = {};
-  if (!w.InlineSiteFits(source_, cut, floor)) {
-    Fail(Err::kBadIntern,
-         fmt::format("site {}: a {}-byte format cannot be stored: the string table is full "
-                     "and a {}-byte block cannot hold it in each record",
-                     site_id, site->fmt.size(), w.layout().block_size));
-    return false;
-  }
-  size_t lo = 0, hi = site->file.size();  // the longest file name that fits
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo + 1) / 2;
-    cut.file = site->file.substr(0, mid);
-    if (w.InlineSiteFits(source_, cut, floor))
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  lo = ls_utf8_cut(reinterpret_cast<const uint8_t *>(site->file.data()), site->file.size(), lo);
-  site->file = site->file.substr(0, lo);
-  ctx_->counters->sites_cut++;
-  return true;
 }
 
 bool Session::OnRecords(const uint8_t *p, size_t n) {
@@ -439,19 +287,19 @@ bool Session::OnRecords(const uint8_t *p, size_t n) {
   std::vector<ParsedRecord> &parsed = ctx_->scratch;
   parsed.clear();
   while ((rc = ls_records_next(&it, &r)) > 0) {
-    const SiteEntry *e = Lookup(r.site);
+    const SiteCache::Entry *e = sites_.Lookup(r.site);
     if (!e) {
       Fail(Err::kUnknownSite, fmt::format("record names site {} that was not interned", r.site));
       return false;
     }
-    if (ls_records_args(&it, sigs_.data() + e->sig_off, &r) < 0) {
+    const std::string_view sig = sites_.Signature(*e);
+    if (ls_records_args(&it, sig.data(), &r) < 0) {
       Fail(Err::kBadRecord,
-           fmt::format("record of site {} does not match its signature \"{}\"", r.site,
-                       std::string_view(sigs_.data() + e->sig_off, e->sig_len)));
+           fmt::format("record of site {} does not match its signature \"{}\"", r.site, sig));
       return false;
     }
-    parsed.push_back(ParsedRecord{uint32_t(e - entries_.data()), uint32_t(r.args_len), r.args,
-                                  r.ts_ns, r.truncated});
+    parsed.push_back(
+        ParsedRecord{sites_.IndexOf(e), uint32_t(r.args_len), r.args, r.ts_ns, r.truncated});
   }
   if (rc < 0) {
     Fail(Err::kBadRecord, "malformed record header");
@@ -463,23 +311,21 @@ bool Session::OnRecords(const uint8_t *p, size_t n) {
   in.tid = it.tid;
   storage::Site inline_site;
   for (const ParsedRecord &pr : parsed) {
-    const SiteEntry *e = &entries_[pr.entry];
-    in.site_id = e->global;
-    if (e->global == 0) {
-      inline_site = e->site;
-      inline_site.fmt = inline_[e->inline_idx];
-      inline_site.file = inline_[e->inline_idx + 1];
+    const SiteCache::Entry &e = sites_.At(pr.entry);
+    in.site_id = e.global;
+    if (e.global == 0) {
+      inline_site = sites_.InlineSite(e);
       in.inline_site = &inline_site;
     } else {
       in.inline_site = nullptr;
     }
-    in.signature = std::string_view(sigs_.data() + e->sig_off, e->sig_len);
+    in.signature = sites_.Signature(e);
     in.ts_ns = pr.ts_ns;
     in.args = pr.args;
     in.args_len = pr.args_len;
     in.truncated = pr.truncated;
     storage::Status s = ctx_->writer->Append(in);
-    if (!s.ok()) WriteFailed(s);
+    if (!s.ok()) WriteFailed(ctx_, s);
   }
   return true;
 }
@@ -498,7 +344,7 @@ bool Session::OnDropped(const uint8_t *p, size_t n) {
   }
   ctx_->counters->dropped_reported += d.count;
   storage::Status s = ctx_->writer->AppendDropped(source_, d.now_ns, d.count, d.since_ns);
-  if (!s.ok()) WriteFailed(s);
+  if (!s.ok()) WriteFailed(ctx_, s);
   return true;
 }
 

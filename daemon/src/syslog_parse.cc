@@ -10,21 +10,6 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // RFC 5424 PRINTUSASCII: %d33-126.
 bool IsPrint(char c) { return c >= 33 && c <= 126; }
 
-// "<N>" at the start: N is 1..3 digits without leading zeros, at most 191.
-// Returns the prefix's length, or 0.
-size_t ParsePri(std::string_view s, unsigned *pri) {
-  if (s.size() < 3 || s[0] != '<') return 0;
-  size_t i = 1;
-  unsigned v = 0;
-  while (i < s.size() && i <= 4 && IsDigit(s[i])) v = v * 10 + unsigned(s[i++] - '0');
-  size_t digits = i - 1;
-  if (digits == 0 || digits > 3 || i >= s.size() || s[i] != '>') return 0;
-  if (digits > 1 && s[1] == '0') return 0;
-  if (v > 191) return 0;
-  *pri = v;
-  return i + 1;
-}
-
 // ---- RFC 3164 -------------------------------------------------------------
 
 // "Mmm dd hh:mm:ss" with the day space-padded ("Nov  5") or not ("Nov 5",
@@ -202,6 +187,20 @@ bool Parse5424(std::string_view s, SyslogMessage *m) {
 }
 
 }  // namespace
+
+size_t ParsePri(std::string_view s, unsigned *pri) {
+  if (s.size() < 3 || s[0] != '<') return 0;
+  size_t i = 1;
+  unsigned v = 0;
+  // At most 4 digits are read, so a long run cannot overflow v.
+  while (i < s.size() && i <= 4 && IsDigit(s[i])) v = v * 10 + unsigned(s[i++] - '0');
+  const size_t digits = i - 1;
+  if (digits == 0 || digits > 3 || i >= s.size() || s[i] != '>') return 0;
+  if (digits > 1 && s[1] == '0') return 0;  // "<0>" only; "<03>", "<003>" are not PRIs
+  if (v > 191) return 0;
+  *pri = v;
+  return i + 1;
+}
 
 SyslogMessage ParseSyslog(std::string_view in) {
   SyslogMessage m;

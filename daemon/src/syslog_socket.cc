@@ -119,12 +119,7 @@ void SyslogReceiver::Store(const uint8_t *p, size_t len, size_t real_len, uint32
       if (m.bad == SyslogBad::kRfc5424) c.syslog_malformed_rfc5424++;
       break;
   }
-  std::string_view tag = m.tag;
-  if (tag.size() > max_app_) {  // whole characters only
-    tag = tag.substr(
-        0, ls_utf8_cut(reinterpret_cast<const uint8_t *>(tag.data()), tag.size(), max_app_));
-    c.app_truncated++;
-  }
+  const std::string_view tag = CutAppLabel(ctx_, m.tag, max_app_);
   const storage::Source &src = SourceFor(pid, uid, gid, tag);
   TextFields f;
   f.msg = m.msg;
@@ -132,22 +127,15 @@ void SyslogReceiver::Store(const uint8_t *p, size_t len, size_t real_len, uint32
   // message that runs to that end keeps whole characters only, and the
   // bytes of a partial last one count as cut.
   if (cut && !f.msg.empty() &&
-      f.msg.data() + f.msg.size() == reinterpret_cast<const char *>(p) + len) {
-    const size_t keep =
-        ls_utf8_trim_partial(reinterpret_cast<const uint8_t *>(f.msg.data()), f.msg.size());
-    cut += f.msg.size() - keep;
-    f.msg = f.msg.substr(0, keep);
-  }
+      f.msg.data() + f.msg.size() == reinterpret_cast<const char *>(p) + len)
+    f.msg = DropPartialChar(f.msg, &cut);
   f.timestamp = m.timestamp;
   f.hostname = m.hostname;
   f.msgid = m.msgid;
   f.sd = m.sd;
   storage::Status s =
       ctx_->text->Append(src, kind, m.facility, m.severity, WallClockNanos(), f, cut);
-  if (!s.ok()) {
-    c.write_errors++;
-    ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "ring write failed: {}", s.ToString());
-  }
+  if (!s.ok()) WriteFailed(ctx_, s);
 }
 
 namespace {

@@ -26,8 +26,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "context.h"
 #include "logsink/storage/ring.h"
-#include "session.h"
 
 namespace logsink::daemon {
 

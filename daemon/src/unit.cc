@@ -1,10 +1,7 @@
 // unit.cc: see unit.h.
 #include "unit.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
+#include "peer.h"
 
 namespace logsink::daemon {
 namespace {
@@ -70,21 +67,6 @@ std::string UnitFromCgroup(std::string_view file) {
   return have_v2 ? UnitOfPath(v2) : "";
 }
 
-std::string ReadUnit(uint32_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%u/cgroup", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buf[8192];
-  size_t n = 0;
-  for (;;) {
-    ssize_t r = read(fd, buf + n, sizeof buf - n);
-    if (r <= 0) break;
-    n += size_t(r);
-    if (n == sizeof buf) break;
-  }
-  close(fd);
-  return UnitFromCgroup(std::string_view(buf, n));
-}
+std::string ReadUnit(uint32_t pid) { return UnitFromCgroup(ReadProcFile(pid, "cgroup", 8192)); }
 
 }  // namespace logsink::daemon

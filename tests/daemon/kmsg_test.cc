@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/seed.h"
+#include "daemon/context_fixture.h"
 #include "daemon/harness.h"
 #include "kmsg_parse.h"
 #include "logsink/proto/args.h"
@@ -74,22 +75,9 @@ TEST(KmsgParse, Table) {
 }
 
 // The reader in process, on a real ring file.
-class KmsgReaderTest : public ::testing::Test {
+class KmsgReaderTest : public ContextTest {
  protected:
-  void SetUp() override {
-    spdlog::set_level(spdlog::level::off);
-    storage::WriterOptions o;
-    o.file_size = 4u << 20;
-    ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
-    text_ = std::make_unique<TextSites>(w_.get());
-    ctx_.writer = w_.get();
-    ctx_.text = text_.get();
-    ctx_.counters = &counters_;
-  }
-  std::vector<OwnedRecord> Flushed() {
-    EXPECT_TRUE(w_->Flush().ok());
-    return ReadRing(dir_ / "r");
-  }
+  KmsgReaderTest() : ContextTest(4u << 20) {}
   // The kernel's sequence number stored with a kernel record.
   static std::string Arg(const OwnedRecord &r, int i) {
     const uint8_t *p = reinterpret_cast<const uint8_t *>(r.args.data()), *end = p + r.args.size();
@@ -101,11 +89,6 @@ class KmsgReaderTest : public ::testing::Test {
     }
     return std::string(reinterpret_cast<const char *>(a.s), a.len);
   }
-  TempDir dir_;
-  std::unique_ptr<storage::RingWriter> w_;
-  std::unique_ptr<TextSites> text_;
-  Counters counters_;
-  Context ctx_;
 };
 
 constexpr uint64_t kReal = 1700000000000000000ull, kMono = 100000000000ull;  // 100 s after boot

@@ -1,7 +1,8 @@
 // session_test.cc: the daemon's per-connection protocol state machine
 // (daemon/src/session.h) in process, on a real ring file: frames split at
 // every byte give the same records, and randomly mutated streams never crash
-// it nor put a record on disk whose arguments do not match its format.
+// it nor put a record on disk whose arguments do not match its format; a
+// text stream's <N> prefix and a syslog datagram's PRI follow one rule.
 #include "session.h"
 
 #include <gtest/gtest.h>
@@ -12,9 +13,11 @@
 #include <set>
 
 #include "common/seed.h"
+#include "daemon/context_fixture.h"
 #include "daemon/harness.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/frame.h"
+#include "syslog_parse.h"
 
 namespace logsink::test {
 namespace {
@@ -34,27 +37,9 @@ std::string Stream() {
          Dropped(3, 1, 2) + Records(9, {{1, 300, {Arg::S("zed"), Arg::I(-7)}}});
 }
 
-class SessionTest : public ::testing::Test {
+class SessionTest : public ContextTest {
  protected:
-  void SetUp() override {
-    spdlog::set_level(spdlog::level::off);
-    storage::WriterOptions o;
-    o.file_size = 1u << 20;
-    ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
-    ctx_.writer = w_.get();
-    ctx_.counters = &counters_;
-    text_ = std::make_unique<TextSites>(w_.get());
-    ctx_.text = text_.get();
-  }
-  std::vector<OwnedRecord> Flushed() {
-    EXPECT_TRUE(w_->Flush().ok());
-    return ReadRing(dir_ / "r");
-  }
-  TempDir dir_;
-  std::unique_ptr<storage::RingWriter> w_;
-  std::unique_ptr<TextSites> text_;
-  Counters counters_;
-  Context ctx_;
+  SessionTest() : ContextTest(1u << 20) {}
 };
 
 // A text stream (HELLO with LS_HELLO_TEXT): text may follow HELLO in the same
@@ -149,6 +134,73 @@ TEST_F(SessionTest, TextStreamCutLandsOnACharacterBoundary) {
   EXPECT_EQ(stored.size() % 2, 1u);
   EXPECT_TRUE(line.compare(0, stored.size(), stored) == 0);
   EXPECT_EQ(got[0].truncated, line.size() - stored.size());
+}
+
+// One <PRI> rule (syslog_parse.h, ParsePri) for a text stream's prefixes and
+// the syslog socket's datagrams: on each edge case both take the prefix, with
+// the same priority, or both refuse it (the line is then stored whole at the
+// stream's own priority, the datagram whole as malformed).
+TEST_F(SessionTest, PrioPrefixAndSyslogPriFollowOneRule) {
+  const std::string n20(20, '9');
+  const struct {
+    std::string prefix;
+    int pri;  // -1: not a PRI
+  } cases[] = {
+      {"<0>", 0},
+      {"<7>", 7},
+      {"<8>", 8},
+      {"<13>", 13},
+      {"<191>", 191},
+      {"<192>", -1},
+      {"<999>", -1},
+      {"<003>", -1},
+      {"<03>", -1},
+      {"<00>", -1},
+      {"<013>", -1},
+      {"<>", -1},
+      {"<1", -1},
+      {"<1 >", -1},
+      {"< 1>", -1},
+      {"<1000>", -1},
+      {"<" + n20 + ">", -1},
+      {"<0000000000000000000001>", -1},
+      {"<-1>", -1},
+      {"<+1>", -1},
+      {"1>", -1},
+  };
+  std::string text;
+  for (const auto &c : cases) text += c.prefix + "m\n";
+  const std::string s = Hello(1, "txt", ls_hello_text_flags(6, 3, LS_HELLO_STREAM_TEXT, 1)) + text;
+  Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(sess.Feed(U(s), s.size(), 0));
+  auto got = Flushed();
+  ASSERT_EQ(got.size(), std::size(cases));
+  for (size_t i = 0; i < std::size(cases); i++) {
+    const auto &c = cases[i];
+    SCOPED_TRACE(c.prefix);
+    unsigned pri = 1000;
+    const size_t n = daemon::ParsePri(c.prefix + "m", &pri);
+    EXPECT_EQ(n, c.pri < 0 ? 0 : c.prefix.size());
+    if (c.pri >= 0) {
+      EXPECT_EQ(pri, unsigned(c.pri));
+    }
+    // The text stream: prefix taken (level N % 8, facility N / 8 from 8 on)
+    // or the whole line at the stream's level 6, facility 3.
+    EXPECT_EQ(got[i].args, EncodeArgs({Arg::S(c.pri < 0 ? c.prefix + "m" : "m")}));
+    EXPECT_EQ(got[i].level, c.pri < 0 ? 6 : c.pri % 8);
+    EXPECT_EQ(got[i].line, c.pri < 8 ? 3u : unsigned(c.pri / 8)) << "the facility";
+    // The syslog socket: the same PRI, or a datagram malformed by its PRI.
+    const SyslogMessage m = daemon::ParseSyslog(c.prefix + "Nov 25 12:40:16 t: m");
+    if (c.pri < 0) {
+      EXPECT_EQ(m.form, SyslogForm::kMalformed);
+      EXPECT_EQ(m.bad, SyslogBad::kPri);
+    } else {
+      EXPECT_EQ(m.form, SyslogForm::kRfc3164);
+      EXPECT_EQ(m.severity, c.pri % 8);
+      EXPECT_EQ(m.facility, c.pri / 8);
+      EXPECT_EQ(m.severity, got[i].level) << "both paths read the same level";
+    }
+  }
 }
 
 TEST_F(SessionTest, EverySplitGivesTheSameRecords) {

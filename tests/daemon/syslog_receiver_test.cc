@@ -12,6 +12,7 @@
 
 #include <thread>
 
+#include "daemon/context_fixture.h"
 #include "daemon/harness.h"
 #include "syslog_socket.h"
 
@@ -20,19 +21,9 @@ namespace {
 
 using namespace logsink::daemon;
 
-class SyslogReceiverTest : public ::testing::Test {
+class SyslogReceiverTest : public ContextTest {
  protected:
-  void SetUp() override {
-    spdlog::set_level(spdlog::level::off);
-    storage::WriterOptions o;
-    o.file_size = 16u << 20;
-    ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
-    text_ = std::make_unique<TextSites>(w_.get());
-    text_->set_kern_refused_counter(&counters_.kern_refused);
-    ctx_.writer = w_.get();
-    ctx_.text = text_.get();
-    ctx_.counters = &counters_;
-  }
+  SyslogReceiverTest() : ContextTest(16u << 20) {}
   // A datagram socket pair: sv[0] receives with credentials, sv[1] sends.
   void Pair(int sv[2]) {
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
@@ -41,15 +32,6 @@ class SyslogReceiverTest : public ::testing::Test {
   void Store(SyslogReceiver *rx, const std::string &d, uint32_t pid = 10, bool creds = true) {
     rx->Store(reinterpret_cast<const uint8_t *>(d.data()), d.size(), d.size(), pid, 20, 30, creds);
   }
-  std::vector<OwnedRecord> Flushed() {
-    EXPECT_TRUE(w_->Flush().ok());
-    return ReadRing(dir_ / "r");
-  }
-  TempDir dir_;
-  std::unique_ptr<storage::RingWriter> w_;
-  std::unique_ptr<TextSites> text_;
-  Counters counters_;
-  Context ctx_;
 };
 
 TEST_F(SyslogReceiverTest, SourceCacheIsBoundedLeastRecentlyUsedFirst) {

@@ -413,30 +413,54 @@ TEST(SyslogSocket, FloodDoesNotStarveNativeClients) {
               static_cast<unsigned long long>(seed));
 }
 
+// A daemon with a syslog socket and read_budget 4 KiB.
+struct BudgetDaemon {
+  BudgetDaemon() : d(dir, {"--syslog-socket", path}, "[limits]\nread_budget = \"4KiB\"\n") {}
+  // Starts it and stops it (SIGSTOP) while n datagrams of 4 KiB are sent:
+  // they wait in the socket until it runs again.
+  void StartAndSendWhileStopped(int n) {
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
+    std::string msg = "<13>Nov 25 12:00:00 budget: " + std::string(4096 - 28, 'b');
+    ASSERT_EQ(msg.size(), 4096u);
+    for (int i = 0; i < n; i++) ASSERT_TRUE(SendDatagram(path, msg)) << i;
+  }
+  TempDir dir;
+  std::string path = dir / "syslog.sock";
+  Daemon d;
+};
+
 // The read budget, made deterministic: with the daemon stopped, 8 datagrams
 // of 4 KiB queue up; with read_budget 4 KiB each of the loop's turns stores
 // one and goes back to the loop (syslog_budget_yields), 8 turns in all
 // however the receive thread queued them. (tests/daemon/
 // syslog_receiver_test.cc checks several datagrams per turn.)
 TEST(SyslogSocket, ReadBudgetYieldsToTheLoop) {
-  TempDir dir;
-  std::string path = dir / "syslog.sock";
-  Daemon d(dir, {"--syslog-socket", path}, "[limits]\nread_budget = \"4KiB\"\n");
-  ASSERT_TRUE(d.Start()) << d.Stderr();
-  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
-  std::string msg = "<13>Nov 25 12:00:00 budget: " + std::string(4096 - 28, 'b');
-  ASSERT_EQ(msg.size(), 4096u);
-  for (int i = 0; i < 8; i++) ASSERT_TRUE(SendDatagram(path, msg)) << i;
-  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
+  BudgetDaemon b;
+  ASSERT_NO_FATAL_FAILURE(b.StartAndSendWhileStopped(8));
+  ASSERT_EQ(kill(b.d.pid(), SIGCONT), 0);
   std::map<std::string, uint64_t> st;
   ASSERT_TRUE(WaitUntil([&] {
-    Client c(d.socket);
+    Client c(b.d.socket);
     st = c.Stats();
     return st["syslog_received"] == 8;
   }));
   EXPECT_EQ(st["syslog_budget_yields"], 8u);
-  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
-  EXPECT_EQ(ReadRing(d.ring).size(), 8u);
+  EXPECT_EQ(b.d.Stop(), 0) << b.d.Stderr();
+  EXPECT_EQ(ReadRing(b.d.ring).size(), 8u);
+}
+
+// Datagrams sent before SIGTERM are stored: the stop reads them through the
+// loop, one read budget (here one datagram) per turn, wherever they wait
+// (the receive thread's queue or the socket), before the daemon exits.
+TEST(SyslogSocket, SigtermStoresWhatWasSentBeforeIt) {
+  BudgetDaemon b;
+  ASSERT_NO_FATAL_FAILURE(b.StartAndSendWhileStopped(8));
+  ASSERT_EQ(kill(b.d.pid(), SIGTERM), 0);  // pending until it runs again
+  ASSERT_EQ(kill(b.d.pid(), SIGCONT), 0);
+  EXPECT_EQ(b.d.Stop(SIGTERM), 0) << b.d.Stderr();
+  EXPECT_EQ(ReadRing(b.d.ring).size(), 8u);
+  EXPECT_EQ(b.d.Stderr().find("not stored"), std::string::npos) << b.d.Stderr();
 }
 
 TEST(SyslogSocket, SocketFileRules) {
