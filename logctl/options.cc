@@ -107,7 +107,8 @@ const char *Help(Command c) {
              "                   (default user) as logger(1) takes them: user.err, local3.notice\n"
              "  -t, --tag, --app TAG   the records' application label (default logctl)\n"
              "  --prio-prefix    a line starting with <N> (N = facility * 8 + level, 0-191, or\n"
-             "                   just 0-7) has that priority; the prefix is not stored\n"
+             "                   just 0-7; no leading zero) has that priority; the prefix is\n"
+             "                   not stored\n"
              "  --id             accepted for logger(1) compatibility: every record carries the\n"
              "                   sender's pid from the kernel; --id=ID (a claimed pid) is "
              "refused\n";
