@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common.h"
 #include "logsink/config/long_options.h"
@@ -244,65 +246,104 @@ bool ParseU64(const char *s, uint64_t *v) {
   return true;
 }
 
+// Every option once: its long name (a second row gives an alias), its short
+// letter (0 for none), whether it takes a value, and the commands that take
+// it. getopt_long's table, the short-option string and the "does not apply
+// here" check all come from this one list.
+constexpr unsigned Bit(Command c) { return 1u << unsigned(c); }
+constexpr unsigned kTailCat = Bit(Command::kTail) | Bit(Command::kCat);
+constexpr unsigned kReads = kTailCat | Bit(Command::kExport);
+constexpr unsigned kWrites = Bit(Command::kSend) | Bit(Command::kRun);
+constexpr unsigned kEvery = ~0u;
+
+struct Spec {
+  int id;
+  const char *name;
+  char letter;
+  int has_arg;
+  unsigned commands;
+};
+
+constexpr Spec kSpecs[] = {
+    {kFile, "file", 0, required_argument, kEvery & ~kWrites},
+    {kSocket, "socket", 0, required_argument, kEvery},
+    {kLevel, "level", 'p', required_argument, kReads | kWrites},
+    {kLevel, "priority", 0, required_argument, kReads | kWrites},
+    {kPid, "pid", 0, required_argument, kReads},
+    {kUid, "uid", 0, required_argument, kReads},
+    {kApp, "app", 0, required_argument, kReads | kWrites},
+    {kSince, "since", 'S', required_argument, kReads},
+    {kUntil, "until", 'U', required_argument, kReads},
+    {kGrep, "grep", 'g', required_argument, kReads},
+    {kIgnoreCase, "ignore-case", 'i', no_argument, kReads},
+    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats)},
+    {kNoColor, "no-color", 0, no_argument, kTailCat},
+    {kUtc, "utc", 0, no_argument, kTailCat},
+    {kFormat, "format", 0, required_argument, Bit(Command::kExport)},
+    {kOutput, "output", 'o', required_argument, kReads},
+    {kLines, "lines", 'n', required_argument, Bit(Command::kTail)},
+    {kFollow, "follow", 'f', no_argument, Bit(Command::kTail)},
+    {kHelp, "help", 'h', no_argument, kEvery},
+    {kShowCursor, "show-cursor", 0, no_argument, kTailCat},
+    {kAfterCursor, "after-cursor", 0, required_argument, kTailCat},
+    {kCursor, "cursor", 0, required_argument, kTailCat},
+    {kWatch, "watch", 0, optional_argument, Bit(Command::kStats)},
+    {kCursorFile, "cursor-file", 0, required_argument, kTailCat},
+    {kTag, "tag", 't', required_argument, kReads | Bit(Command::kSend)},
+    {kPrioPrefix, "prio-prefix", 0, no_argument, kWrites},
+    {kId, "id", 0, optional_argument, Bit(Command::kSend)},
+    {kLevelStdout, "level-stdout", 0, required_argument, Bit(Command::kRun)},
+    {kLevelStderr, "level-stderr", 0, required_argument, Bit(Command::kRun)},
+    {kReverse, "reverse", 'r', no_argument, kTailCat},
+    {kNoPager, "no-pager", 0, no_argument, kTailCat},
+    {kPagerEnd, "pager-end", 'e', no_argument, kTailCat},
+    {kUnit, "unit", 'u', required_argument, kReads},
+    {kBoot, "boot", 'b', optional_argument, kReads},
+    {kDmesg, "dmesg", 'k', no_argument, kReads},
+    {kListBoots, "list-boots", 0, no_argument, kTailCat},
+};
+
 bool Allowed(Command c, int opt) {
-  if (c == Command::kLog) return Allowed(Command::kTail, opt) || Allowed(Command::kCat, opt);
-  bool reads = c == Command::kTail || c == Command::kCat || c == Command::kExport;
-  switch (opt) {
-    case kFile:
-      return c != Command::kSend && c != Command::kRun;
-    case kSocket:
-      return true;
-    case kLevel:
-      return reads || c == Command::kSend || c == Command::kRun;
-    case kApp:
-      return reads || c == Command::kSend || c == Command::kRun;
-    case kTag:
-      return reads || c == Command::kSend;
-    case kId:
-      return c == Command::kSend;
-    case kPrioPrefix:
-      return c == Command::kSend || c == Command::kRun;
-    case kLevelStdout:
-    case kLevelStderr:
-      return c == Command::kRun;
-    case kPid:
-    case kUid:
-    case kSince:
-    case kUntil:
-    case kGrep:
-    case kIgnoreCase:
-      return reads;
-    case kJson:
-      return c == Command::kTail || c == Command::kCat || c == Command::kStats;
-    case kWatch:
-      return c == Command::kStats;
-    case kNoColor:
-    case kUtc:
-      return c == Command::kTail || c == Command::kCat;
-    case kOutput:
-      return reads;
-    case kFormat:
-      return c == Command::kExport;
-    case kLines:
-    case kFollow:
-      return c == Command::kTail;
-    case kUnit:
-    case kBoot:
-    case kDmesg:
-      return reads;
-    case kListBoots:
-    case kShowCursor:
-    case kAfterCursor:
-    case kCursor:
-    case kCursorFile:
-    case kReverse:
-    case kNoPager:
-    case kPagerEnd:
-      return c == Command::kTail || c == Command::kCat;
-    case kHelp:
-      return true;
-  }
+  // logctl with options and no command: tail's and cat's.
+  const unsigned want = c == Command::kLog ? kTailCat : Bit(c);
+  for (const Spec &s : kSpecs)
+    if (s.id == opt) return (s.commands & want) != 0;
   return false;
+}
+
+// getopt_long's table, from kSpecs.
+const std::vector<struct option> &LongOptions() {
+  static const std::vector<struct option> v = [] {
+    std::vector<struct option> o;
+    for (const Spec &s : kSpecs) o.push_back({s.name, s.has_arg, nullptr, s.id});
+    o.push_back({nullptr, 0, nullptr, 0});
+    return o;
+  }();
+  return v;
+}
+
+// getopt's short options for cmd. ':' first: a missing value is reported as
+// such. send and run stop at the first word ('+': a message may start with
+// '-' after "--", and run's command keeps its own options) and take only
+// their own letters; the others take every letter, so a letter of another
+// command is refused by Allowed with "does not apply here".
+std::string ShortOptions(Command cmd) {
+  const bool writes = (Bit(cmd) & kWrites) != 0;
+  std::string s = writes ? "+:" : ":";
+  for (const Spec &spec : kSpecs) {
+    if (!spec.letter || (writes && !(spec.commands & Bit(cmd)))) continue;
+    s += spec.letter;
+    if (spec.has_arg == required_argument) s += ':';
+    if (spec.has_arg == optional_argument) s += "::";
+  }
+  return s;
+}
+
+// The option a short letter stands for (0: none).
+int OptionOfLetter(int letter) {
+  for (const Spec &s : kSpecs)
+    if (s.letter && s.letter == letter) return s.id;
+  return 0;
 }
 
 }  // namespace
@@ -361,45 +402,7 @@ void PrintCommandHelp(Command cmd, FILE *to) {
 }
 
 int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
-  static const struct option kLong[] = {
-      {"file", required_argument, nullptr, kFile},
-      {"socket", required_argument, nullptr, kSocket},
-      {"level", required_argument, nullptr, kLevel},
-      {"priority", required_argument, nullptr, kLevel},
-      {"pid", required_argument, nullptr, kPid},
-      {"uid", required_argument, nullptr, kUid},
-      {"app", required_argument, nullptr, kApp},
-      {"since", required_argument, nullptr, kSince},
-      {"until", required_argument, nullptr, kUntil},
-      {"grep", required_argument, nullptr, kGrep},
-      {"ignore-case", no_argument, nullptr, kIgnoreCase},
-      {"json", no_argument, nullptr, kJson},
-      {"no-color", no_argument, nullptr, kNoColor},
-      {"utc", no_argument, nullptr, kUtc},
-      {"format", required_argument, nullptr, kFormat},
-      {"output", required_argument, nullptr, kOutput},
-      {"lines", required_argument, nullptr, kLines},
-      {"follow", no_argument, nullptr, kFollow},
-      {"help", no_argument, nullptr, kHelp},
-      {"show-cursor", no_argument, nullptr, kShowCursor},
-      {"after-cursor", required_argument, nullptr, kAfterCursor},
-      {"cursor", required_argument, nullptr, kCursor},
-      {"watch", optional_argument, nullptr, kWatch},
-      {"cursor-file", required_argument, nullptr, kCursorFile},
-      {"tag", required_argument, nullptr, kTag},
-      {"prio-prefix", no_argument, nullptr, kPrioPrefix},
-      {"id", optional_argument, nullptr, kId},
-      {"level-stdout", required_argument, nullptr, kLevelStdout},
-      {"level-stderr", required_argument, nullptr, kLevelStderr},
-      {"reverse", no_argument, nullptr, kReverse},
-      {"no-pager", no_argument, nullptr, kNoPager},
-      {"pager-end", no_argument, nullptr, kPagerEnd},
-      {"unit", required_argument, nullptr, kUnit},
-      {"boot", optional_argument, nullptr, kBoot},
-      {"dmesg", no_argument, nullptr, kDmesg},
-      {"list-boots", no_argument, nullptr, kListBoots},
-      {nullptr, 0, nullptr, 0},
-  };
+  const struct option *kLong = LongOptions().data();
   const char *name = Name(cmd);
   auto usage = [&](const std::string &why) {
     if (cmd == Command::kLog) {
@@ -417,13 +420,8 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
   opterr = 0;
   optind = 1;
   int c, li = -1;
-  // '+' for send: stop at the first word so a message may start with '-'
-  // after "--"; ':' so a missing argument is reported as such.
-  // run stops at CMD for the same reason.
-  const char *shorts = cmd == Command::kSend  ? "+:hp:t:"
-                       : cmd == Command::kRun ? "+:hp:"
-                                              : ":n:fo:g:hip:reu:b::kt:S:U:";
-  while ((li = -1, c = getopt_long(argc, argv, shorts, kLong, &li)) != -1) {
+  const std::string shorts = ShortOptions(cmd);
+  while ((li = -1, c = getopt_long(argc, argv, shorts.c_str(), kLong, &li)) != -1) {
     const char *arg = optarg;
     // The option as the user spelled it, for messages.
     std::string opt = li >= 0 ? std::string("--") + kLong[li].name
@@ -434,59 +432,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
             : optind > 0 && optind <= argc ? argv[optind - 1]
                                            : "";
     }
-    switch (c) {
-      case 'n':
-        c = kLines;
-        break;
-      case 'f':
-        c = kFollow;
-        break;
-      case 'o':
-        c = kOutput;
-        break;
-      case 'g':
-        c = kGrep;
-        break;
-      case 'i':
-        c = kIgnoreCase;
-        break;
-      case 'p':
-        c = kLevel;
-        break;
-      case 'r':
-        c = kReverse;
-        break;
-      case 'e':
-        c = kPagerEnd;
-        break;
-      case 'h':
-        c = kHelp;
-        break;
-      case 't':
-        c = kTag;
-        break;
-      case 'u':
-        c = kUnit;
-        break;
-      case 'b':
-        c = kBoot;
-        break;
-      case 'k':
-        c = kDmesg;
-        break;
-      case 'S':
-        c = kSince;
-        break;
-      case 'U':
-        c = kUntil;
-        break;
-      case ':':
-        return usage("option '" + opt + "' needs an argument");
-      case '?':
-        return usage("unknown option '" + opt + "'");
-      default:
-        break;
-    }
+    if (c == ':') return usage("option '" + opt + "' needs an argument");
+    if (c == '?') return usage("unknown option '" + opt + "'");
+    if (int id = c < 128 ? OptionOfLetter(c) : 0) c = id;
     if (std::string why; !config::LongOptionInFull(argv, optind, optarg, kLong, li, &why))
       return usage(why);
     if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
