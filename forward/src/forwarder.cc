@@ -886,6 +886,7 @@ int Forwarder::Run() {
   uv_async_init(&loop_, &async_, [](uv_async_t *a) { Of(a)->Pump(); });
   async_.data = this;
   sink_->set_wake([this] { uv_async_send(&async_); });
+  sink_->set_loop(&loop_);
   std::string err;
   if (!sink_->Start(&err)) {
     spdlog::critical("{}", err);
