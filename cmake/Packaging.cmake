@@ -9,7 +9,7 @@
 #                 pkg-config and CMake package files, liblogsink(3);
 #   logsink-forward (component forward): logsink-forward, its template unit,
 #                 man page and example configuration (a package of its own:
-#                 it links libnats and librelp, which logsinkd does not need);
+#                 it links libnats, which logsinkd does not need);
 #   python3-logsink (component python): the pure-Python client package in
 #                 /usr/lib/python3/dist-packages (Architecture all, sources
 #                 only, no bytecode).

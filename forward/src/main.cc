@@ -62,7 +62,6 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "logsink-forward: --to: %s\n", error.c_str());
       return 2;
     }
-    ro.window = o.window;
     sink = MakeRelpSink(ro);
   }
 
@@ -77,8 +76,8 @@ int main(int argc, char **argv) {
         "$LOGSINK_SOCKET is set, but logsink-forward reads a ring file, not a daemon: "
         "following {} (give --file or $LOGSINK_FILE for another ring)",
         o.file);
-  // SIGTERM/SIGINT: uv_signal handles them whichever thread (cnats' or
-  // librelp's) the kernel delivers them to.
+  // SIGTERM/SIGINT: uv_signal handles them whichever thread (cnats' or the
+  // loop's) the kernel delivers them to.
   int rc = RunForwarder(o, std::move(sink));
   // Waits (at most 2 s) for cnats' internal threads to end: nats_Close()
   // returns while they may still run, and the process exits next.

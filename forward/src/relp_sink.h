@@ -1,17 +1,27 @@
-// relp_sink.h: rsyslog over RELP (librelp). librelp sends synchronously and
-// keeps at most its window of messages unacknowledged, but does not say
-// which ones were acknowledged; so this sink runs librelp on its own thread
-// with a window of a quarter of the forwarder's, and counts a message as
-// acknowledged once that many later messages were sent, or when the session
-// was closed cleanly (RELP answers the close only after every earlier
-// message). An idle session is closed after 200 ms for that reason and
-// reopened on the next message. After a broken session it reconnects with
-// backoff and sends the possibly unacknowledged messages again (counted as
-// `resent`): the receiver may see duplicates, never a gap.
+// relp_sink.h: rsyslog over RELP, a client of our own on the forwarder's
+// libuv loop (no thread). It writes every message handed over as a RELP
+// `syslog` frame, all frames waiting in one write (a window of them per
+// syscall), and reads the receiver's `rsp` frames, each naming the
+// transaction number it answers: a message is acknowledged exactly when its
+// own response says "200". After a broken session (an error, the receiver's
+// `serverclose`, or no response for 10 s) it reconnects with backoff and
+// sends the unacknowledged messages again, in order (counted as `resent`):
+// the receiver may see duplicates (at most the forwarder's window per
+// failure), never a gap.
+//
+// Why not librelp (Debian's RELP client, which this replaced; issue 29):
+// librelp sends each message with its own send() and poll(), allocates
+// several times per message and does not say which message an
+// acknowledgment was for, so it ran on a thread of its own and woke the
+// loop per message; with perf, the forwarder spent 5-7 us of CPU per
+// record, 60% of it in the kernel (a syscall and a thread switch per
+// message). The protocol is small (docs/DESIGN.md, decision 16, says
+// exactly what this client speaks).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sink.h"
 
@@ -19,7 +29,6 @@ namespace logsink::forward {
 
 struct RelpOptions {
   std::string host, port;
-  int window = 128;
   uint64_t backoff_max_ms = 5000;
 };
 
@@ -27,5 +36,15 @@ struct RelpOptions {
 bool ParseRelpUrl(const std::string &to, RelpOptions *out, std::string *error);
 
 std::unique_ptr<Sink> MakeRelpSink(const RelpOptions &opts);
+
+// The RELP frames this client reads: "TXNR SP COMMAND SP DATALEN [SP DATA]
+// LF". Parses the first complete frame of `in` into its parts; returns its
+// length, 0 when `in` holds no complete frame yet, -1 with *error when it
+// is not a RELP frame (or one larger than max_data).
+struct RelpFrame {
+  uint64_t txnr = 0;
+  std::string_view command, data;
+};
+long ParseRelpFrame(std::string_view in, size_t max_data, RelpFrame *f, std::string *error);
 
 }  // namespace logsink::forward

@@ -1,9 +1,12 @@
 // sink.h: a destination of logsink-forward. The forwarder hands it messages
-// in record order from its loop thread; the sink delivers them on its own
-// (a client library's threads) and reports, per message, whether the
-// destination acknowledged it. Reports are collected by TakeAcks() on the
-// loop thread after the sink called the wake function (uv_async_send).
+// in record order from its loop thread; the sink delivers them (on that
+// loop, RELP, or on a client library's threads, NATS) and reports, per
+// message, whether the destination acknowledged it. Reports are collected
+// by TakeAcks() on the loop thread after the sink called the wake function
+// (uv_async_send).
 #pragma once
+
+#include <uv.h>
 
 #include <cstdint>
 #include <functional>
@@ -97,8 +100,13 @@ class Sink {
     acks_.clear();
   }
   void set_wake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // The forwarder's loop, set before Start(): a sink may run on it (its
+  // handles are closed by Stop(); the forwarder runs the loop once more
+  // after it, so that their close callbacks run).
+  void set_loop(uv_loop_t *loop) { loop_ = loop; }
 
  protected:
+  uv_loop_t *loop() const { return loop_; }
   void Wake() {
     if (wake_) wake_();
   }
@@ -107,6 +115,7 @@ class Sink {
   std::mutex mu_;
   std::vector<Ack> acks_;
   std::function<void()> wake_;
+  uv_loop_t *loop_ = nullptr;
 };
 
 }  // namespace logsink::forward

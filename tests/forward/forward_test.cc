@@ -9,12 +9,16 @@
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 #include <nats/nats.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -23,6 +27,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/daemon_process.h"
@@ -422,6 +427,30 @@ std::map<int, int> Numbers(const std::vector<std::string> &bodies,
   return seen;
 }
 
+// Each record number in seen came exactly once, or which did not.
+::testing::AssertionResult EachOnce(const std::map<int, int> &seen) {
+  for (const auto &[i, times] : seen)
+    if (times != 1) return ::testing::AssertionFailure() << "record " << i << ": " << times << "x";
+  return ::testing::AssertionSuccess();
+}
+
+// The record numbers in a stream's messages, batches split into their
+// lines (how often each came); other lines in *other.
+std::map<int, int> StreamRecords(JsCheck &js, const std::string &stream,
+                                 std::vector<std::string> *other) {
+  std::vector<std::string> bodies, ids, subjects;
+  EXPECT_TRUE(js.AllPresent(stream, &bodies, &ids, &subjects));
+  return Numbers(SplitBatches(bodies), other);
+}
+
+// Runs fwd until its cursor file says n, then stops it (exit status 0).
+void ForwardUntil(Forwarder &fwd, const TempDir &dir, int64_t n, Ms limit = kHang) {
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == n; }, limit))
+      << ReadFile(dir / "forward.log");
+  ASSERT_EQ(fwd.Stop(), 0) << ReadFile(dir / "forward.log");
+}
+
 std::vector<std::string> NatsArgs(const NumberedRing &ring, const TempDir &dir,
                                   const std::string &urls) {
   return {"--to",          "nats://" + urls.substr(7),
@@ -630,7 +659,7 @@ TEST_F(ForwardNatsTest, BatchesAcrossALappedRingCarryOneLostLine) {
   // The restart found itself more than half a ring behind, and said so.
   EXPECT_NE(ReadFile(dir_ / "forward.log").find("falling behind the ring: "), std::string::npos)
       << ReadFile(dir_ / "forward.log");
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Issue 29: batch boundaries depend on timing, so a restarted forwarder
@@ -644,9 +673,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
   ring.Add(1000);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }));
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1000));
   }
   JsCheck js(nats_.url());
   const int64_t before = js.Count("LOGS");
@@ -657,10 +684,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
   ASSERT_EQ(CursorNext(dir_ / "cursor"), 300);
   ring.Add(500);
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1500));
   EXPECT_NE(ReadFile(dir_ / "forward.log")
                 .find("the stream already holds records up to 999 (the cursor said 300): "
                       "resuming at 1000"),
@@ -674,7 +698,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
   std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
   EXPECT_TRUE(other.empty());
   ASSERT_EQ(seen.size(), 1500u);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Issue 29: records stored past a gap (as after a lost connection whose
@@ -688,9 +712,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
   ring.Add(1000);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }));
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1000));
   }
   JsCheck js(nats_.url());
   int64_t count = js.Count("LOGS");
@@ -710,10 +732,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
   // stream's duplicate window (a batch that was lost never was).
   args.back() = "30";
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1500));
   std::string log = ReadFile(dir_ / "forward.log");
   EXPECT_NE(log.find("resuming at " + std::to_string(first) + "\n"), std::string::npos) << log;
   EXPECT_NE(log.find("but not all before them"), std::string::npos) << log;
@@ -732,7 +751,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
   std::map<int, int> seen = Numbers(SplitBatches(all_bodies), &other);
   EXPECT_TRUE(other.empty());
   ASSERT_EQ(seen.size(), 1500u);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Issue 29: a subject template routes each record by its fields (two apps,
@@ -758,10 +777,7 @@ TEST_F(ForwardNatsTest, AHostOnlyTemplateCarriesBatches) {
       "--to",    nats_.url(), "--subject",     "byhost.{host}", "--file",          ring.path(),
       "--batch", "50",        "--cursor-file", dir_ / "cursor", "--create-stream", "BYHOST"};
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 500; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 500));
   ring.Add(300);
   fwd.Start();
   ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 800; }))
@@ -778,7 +794,7 @@ TEST_F(ForwardNatsTest, AHostOnlyTemplateCarriesBatches) {
   std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
   EXPECT_TRUE(other.empty());
   ASSERT_EQ(seen.size(), 800u);
-  for (const auto &[i, times] : seen) EXPECT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
@@ -807,10 +823,7 @@ TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
       "--to",          nats_.url(),     "--subject",     "app.{host}.{app}.{level}", "--file",
       dir_ / "r.ring", "--cursor-file", dir_ / "cursor", "--create-stream",          "ROUTED"};
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, n));
   const std::string h = HostToken();
   JsCheck js(nats_.url());
   ASSERT_EQ(js.Count("ROUTED"), n);
@@ -962,10 +975,7 @@ TEST_F(ForwardNatsTest, LevelAndAppFiltersShipOnlyMatchingRecords) {
                                    "--file",  dir_ / "r.ring", "--cursor-file", dir_ / "cursor",
                                    "--level", "warning",       "--app",         "alpha"};
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, n));
   JsCheck js(nats_.url());
   ASSERT_EQ(js.Count("LOGS"), 100);  // alpha's err records: i % 4 == 0
   std::vector<std::string> bodies, ids;
@@ -1021,7 +1031,7 @@ TEST(ForwardNatsCluster, ExactlyOnceWhenTheStreamLeaderIsKilled) {
   std::vector<std::string> other;
   std::map<int, int> seen = Numbers(bodies, &other);
   ASSERT_EQ(int64_t(seen.size()), n);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
   std::printf(
       "[figures] nats 3-node cluster, R3 stream, leader %s SIGKILLed mid-run: %lld "
       "records, %lld in the stream, each exactly once\n",
@@ -1120,6 +1130,64 @@ TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
   EXPECT_NE(lines[0].find("[logsink@32473 cursor=\""), std::string::npos) << lines[0];
 }
 
+// The forwarder's own RELP client: a receiver that refuses to open the
+// session (here a listener of the test's that answers the open with 500)
+// is reported in the status, and nothing is acknowledged.
+TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
+  TempDir dir("logsink-fwd");
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
+  ASSERT_EQ(listen(lfd, 8), 0);
+  ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
+  std::atomic<bool> done{false};
+  std::atomic<int> opens{0};
+  std::thread receiver([&] {
+    while (!done) {
+      pollfd p{lfd, POLLIN, 0};
+      if (poll(&p, 1, 50) != 1) continue;
+      int c = accept(lfd, nullptr, nullptr);
+      if (c < 0) continue;
+      std::string got;
+      char buf[4096];
+      while (got.find('\n') == std::string::npos) {
+        pollfd q{c, POLLIN, 0};
+        if (poll(&q, 1, 2000) != 1) break;
+        ssize_t n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        got.append(buf, size_t(n));
+      }
+      if (got.rfind("1 open ", 0) == 0) {
+        ++opens;
+        const std::string no = "1 rsp 8 500 nope\n";
+        EXPECT_EQ(write(c, no.data(), no.size()), ssize_t(no.size()));
+      }
+      close(c);
+    }
+  });
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(10);
+  Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--file",
+                      ring.path(), "--cursor-file", dir / "cursor"});
+  fwd.Start();
+  EXPECT_TRUE(WaitUntil([&] {
+    return ReadFile(dir / "cursor.status")
+               .find(
+                   "\nlast_error=the receiver refused to open a RELP session for syslog: "
+                   "500 nope\n") != std::string::npos;
+  })) << ReadFile(dir / "cursor.status");
+  EXPECT_TRUE(WaitUntil([&] { return opens >= 2; })) << "it tries again";
+  EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
+  EXPECT_EQ(fwd.Stop(), 0);
+  done = true;
+  receiver.join();
+  close(lfd);
+}
+
 TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {
   TempDir dir("logsink-fwd");
   RsyslogServer rs;
@@ -1204,31 +1272,23 @@ TEST_F(ForwardNatsTest, ReadingBackStopsWhereTheStreamBegins) {
   ring.Add(1000);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }))
-        << ReadFile(dir_ / "forward.log");
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1000));
   }
   RewindCursor(dir_ / "cursor", 300);
   ring.Add(500);
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }, Ms(120000)))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1500, Ms(120000)));
   const std::string log = ReadFile(dir_ / "forward.log");
   EXPECT_EQ(log.find("stopped reading the stream"), std::string::npos) << log;
   EXPECT_NE(log.find("the stream already holds records up to 999 (the cursor said 300): "
                      "resuming at 1000"),
             std::string::npos)
       << log;
-  std::vector<std::string> bodies, ids, subjects;
-  ASSERT_TRUE(js.AllPresent("WIDE", &bodies, &ids, &subjects));
   std::vector<std::string> other;
-  std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
+  std::map<int, int> seen = StreamRecords(js, "WIDE", &other);
   EXPECT_TRUE(other.empty());
   ASSERT_EQ(seen.size(), 1500u);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Review finding: the walk back ran on the loop thread in one go, so a
@@ -1321,7 +1381,7 @@ TEST_F(ForwardNatsTest, BatchesFitTheStreamsMaxMsgSizeAndABigRecordBecomesANotic
   EXPECT_NE(other[0].find("{\"oversize\":1,\"first_seq\":300,\"last_seq\":300,"), std::string::npos)
       << other[0];
   ASSERT_EQ(seen.size(), 600u);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Review finding, one record per message: a record the stream refuses for
@@ -1337,10 +1397,7 @@ TEST_F(ForwardNatsTest, ARecordTheStreamRefusesAsTooBigBecomesANotice) {
   ring.Add(50);
   const int64_t n = ring.count();
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == n; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, n));
   ASSERT_EQ(js.Count("SMALL"), n);
   std::vector<std::string> bodies, ids, subjects;
   ASSERT_TRUE(js.AllPresent("SMALL", &bodies, &ids, &subjects));
@@ -1392,7 +1449,7 @@ TEST(ForwardNatsMaxPayload, MessagesFitTheServersMaxPayload) {
               std::string::npos)
         << other[0];
     ASSERT_EQ(seen.size(), 600u) << "--batch " << batch;
-    for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+    EXPECT_TRUE(EachOnce(seen));
   }
 }
 
@@ -1427,9 +1484,7 @@ TEST_F(ForwardNatsTest, AForeignRangeTheRingCannotHaveIsIgnored) {
   ring.Add(1000);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1000; }));
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1000));
   }
   JsCheck js(nats_.url());
   ASSERT_TRUE(js.PublishWithHeaders("logs.test", "foreign\n",
@@ -1440,21 +1495,16 @@ TEST_F(ForwardNatsTest, AForeignRangeTheRingCannotHaveIsIgnored) {
   RewindCursor(dir_ / "cursor", 300);
   ring.Add(500);
   Forwarder fwd(dir_, args);
-  fwd.Start();
-  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 1500; }))
-      << ReadFile(dir_ / "forward.log");
-  ASSERT_EQ(fwd.Stop(), 0);
+  ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 1500));
   const std::string log = ReadFile(dir_ / "forward.log");
   EXPECT_NE(log.find("claiming records 300..5000000 of this ring"), std::string::npos) << log;
   EXPECT_NE(log.find("resuming at 1000\n"), std::string::npos) << log;
-  std::vector<std::string> bodies, ids, subjects;
-  ASSERT_TRUE(js.AllPresent("LOGS", &bodies, &ids, &subjects));
   std::vector<std::string> other;
-  std::map<int, int> seen = Numbers(SplitBatches(bodies), &other);
+  std::map<int, int> seen = StreamRecords(js, "LOGS", &other);
   ASSERT_EQ(other.size(), 1u);
   EXPECT_EQ(other[0], "foreign");
   ASSERT_EQ(seen.size(), 1500u);
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
 }
 
 // Review finding: a lap while a stored range was being skipped counted the
@@ -1467,9 +1517,7 @@ TEST_F(ForwardNatsTest, ALapAcrossAStoredRangeCountsOnlyWhatIsNotStored) {
   ring.Add(300);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 300; }));
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 300));
   }
   JsCheck js(nats_.url());
   std::vector<std::string> bodies, ids, subjects;
@@ -1511,7 +1559,7 @@ TEST_F(ForwardNatsTest, ALapAcrossAStoredRangeCountsOnlyWhatIsNotStored) {
             std::string::npos)
       << other[0];
   EXPECT_NE(other[1].find(lost_line(oldest - 300, 300, oldest - 1)), std::string::npos) << other[1];
-  for (const auto &[i, times] : seen) ASSERT_EQ(times, 1) << "record " << i;
+  EXPECT_TRUE(EachOnce(seen));
   // The deleted message's records before the cursor are not in the stream.
   EXPECT_EQ(int64_t(seen.size()), 300 - int64_t(gap_last - first + 1) + (n - int64_t(oldest)));
 }
@@ -1527,10 +1575,7 @@ TEST_F(ForwardNatsTest, ALostNoticeUnderATemplateHasASubjectOfItsOwn) {
   ring.Add(100);
   {
     Forwarder fwd(dir_, args);
-    fwd.Start();
-    ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir_ / "cursor") == 100; }))
-        << ReadFile(dir_ / "forward.log");
-    ASSERT_EQ(fwd.Stop(), 0);
+    ASSERT_NO_FATAL_FAILURE(ForwardUntil(fwd, dir_, 100));
   }
   ring.Add(20000);
   const uint64_t oldest = ring.oldest_seq();

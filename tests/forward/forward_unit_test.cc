@@ -176,6 +176,33 @@ TEST(Addresses, ParsesNatsAndRelpUrls) {
   EXPECT_FALSE(ParseRelpUrl("relp://host", &r, &err));
 }
 
+// The receiver's RELP frames: complete ones parsed, incomplete ones waited
+// for, anything else refused (the session is then ended).
+TEST(RelpFrames, ParsesAnswersWaitsForMoreRefusesGarbage) {
+  RelpFrame f;
+  std::string err;
+  const std::string two = "12 rsp 6 200 OK\n0 serverclose 0\n";
+  ASSERT_EQ(ParseRelpFrame(two, 100, &f, &err), 16) << err;
+  EXPECT_EQ(f.txnr, 12u);
+  EXPECT_EQ(f.command, "rsp");
+  EXPECT_EQ(f.data, "200 OK");
+  ASSERT_EQ(ParseRelpFrame(std::string_view(two).substr(16), 100, &f, &err), 16) << err;
+  EXPECT_EQ(f.command, "serverclose");
+  EXPECT_EQ(f.data, "");
+  const std::string open = "1 rsp 22 200 OK\ncommands=syslog\n";
+  ASSERT_EQ(ParseRelpFrame(open, 100, &f, &err), long(open.size())) << err;
+  EXPECT_EQ(f.data, "200 OK\ncommands=syslog");
+  for (size_t cut = 0; cut < 16; ++cut)
+    EXPECT_EQ(ParseRelpFrame(std::string_view(two).substr(0, cut), 100, &f, &err), 0) << cut;
+  for (const char *bad : {"x rsp 0\n", "1234567890 rsp 0\n", "1  rsp 0\n", "1 rsp x\n",
+                          "1 rsp 3 200X", "1 rsp 0 \n", "1 rsp 1\n", "1 r-p 0\n"}) {
+    err.clear();
+    EXPECT_EQ(ParseRelpFrame(bad, 100, &f, &err), -1) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
+  EXPECT_EQ(ParseRelpFrame("1 rsp 101 ", 100, &f, &err), -1) << "over max_data";
+}
+
 // The options args give (parsed and finished), or what is wrong with them.
 std::string ParseInto(std::vector<std::string> args, Options *o) {
   std::vector<char *> argv = {const_cast<char *>("logsink-forward")};
