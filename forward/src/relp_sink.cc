@@ -17,6 +17,8 @@ constexpr uint64_t kMaxTxnr = 999999999;  // then 1 again (RELP)
 // A session that answers nothing for this long while messages wait (or
 // that does not connect and open in it) is taken as broken.
 constexpr uint64_t kResponseTimeoutMs = 10000;
+// A session that lasted this long resets the reconnect backoff (see Handle).
+constexpr uint64_t kSessionLastedMs = 1000;
 // A response (or server command) carrying more is not one of RELP's.
 constexpr uint64_t kAckAfterMs = 2;  // see AckSoon()
 constexpr size_t kMaxResponseData = 64 << 10;
@@ -272,7 +274,9 @@ class RelpSink : public Sink {
   }
 
   void Read(std::string_view bytes) {
-    progress_ms_ = NowMs();
+    // (Bytes alone are no progress: only an answer to one of our messages
+    // is, see Handle, so a receiver that trickles bytes or answers
+    // transactions that are not ours still times out.)
     Conn *c = conn_;
     c->in.append(bytes);
     size_t at = 0;
@@ -298,14 +302,17 @@ class RelpSink : public Sink {
       Break(fmt::format("unexpected RELP command from the receiver: {:.32}", f.command));
       return false;
     }
-    bool ok = f.data.substr(0, 3) == "200";
+    // "200", alone or followed by a space or a line of text: not "2001".
+    bool ok = f.data.substr(0, 3) == "200" &&
+              (f.data.size() == 3 || f.data[3] == ' ' || f.data[3] == '\n');
     std::string_view text = f.data.substr(0, f.data.find('\n'));
     if (state_ == State::kOpening) {
-      if (f.txnr != 1 || !ok || f.data.find("commands=syslog") == std::string_view::npos) {
+      if (f.txnr != 1 || !ok || !OffersSyslog(f.data)) {
         Break(fmt::format("the receiver refused to open a RELP session for syslog: {:.200}", text));
         return false;
       }
       state_ = State::kOpen;
+      state_ms_ = NowMs();
       SetConnected();
       for (Pending &p : unacked_) Frame(&p);
       return true;
@@ -314,8 +321,13 @@ class RelpSink : public Sink {
     auto it = std::find_if(unacked_.begin(), unacked_.begin() + long(framed_),
                            [&](const Pending &p) { return p.txnr == f.txnr; });
     if (it == unacked_.begin() + long(framed_)) return true;  // not ours (close's, or stale)
+    const uint64_t now = NowMs();
+    progress_ms_ = now;
     if (ok) {
-      backoff_ms_ = 0;
+      // The backoff starts again from its least only after a session that
+      // lasted: a receiver that answers one message and closes each
+      // session is not reconnected to (and sent the window) every 50 ms.
+      if (now - state_ms_ >= kSessionLastedMs) backoff_ms_ = 0;
       Report(Ack{it->seq, true, false, ""});
     } else {
       // Refused: the forwarder sends it again after a backoff.
@@ -328,7 +340,31 @@ class RelpSink : public Sink {
 
   void SetConnected() {
     if (ever_connected_) ++reconnects_;
+    if (!last_error_.empty()) spdlog::info("RELP session open again (after: {})", last_error_);
     ever_connected_ = true;
+    last_error_.clear();
+  }
+
+  // Whether an open's answer lists syslog among its commands
+  // ("commands=syslog" or "commands=a,syslog,b" on a line of its own).
+  static bool OffersSyslog(std::string_view data) {
+    for (size_t at = 0; at <= data.size();) {
+      size_t end = data.find('\n', at);
+      if (end == std::string_view::npos) end = data.size();
+      std::string_view line = data.substr(at, end - at);
+      constexpr std::string_view kKey = "commands=";
+      if (line.substr(0, kKey.size()) == kKey) {
+        line.remove_prefix(kKey.size());
+        for (size_t c = 0; c <= line.size();) {
+          size_t comma = line.find(',', c);
+          if (comma == std::string_view::npos) comma = line.size();
+          if (line.substr(c, comma - c) == "syslog") return true;
+          c = comma + 1;
+        }
+      }
+      at = end + 1;
+    }
+    return false;
   }
 
   void CloseConn() {
@@ -342,7 +378,9 @@ class RelpSink : public Sink {
   // The session is gone: everything not acknowledged goes again, in order,
   // in the next one (after a backoff).
   void Break(const std::string &why) {
-    if (state_ == State::kOpen) spdlog::warn("{}", why);
+    // Said once per kind of failure (a receiver down is retried quietly
+    // until something else goes wrong); the status file has the last one.
+    if (state_ == State::kOpen || why != last_error_) spdlog::warn("{}", why);
     last_error_ = why;
     CloseConn();
     out_.clear();

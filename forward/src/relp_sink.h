@@ -7,7 +7,10 @@
 // `serverclose`, or no response for 10 s) it reconnects with backoff and
 // sends the unacknowledged messages again, in order (counted as `resent`):
 // the receiver may see duplicates (at most the forwarder's window per
-// failure), never a gap.
+// failure), never a gap. A message the receiver refuses (an answer other
+// than 200) is sent again after a backoff, behind the ones handed over after
+// it: the receiver then sees it out of order. Only an answer to one of our
+// messages counts as progress for the 10 s rule.
 //
 // Why not librelp (Debian's RELP client, which this replaced; issue 29):
 // librelp sends each message with its own send() and poll(), allocates

@@ -1131,61 +1131,66 @@ TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
 }
 
 // The forwarder's own RELP client: a receiver that refuses to open the
-// session (here a listener of the test's that answers the open with 500)
-// is reported in the status, and nothing is acknowledged.
+// session (here a listener of the test's that answers the open with 500,
+// with a code that only starts with 200, or without syslog among its
+// commands) is reported in the status, and nothing is acknowledged.
 TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
-  TempDir dir("logsink-fwd");
-  int lfd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(lfd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
-  ASSERT_EQ(listen(lfd, 8), 0);
-  ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
-  std::atomic<bool> done{false};
-  std::atomic<int> opens{0};
-  std::thread receiver([&] {
-    while (!done) {
-      pollfd p{lfd, POLLIN, 0};
-      if (poll(&p, 1, 50) != 1) continue;
-      int c = accept(lfd, nullptr, nullptr);
-      if (c < 0) continue;
-      std::string got;
-      char buf[4096];
-      while (got.find('\n') == std::string::npos) {
-        pollfd q{c, POLLIN, 0};
-        if (poll(&q, 1, 2000) != 1) break;
-        ssize_t n = read(c, buf, sizeof buf);
-        if (n <= 0) break;
-        got.append(buf, size_t(n));
+  for (const std::string answer : {"500 nope", "2001 OK\nrelp_version=0\ncommands=syslog",
+                                   "200 OK\nrelp_version=0\ncommands=syslogx,other"}) {
+    SCOPED_TRACE(answer);
+    TempDir dir("logsink-fwd");
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(lfd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
+    ASSERT_EQ(listen(lfd, 8), 0);
+    ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
+    std::atomic<bool> done{false};
+    std::atomic<int> opens{0};
+    std::thread receiver([&] {
+      while (!done) {
+        pollfd p{lfd, POLLIN, 0};
+        if (poll(&p, 1, 50) != 1) continue;
+        int c = accept(lfd, nullptr, nullptr);
+        if (c < 0) continue;
+        std::string got;
+        char buf[4096];
+        while (got.find('\n') == std::string::npos) {
+          pollfd q{c, POLLIN, 0};
+          if (poll(&q, 1, 2000) != 1) break;
+          ssize_t n = read(c, buf, sizeof buf);
+          if (n <= 0) break;
+          got.append(buf, size_t(n));
+        }
+        if (got.rfind("1 open ", 0) == 0) {
+          ++opens;
+          const std::string no = "1 rsp " + std::to_string(answer.size()) + " " + answer + "\n";
+          EXPECT_EQ(write(c, no.data(), no.size()), ssize_t(no.size()));
+        }
+        close(c);
       }
-      if (got.rfind("1 open ", 0) == 0) {
-        ++opens;
-        const std::string no = "1 rsp 8 500 nope\n";
-        EXPECT_EQ(write(c, no.data(), no.size()), ssize_t(no.size()));
-      }
-      close(c);
-    }
-  });
-  NumberedRing ring(dir / "r.ring", 1 << 20);
-  ring.Add(10);
-  Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--file",
-                      ring.path(), "--cursor-file", dir / "cursor"});
-  fwd.Start();
-  EXPECT_TRUE(WaitUntil([&] {
-    return ReadFile(dir / "cursor.status")
-               .find(
-                   "\nlast_error=the receiver refused to open a RELP session for syslog: "
-                   "500 nope\n") != std::string::npos;
-  })) << ReadFile(dir / "cursor.status");
-  EXPECT_TRUE(WaitUntil([&] { return opens >= 2; })) << "it tries again";
-  EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
-  EXPECT_EQ(fwd.Stop(), 0);
-  done = true;
-  receiver.join();
-  close(lfd);
+    });
+    NumberedRing ring(dir / "r.ring", 1 << 20);
+    ring.Add(10);
+    Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
+                        "--file", ring.path(), "--cursor-file", dir / "cursor"});
+    fwd.Start();
+    const std::string first_line = answer.substr(0, answer.find('\n'));
+    EXPECT_TRUE(WaitUntil([&] {
+      return ReadFile(dir / "cursor.status")
+                 .find("\nlast_error=the receiver refused to open a RELP session for syslog: " +
+                       first_line + "\n") != std::string::npos;
+    })) << ReadFile(dir / "cursor.status");
+    EXPECT_TRUE(WaitUntil([&] { return opens >= 2; })) << "it tries again";
+    EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
+    EXPECT_EQ(fwd.Stop(), 0);
+    done = true;
+    receiver.join();
+    close(lfd);
+  }
 }
 
 TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {
