@@ -11,6 +11,7 @@ pkgs=(
   python3 python3-venv python3-pip python3-setuptools python3-wheel systemd dpkg-dev lintian git
   devscripts                         # hardening-check, scripts/check_checkout.sh
   clang libclang-rt-14-dev libffi-dev
+  clang-format                       # scripts/check_format.sh (the tree's style, enforced)
   libnats-dev
   libzstd-dev liblz4-dev             # compressed ring blocks (proto/FORMAT.md)
   nats-server rsyslog rsyslog-relp   # the servers logsink-forward's tests talk to

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# test.sh: install what is missing, build, and run every test:
+# test.sh: install what is missing, check the tree's format, build, and run
+# every test:
+#   0. scripts/check_format.sh: every C/C++ file as clang-format writes it,
 #   1. the release build's ctest suite (-Wall -Wextra -Werror),
 #   2. the whole suite again under ASan+UBSan,
 #   3. the client library's threading tests and the daemon's syslog receive
@@ -16,6 +18,9 @@ bash scripts/deps.sh
 jobs=$(nproc)
 start=$SECONDS
 stage() { echo; echo "== $* ($((SECONDS - start)) s so far)"; }
+
+stage "0/6 format (scripts/check_format.sh)"
+bash scripts/check_format.sh
 
 stage "1/6 release build + ctest (preset default)"
 cmake --preset default >/dev/null

@@ -119,8 +119,8 @@ TEST_F(VerifyTest, HugeStringIdCostsNoMemory) {
   const uint64_t e2 = kStrtab + 20 + 4 + 3;
   ASSERT_EQ(ls_get_u32(At(e2 + LS_ST_OFF_ID)), 2u);
   ls_put_u32(At(e2 + LS_ST_OFF_ID), 0xfffffff0u);
-  const uint32_t size = LS_ST_HDR + ls_get_u16(At(e2 + LS_ST_OFF_FMT_LEN)) +
-                        ls_get_u16(At(e2 + LS_ST_OFF_FILE_LEN));
+  const uint32_t size =
+      LS_ST_HDR + ls_get_u16(At(e2 + LS_ST_OFF_FMT_LEN)) + ls_get_u16(At(e2 + LS_ST_OFF_FILE_LEN));
   ls_put_u32(At(e2 + LS_ST_OFF_CRC), Crc32c(At(e2 + LS_ST_OFF_ID), size - LS_ST_OFF_ID));
   EXPECT_EQ(RunVerify().code(), Status::Code::kCorruption);
   // The entry is read as id 2^32 - 16, so site 2's 30 records name an id

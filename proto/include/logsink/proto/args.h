@@ -20,11 +20,11 @@ extern "C" {
 #endif
 
 typedef struct ls_arg {
-  char type;          /* LS_ARG_* */
-  uint64_t u;         /* INT (as int64 bits), UINT, CHAR, PTR */
-  double f;           /* DOUBLE */
-  const uint8_t *s;   /* STR: bytes (not NUL-terminated) */
-  size_t len;         /* STR: byte length */
+  char type;        /* LS_ARG_* */
+  uint64_t u;       /* INT (as int64 bits), UINT, CHAR, PTR */
+  double f;         /* DOUBLE */
+  const uint8_t *s; /* STR: bytes (not NUL-terminated) */
+  size_t len;       /* STR: byte length */
 } ls_arg;
 
 /* Decodes one argument of `type` from [p, end). Returns bytes consumed, or 0
@@ -38,7 +38,9 @@ static inline size_t ls_arg_get(char type, const uint8_t *p, const uint8_t *end,
       n = ls_get_varint(p, end, &v);
       if (n) a->u = (uint64_t)ls_unzigzag(v);
       return n;
-    case LS_ARG_UINT: case LS_ARG_CHAR: case LS_ARG_PTR:
+    case LS_ARG_UINT:
+    case LS_ARG_CHAR:
+    case LS_ARG_PTR:
       return ls_get_varint(p, end, &a->u);
     case LS_ARG_DOUBLE:
       if (end - p < 8) return 0;

@@ -45,19 +45,26 @@ extern "C" {
 
 /* Length modifiers. */
 enum ls_fmt_len {
-  LS_LEN_NONE = 0, LS_LEN_HH, LS_LEN_H, LS_LEN_L, LS_LEN_LL,
-  LS_LEN_J, LS_LEN_Z, LS_LEN_T, LS_LEN_BIGL
+  LS_LEN_NONE = 0,
+  LS_LEN_HH,
+  LS_LEN_H,
+  LS_LEN_L,
+  LS_LEN_LL,
+  LS_LEN_J,
+  LS_LEN_Z,
+  LS_LEN_T,
+  LS_LEN_BIGL
 };
 
 typedef struct ls_fmt_spec {
-  size_t start;      /* offset of '%' */
-  size_t end;        /* offset one past the conversion character */
-  unsigned flags;    /* LS_FMT_* */
-  int width;         /* >= 0, LS_FMT_NONE or LS_FMT_STAR */
-  int precision;     /* >= 0, LS_FMT_NONE or LS_FMT_STAR */
-  int length;        /* enum ls_fmt_len */
-  char conv;         /* conversion character, '%' for %% */
-  char type;         /* LS_ARG_* of the value, 0 for %% */
+  size_t start;   /* offset of '%' */
+  size_t end;     /* offset one past the conversion character */
+  unsigned flags; /* LS_FMT_* */
+  int width;      /* >= 0, LS_FMT_NONE or LS_FMT_STAR */
+  int precision;  /* >= 0, LS_FMT_NONE or LS_FMT_STAR */
+  int length;     /* enum ls_fmt_len */
+  char conv;      /* conversion character, '%' for %% */
+  char type;      /* LS_ARG_* of the value, 0 for %% */
 } ls_fmt_spec;
 
 static inline int ls__fmt_num(const char *f, size_t len, size_t *i, int *out) {
@@ -78,7 +85,10 @@ static inline int ls__fmt_num(const char *f, size_t len, size_t *i, int *out) {
 static inline int ls_fmt_next(const char *f, size_t len, size_t *pos, ls_fmt_spec *spec) {
   size_t i = *pos;
   while (i < len && f[i] != '%') i++;
-  if (i >= len) { *pos = len; return 0; }
+  if (i >= len) {
+    *pos = len;
+    return 0;
+  }
   spec->start = i++;
   spec->flags = 0;
   spec->width = LS_FMT_NONE;
@@ -87,13 +97,26 @@ static inline int ls_fmt_next(const char *f, size_t len, size_t *pos, ls_fmt_spe
   for (;; i++) {
     if (i >= len) return -EINVAL;
     switch (f[i]) {
-      case '-': spec->flags |= LS_FMT_MINUS; continue;
-      case '+': spec->flags |= LS_FMT_PLUS; continue;
-      case ' ': spec->flags |= LS_FMT_SPACE; continue;
-      case '#': spec->flags |= LS_FMT_HASH; continue;
-      case '0': spec->flags |= LS_FMT_ZERO; continue;
-      case '\'': spec->flags |= LS_FMT_QUOTE; continue;
-      default: break;
+      case '-':
+        spec->flags |= LS_FMT_MINUS;
+        continue;
+      case '+':
+        spec->flags |= LS_FMT_PLUS;
+        continue;
+      case ' ':
+        spec->flags |= LS_FMT_SPACE;
+        continue;
+      case '#':
+        spec->flags |= LS_FMT_HASH;
+        continue;
+      case '0':
+        spec->flags |= LS_FMT_ZERO;
+        continue;
+      case '\'':
+        spec->flags |= LS_FMT_QUOTE;
+        continue;
+      default:
+        break;
     }
     break;
   }
@@ -118,36 +141,86 @@ static inline int ls_fmt_next(const char *f, size_t len, size_t *pos, ls_fmt_spe
   if (i >= len) return -EINVAL;
   switch (f[i]) {
     case 'h':
-      if (i + 1 < len && f[i + 1] == 'h') { spec->length = LS_LEN_HH; i += 2; }
-      else { spec->length = LS_LEN_H; i++; }
+      if (i + 1 < len && f[i + 1] == 'h') {
+        spec->length = LS_LEN_HH;
+        i += 2;
+      } else {
+        spec->length = LS_LEN_H;
+        i++;
+      }
       break;
     case 'l':
-      if (i + 1 < len && f[i + 1] == 'l') { spec->length = LS_LEN_LL; i += 2; }
-      else { spec->length = LS_LEN_L; i++; }
+      if (i + 1 < len && f[i + 1] == 'l') {
+        spec->length = LS_LEN_LL;
+        i += 2;
+      } else {
+        spec->length = LS_LEN_L;
+        i++;
+      }
       break;
-    case 'q': spec->length = LS_LEN_LL; i++; break;
-    case 'j': spec->length = LS_LEN_J; i++; break;
-    case 'z': spec->length = LS_LEN_Z; i++; break;
-    case 't': spec->length = LS_LEN_T; i++; break;
-    case 'L': spec->length = LS_LEN_BIGL; i++; break;
-    default: break;
+    case 'q':
+      spec->length = LS_LEN_LL;
+      i++;
+      break;
+    case 'j':
+      spec->length = LS_LEN_J;
+      i++;
+      break;
+    case 'z':
+      spec->length = LS_LEN_Z;
+      i++;
+      break;
+    case 't':
+      spec->length = LS_LEN_T;
+      i++;
+      break;
+    case 'L':
+      spec->length = LS_LEN_BIGL;
+      i++;
+      break;
+    default:
+      break;
   }
   if (i >= len) return -EINVAL;
   spec->conv = f[i];
   switch (f[i]) {
-    case 'd': case 'i': spec->type = LS_ARG_INT; break;
-    case 'u': case 'o': case 'x': case 'X': spec->type = LS_ARG_UINT; break;
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
-      spec->type = LS_ARG_DOUBLE; break;
-    case 'c': spec->type = LS_ARG_CHAR; break;
-    case 's': case 'm': spec->type = LS_ARG_STR; break;
-    case 'p': spec->type = LS_ARG_PTR; break;
+    case 'd':
+    case 'i':
+      spec->type = LS_ARG_INT;
+      break;
+    case 'u':
+    case 'o':
+    case 'x':
+    case 'X':
+      spec->type = LS_ARG_UINT;
+      break;
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
+      spec->type = LS_ARG_DOUBLE;
+      break;
+    case 'c':
+      spec->type = LS_ARG_CHAR;
+      break;
+    case 's':
+    case 'm':
+      spec->type = LS_ARG_STR;
+      break;
+    case 'p':
+      spec->type = LS_ARG_PTR;
+      break;
     case '%':
       /* Only a bare "%%" is accepted. */
       if (i != spec->start + 1) return -EINVAL;
       spec->type = 0;
       break;
-    default: return -EINVAL; /* includes %n */
+    default:
+      return -EINVAL; /* includes %n */
   }
   spec->end = i + 1;
   *pos = spec->end;
@@ -166,8 +239,14 @@ static inline int ls_fmt_signature(const char *fmt, size_t len, char *sig, size_
   if (max > LS_FMT_MAX_ARGS) max = LS_FMT_MAX_ARGS;
   while ((r = ls_fmt_next(fmt, len, &pos, &s)) > 0) {
     if (s.type == 0) continue;
-    if (s.width == LS_FMT_STAR) { if (n >= max) return -E2BIG; sig[n++] = LS_ARG_INT; }
-    if (s.precision == LS_FMT_STAR) { if (n >= max) return -E2BIG; sig[n++] = LS_ARG_INT; }
+    if (s.width == LS_FMT_STAR) {
+      if (n >= max) return -E2BIG;
+      sig[n++] = LS_ARG_INT;
+    }
+    if (s.precision == LS_FMT_STAR) {
+      if (n >= max) return -E2BIG;
+      sig[n++] = LS_ARG_INT;
+    }
     if (n >= max) return -E2BIG;
     sig[n++] = s.type;
   }

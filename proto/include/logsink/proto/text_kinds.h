@@ -26,15 +26,17 @@ enum ls_text_kind {
 };
 
 typedef struct {
-  const char *file; /* the site's file name: names the kind */
-  const char *fmt;  /* the text first; the other arguments render as nothing */
-  const char *sig;  /* its signature (proto/printf.h): one 's' per argument */
+  const char *file;  /* the site's file name: names the kind */
+  const char *fmt;   /* the text first; the other arguments render as nothing */
+  const char *sig;   /* its signature (proto/printf.h): one 's' per argument */
   const char *group; /* JSON object holding the fields after the text, or NULL */
   /* Names of the string arguments after the text (nfields of them). */
   unsigned nfields;
   const char *fields[4];
 } ls_text_kind_info;
 
+/* One kind per line: a table to read across. */
+/* clang-format off */
 static const ls_text_kind_info ls_text_kinds[LS_TEXT_KIND_COUNT] = {
     {"text", "%s", "s", NULL, 0, {NULL}},
     {"stdout", "%s", "s", NULL, 0, {NULL}},
@@ -45,6 +47,7 @@ static const ls_text_kind_info ls_text_kinds[LS_TEXT_KIND_COUNT] = {
     {"syslog:raw", "%s", "s", NULL, 0, {NULL}},
     {"kernel", "%s%.0s%.0s%.0s", "ssss", "kernel", 3, {"seq", "usec", "dict"}},
 };
+/* clang-format on */
 
 /* The kind whose site file is [file, file + len), or -1 for any other site. */
 static inline int ls_text_kind_of(const char *file, size_t len) {
