@@ -11,6 +11,7 @@
 
 #include "logsink/proto/read.h"
 
+namespace logsink::test {
 namespace {
 
 ls_frame Parse(const std::vector<uint8_t> &buf, ptrdiff_t n) {
@@ -127,3 +128,4 @@ TEST(ReadFrame, LostAndEndRoundTrip) {
 }
 
 }  // namespace
+}  // namespace logsink::test
