@@ -23,6 +23,7 @@
 #include "logsink/storage/ring.h"
 #include "reply.h"
 #include "server.h"
+#include "signals.h"
 #include "syslog_socket.h"
 
 using namespace logsink;
@@ -116,14 +117,7 @@ bool RingDirectory(const std::string &ring, bool create, std::string *error) {
 
 int main(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  // Hold SIGTERM/SIGINT/SIGHUP until the loop handles them (Server::Run
-  // unblocks them), so that a stop request during startup is a clean stop.
-  sigset_t held;
-  sigemptyset(&held);
-  sigaddset(&held, SIGTERM);
-  sigaddset(&held, SIGINT);
-  sigaddset(&held, SIGHUP);
-  sigprocmask(SIG_BLOCK, &held, nullptr);
+  daemon::HoldLoopSignals();  // until the loop handles them (signals.h)
   daemon::Cli cli;
   std::string error;
   if (!daemon::ParseCli(argc, argv, &cli, &error)) {
