@@ -102,7 +102,17 @@ static uint64_t ls__discard(ls_client *c, ls__ring *r) {
 
 /* Converts [tail, head) of r into RECORDS frames (or drops it when there is no
  * connection) and releases the space. Every length read from the ring is
- * checked against the ring before it is used. */
+ * checked against the ring before it is used.
+ *
+ * One function of over 100 lines on purpose: it runs once per record in the
+ * sender. Measured with callgrind (200,000 records of the client benchmark's
+ * two messages, no drops): split into named steps (taking a record from the
+ * ring, making room in the output for it) as always_inline helpers, the
+ * sender's ls__pass executed 186.2 instructions per record instead of 168.1
+ * (+11%): the compiled loop kept more of its state on the stack (143
+ * stack accesses in ls__pass instead of 104). The loop body reads top to
+ * bottom: check the record, drop it without a connection, close the frame
+ * or send when full, open a frame, encode. */
 static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
   ls__conn *k = &c->conn;
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -1,6 +1,7 @@
-// main.cc: logsinkd's entry point: command line and configuration (exit 2 on
-// error, before anything is touched), the listening socket, the ring writer,
-// then the event loop until SIGTERM/SIGINT.
+// main.cc: logsinkd's entry point, in named steps: command line and
+// configuration (exit 2 on error, before anything is touched), logging, the
+// ring's directory, the sockets, the ring writer, then the event loop until
+// SIGTERM/SIGINT, the final flush and the exit line of counters.
 #include <pwd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +13,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "cli.h"
@@ -23,6 +26,7 @@
 #include "logsink/storage/ring.h"
 #include "reply.h"
 #include "server.h"
+#include "signals.h"
 #include "syslog_socket.h"
 
 using namespace logsink;
@@ -112,93 +116,117 @@ bool RingDirectory(const std::string &ring, bool create, std::string *error) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
-  std::signal(SIGPIPE, SIG_IGN);
-  // Hold SIGTERM/SIGINT/SIGHUP until the loop handles them (Server::Run
-  // unblocks them), so that a stop request during startup is a clean stop.
-  sigset_t held;
-  sigemptyset(&held);
-  sigaddset(&held, SIGTERM);
-  sigaddset(&held, SIGINT);
-  sigaddset(&held, SIGHUP);
-  sigprocmask(SIG_BLOCK, &held, nullptr);
-  daemon::Cli cli;
+// Step 1: the command line. The exit code when it ends the process (a bad
+// argument: 2 with the usage; --help, --version: 0), else nothing.
+std::optional<int> ReadCommandLine(int argc, char **argv, daemon::Cli *cli) {
   std::string error;
-  if (!daemon::ParseCli(argc, argv, &cli, &error)) {
+  if (!daemon::ParseCli(argc, argv, cli, &error)) {
     std::fprintf(stderr, "logsinkd: %s\n%s", error.c_str(), daemon::Usage());
     return 2;
   }
-  if (cli.help) {
+  if (cli->help) {
     std::fputs(daemon::Usage(), stdout);
     return 0;
   }
-  if (cli.version) {
+  if (cli->version) {
     std::printf("logsinkd %s (protocol %u, ring format %u)\n", LOGSINK_VERSION, LS_PROTO_VERSION,
                 LS_FORMAT_VERSION);
     return 0;
   }
-  config::Config cfg;
-  if (!Effective(cli, &cfg, &error)) {
+  return std::nullopt;
+}
+
+// Step 2: the configuration. The exit code when it ends the process (an
+// error: 2; --print-config: 0), else nothing.
+std::optional<int> ReadConfiguration(const daemon::Cli &cli, config::Config *cfg) {
+  std::string error;
+  if (!Effective(cli, cfg, &error)) {
     std::fprintf(stderr, "logsinkd: configuration error: %s\n", error.c_str());
     return 2;
   }
   if (cli.print_config) {
-    std::fputs(config::ToToml(cfg).c_str(), stdout);
+    std::fputs(config::ToToml(*cfg).c_str(), stdout);
     return 0;
   }
+  return std::nullopt;
+}
 
+// Step 3: from here on, messages go to stderr as log lines.
+void StartLogging(const config::Config &cfg) {
   auto logger = spdlog::stderr_logger_st("logsinkd");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e logsinkd[%P] %l: %v");
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+}
 
-  if (!RingDirectory(cfg.ring_file, cli.create_dirs, &error)) {
+// The daemon's sockets: the listening stream socket and the syslog
+// datagram socket (fd -1: none).
+struct Sockets {
+  daemon::Listener stream, syslog;
+  void Close() {
+    daemon::CloseListener(&syslog);
+    daemon::CloseListener(&stream);
+  }
+};
+
+// Step 4: the ring's directory, then the sockets: systemd's when it passed
+// them, else bound at the configured paths; the syslog socket only when
+// systemd passed one or a path is configured. False (logged) on failure,
+// with nothing left open.
+bool OpenSockets(const config::Config &cfg, bool create_dirs, Sockets *out) {
+  std::string error;
+  if (!RingDirectory(cfg.ring_file, create_dirs, &error)) {
     spdlog::critical("{}", error);
-    return 1;
+    return false;
   }
   daemon::Activated activated;
   if (!daemon::TakeActivatedSockets(&activated, &error)) {
     spdlog::critical("{}", error);
-    return 1;
+    return false;
   }
-  daemon::Listener listener;
   if (daemon::OpenSocket(cfg.socket_path, SOCK_STREAM, cfg.socket_mode, cfg.socket_group,
-                         activated.stream, &listener, &error) != daemon::ListenError::kNone) {
+                         activated.stream, &out->stream, &error) != daemon::ListenError::kNone) {
     spdlog::critical("{}", error);
-    return 1;
+    return false;
   }
-  // The syslog socket: systemd's datagram socket when it passed one, else
-  // the configured path, else none.
-  daemon::Listener syslog;
   if (activated.dgram >= 0 || !cfg.syslog_socket.empty()) {
     int e = 0;
     if (daemon::OpenSocket(cfg.syslog_socket, SOCK_DGRAM, cfg.socket_mode, cfg.socket_group,
-                           activated.dgram, &syslog, &error) != daemon::ListenError::kNone ||
-        (e = daemon::EnableCredentials(syslog.fd)) != 0) {
+                           activated.dgram, &out->syslog, &error) != daemon::ListenError::kNone ||
+        (e = daemon::EnableCredentials(out->syslog.fd)) != 0) {
       if (e) error = std::string("syslog socket: SO_PASSCRED: ") + std::strerror(e);
       spdlog::critical("syslog socket: {}", error);
-      daemon::CloseListener(&syslog);
-      daemon::CloseListener(&listener);
-      return 1;
+      out->Close();
+      return false;
     }
   }
+  return true;
+}
+
+// The writer's options from the configuration (whose names the loader
+// checked).
+storage::WriterOptions WriterOptionsOf(const config::Config &cfg) {
   storage::WriterOptions wo;
   wo.file_size = cfg.ring_size;
   wo.block_size = cfg.block_size;
   wo.recreate_on_mismatch = cfg.recreate;
   wo.allow_other_owner = cfg.allow_other_owner;
-  storage::ParseCodec(cfg.compression, &wo.codec);  // names checked by the config loader
+  storage::ParseCodec(cfg.compression, &wo.codec);
   wo.level = int(cfg.compression_level);
   wo.kept_share = cfg.kept_share;
   wo.error_share = cfg.error_share;
-  config::ParseLevelName(cfg.kept_level, &wo.kept_level);  // names checked by the loader
+  config::ParseLevelName(cfg.kept_level, &wo.kept_level);
   config::ParseLevelName(cfg.error_level, &wo.error_level);
   wo.fairness = cfg.fairness;
+  return wo;
+}
+
+// Step 5: the ring writer; nullptr (the reason logged) when the ring cannot
+// be opened or created.
+std::unique_ptr<storage::RingWriter> OpenRing(const config::Config &cfg) {
   std::unique_ptr<storage::RingWriter> writer;
-  storage::Status s =
-      storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);
+  storage::Status s = storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file,
+                                                WriterOptionsOf(cfg), &writer);
   if (!s.ok()) {
     if (s.IsMismatch())
       spdlog::critical(
@@ -209,9 +237,7 @@ int main(int argc, char **argv) {
       spdlog::critical("{} is in use by another writer (another logsinkd?)", cfg.ring_file);
     else
       spdlog::critical("{}", RingOpenError(cfg.ring_file, s));
-    daemon::CloseListener(&syslog);
-    daemon::CloseListener(&listener);
-    return 1;
+    return nullptr;
   }
   if (!writer->moved_aside().empty()) {
     spdlog::warn(
@@ -219,34 +245,65 @@ int main(int argc, char **argv) {
         "wrote it; delete it when done) and a new ring created",
         cfg.ring_file, writer->moved_aside());
   }
+  return writer;
+}
 
-  daemon::Server server(
-      cfg, writer.get(), &listener,
-      [&cli](config::Config *next) {
-        std::string err;
-        if (!Effective(cli, next, &err)) {
-          spdlog::error("SIGHUP: configuration not reloaded: {}", err);
-          return false;
-        }
-        return true;
-      },
-      &syslog);
-  int rc = server.Run();
+// What a SIGHUP loads: the configuration as at start (defaults, the file,
+// the flags), read again.
+daemon::Server::Reload ReloadWith(const daemon::Cli &cli) {
+  return [&cli](config::Config *next) {
+    std::string err;
+    if (!Effective(cli, next, &err)) {
+      spdlog::error("SIGHUP: configuration not reloaded: {}", err);
+      return false;
+    }
+    return true;
+  };
+}
 
-  s = writer->Flush();
+// Step 7: after the loop, what the writer still holds is written (and
+// synced unless fsync = "never"). False (logged) when that failed.
+bool FinalFlush(storage::RingWriter *writer, const config::Config &cfg) {
+  storage::Status s = writer->Flush();
   if (s.ok() && cfg.fsync != config::FsyncPolicy::kNever) s = writer->Sync();
   if (!s.ok()) {
     spdlog::error("final flush failed: {}", s.message());
-    rc = 1;
+    return false;
   }
-  daemon::CloseListener(&syslog);
-  daemon::CloseListener(&listener);
-  if (cfg.log_level != "off") {
-    std::string line = "logsinkd: exiting:";
-    daemon::ForEachCounter(server.counters(), *writer, [&](std::string_view name, uint64_t v) {
-      if (v != 0 || name == "records") line += fmt::format(" {}={}", name, v);
-    });
-    std::fprintf(stderr, "%s\n", line.c_str());
+  return true;
+}
+
+// Step 8: one line of the counters that are not zero (and records).
+void PrintExitLine(const daemon::Counters &counters, const storage::RingWriter &writer) {
+  std::string line = "logsinkd: exiting:";
+  daemon::ForEachCounter(counters, writer, [&](std::string_view name, uint64_t v) {
+    if (v != 0 || name == "records") line += fmt::format(" {}={}", name, v);
+  });
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  daemon::HoldLoopSignals();  // until the loop handles them (signals.h)
+  daemon::Cli cli;
+  if (std::optional<int> done = ReadCommandLine(argc, argv, &cli)) return *done;
+  config::Config cfg;
+  if (std::optional<int> done = ReadConfiguration(cli, &cfg)) return *done;
+  StartLogging(cfg);
+  Sockets sockets;
+  if (!OpenSockets(cfg, cli.create_dirs, &sockets)) return 1;
+  std::unique_ptr<storage::RingWriter> writer = OpenRing(cfg);
+  if (!writer) {
+    sockets.Close();
+    return 1;
   }
+  // Step 6: serve until SIGTERM/SIGINT and the drain.
+  daemon::Server server(cfg, writer.get(), &sockets.stream, ReloadWith(cli), &sockets.syslog);
+  int rc = server.Run();
+  if (!FinalFlush(writer.get(), cfg)) rc = 1;
+  sockets.Close();
+  if (cfg.log_level != "off") PrintExitLine(server.counters(), *writer);
   return rc;
 }

@@ -1,27 +1,43 @@
 // server.h: logsinkd's event loop: one libuv thread owning the listening
-// socket, the connections, the ring writer, the flush/fsync/stall timers and
-// the signal handlers. Everything runs on the loop thread except fdatasync,
-// which runs on libuv's thread pool, and the syslog socket's receive thread,
-// which only queues datagrams for the loop (syslog_socket.h).
+// socket, the connections, the ring writer, the timers and the signal
+// handlers. Everything runs on the loop thread except fdatasync, which runs
+// on libuv's thread pool, and the syslog socket's receive thread, which only
+// queues datagrams for the loop (syslog_socket.h).
+//
+// The server owns a component for each job with state of its own:
+// Durability (the flush and fsync timers, fdatasync), SyslogInput and
+// KernelInput (the syslog socket and the kernel's log on the loop). What is
+// left shares the table of connections and the state of a stop, so it is
+// this one class, its methods in files of one job each (docs/DESIGN.md,
+// "The daemon's files"):
+//   server.cc         construction, Run (the loop's start), once per turn,
+//                     systemd's status and watchdog
+//   server_accept.cc  accepting connections: limits, EMFILE, REFUSE
+//   server_conn.cc    serving a connection: reads, replies, end, stalls
+//   server_readers.cc reads through the daemon (READ_REQ) and followers
+//   server_drain.cc   the stop: draining connections, backlog and inputs
+//   server_reload.cc  signals: stop, and SIGHUP's live settings
 #pragma once
 
 #include <uv.h>
 
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "counters.h"
-#include "kmsg.h"
+#include "durability.h"
+#include "kernel_input.h"
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
 #include "reader_session.h"
 #include "session.h"
-#include "sync_policy.h"
-#include "syslog_socket.h"
+#include "signals.h"
+#include "syslog_input.h"
 
 namespace logsink::daemon {
 
@@ -45,59 +61,50 @@ class Server {
   const Counters &counters() const { return counters_; }
 
  private:
-  struct Conn;
+  struct Conn;  // server_conn.h
 
-  // libuv callbacks
-  static void OnListenReadable(uv_poll_t *h, int status, int events);
-  static void OnSyslogQueued(uv_async_t *h);
-  static void OnSyslogTimer(uv_timer_t *t);
-  static void OnKmsgReadable(uv_poll_t *h, int status, int events);
-  // At a stop: the syslog socket and the kernel's log are let go once read
-  // to the end (or at the deadline).
-  void CloseSyslog();
-  void CloseKmsg();
-  void StopBacklog();
-  // Opens the kernel's log per [kernel] read; false when "yes" and it cannot.
-  bool StartKernel();
-  static void OnConnEvent(uv_poll_t *h, int status, int events);
+  // server.cc: once per turn, systemd
   static void OnBeforeWait(uv_prepare_t *p);
-  static void OnFlushTimer(uv_timer_t *t);
-  static void OnFsyncTimer(uv_timer_t *t);
-  static void OnStallTimer(uv_timer_t *t);
-  static void OnAcceptRetry(uv_timer_t *t);
   static void OnWatchdog(uv_timer_t *t);
   static void OnStatusTimer(uv_timer_t *t);
   void NotifyStatus(const char *prefix);
-  static void OnSignal(uv_signal_t *s, int signum);
-  static void OnSyncDone(uv_fs_t *req);
+  Limits CurrentLimits() const;
 
+  // server_accept.cc
+  static void OnListenReadable(uv_poll_t *h, int status, int events);
+  static void OnAcceptRetry(uv_timer_t *t);
   void AcceptAll();
+  bool DropOneWaiting(int err);  // EMFILE/ENFILE: the reserve descriptor
   Conn *AddConn(int fd, Peer peer);
   void Refuse(int fd, const std::string &reason);
+
+  // server_conn.cc
+  static void OnConnEvent(uv_poll_t *h, int status, int events);
+  static void OnStallTimer(uv_timer_t *t);
+  void StartStallTimer();
   void ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
-  // Reads through the daemon (reader_session.h): takes a connection's
-  // READ_REQ (or refuses it at max_readers / max_readers_per_uid), steps a
-  // read whose socket drained, steps caught-up followers after writes.
+  void CloseConn(Conn *c);
+  void EndStream(Conn *c, bool eof);
+
+  // server_readers.cc: reads through the daemon (reader_session.h): takes
+  // a connection's READ_REQ (or refuses it at max_readers /
+  // max_readers_per_uid), steps a read whose socket drained, steps
+  // caught-up followers after writes.
   void StartReader(Conn *c);
   void ServeReader(Conn *c);
   void StepFollowers();
   uint64_t WriteGen() const;  // changes whenever the writer writes to the file
-  void CloseConn(Conn *c);
-  void EndStream(Conn *c, bool eof);
-  // Once per turn of the loop, before it waits (before_wait_): writes the
-  // partial block when its gap has passed, else arms flush_timer_ for it;
-  // asks for an fdatasync when fsync = "block" and a block was sealed. So
-  // every record stored in a turn, however many reads stored them, is
-  // covered by one check.
-  void AfterWrites();
-  void FlushNow();  // writes the partial block (one pwrite) and notes when
-  void RequestSync();
-  void ApplyLive(const config::Config &cfg);
+
+  // server_drain.cc
   void Shutdown(int signum);
+  void StopBacklog();
   static void OnDrainDeadline(uv_timer_t *t);
   void DrainStep();
-  Limits CurrentLimits() const;
+
+  // server_reload.cc
+  static void OnSignal(uv_signal_t *s, int signum);
+  void ApplyLive(const config::Config &cfg);
 
   config::Config cfg_;
   storage::RingWriter *writer_;
@@ -106,30 +113,17 @@ class Server {
 
   uv_loop_t loop_;
   uv_poll_t listen_poll_;
-  Listener *syslog_ = nullptr;  // nullptr: no syslog socket
-  uv_async_t syslog_async_;     // the receive thread: datagrams queued
-  uv_timer_t syslog_timer_;     // stores them (OnSyslogQueued)
-  uv_prepare_t before_wait_;    // AfterWrites(), once per turn of the loop
-  uv_timer_t flush_timer_, fsync_timer_, stall_timer_, accept_retry_, watchdog_, status_timer_;
-  // The last partial-block write: when it ended and what it cost
-  // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
-  uint64_t last_flush_end_ns_ = 0, last_flush_cost_ns_ = 0;
-  uint64_t FlushGapNs() const;
-  void FlushWhenDue();
+  uv_prepare_t before_wait_;  // AfterWrites() and the rest, once per turn of the loop
+  uv_timer_t stall_timer_, accept_retry_, watchdog_, status_timer_;
   std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
-  uv_signal_t sig_term_, sig_int_, sig_hup_;
-  uv_fs_t sync_req_;
-  int sync_fd_ = -1;
-  bool sync_in_flight_ = false, sync_again_ = false;
-  SyncPolicy sync_policy_;  // which writes the last fdatasync request covered
+  uv_signal_t signals_[std::size(kLoopSignals)];
 
   Counters counters_;
   TextSites text_;
   Context ctx_;
-  std::unique_ptr<SyslogReceiver> syslog_rx_;
-  int kmsg_fd_ = -1;  // the kernel's log, -1: not read
-  uv_poll_t kmsg_poll_;
-  std::unique_ptr<KmsgReader> kmsg_rx_;
+  Durability durability_;
+  std::unique_ptr<SyslogInput> syslog_;  // nullptr: no syslog socket
+  KernelInput kernel_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
   std::vector<Conn *> readers_;                          // connections that are reads
@@ -144,8 +138,6 @@ class Server {
   uint64_t drain_deadline_ns_ = 0, backlog_until_ns_ = 0;
   size_t backlog_open_ = 0, backlog_taken_ = 0;
   bool backlog_listening_ = true, drained_ = false;
-  // At a stop: the syslog socket and the kernel's log still being read.
-  bool syslog_draining_ = false, kmsg_draining_ = false;
 };
 
 }  // namespace logsink::daemon

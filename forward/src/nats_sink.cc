@@ -3,21 +3,11 @@
 // the forwarder's loop. cnats is used as Debian ships it (3.4); there is no
 // reason to speak the NATS protocol ourselves.
 //
-// Why not cnats' libuv adapter (nats/adapters/libuv.h, issue 26), which
-// puts the connection's reads and writes on the forwarder's loop: it would
-// not take the threads that matter off. Subscription callbacks, and so
-// JetStream's publish acknowledgments, are still delivered on a cnats
-// thread with an event loop too, so the ordering care at exit (Close
-// below) stays; only the socket reader and the flusher move. Measured
-// (per-thread CPU from /proc, the forwarder alone from a full 2 MiB ring
-// into a one-node file-store stream, Release): with --batch 1000 --compress
-// zstd, the loop thread 48 ticks, the compression thread 23, all of cnats'
-// threads together under 1, so nothing is left to gain where the rate
-// matters (1.28 M records/s, bench/forward); one record per message, the
-// loop thread 16 ticks and cnats' threads 20 (6 of them the reader, 2 the
-// flusher, 11 the acknowledgment delivery), so the adapter would move at
-// most the reader's and flusher's 8 onto the loop thread, already the
-// busier one, and keep the delivery thread.
+// Why not cnats' libuv adapter (nats/adapters/libuv.h): JetStream's
+// acknowledgments would still be delivered on a cnats thread (so the
+// ordering care at exit, Close below, stays), and only the socket reader
+// and the flusher would move, onto the loop thread, already the busier one
+// (measured per thread: docs/DESIGN.md, decision 16).
 #include "nats_sink.h"
 
 #include <lz4frame.h>
@@ -105,7 +95,8 @@ class NatsSink : public Sink {
 
   // With compression, batches are compressed and handed to cnats on a
   // thread of the sink's own, beside the loop that reads and renders them
-  // (issue 29: compressing on the loop cost it a fifth of its time); a
+  // (compressing on the loop cost it a fifth of its time: docs/DESIGN.md,
+  // decision 16, "Compressed batches"); a
   // batch cnats does not take there comes back as a refused acknowledgment
   // and the forwarder sends it again.
   bool Publish(const Message &m) override {

@@ -12,7 +12,8 @@
 // it: the receiver then sees it out of order. Only an answer to one of our
 // messages counts as progress for the 10 s rule.
 //
-// Why not librelp (Debian's RELP client, which this replaced; issue 29):
+// Why not librelp (Debian's RELP client, which this replaced; docs/DESIGN.md,
+// decision 16):
 // librelp sends each message with its own send() and poll(), allocates
 // several times per message and does not say which message an
 // acknowledgment was for, so it ran on a thread of its own and woke the

@@ -305,7 +305,7 @@ TEST_F(SyslogReceiverTest, StopWhileTheQueueIsFullKeepsEverything) {
 }
 
 // Past shutdown_timeout the loop forgets what is still queued and logs how
-// many datagrams that was (server.cc, Shutdown): the count is exact, taken
+// many datagrams that was (SyslogInput::Close): the count is exact, taken
 // from both halves of the queue.
 TEST_F(SyslogReceiverTest, DiscardQueuedCountsWhatIsLeft) {
   int sv[2];

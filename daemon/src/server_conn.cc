@@ -1,0 +1,213 @@
+// server_conn.cc: serving a connection: its poll events, reading within
+// the read budget into the session, sending replies, the end of its stream
+// (the flush and a text stream's acknowledgment), closing it, and the
+// stall check of half frames and silent connections (see server.h).
+#include "server_conn.h"
+
+#include <errno.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace logsink::daemon {
+namespace {
+
+constexpr size_t kMaxOut = 1u << 20;  // unsent replies before we give up on a client
+
+}  // namespace
+
+void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
+  auto *c = static_cast<Conn *>(h->data);
+  Server *s = c->server;
+  if (status < 0) {
+    if (s->stopping_)
+      s->EndStream(c, false);  // what it sent is kept, as at the drain's deadline
+    else
+      s->CloseConn(c);
+    return;
+  }
+  if (events & UV_WRITABLE) {
+    if (c->reader)
+      s->ServeReader(c);
+    else
+      s->SendOut(c);
+    if (c->closed) return;
+  }
+  if (events & UV_READABLE) s->ReadConn(c, s->cfg_.read_budget);
+}
+
+// Reads at most `budget` bytes (fairness: the loop then serves the others;
+// the poll is level-triggered, so what is left wakes us again). Memory stays
+// bounded without pausing reads: every complete frame is written to the ring
+// synchronously and only a partial frame (<= max_frame + 4) is kept.
+void Server::ReadConn(Conn *c, size_t budget) {
+  uint64_t now = uv_now(&loop_);
+  size_t total = 0;
+  while (total < budget) {
+    size_t want = std::min(rbuf_.size(), budget - total);
+    ssize_t r = read(c->fd, rbuf_.data(), want);
+    if (r > 0) {
+      total += size_t(r);
+      if (!c->session->Feed(rbuf_.data(), size_t(r), now)) {
+        SendOut(c);
+        if (!c->closed) CloseConn(c);
+        return;
+      }
+      if (!c->reader && c->session->read_request()) {
+        StartReader(c);
+        return;
+      }
+      if (size_t(r) < want) break;  // the socket is (very likely) empty now
+      continue;
+    }
+    if (r == 0) {  // EOF; a partial frame is discarded
+      if (c->session->partial())
+        spdlog::debug("pid {} closed in the middle of a frame", c->session->peer().pid);
+      EndStream(c, true);
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    EndStream(c, false);  // ECONNRESET and the like
+    return;
+  }
+  if (!c->session->out().empty()) SendOut(c);
+}
+
+// The peer is done (eof) or gone. After a clean EOF the open block is
+// written at once: a client that closed (a program that exited, `logctl
+// send`) has its records visible without waiting for flush_interval
+// (PROTOCOL.md, "Closing cleanly"); one pwrite per closing connection at
+// most, which its own accept and handshake already outweigh. A text
+// stream's last line is stored even without its newline, and after an EOF
+// the client gets the acknowledgment it may wait for (PROTOCOL.md, "Text
+// streams"): when it arrives, readers see every line.
+void Server::EndStream(Conn *c, bool eof) {
+  if (stopping_) {
+    // The daemon shut the receiving side (Shutdown): the EOF is its own, not
+    // the client's. A text stream's unfinished line is kept (the client gets
+    // no acknowledgment: it did not end the stream), except a relayed
+    // stream's: its relay resends the line whole to the next daemon. One
+    // flush at the end covers every connection.
+    c->session->Finish(true);
+    CloseConn(c);
+    return;
+  }
+  if (!c->session->text()) {
+    if (eof && writer_->dirty()) durability_.FlushNow();
+  } else {
+    c->session->Finish();
+    uint64_t errors = counters_.write_errors;
+    if (writer_->dirty()) durability_.FlushNow();
+    // No acknowledgment when the lines could not be written: the client
+    // then reports that it has none (logctl send fails).
+    if (eof && counters_.write_errors == errors) {
+      c->session->AppendTextAck();
+      SendOut(c);
+    }
+  }
+  if (!c->closed) CloseConn(c);
+}
+
+void Server::SendOut(Conn *c) {
+  std::string &out = c->session->out();
+  size_t off = 0;
+  while (off < out.size()) {
+    ssize_t r = send(c->fd, out.data() + off, out.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r > 0) {
+      off += size_t(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    out.clear();  // EPIPE etc: the client went away; reading will tell
+    off = 0;
+    break;
+  }
+  out.erase(0, off);
+  if (c->reader) {
+    // A read bounds its own queue (one chunk): it waits for the socket.
+    const auto state = c->reader->state();
+    if (!out.empty() || (state == ReaderSession::State::kReading && !Writable(c->fd)))
+      counters_.read_socket_waits++;  // it waits for its client to read
+    if (out.empty() && state == ReaderSession::State::kDone) {
+      CloseConn(c);
+      return;
+    }
+    int want = UV_READABLE;
+    if (!out.empty() || state == ReaderSession::State::kReading) want |= UV_WRITABLE;
+    if (want != c->events) {
+      c->events = want;
+      uv_poll_start(&c->poll, want, OnConnEvent);
+    }
+    return;
+  }
+  if (out.size() > kMaxOut) {
+    spdlog::warn("pid {} does not read its STATS replies; connection closed",
+                 c->session->peer().pid);
+    CloseConn(c);
+    return;
+  }
+  int want = out.empty() ? UV_READABLE : UV_READABLE | UV_WRITABLE;
+  if (want != c->events) {
+    c->events = want;
+    uv_poll_start(&c->poll, want, OnConnEvent);
+  }
+}
+
+void Server::CloseConn(Conn *c) {
+  if (c->closed) return;
+  Conn *last = conns_.back();
+  conns_[c->index] = last;
+  last->index = c->index;
+  conns_.pop_back();
+  counters_.connections_current--;
+  uint32_t uid = c->session->peer().uid;
+  if (auto it = conns_by_uid_.find(uid); it != conns_by_uid_.end() && --it->second == 0)
+    conns_by_uid_.erase(it);
+  if (c->from_backlog && backlog_open_-- == kBacklogAtOnce && backlog_listening_)
+    uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);  // room for one more
+  if (c->reader) {
+    if (auto it = readers_by_uid_.find(uid); it != readers_by_uid_.end() && --it->second == 0)
+      readers_by_uid_.erase(it);
+    readers_.erase(std::find(readers_.begin(), readers_.end(), c));
+    c->reader.reset();
+  }
+  c->closed = true;
+  uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
+    auto *conn = static_cast<Conn *>(h->data);
+    close(conn->fd);
+    delete conn;
+  });
+}
+
+// Half frames and silent connections are judged a quarter of
+// stall_timeout apart (5 ms to 1 s).
+void Server::StartStallTimer() {
+  uint64_t period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
+  uv_timer_start(&stall_timer_, OnStallTimer, period, period);
+}
+
+void Server::OnStallTimer(uv_timer_t *t) {
+  auto *s = static_cast<Server *>(t->data);
+  uint64_t now = uv_now(&s->loop_);
+  // Backwards: CloseConn moves the last connection into the freed index.
+  for (size_t i = s->conns_.size(); i-- > 0;) {
+    Conn *c = s->conns_[i];
+    if (c->session->partial() && now - c->session->partial_since_ms() >= s->cfg_.stall_timeout_ms) {
+      c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
+                                                  now - c->session->partial_since_ms()));
+      s->CloseConn(c);
+    } else if (!c->session->any_frame() && !c->session->partial() &&
+               now - c->accepted_ms >= s->cfg_.stall_timeout_ms) {
+      c->session->Fail(Err::kStalled,
+                       fmt::format("no frame within {} ms of connecting", now - c->accepted_ms));
+      s->CloseConn(c);
+    }
+  }
+}
+
+}  // namespace logsink::daemon
