@@ -71,11 +71,8 @@ storage::Record OwnView(const storage::Record &rec) {
   // The block's clock pair, moved to the record's own time: the monotonic
   // time a reader computes from it is the same, and when the block was
   // opened (by someone else's records) is not told.
-  if (rec.block_open_real_ns != 0) {
-    r.block_open_mono_ns = storage::MonotonicTime(rec);
-    r.block_open_real_ns = rec.ts_ns;
-    if (r.block_open_real_ns == 0) r.block_open_mono_ns = 0;
-  }
+  r.block_open_mono_ns = rec.ts_ns != 0 ? storage::MonotonicTime(rec) : 0;
+  r.block_open_real_ns = rec.block_open_real_ns != 0 ? rec.ts_ns : 0;
   // The block's open time matters to a reader only where the record's own
   // clock is not trusted (more than kClockSlackNs behind it).
   if (storage::FilterTime(rec) == rec.ts_ns) r.block_opened_ns = 0;
