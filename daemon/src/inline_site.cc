@@ -3,8 +3,13 @@
 
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
+#include "logsink/proto/text_kinds.h"
 
 namespace logsink::daemon {
+
+bool IsTextKindFile(std::string_view file) {
+  return ls_text_kind_of(file.data(), file.size()) >= 0;
+}
 
 InlineFit FitInlineSite(const storage::RingWriter &w, const storage::Source &src, const char *sig,
                         size_t nargs, storage::Site *site) {
@@ -24,6 +29,9 @@ InlineFit FitInlineSite(const storage::RingWriter &w, const storage::Source &src
       hi = mid - 1;
   }
   lo = ls_utf8_cut(reinterpret_cast<const uint8_t *>(site->file.data()), site->file.size(), lo);
+  // "kernel.c" cut to "kernel" would read as the kernel's: one byte less
+  // (the kinds' names are ASCII, and none is a prefix of another).
+  if (IsTextKindFile(site->file.substr(0, lo))) lo--;
   site->file = site->file.substr(0, lo);
   return InlineFit::kCut;
 }

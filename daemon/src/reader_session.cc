@@ -60,6 +60,25 @@ void ReaderSession::Lost(uint64_t n) {
   counters_->read_lost += n;
 }
 
+storage::Record OwnView(const storage::Record &rec) {
+  storage::Record r = rec;
+  // Numbers every writer advances: the string table's ids (shared by every
+  // uid's identical sites, so an old id tells that someone else logged the
+  // same site first), the sources (everyone's connections) and the blocks.
+  r.site_id = 0;
+  r.source_id = 0;
+  r.block_seq = 0;
+  // The block's clock pair, moved to the record's own time: the monotonic
+  // time a reader computes from it is the same, and when the block was
+  // opened (by someone else's records) is not told.
+  r.block_open_mono_ns = rec.ts_ns != 0 ? storage::MonotonicTime(rec) : 0;
+  r.block_open_real_ns = rec.block_open_real_ns != 0 ? rec.ts_ns : 0;
+  // The block's open time matters to a reader only where the record's own
+  // clock is not trusted (more than kClockSlackNs behind it).
+  if (storage::FilterTime(rec) == rec.ts_ns) r.block_opened_ns = 0;
+  return r;
+}
+
 void ReaderSession::Step(std::string *out) {
   if (state_ == State::kDone) return;
   storage::Record rec;
@@ -89,7 +108,7 @@ void ReaderSession::Step(std::string *out) {
     next_seq_ = rec.seq + 1;
     if (rec.uid == uid_) {
       counters_->read_records++;
-      counters_->read_bytes += AppendReadRecord(rec, out);
+      counters_->read_bytes += AppendReadRecord(OwnView(rec), out);
     }
     if (blocks == 0 || rec.block_seq != block) {
       block = rec.block_seq;

@@ -24,6 +24,14 @@ struct ReadLimits {
   uint32_t chunk = 64u << 10;    // bytes queued per Step (read_chunk)
 };
 
+// What a reader outside the ring's group gets of one of its own records
+// (PROTOCOL.md, "Reading through the daemon"): the record, less the numbers
+// that count everyone's writing (string-table id, source id, block number:
+// 0) and with its block's times told only as far as they bear on this
+// record (the clock pair moved to the record's timestamp; the open time only
+// when the record's own clock is not trusted, else 0).
+storage::Record OwnView(const storage::Record &rec);
+
 class ReaderSession : private storage::Reporter {
  public:
   enum class State {

@@ -257,6 +257,14 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
   site.line = in.line;
   site.fmt = std::string_view(in.fmt, in.fmt_len);
   site.file = std::string_view(in.file, in.file_len);
+  // A site file that names a free-text kind ("kernel", "syslog:raw", ...)
+  // makes readers take the site's line for a syslog facility and the record
+  // for the kernel's or the daemon's own free text: only root may say so.
+  std::string renamed;
+  if (peer_.uid != 0 && IsTextKindFile(site.file)) {
+    renamed = std::string(kForeignTextKindPrefix) + std::string(site.file);
+    site.file = renamed;
+  }
   const uint32_t global = ctx_->writer->Intern(site);
   if (global == 0) {  // the string table is full: records will carry the site inline
     const InlineFit fit = FitInlineSite(*ctx_->writer, source_, sig, size_t(nargs), &site);

@@ -128,6 +128,7 @@ seen = {
                for a, b in zip(ours, ours[1:])),
     "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
     "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
+    "before_boot": any(r.get("before_boot") for r in ours),
     "unknown_site": any(r.get("unknown_site") for r in ours),
     "syslog": any((r.get("file") or "").startswith("syslog:") for r in ours),
     "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,

@@ -4,7 +4,7 @@ sent as proto/PROTOCOL.md describes the frames (no logsink code), so that the
 ring holds what text lines cannot give it: every argument type, `*` widths,
 narrowing, named fields, a client-cut record (TRUNC), several threads (TID),
 a DROPPED report, timestamps from a clock an hour behind (FORMAT.md, "What is
-trusted") and an hour ahead, and SITES extra call sites (enough of them fill
+trusted"), an hour ahead and at 1970 (before the boot), and SITES extra call sites (enough of them fill
 the string table, and the records of the sites that no longer fit carry
 their site inline). Values come from SEED. Returns once the daemon answered
 a STATS_REQ sent after the records: it has handled every frame before it."""
@@ -90,12 +90,12 @@ def main():
                 ts = now + rnd.randint(0, 10**6)
                 recs += varint(site << 1) + varint(zz(ts - prev)) + sites[i][4]()
                 prev = ts
-        # A record the client cut (TRUNC), and records an hour behind and
-        # an hour ahead of the daemon's clock.
+        # A record the client cut (TRUNC), records an hour behind and an
+        # hour ahead of the daemon's clock, and one from a clock that says
+        # 1970 (before any boot: RENDERING.md, "Time").
         recs += varint(1 << 1 | 1) + varint(rnd.randint(1, 5000)) + varint(zz(now - prev)) + sites[0][4]()
         prev = now
-        for skew in (-3600 * 10**9, 3600 * 10**9):
-            ts = now + skew
+        for ts in (now - 3600 * 10**9, now + 3600 * 10**9, 10**9):
             recs += varint(1 << 1) + varint(zz(ts - prev)) + sites[0][4]()
             prev = ts
         out += frame(RECORDS, bytes(recs))

@@ -774,8 +774,19 @@ struct Reader {
         levels |= 1u << 4;
       }
       r["boot_id"] = boot;
-      r["monotonic_ns"] =
-          (h.open_mono == 0 && h.open_real == 0) ? 0 : h.open_mono + (ts - h.open_real);
+      // RENDERING.md, "Time": the block's monotonic time plus the timestamp
+      // minus the block's realtime; 0 without a pair or before the boot,
+      // 2^64 - 1 past the top.
+      uint64_t mono = 0;
+      if (h.open_real != 0 && ts < h.open_real) {
+        const uint64_t back = h.open_real - ts;
+        mono = back > h.open_mono ? 0 : h.open_mono - back;
+        if (back > h.open_mono) r["before_boot"] = true;
+      } else if (h.open_real != 0) {
+        const uint64_t ahead = ts - h.open_real;
+        mono = ahead > ~0ull - h.open_mono ? ~0ull : h.open_mono + ahead;
+      }
+      r["monotonic_ns"] = mono;
       r["tier"] = t.index;
       r["block"] = h.seq;
       if (h.opened != 0) r["opened_ns"] = sb.created + uint64_t(h.opened - 1) * 1000000000ull;

@@ -255,7 +255,7 @@ python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bi
 [ "$failed" = 0 ] || fail "logctl and outsider_reader disagree (above)"
 
 # Every kind of record and block the document describes was compared.
-for want in record dropped truncated inline tier1 tier2 gap double filter_from_opened threads \
+for want in record dropped truncated inline tier1 tier2 gap double filter_from_opened before_boot threads \
   unknown_site syslog; do
   grep -qw "$want" "$tmp/coverage" || fail "no ring held a record of kind '$want'"
 done

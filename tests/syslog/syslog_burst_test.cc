@@ -60,6 +60,32 @@ TEST(SyslogBurst, DatagramSocketWithTheKernelsDefaultQueue) {
   }
 }
 
+// Why a larger receive buffer is no remedy (daemon/SYSLOG.md, "Bursts"): a
+// Unix datagram socket counts what waits in datagrams, not bytes, and each
+// one is charged to its sender's buffer; SO_RCVBUF, even 8 MiB forced past
+// rmem_max (systemd's ReceiveBuffer=), leaves the queue at qlen.
+TEST(SyslogBurst, AReceiveBufferDoesNotLengthenTheQueue) {
+  for (int rcvbuf : {0, 8 << 20}) {
+    SCOPED_TRACE(rcvbuf);
+    TempDir dir;
+    std::string err;
+    int fd = BindDatagramWithQueue(dir / "q.sock", 10, &err);
+    ASSERT_GE(fd, 0) << err;
+    if (rcvbuf) {
+      ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf), 0)
+          << strerror(errno);
+      int got = 0;
+      socklen_t len = sizeof got;
+      ASSERT_EQ(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
+      EXPECT_GE(got, rcvbuf);
+    }
+    const int n = AcceptedWithoutReader(dir / "q.sock");
+    EXPECT_GE(n, 10);
+    EXPECT_LE(n, 11);
+    close(fd);
+  }
+}
+
 // A daemon that takes its stream socket and a datagram socket with a queue
 // of 10 from "systemd" (LISTEN_FDS).
 struct QueuedDaemon {
