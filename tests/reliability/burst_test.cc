@@ -196,7 +196,7 @@ TEST_F(BurstTest, StoppedDaemonHoldsCallersBoundedThenLossIsExact) {
       n, took, (unsigned long long)l.records, (unsigned long long)l.dropped_reported, n);
 }
 
-// Issue 13 (2): a record at flush_level waits until it is in the socket, but
+// A record at flush_level waits until it is in the socket, but
 // not on a daemon that does not read: after one bounded wait the client is
 // marked stalled and the next flush-level calls only wake the sender. 20,000
 // LS_ERR calls with 200-byte strings fill the socket buffer many times over;
