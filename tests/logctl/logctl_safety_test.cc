@@ -1,4 +1,4 @@
-// logctl_safety_test.cc: issue 18 (3, 8): logctl never blocks on a FIFO at
+// logctl_safety_test.cc: logctl never blocks on a FIFO at
 // the ring path (not even one swapped in after the path was checked: the
 // ring is opened once and read through that descriptor), and `export` never
 // writes through a symlink, never overwrites a file, and creates its copy no

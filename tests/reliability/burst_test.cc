@@ -1,4 +1,4 @@
-// burst_test.cc: issue 13's first promise with the real logsinkd and the
+// burst_test.cc: with the real logsinkd and the
 // default client options: a burst of any size from 1 and 4 threads lands
 // completely (every record, each exactly once, in per-thread order), and a
 // SIGSTOPped daemon holds the calling thread for at most about one
