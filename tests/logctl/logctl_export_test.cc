@@ -42,10 +42,7 @@ TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   std::string out = dir_.File("export.txt");
   Result r = RunLogctl({"export", "--output", out, "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), cat.out);
+  EXPECT_EQ(ReadFile(out), cat.out);
   std::string outj = dir_.File("export.json");
   r = RunLogctl({"export", "--output", outj, "--format", "json", "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
