@@ -1,4 +1,4 @@
-// client_bench.cc: issue 4: the cost of one LS_LOG call (one int; int + double
+// client_bench.cc: the cost of one LS_LOG call (one int; int + double
 // + short string) from 1 and 2 threads, median and p99.9 in ns, beside
 // spdlog's async logger (file sink) logging the same message in the same run;
 // then end to end: 10,000,000 records from one client process through a
@@ -472,7 +472,7 @@ void PrintTables(const CollectingReporter &rep) {
       rep.Median("e2e/logsink", "daemon_cpu_ns_per_rec"),
       rep.Median("e2e/logsink", "client_cpu_ns_per_rec"));
 
-  printf("\nTargets (issue 4):\n");
+  printf("\nTargets:\n");
   Target("LS_LOG median, 1 thread, one int",
          med("batch16", Who::kLogsink, Msg::kInt, 1, "median_ns"), 40, false, " ns");
   Target("spdlog async / LS_LOG at the median (1 thread, one int)",
@@ -481,7 +481,7 @@ void PrintTables(const CollectingReporter &rep) {
          10, true, "x");
   Target("end-to-end records/s", e_ls, 5e6, true, "");
   Target("bytes on disk per record", b_ls, 16, false, " B");
-  printf("Targets (issue 13):\n");
+  printf("Tighter targets:\n");
   Target("LS_LOG median, 1 thread, one int",
          med("batch16", Who::kLogsink, Msg::kInt, 1, "median_ns"), 25, false, " ns");
   Target("end-to-end records/s from one thread, default options", e_ls, 10e6, true, "");

@@ -1,4 +1,4 @@
-// retention_bench: history under a flood (issue 23), the tiers beside one
+// retention_bench: history under a flood, the tiers beside one
 // ring of the same size (the policy before tiers) in the same run. A 16 MiB
 // ring (zstd, 8 KiB blocks); program A logs 200 errors, program B 200 info
 // records, then program C (same uid) floods debug records of a realistic

@@ -1,9 +1,9 @@
-// ring_bench.cc: issue 2: writing ~25-byte messages through storage's
+// ring_bench.cc: writing ~25-byte messages through storage's
 // RingWriter (real record encoding + CRC32C + pwrite of 8 KiB blocks) side by
 // side with Logger4 (bench/logger4.h, the shifting fixed-size text log of the
 // published post) in the same run, on a fresh 100 KiB file (the post's table)
 // and in the steady state of a full rolling log of 1 MiB .. 1 GiB. Prints
-// messages/s for both and the ratio per row, then checks the issue's targets.
+// messages/s for both and the ratio per row, then checks its targets.
 //
 // The message: "user %d logged in." with an 8-digit int (10000000 + k).
 //   Logger4 gets the text "user 10000123 logged in." + '\n' = 25 bytes.
@@ -409,7 +409,7 @@ void PrintTables(const CollectingReporter &rep) {
     cpu_row("full " + std::to_string(size >> 20) + " MiB", SteadyName(Kind::kLogger4, size),
             SteadyName(Kind::kRingInt, size), SteadyName(Kind::kRingStr, size));
 
-  printf("\nTargets (issue 2), on ring(int), wall-clock medians:\n");
+  printf("\nTargets, on ring(int), wall-clock medians:\n");
   double l4_100k = rate(FreshName(Kind::kLogger4, 100000)),
          ri_100k = rate(FreshName(Kind::kRingInt, 100000));
   if (!std::isnan(l4_100k))

@@ -66,15 +66,15 @@ part() {
   echo "# host: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   echo "# build: $build_type in $build; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
-  part "ring_bench (issue 2)" ring_bench ring_bench $built_ring 0 \
+  part "ring_bench (RingWriter vs Logger4)" ring_bench ring_bench $built_ring 0 \
     "$build/bin/ring_bench" "${smoke[@]}"
-  part "client_bench (issue 4)" client_bench client_bench $built_client 0 \
+  part "client_bench (LS_LOG vs spdlog async)" client_bench client_bench $built_client 0 \
     "$build/bin/client_bench" --bin-dir "$build/bin" "${smoke[@]}"
-  part "logctl_bench (issue 5)" logctl_bench logctl $built_logctl 0 \
+  part "logctl_bench (logctl vs tail and cat)" logctl_bench logctl $built_logctl 0 \
     bash bench/logctl_bench.sh "$build/bin" "${smoke[@]}"
   part "codec_bench (compressed blocks)" codec_bench codec_bench $built_codec 1 \
     "$build/bin/codec_bench" "${smoke[@]}"
-  part "retention_bench (issue 23)" retention_bench retention_bench $built_retention 1 \
+  part "retention_bench (history under a flood)" retention_bench retention_bench $built_retention 1 \
     "$build/bin/retention_bench" "${smoke[@]}"
   part "find_bench (finding records in a long history)" find_bench find_bench $built_find 1 \
     "$build/bin/find_bench" --bin-dir "$build/bin" "${smoke[@]}"

@@ -1,4 +1,4 @@
-// syslog_bench.cc: issue 14: the syslog socket against the native path, in
+// syslog_bench.cc: the syslog socket against the native path, in
 // the same run. The same message, "user N logged in from port P request R",
 // N records each way into a fresh logsinkd (ring large enough that nothing
 // is overwritten):

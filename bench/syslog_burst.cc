@@ -1,4 +1,4 @@
-// syslog_burst.cc: issue 30: a syslog sender that does not block (like
+// syslog_burst.cc: a syslog sender that does not block (like
 // nginx's syslog output: MSG_DONTWAIT, and a datagram that meets a full
 // queue is gone) against logsinkd's syslog socket and, in the same run,
 // rsyslogd's imuxsock. Each receiver's socket is made in a private network

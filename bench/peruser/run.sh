@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: issue 28, does a read through the daemon slow its writers? The
+# run.sh: does a read through the daemon slow its writers? The
 # same N lines go through `logctl send` (done when the daemon acknowledged
 # every line) into a fresh logsinkd, alone ("none", the baseline) and, in
 # the same run, alternating, while other users read through the daemon

@@ -45,7 +45,7 @@ constexpr size_t kSyslogDatagramsPerWakeup = 1024;
 // fills and senders block or lose datagrams, as without the thread.
 constexpr size_t kSyslogQueueBytes = 1u << 20;
 // How long the loop lets a small queue of datagrams wait before it stores
-// them (server.cc, OnSyslogQueued).
+// them (syslog_input.cc, SyslogInput::OnQueued).
 constexpr uint64_t kSyslogStoreDelayMs = 1;
 // The receive thread's nice value relative to the daemon's (see
 // RaisePriority in syslog_socket.cc).

@@ -1,5 +1,5 @@
-"""test_handler: logsink.Handler with the real logsinkd (issue 14's "done
-when": a logging call lands with its format, level, app and pid)."""
+"""test_handler: logsink.Handler with the real logsinkd: a logging call
+lands with its format, level, app and pid."""
 
 import io
 import logging

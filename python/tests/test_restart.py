@@ -1,4 +1,4 @@
-"""test_restart: issue 25: logsinkd restarted under a logging Python
+"""test_restart: logsinkd restarted under a logging Python
 program. Like liblogsink, the client keeps what it could not write and
 what is logged while the daemon restarts, and sends it to the next daemon
 within block_timeout (python/README.md, "Restarts"): a SIGTERM restart

@@ -287,7 +287,7 @@ TEST_F(ClientDaemonTest, DaemonKilledAndRestartedMidStream) {
   EXPECT_EQ(DroppedReported(v), 300u) << "drops reported = records that never arrived";
 }
 
-// Issue 25: logsinkd stopped with SIGTERM and started again, three times,
+// logsinkd stopped with SIGTERM and started again, three times,
 // while two threads log steadily: every record lands once, in order per
 // thread, and nothing is dropped (logsinkd shuts the reading side of each
 // connection and reads it to EOF; the client keeps what it could not write

@@ -1,4 +1,4 @@
-// client_wrap_test.cc: ls_log / ls_vlog (issue 13, wrappers) against the real
+// client_wrap_test.cc: ls_log / ls_vlog (wrappers) against the real
 // logsinkd: a wrapper with a run-time level and format stores the format,
 // the level and typed arguments exactly as LS_LOG does; a format is interned
 // once per connection however often it is used; past the table of run-time

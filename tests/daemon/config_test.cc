@@ -36,7 +36,7 @@ TEST(Units, Sizes) {
   EXPECT_EQ(n, 3u << 20);
   ASSERT_TRUE(ParseSize("1T", &n));
   EXPECT_EQ(n, 1ull << 40);
-  // Issue 15: decimal-looking or loose units are refused, not taken as binary.
+  // Decimal-looking or loose units are refused, not taken as binary.
   for (const char *bad : {"1GB", "1gb", "1 G B", "1 G", "1g", "1k", "1KB", "1MB", "512B", " 1G",
                           "1G ", "1Gi", "1GIB", "1.5G", "+1G", "0x10"})
     EXPECT_FALSE(ParseSize(bad, &n)) << bad;

@@ -80,7 +80,7 @@ TEST(DaemonCli, BadFlagsExit2) {
   EXPECT_NE(h.out.find("--print-config"), std::string::npos);
 }
 
-// Issue 15: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024; anything else is
+// K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024; anything else is
 // refused in one sentence, on the command line and in the file.
 TEST(DaemonCli, SizesTakeBinaryUnitsAndRefuseEverythingElse) {
   TempDir dir;
@@ -131,7 +131,7 @@ TEST(DaemonCli, NotARingFileIsOneClearSentence) {
   EXPECT_EQ(ReadFile(ring), std::string(65536, 'x'));
 }
 
-// Issue 27: a ring another user owns (the quick start's, made by root, then
+// A ring another user owns (the quick start's, made by root, then
 // the service as logsink) is refused with whose it is and what to run.
 TEST(DaemonCli, ARingOfAnotherUserSaysWhoseItIsAndWhatToRun) {
   ASSERT_EQ(geteuid(), 0u) << "the tests run as root (README)";

@@ -1,4 +1,4 @@
-// listener_race_test.cc: issue 18 (1): whoever can write to the socket's
+// listener_race_test.cc: whoever can write to the socket's
 // directory may swap the socket logsinkd just bound for a symlink; the
 // daemon must never apply the socket's mode or group through it.
 #include <fcntl.h>

@@ -568,7 +568,7 @@ TEST_F(ForwardNatsTest, EachRecordExactlyOnceAcrossKillsOfForwarderAndServer) {
   ExactlyOnceAcrossKills(dir_, nats_, 1);
 }
 
-// Issue 29: batches (JSON lines) are exactly once too: a restarted forwarder
+// Batches (JSON lines) are exactly once too: a restarted forwarder
 // asks the stream for the last record it holds before it cuts new batches.
 TEST_F(ForwardNatsTest, BatchesHoldEachRecordExactlyOnceAcrossKills) {
   ExactlyOnceAcrossKills(dir_, nats_, 100);
@@ -611,7 +611,7 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   EXPECT_NE(st.out.find("\ncursor_next=" + std::to_string(ring.count()) + "\n"), std::string::npos)
       << st.out;
   EXPECT_NE(st.out.find("\nin_flight=0\n"), std::string::npos) << st.out;
-  // Issue 29: the rates and the time to catch up (none left to catch up).
+  // The rates and the time to catch up (none left to catch up).
   for (const char *key : {"\nlag_records=0\n", "\ncatch_up_seconds=0\n", "\nrecords_per_second=",
                           "\nring_records_per_second=", "\nring_records=", "\nlap_seconds=never\n"})
     EXPECT_NE(st.out.find(key), std::string::npos) << key << "\n" << st.out;
@@ -627,7 +627,7 @@ TEST_F(ForwardNatsTest, LappedRecordsBecomeOneCountedLostMessage) {
   EXPECT_EQ(int64_t(seen.size()), count - 1);
 }
 
-// Issue 29: a ring lapped while a batching forwarder was down: the lost
+// A ring lapped while a batching forwarder was down: the lost
 // records become one line of a batch, counted; the others each once.
 TEST_F(ForwardNatsTest, BatchesAcrossALappedRingCarryOneLostLine) {
   NumberedRing ring(dir_ / "r.ring", 8192 + 4096 + 8 * 4096, LS_CODEC_NONE);
@@ -662,7 +662,7 @@ TEST_F(ForwardNatsTest, BatchesAcrossALappedRingCarryOneLostLine) {
   EXPECT_TRUE(EachOnce(seen));
 }
 
-// Issue 29: batch boundaries depend on timing, so a restarted forwarder
+// Batch boundaries depend on timing, so a restarted forwarder
 // learns from the stream where it stopped. A cursor file that lags the
 // stream (as after a kill between an acknowledgment and the cursor write)
 // ships nothing twice.
@@ -701,7 +701,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderResumesAfterWhatTheStreamHolds) {
   EXPECT_TRUE(EachOnce(seen));
 }
 
-// Issue 29: records stored past a gap (as after a lost connection whose
+// Records stored past a gap (as after a lost connection whose
 // earlier batches were sent again behind later ones, then a kill) are
 // skipped, and only the missing ones are sent, in batches that end where
 // the stored ones begin.
@@ -754,7 +754,7 @@ TEST_F(ForwardNatsTest, BatchingForwarderFillsAGapInTheStreamOnce) {
   EXPECT_TRUE(EachOnce(seen));
 }
 
-// Issue 29: a subject template routes each record by its fields (two apps,
+// A subject template routes each record by its fields (two apps,
 // two levels: four subjects); --create-stream captures every subject it can
 // make (each field token a '*').
 // This host's name as a subject token (what {host} renders).
@@ -767,7 +767,7 @@ std::string HostToken() {
   return h;
 }
 
-// Issue 29: a template naming only {host} is one subject per forwarder, so
+// A template naming only {host} is one subject per forwarder, so
 // batches take it: every batch on that host's subject, the stream created
 // on it, and a restarted forwarder reads it back and goes on exactly once.
 TEST_F(ForwardNatsTest, AHostOnlyTemplateCarriesBatches) {
@@ -846,7 +846,7 @@ TEST_F(ForwardNatsTest, SubjectTemplateRoutesEachRecordByItsFields) {
   EXPECT_EQ(js.Count("LOGS"), 0);
 }
 
-// Issue 27: a subject no stream captures is said once a second with what to
+// A subject no stream captures is said once a second with what to
 // do, not once per record; a NATS that does not answer is said on stderr
 // and in --status.
 TEST_F(ForwardNatsTest, ExplainsASubjectNoStreamCaptures) {
@@ -1092,7 +1092,7 @@ TEST(ForwardStatus, NeverWrittenThroughAPlantedTempFile) {
   }
 }
 
-// Issue 27: systemd/rsyslog-receiver.conf, the receiving end README shows,
+// systemd/rsyslog-receiver.conf, the receiving end README shows,
 // works as written: only its port and its output directory are changed.
 TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
   TempDir dir("logsink-fwd");

@@ -241,7 +241,7 @@ TEST(Options, ChecksCombinationsAndValues) {
   EXPECT_EQ(ParseError({"--to=relp://h:1", "--cursor-file=c"}), "");
 }
 
-// Issue 29: --batch and subject templates, and how they combine.
+// --batch and subject templates, and how they combine.
 TEST(Options, BatchAndSubjectTemplates) {
   EXPECT_EQ(
       ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c", "--batch", "1000"}),

@@ -1,6 +1,6 @@
 // daemon_stats_test.cc: `logctl stats`'s query (logctl/daemon_stats.cc)
 // against peers that are not a healthy logsinkd: it must give up within its
-// timeout, whatever the peer does (issue 18 item 8), and decode REFUSE and
+// timeout, whatever the peer does, and decode REFUSE and
 // STATS with proto's decoders.
 #include "logctl/daemon_stats.h"
 

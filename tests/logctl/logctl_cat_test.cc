@@ -58,7 +58,7 @@ TEST_F(LogctlTest, LevelFilterShowsThatLevelAndMoreSevere) {
   EXPECT_EQ(Lines(r.out).size(), 8u);
 }
 
-// Issue 15: -p takes journalctl's ranges FROM..TO and names in any case.
+// -p takes journalctl's ranges FROM..TO and names in any case.
 TEST_F(LogctlTest, LevelRangesAndNamesInAnyCase) {
   WriteOnePerLevel(dir_.File("r.ring"));
   std::string f = dir_.File("r.ring");
@@ -145,7 +145,7 @@ TEST_F(LogctlTest, PidUidAndAppFilters) {
   EXPECT_EQ(r.status, 0);
 }
 
-// Issue 15: a repeated --pid, --uid, --app or --grep matches any of its
+// A repeated --pid, --uid, --app or --grep matches any of its
 // values (the last one used to win); different filters are ANDed.
 TEST_F(LogctlTest, RepeatedMatchesAreOredAndFieldsAnded) {
   TestRing ring(dir_.File("r.ring"));

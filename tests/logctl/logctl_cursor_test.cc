@@ -1,4 +1,4 @@
-// logctl_cursor_test.cc: cursors in logctl (issue 15): --show-cursor prints
+// logctl_cursor_test.cc: cursors in logctl: --show-cursor prints
 // the cursor of the last record shown, --after-cursor and --cursor-file
 // continue exactly after it (a run that finds nothing new keeps the file),
 // a cursor of a recreated ring is refused, and records overwritten since

@@ -98,7 +98,7 @@ TEST(LogctlDaemonTest, StatsShowsLiveCounters) {
       << r.out;
 }
 
-// Issue 27: stats --watch prints a line per interval with the records stored
+// stats --watch prints a line per interval with the records stored
 // since the line before; their sum is what was sent; SIGTERM ends it (0).
 TEST(LogctlDaemonTest, StatsWatchCountsWhatArrives) {
   TempDir dir;
@@ -136,7 +136,7 @@ TEST(LogctlDaemonTest, StatsWatchCountsWhatArrives) {
   EXPECT_EQ(RunLogctl({"stats", "--watch=0", "--socket", d.socket}).status, 2);
 }
 
-// Issue 15: with only LOGSINK_SOCKET set, every command reads the ring of the
+// With only LOGSINK_SOCKET set, every command reads the ring of the
 // daemon on that socket (asked with RING_REQ), not the system default.
 TEST(LogctlDaemonTest, LogsinkSocketAlonePicksTheDaemonsRing) {
   TempDir dir;

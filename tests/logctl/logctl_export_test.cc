@@ -8,7 +8,7 @@
 namespace logsink::test {
 namespace {
 
-// Issue 27: an export cut short (here a file size limit standing in for a
+// An export cut short (here a file size limit standing in for a
 // full disk) fails and leaves no partial file; `export -o json` is refused
 // with what to write instead.
 TEST_F(LogctlTest, ExportCutShortLeavesNoFileAndOutputModesAreNotFileNames) {
@@ -42,10 +42,7 @@ TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   std::string out = dir_.File("export.txt");
   Result r = RunLogctl({"export", "--output", out, "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), cat.out);
+  EXPECT_EQ(ReadFile(out), cat.out);
   std::string outj = dir_.File("export.json");
   r = RunLogctl({"export", "--output", outj, "--format", "json", "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -69,7 +66,7 @@ TEST_F(LogctlTest, ExportWritesAChronologicalRenderedCopy) {
   EXPECT_EQ(r.err, "logctl: " + dir_.File("no/such/dir") + ": No such file or directory\n");
 }
 
-// Issue 15: `export -o -` writes to standard output (it used to create a
+// `export -o -` writes to standard output (it used to create a
 // file named "-"); export's -o is the destination, as its --help says.
 TEST_F(LogctlTest, ExportToStandardOutput) {
   std::string f = dir_.File("r.ring");
@@ -92,7 +89,7 @@ TEST_F(LogctlTest, ExportToStandardOutput) {
   EXPECT_EQ(r.err, "");
   struct stat st;
   EXPECT_NE(stat(dir_.File("-").c_str(), &st), 0) << "export -o - created a file named '-'";
-  // Issue 15: without -o, export writes to standard output too.
+  // Without -o, export writes to standard output too.
   r = RunLogctl({"export", "--file", f});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, cat.out);

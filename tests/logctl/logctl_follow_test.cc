@@ -73,7 +73,7 @@ TEST_F(FollowTest, NewRecordsAppearAndSigtermEndsCleanly) {
   EXPECT_EQ(ExpectQuietEnd(&p).err, "");
 }
 
-// Issue 27: journalctl's reflex, without a command: the last 10, then new ones.
+// journalctl's reflex, without a command: the last 10, then new ones.
 TEST_F(FollowTest, TopLevelFollowIsTailFollow) {
   Write(0, 25);
   Proc p({"-f", "--file", dir_.File("r.ring")});

@@ -21,7 +21,7 @@ Result CatOnePerSource(const std::string &path, uint8_t level, const std::string
   return RunLogctl({"cat", "--file", path});
 }
 
-// Issue 12 (9): a label cannot imitate another line's prefix, and a label
+// A label cannot imitate another line's prefix, and a label
 // that is not the process's name shows the name beside it.
 TEST_F(LogctlTest, ShortPrefixShowsLabelAndCommAndEscapesStructure) {
   Source fake{2, 77, 1000, 100, "sshd[1]: <crit> fake", "python3"};
@@ -36,7 +36,7 @@ TEST_F(LogctlTest, ShortPrefixShowsLabelAndCommAndEscapesStructure) {
   EXPECT_NE(lines[2].find(" cron[79]: <info> hello"), std::string::npos) << lines[2];
 }
 
-// Issue 28: a record labelled or named "kernel" from a uid other than 0
+// A record labelled or named "kernel" from a uid other than 0
 // shows that uid (it could pass for the kernel's); root's does not, nor
 // does an ordinary label of another uid (only its own claim, shown beside
 // its process name as above).
@@ -204,7 +204,7 @@ TEST_F(LogctlTest, TruncatedRecordIsMarked) {
   EXPECT_EQ(v["truncated"].get<uint64_t>(), cut);
 }
 
-// Issue 15: the journalctl-like -o modes.
+// The journalctl-like -o modes.
 TEST_F(LogctlTest, OutputModes) {
   std::string f = dir_.File("r.ring");
   TestRing ring(f);

@@ -1,4 +1,4 @@
-// logctl_peruser_test.cc: issue 28 (1), reading one's own records through
+// logctl_peruser_test.cc: reading one's own records through
 // the daemon (PROTOCOL.md, "Reading through the daemon"). The real logsinkd
 // writes a root-only ring (0640 root:root); users 65534 and 65533 write
 // through liblogsink (logsink_hello), the syslog socket (logger) and text

@@ -1,4 +1,4 @@
-// logctl_run_restart_test.cc: issue 25: programs under `logctl run` live
+// logctl_run_restart_test.cc: programs under `logctl run` live
 // through restarts of logsinkd. logctl relays CMD's output (PROTOCOL.md,
 // "Relayed streams"): after a SIGTERM restart every line lands exactly
 // once, in order per stream, with CMD's pid; after a SIGKILL the loss stays

@@ -40,7 +40,7 @@ TEST_F(LogctlTest, StatsWithoutDaemon) {
   EXPECT_FALSE(v["daemon"]["running"].get<bool>());
 }
 
-// Issue 27: stats for a person: the rate over the span, the top writers
+// stats for a person: the rate over the span, the top writers
 // (label and uid, most first) and a histogram by priority class, the same in
 // --json.
 TEST_F(LogctlTest, StatsShowsTopWritersAndAHistogram) {

@@ -70,7 +70,7 @@ TEST_F(LogctlTest, TailWithFilterWalksBackForMatches) {
   EXPECT_NE(lines[1].find("noise 7999"), std::string::npos);
 }
 
-// Issue 15: -r/--reverse prints newest first, for cat, tail and tail with a
+// -r/--reverse prints newest first, for cat, tail and tail with a
 // filter; -n still picks the newest N.
 TEST_F(LogctlTest, ReverseIsNewestFirst) {
   std::string f = dir_.File("r.ring");

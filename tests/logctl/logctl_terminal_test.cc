@@ -7,7 +7,7 @@
 namespace logsink::test {
 namespace {
 
-// Issue 27: a progress line on standard error when it is a terminal and the
+// A progress line on standard error when it is a terminal and the
 // records go elsewhere; never in a pipe, never over records on the terminal.
 TEST_F(LogctlTest, ProgressOnlyOnATerminalAndNotOverTheRecords) {
   std::string f = dir_.File("r.ring");
@@ -68,7 +68,7 @@ std::string FakePager(const TempDir &dir) {
   return path;
 }
 
-// Issue 15: on a terminal, tail and cat go through $LOGSINK_PAGER, else
+// On a terminal, tail and cat go through $LOGSINK_PAGER, else
 // $PAGER, with LESS=FRSXMK unless LESS is set; -e starts it at the end
 // (+G); --no-pager, a pipe or -f: no pager.
 TEST_F(LogctlTest, PagerOnATerminal) {
@@ -230,7 +230,7 @@ TEST_F(LogctlTest, PagerIsSecureInASetIdLogctl) {
   EXPECT_NE(screen.find("n=2"), std::string::npos) << screen;
 }
 
-// Issue 15: `logctl` alone is `logctl cat` through the pager.
+// `logctl` alone is `logctl cat` through the pager.
 TEST_F(LogctlTest, NoArgumentsIsTheWholeLogThroughThePager) {
   std::string f = dir_.File("r.ring");
   TestRing ring(f);

@@ -245,7 +245,7 @@ TEST(LogctlTextRefused, RunAndSendSayWhyTheDaemonRefused) {
   EXPECT_EQ(a.Stats()["connections_refused"], 2u);
 }
 
-// Issue 25: past max_connections_per_uid (here 2: one `logctl run` holds
+// Past max_connections_per_uid (here 2: one `logctl run` holds
 // both), the next `logctl run` of that uid prints the daemon's reason,
 // exits 1 and does not start its command (before, the command started and
 // died of SIGPIPE, exit 141, with nothing on stderr).

@@ -23,7 +23,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
   for (const char *cmd : {"tail", "cat", "stats", "verify"}) {
     r = RunLogctl({cmd, "--file", junk});
     EXPECT_EQ(r.status, 1) << cmd;
-    // Issue 15: said once, not "PATH: not a logsink ring file (PATH is not ...)".
+    // Said once, not "PATH: not a logsink ring file (PATH is not ...)".
     EXPECT_EQ(r.err, "logctl: " + junk + ": not a logsink ring file (no LSRING superblock)\n")
         << cmd;
   }
@@ -42,7 +42,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
   nobody.as_nobody = true;
   r = RunLogctl({"cat", "--file", ring_path}, nobody);
   EXPECT_EQ(r.status, 1);
-  // Issue 15: with a hint at who may read it.
+  // With a hint at who may read it.
   EXPECT_EQ(r.err, "logctl: " + ring_path +
                        ": Permission denied (members of the logsink group can read the system "
                        "ring: see logsinkd(8))\n");
@@ -120,7 +120,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
   EXPECT_EQ(r.out.rfind("usage: logctl tail", 0), 0u);
 }
 
-// Issue 15: `logctl help CMD` prints CMD's usage (it printed the general
+// `logctl help CMD` prints CMD's usage (it printed the general
 // one), the same as `logctl CMD --help`.
 TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   for (const char *cmd : {"tail", "cat", "stats", "send", "run", "verify", "export"}) {
@@ -150,10 +150,10 @@ TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");
 }
 
-// Issue 15: u64 fields beyond 2^53 (which jq rounds) have exact string
+// u64 fields beyond 2^53 (which jq rounds) have exact string
 // copies: seq_str, ts_ns_str, dropped_since_ns_str always, args_str when an
 // integer argument is beyond +-2^53; the numeric fields stay as they were.
-// Issue 27: journalctl's options work without a command: -n/-f make it
+// journalctl's options work without a command: -n/-f make it
 // tail, anything else is cat; -S/-U, -t, --cursor; usage errors name no
 // command.
 TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
@@ -207,7 +207,7 @@ TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
   EXPECT_EQ(r.err, "logctl: unknown option '-x'\nTry 'logctl --help'.\n");
 }
 
-// Issue 27: a socket the user named, with no daemon on it, is an error that
+// A socket the user named, with no daemon on it, is an error that
 // names it: never a silent read of another ring.
 TEST_F(LogctlTest, ANamedSocketWithoutADaemonIsAnError) {
   std::string sock = dir_.File("none.sock");

@@ -1,4 +1,4 @@
-// burst_test.cc: issue 13's first promise with the real logsinkd and the
+// burst_test.cc: with the real logsinkd and the
 // default client options: a burst of any size from 1 and 4 threads lands
 // completely (every record, each exactly once, in per-thread order), and a
 // SIGSTOPped daemon holds the calling thread for at most about one
@@ -196,7 +196,7 @@ TEST_F(BurstTest, StoppedDaemonHoldsCallersBoundedThenLossIsExact) {
       n, took, (unsigned long long)l.records, (unsigned long long)l.dropped_reported, n);
 }
 
-// Issue 13 (2): a record at flush_level waits until it is in the socket, but
+// A record at flush_level waits until it is in the socket, but
 // not on a daemon that does not read: after one bounded wait the client is
 // marked stalled and the next flush-level calls only wake the sender. 20,000
 // LS_ERR calls with 200-byte strings fill the socket buffer many times over;

@@ -1,4 +1,4 @@
-// hostile_memory_test.cc: issue 12's memory findings against the real
+// hostile_memory_test.cc: the memory bound against the real
 // logsinkd, run by an unprivileged attacker (uid 65534, a forked child) while
 // root's good client logs: INTERN frames with huge site ids (a dense table
 // would cost 4 bytes per id up to the largest), thousands of 4 KiB formats

@@ -1,4 +1,4 @@
-// inline_site_test.cc: issue 12 (8) against the real logsinkd. With 4 KiB
+// inline_site_test.cc: no record lost for its size, with the real logsinkd. With 4 KiB
 // blocks and a full string table, sites are stored inline in each record. A
 // site whose record could not fit a block (a long format plus a 1 KiB file
 // name) used to be accepted and its records discarded as "write errors";

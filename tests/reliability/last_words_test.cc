@@ -1,4 +1,4 @@
-// last_words_test.cc: issue 13 (2), first half, with the real logsinkd and
+// last_words_test.cc: records at flush_level, with the real logsinkd and
 // the default client options. A record at flush_level (LS_WARNING) or more
 // severe is in the socket when LS_LOG returns, together with everything the
 // same thread logged before it: a process that logs 1,000 info records and

@@ -1,4 +1,4 @@
-// lockout_test.cc: issue 12's lockout findings against the real logsinkd,
+// lockout_test.cc: lockout and its limits against the real logsinkd,
 // with two real uids: a uid that opens every connection it can and sends
 // nothing gets max_connections_per_uid slots, loses them after stall_timeout,
 // and never stops another uid's client; and a daemon out of descriptors

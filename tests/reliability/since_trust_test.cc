@@ -1,4 +1,4 @@
-// since_trust_test.cc: issue 12 (6) against the real logsinkd and logctl.
+// since_trust_test.cc: --since and client timestamps against the real logsinkd and logctl.
 // One client stamps 6,000 records 1 ns after the epoch between two runs of
 // another client's correctly stamped records. Time filters search by the
 // time the daemon opened each block, not by client timestamps, so

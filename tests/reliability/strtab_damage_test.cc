@@ -1,4 +1,4 @@
-// strtab_damage_test.cc: issue 12 (4) against the real logsinkd and logctl.
+// strtab_damage_test.cc: a damaged string table against the real logsinkd and logctl.
 // A string-table entry in the middle is zeroed and the last one is damaged
 // (as a power loss with fsync = "never" can leave it: blocks and string
 // entries are not written in order); the daemon restarts and a new client

@@ -507,7 +507,7 @@ TEST(RenderPrintfTest, RandomSpecsMatchSnprintf) {
   EXPECT_EQ(mismatches, 0) << "by first conversion:" << summary;
 }
 
-// The three differences the first differential run (issue 15) found.
+// The three differences the first differential run found.
 std::string RenderOne(const char *fmt, double d) {
   std::string args;
   PutDouble(&args, d);

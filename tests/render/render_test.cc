@@ -282,7 +282,7 @@ TEST(EscapeTest, TerminalNeverGetsControlCharacters) {
   EXPECT_EQ(out, "a\\x00b");
 }
 
-// Issue 12 (9): invisible characters that change how text reads are shown
+// Invisible characters that change how text reads are shown
 // as \uXXXX: a right-to-left override, line and paragraph separators, a BOM,
 // zero-width and isolate characters.
 TEST(EscapeTest, TerminalShowsBidiSeparatorsAndBomEscaped) {

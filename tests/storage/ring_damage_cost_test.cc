@@ -1,5 +1,5 @@
 // ring_damage_cost_test.cc: reading a damaged ring costs work linear in the
-// blocks read, however many are damaged (issue 12: each damaged block used to
+// blocks read, however many are damaged (each damaged block used to
 // trigger newest-block searches and CRC retries with sleeps, so 400 bad
 // blocks of an 8 MiB ring took 100 s to `cat`). Cost is counted in reads
 // through FaultEnv and in the reader's retry sleeps, never timed.

@@ -1,4 +1,4 @@
-// ring_owner_test.cc: issue 18 (7): RingWriter never follows a symlink at the
+// ring_owner_test.cc: RingWriter never follows a symlink at the
 // ring path into someone else's file, and refuses a ring owned by another
 // uid unless WriterOptions::allow_other_owner asks for it.
 #include <gtest/gtest.h>

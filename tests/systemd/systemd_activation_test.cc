@@ -138,7 +138,7 @@ TEST(SystemdNotify, NoReadyWhenTheRingCannotBeOpened) {
   EXPECT_EQ(holder.Stop(), 0) << holder.Stderr();
 }
 
-// The issue asks for `STATUS=` with a short line of counters, updated now and
+// logsinkd sends `STATUS=` with a short line of counters, updated now and
 // then: a first one by READY=1, then one that shows the records logged.
 TEST(SystemdNotify, StatusShowsTheRecordCount) {
   TempDir dir;
