@@ -510,7 +510,7 @@ constexpr Spec kSpecs[] = {
     {kLevelStderr, "level-stderr", 0, required_argument, Bit(Command::kRun),
      [](Parse &p, const char *arg) { return StreamLevel(p, arg, &p.o->level_stderr); }},
     {kReverse, "reverse", 'r', no_argument, kTailCat, Set<&Options::reverse>},
-    {kNoPager, "no-pager", 0, no_argument, kTailCat, Set<&Options::no_pager>},
+    {kNoPager, "no-pager", 0, no_argument, kEvery, Set<&Options::no_pager>},
     {kPagerEnd, "pager-end", 'e', no_argument, kTailCat, Set<&Options::pager_end>},
     {kUnit, "unit", 'u', required_argument, kReads, OnUnit},
     {kBoot, "boot", 'b', optional_argument, kReads, OnBoot},
@@ -633,9 +633,10 @@ void PrintUsage(FILE *to) {
       "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
       "else 'logctl cat' (logctl -f, logctl -n 50 -p err, logctl -r -t sshd -S today,\n"
       "logctl -b -1, logctl -k); 'logctl help cat' lists them.\n"
-      "Every command takes --socket PATH and --help; those that read the ring take\n"
-      "--file PATH (default: the ring of the daemon on the socket);\n"
-      "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
+      "Every command takes --socket PATH, --help and --no-pager (only tail and cat\n"
+      "page); those that read the ring take --file PATH (default: the ring of the\n"
+      "daemon on the socket). 'logctl help COMMAND' prints the same as\n"
+      "'logctl COMMAND --help'.\n",
       to);
 }
 
