@@ -88,6 +88,7 @@ class Proc {
   // Reads one stdout line (without '\n'). False after timeout_ms or EOF.
   bool ReadLine(std::string *line, int timeout_ms) { return proc_->ReadLine(line, Ms(timeout_ms)); }
   void Signal(int sig) { proc_->Signal(sig); }
+  pid_t pid() const { return proc_->pid(); }
 
   // Collects the rest of stdout/stderr and the exit status (hang limit).
   Result Finish(int hang_ms = 30000) {
