@@ -24,6 +24,7 @@
 #include "common.h"
 #include "logsink/render/printer.h"
 #include "logsink/storage/cursor.h"
+#include "logsink/storage/env.h"
 #include "logsink/storage/small_file.h"
 #include "out.h"
 #include "pager.h"
@@ -446,7 +447,8 @@ bool EndCursor(const Options &o, const RecordSource &r, const std::string &path,
 
 // -b: the boot o.boot names, added to the filter (records of other boots
 // are not shown, and their blocks are skipped unread). kExitOk, or an error
-// printed and its exit status when the ring holds no such boot.
+// printed and its exit status when the ring holds no such boot (an empty
+// ring followed with -f and the last boot asked: this machine's boot).
 int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
   if (!o.boot || o.boot->kind == BootSpec::Kind::kAll) return kExitOk;
   const BootSpec &b = *o.boot;
@@ -484,6 +486,12 @@ int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
     // before it.
     const int64_t i = b.offset > 0 ? b.offset - 1 : n - 1 + b.offset;
     if (i >= 0 && i < n) found = &boots[size_t(i)];
+  }
+  if (!found && n == 0 && o.follow && b.kind == BootSpec::Kind::kOffset && b.offset == 0) {
+    // An empty ring has no last boot yet. Followed, its last boot will be
+    // the one the next records carry: this machine's (journalctl -f -b waits).
+    o.filter.boots.push_back(storage::Env::Default()->BootId());
+    return kExitOk;
   }
   if (!found) {
     Error(path, "no boot " + name + " in the ring (it holds " + std::to_string(n) +

@@ -324,35 +324,51 @@ class Relay {
   bool relayed_ = false;  // a relayed stream was accepted: the daemon knows the flag
 };
 
-}  // namespace
+// The records' label: --app, else CMD's file name.
+std::string AppName(const Options &o) {
+  if (!o.send_app.empty()) return o.send_app;
+  const std::string &cmd = o.words[0];
+  size_t slash = cmd.rfind('/');
+  return slash == std::string::npos ? cmd : cmd.substr(slash + 1);
+}
 
-int RunRun(Options &o) {
-  std::string socket;
-  if (!SocketPath(o.socket, &socket)) return kExitError;
-  std::string app = o.send_app;
-  if (app.empty()) {
-    const std::string &cmd = o.words[0];
-    size_t slash = cmd.rfind('/');
-    app = slash == std::string::npos ? cmd : cmd.substr(slash + 1);
-  }
-  // Descriptors 0-2 are open (on /dev/null if logctl got them closed), so
-  // the pipes never take those numbers and the child's dup2 onto 1 and 2
-  // always makes copies without close-on-exec.
+// Descriptors 0-2 are open (on /dev/null if logctl got them closed), so
+// the pipes never take those numbers and the child's dup2 onto 1 and 2
+// always makes copies without close-on-exec. False after an error (printed).
+bool OpenStandardDescriptors() {
   for (int fd = 0; fd <= 2; fd++)
     if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd) {
       Error("run", std::string("/dev/null: ") + std::strerror(errno));
-      return kExitError;
+      return false;
     }
-  // out and err carry CMD's output; go (a socket pair) says the child is
-  // named and tells it to exec; fail carries the child's failure before or
-  // at exec (a successful exec closes it with nothing written). All
-  // close-on-exec.
+  return true;
+}
+
+// Between logctl and the child, all close-on-exec: out and err carry CMD's
+// output (logctl reads [0]); go (a socket pair: logctl holds [1]) says the
+// child is named and tells it to exec; fail carries the child's failure
+// before or at exec (a successful exec closes it with nothing written;
+// logctl reads [0]).
+struct Channels {
   int out[2], err[2], go[2], fail[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0 || pipe2(fail, O_CLOEXEC) != 0) {
+};
+
+// False after an error (printed).
+bool OpenChannels(Channels *ch) {
+  if (pipe2(ch->out, O_CLOEXEC) != 0 || pipe2(ch->err, O_CLOEXEC) != 0 ||
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ch->go) != 0 ||
+      pipe2(ch->fail, O_CLOEXEC) != 0) {
     Error("run", std::string("pipe: ") + std::strerror(errno));
-    return kExitError;
+    return false;
   }
+  return true;
+}
+
+// Forks the child, which waits to be told to become CMD (Child), with the
+// signals logctl handles blocked across the fork; in logctl, sets their
+// dispositions for the time CMD runs. Returns the child's pid, or -1 after
+// an error (printed).
+pid_t StartChild(const Options &o, const std::string &app, const Channels &ch) {
   SavedSignals saved;
   sigset_t block;
   sigemptyset(&block);
@@ -366,19 +382,19 @@ int RunRun(Options &o) {
   if (pid < 0) {
     sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
     Error("run", std::string("fork: ") + std::strerror(errno));
-    return kExitError;
+    return -1;
   }
   if (pid == 0) {
-    close(out[0]);
-    close(err[0]);
-    close(go[1]);
-    close(fail[0]);
-    Child(o, app, out[1], err[1], go[0], fail[1], saved);
+    close(ch.out[0]);
+    close(ch.err[0]);
+    close(ch.go[1]);
+    close(ch.fail[0]);
+    Child(o, app, ch.out[1], ch.err[1], ch.go[0], ch.fail[1], saved);
   }
-  close(out[1]);
-  close(err[1]);
-  close(go[0]);
-  close(fail[1]);
+  close(ch.out[1]);
+  close(ch.err[1]);
+  close(ch.go[0]);
+  close(ch.fail[1]);
   g_child = pid;
   // As system(3): an interrupt from the terminal reaches CMD (same process
   // group), and logctl stays to report its status. SIGTERM and SIGHUP are
@@ -390,59 +406,60 @@ int RunRun(Options &o) {
   for (size_t i = 2; i < 4; i++)
     if (saved.old[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
   sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
+  return pid;
+}
 
+// CMD's standard output and standard error as streams to relay.
+void SetUpStreams(const Options &o, const Channels &ch, Stream streams[2]) {
   unsigned fac = unsigned(o.send_facility);
-  Stream streams[2];
   streams[0].name = "stdout";
   streams[0].flags =
       ls_hello_text_flags(unsigned(o.level_stdout), fac, LS_HELLO_STREAM_STDOUT, o.prio_prefix);
-  streams[0].pipe = out[0];
+  streams[0].pipe = ch.out[0];
   streams[1].name = "stderr";
   streams[1].flags =
       ls_hello_text_flags(unsigned(o.level_stderr), fac, LS_HELLO_STREAM_STDERR, o.prio_prefix);
-  streams[1].pipe = err[0];
-  Relay relay(socket, app, uint32_t(pid));
-  std::string why;
-  // The child has its name (the daemon reads it at the HELLO) once it says
-  // so. Both streams are accepted before CMD runs: a daemon that is not
-  // there or refuses (its connection limits) is an error, and CMD is not run.
+  streams[1].pipe = ch.err[0];
+}
+
+// The child has its name (the daemon reads it at the HELLO) once it says
+// so. Both streams are accepted before CMD runs: a daemon that is not
+// there or refuses (its connection limits) is an error, and CMD is not
+// run. Tells the child to exec CMD and returns true, or returns false with
+// *why (the child, without its byte on go_fd, exits unrun).
+bool OpenStreams(Relay &relay, Stream streams[2], int go_fd, std::string *why) {
   char ready = 0;
   ssize_t got;
-  while ((got = read(go[1], &ready, 1)) < 0 && errno == EINTR) {
+  while ((got = read(go_fd, &ready, 1)) < 0 && errno == EINTR) {
   }
   bool ok = got == 1;
-  if (!ok) why = "the command's process ended before it was ready";
-  ok = ok && relay.Connect(streams[0], kConnectTimeoutMs, &why) &&
-       relay.Connect(streams[1], kConnectTimeoutMs, &why);
+  if (!ok) *why = "the command's process ended before it was ready";
+  ok = ok && relay.Connect(streams[0], kConnectTimeoutMs, why) &&
+       relay.Connect(streams[1], kConnectTimeoutMs, why);
   if (ok) {
-    ok = write(go[1], "g", 1) == 1;
-    if (!ok) why = std::string("write: ") + std::strerror(errno);
+    ok = write(go_fd, "g", 1) == 1;
+    if (!ok) *why = std::string("write: ") + std::strerror(errno);
   }
-  close(go[1]);  // without its byte the child exits unrun
-  if (!ok) {
-    for (Stream &s : streams) {
-      if (s.sock >= 0) close(s.sock);
-      close(s.pipe);
-    }
-  } else {
-    relay.Loop(streams, 2);
-    for (Stream &s : streams) {
-      if (s.sock >= 0) close(s.sock);
-      if (s.pipe >= 0) close(s.pipe);
-    }
-  }
+  close(go_fd);
+  return ok;
+}
 
-  // The child is reaped only now: until then its pid stays its own (an
-  // exited child is a zombie), so a reconnect can still name it.
+// Reaps the child, only once its streams are done: until then its pid
+// stays its own (an exited child is a zombie), so a reconnect can still
+// name it. Returns logctl's exit status: CMD's (128 + N after signal N),
+// or, with the reason printed, 1 when CMD was not started (!started: why,
+// unless the child's own failure says more) or the child's code when it
+// could not become CMD.
+int Reap(pid_t pid, int fail_fd, bool started, const std::string &why) {
   std::string failure;
   char buf[512];
   ssize_t k;
-  while ((k = read(fail[0], buf, sizeof buf)) != 0) {
+  while ((k = read(fail_fd, buf, sizeof buf)) != 0) {
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) break;
     failure.append(buf, size_t(k));
   }
-  close(fail[0]);
+  close(fail_fd);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -450,7 +467,7 @@ int RunRun(Options &o) {
       return kExitError;
     }
   }
-  if (!ok) {  // the child's own failure (dup2) says more than its end
+  if (!started) {  // the child's own failure (dup2) says more than its end
     Error("run", failure.empty() ? why : failure.substr(1));
     return kExitError;
   }
@@ -461,6 +478,29 @@ int RunRun(Options &o) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return kExitError;
+}
+
+}  // namespace
+
+int RunRun(Options &o) {
+  std::string socket;
+  if (!SocketPath(o.socket, &socket)) return kExitError;
+  const std::string app = AppName(o);
+  Channels ch;
+  if (!OpenStandardDescriptors() || !OpenChannels(&ch)) return kExitError;
+  const pid_t pid = StartChild(o, app, ch);
+  if (pid < 0) return kExitError;
+  Stream streams[2];
+  SetUpStreams(o, ch, streams);
+  Relay relay(socket, app, uint32_t(pid));
+  std::string why;
+  const bool started = OpenStreams(relay, streams, ch.go[1], &why);
+  if (started) relay.Loop(streams, 2);
+  for (Stream &s : streams) {
+    if (s.sock >= 0) close(s.sock);
+    if (s.pipe >= 0) close(s.pipe);
+  }
+  return Reap(pid, ch.fail[0], started, why);
 }
 
 }  // namespace logsink::logctl

@@ -178,277 +178,374 @@ double Ratio(const RingReader::Summary &sum) {
   return static_cast<double>(sum.raw_bytes) / static_cast<double>(sum.bytes_used);
 }
 
-}  // namespace
+// What the daemon on the socket says about the file, decided once for
+// both formats.
+struct DaemonStatus {
+  enum class State {
+    kWritesThisFile,  // running, writing this very file: its counters describe it
+    kWritesAnother,   // running, writing another ring (ring.path)
+    kNotRunning,      // nothing listens on the socket
+    kUnreachable,     // something else went wrong (why)
+  };
+  State state = State::kNotRunning;
+  std::string socket;
+  StatList counters;  // kWritesThisFile (and --watch's first line)
+  DaemonRing ring;    // kWritesThisFile, kWritesAnother
+  std::string why;    // kUnreachable
+};
 
-int RunStats(Options &o) {
+// Asks the daemon on socket for its ring and counters. Its counters
+// describe the file only when it writes this very ring: the same identity
+// and the same file (st_dev, st_ino), not the same path string. A recreated
+// file at the path has another identity; a copy has the identity but is
+// another file.
+DaemonStatus QueryDaemon(const std::string &socket, const std::string &path,
+                         const storage::Layout &L) {
+  DaemonStatus d;
+  d.socket = socket;
+  int drc = QueryDaemonStatsAndRing(socket, 1000, &d.counters, &d.ring, &d.why);
+  struct stat st;
+  if (drc == -ENOENT || drc == -ECONNREFUSED) {
+    d.state = DaemonStatus::State::kNotRunning;
+  } else if (drc != 0) {
+    d.state = DaemonStatus::State::kUnreachable;
+  } else if (!L.RingIdHex().empty() && d.ring.id == L.ring_id && stat(path.c_str(), &st) == 0 &&
+             uint64_t(st.st_dev) == d.ring.dev && uint64_t(st.st_ino) == d.ring.ino) {
+    d.state = DaemonStatus::State::kWritesThisFile;
+  } else {
+    d.state = DaemonStatus::State::kWritesAnother;
+  }
+  return d;
+}
+
+// Everything `logctl stats` prints, gathered before anything is printed.
+struct StatsReport {
   std::string path;
-  if (!RingPath(o.file, o.socket, &path)) return kExitError;
-  StatsReporter rep;
-  std::unique_ptr<RingReader> r;
-  if (int rc = OpenRing(path, &rep, &r)) return rc;
-  rep.corrupt = 0;  // skipped_blocks counts blocks: not string-table damage found at open
+  storage::Layout layout;
   RingReader::Summary sum;
+  bool empty = false;    // no records (Summarize: NotFound)
+  uint64_t corrupt = 0;  // damaged blocks the full scan skipped
+  Scan scan;
+  // The histogram's range: its first time and its width (at least 1).
+  uint64_t t0 = 0, width = 1;
+  // Counted, not newest - oldest + 1: the kept tiers number their records with gaps.
+  uint64_t records = 0;
+  uint64_t by_class[3] = {};  // err and worse, warning and notice, info and debug
+  uint64_t span = 0;          // newest - oldest record time
+  DaemonStatus daemon;
+};
+
+// The full scan: DROPPED entries, writers and times are only known by
+// reading every record.
+Status ScanRecords(RingReader *r, StatsReport *rep) {
+  Scan &scan = rep->scan;
+  Status s = r->SeekOldest();
+  Record rec;
+  while (s.ok() && (s = r->Next(&rec)).ok()) {
+    if (rec.kind == Record::Kind::kDropped)
+      scan.dropped += rec.dropped_count, scan.dropped_entries++;
+    Scan::Writer &w = scan.by_source[rec.source_id];
+    if (w.records++ == 0) {
+      w.uid = rec.uid;
+      w.label = std::string(rec.app.empty() ? rec.comm : rec.app);
+    }
+    // Times outside the summary's range (a client's clock) go to the ends.
+    const uint64_t t = std::clamp(storage::FilterTime(rec), rep->t0, rep->t0 + rep->width - 1);
+    scan.hist[(unsigned __int128)(t - rep->t0) * kBuckets / rep->width][Class(rec)]++;
+  }
+  return s.IsNotFound() ? Status() : s;
+}
+
+// Fills *rep: the ring's summary, a full scan and the daemon's status.
+// Returns -1, or an exit code after an error (printed).
+int GatherReport(const Options &o, StatsReport *rep) {
+  if (!RingPath(o.file, o.socket, &rep->path)) return kExitError;
+  const std::string &path = rep->path;
+  StatsReporter damage;
+  std::unique_ptr<RingReader> r;
+  if (int rc = OpenRing(path, &damage, &r)) return rc;
+  damage.corrupt = 0;  // skipped_blocks counts blocks: not string-table damage found at open
+  RingReader::Summary &sum = rep->sum;
   Status s = r->Summarize(&sum);
-  bool empty = s.IsNotFound();
-  if (!s.ok() && !empty) {
+  rep->empty = s.IsNotFound();
+  if (!s.ok() && !rep->empty) {
     Error(path, s.ToString());
     return kExitError;
   }
-  // DROPPED entries, writers and times are only known by reading every
-  // record: a full scan.
-  Scan scan;
-  uint64_t &dropped = scan.dropped, &dropped_entries = scan.dropped_entries;
-  const uint64_t t0 = sum.oldest_ts_ns,
-                 width = sum.newest_ts_ns > t0 ? sum.newest_ts_ns - t0 + 1 : 1;
-  if (!empty) {
-    s = r->SeekOldest();
-    Record rec;
-    while (s.ok() && (s = r->Next(&rec)).ok()) {
-      if (rec.kind == Record::Kind::kDropped) dropped += rec.dropped_count, dropped_entries++;
-      Scan::Writer &w = scan.by_source[rec.source_id];
-      if (w.records++ == 0) {
-        w.uid = rec.uid;
-        w.label = std::string(rec.app.empty() ? rec.comm : rec.app);
-      }
-      // Times outside the summary's range (a client's clock) go to the ends.
-      const uint64_t t = std::clamp(storage::FilterTime(rec), t0, t0 + width - 1);
-      scan.hist[(unsigned __int128)(t - t0) * kBuckets / width][Class(rec)]++;
-    }
-    if (!s.ok() && !s.IsNotFound()) {
+  rep->t0 = sum.oldest_ts_ns;
+  rep->width = sum.newest_ts_ns > rep->t0 ? sum.newest_ts_ns - rep->t0 + 1 : 1;
+  if (!rep->empty) {
+    if (s = ScanRecords(r.get(), rep); !s.ok()) {
       Error(path, s.ToString());
       return kExitError;
     }
   }
-  const storage::Layout &L = r->layout();
-  // Counted, not newest - oldest + 1: the kept tiers number their records with gaps.
-  uint64_t records = empty ? 0 : sum.records;
-  uint64_t by_class[3] = {};
-  for (const auto &row : scan.hist) {
-    for (int c = 0; c < 3; c++) by_class[c] += row[c];
+  rep->corrupt = damage.corrupt;
+  rep->layout = r->layout();
+  rep->records = rep->empty ? 0 : sum.records;
+  for (const auto &row : rep->scan.hist) {
+    for (int c = 0; c < 3; c++) rep->by_class[c] += row[c];
   }
-  uint64_t span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
-
+  rep->span = sum.newest_ts_ns > sum.oldest_ts_ns ? sum.newest_ts_ns - sum.oldest_ts_ns : 0;
   std::string socket;
   if (!SocketPath(o.socket, &socket)) return kExitError;
-  StatList counters;
-  DaemonRing ring;
-  std::string why;
-  int drc = QueryDaemonStatsAndRing(socket, 1000, &counters, &ring, &why);
-  bool not_running = drc == -ENOENT || drc == -ECONNREFUSED;
-  // The daemon's counters describe the file only when it writes this very
-  // ring: the same identity and the same file (st_dev, st_ino), not the same
-  // path string. A recreated file at the path has another identity; a copy
-  // has the identity but is another file.
-  struct stat st;
-  bool ours = drc == 0 && !L.RingIdHex().empty() && ring.id == L.ring_id &&
-              stat(path.c_str(), &st) == 0 && uint64_t(st.st_dev) == ring.dev &&
-              uint64_t(st.st_ino) == ring.ino;
+  rep->daemon = QueryDaemon(socket, path, rep->layout);
+  return -1;
+}
 
-  render::TimeFormatter tf(false);
-  Out out(STDOUT_FILENO);
-  std::string &b = *out.buf();
+// The "daemon" member of the JSON object.
+void AppendDaemonJson(const DaemonStatus &d, std::string *out) {
+  std::string &b = *out;
   auto it = std::back_inserter(b);
-  if (o.json) {
-    b += "{\"file\":";
-    render::AppendJsonString(&b, path);
-    fmt::format_to(it,
-                   ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
-                   "\"blocks_used\":{},\"bytes_used\":{},\"raw_bytes\":{},\"compression_ratio\":{},"
-                   "\"records\":{},\"oldest_seq\":{},"
-                   "\"newest_seq\":{},\"oldest_ts_ns\":{},\"oldest_ts_ns_str\":\"{}\","
-                   "\"newest_ts_ns\":{},\"newest_ts_ns_str\":\"{}\",\"span_ns\":{},"
-                   "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
-                   "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
-                   L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
-                   sum.bytes_used, sum.raw_bytes,
-                   sum.bytes_used ? fmt::format("{:.3f}", Ratio(sum)) : std::string("null"),
-                   records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.oldest_ts_ns,
-                   sum.newest_ts_ns, sum.newest_ts_ns, span, sum.wraps, dropped, dropped_entries,
-                   sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
-    b += ",\"tiers\":[";
-    for (size_t i = 0; i < sum.tiers.size(); i++) {
-      const auto &t = sum.tiers[i];
-      fmt::format_to(it,
-                     "{}{{\"tier\":{},\"name\":\"{}\",\"blocks\":{},\"blocks_used\":{},"
-                     "\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},\"oldest_ts_ns\":{}}}",
-                     i ? "," : "", t.tier, TierName(t.tier), t.blocks, t.blocks_used, t.bytes_used,
-                     t.records, t.oldest_seq, t.oldest_ts_ns);
-    }
-    fmt::format_to(it, "],\"by_class\":{{\"err\":{},\"warning\":{},\"info\":{}}}", by_class[0],
-                   by_class[1], by_class[2]);
-    b += ",\"top_writers\":[";
-    bool first_w = true;
-    for (const Scan::Writer &w : TopWriters(scan, 10)) {
-      b += first_w ? "{" : ",{";
-      first_w = false;
-      fmt::format_to(it, "\"uid\":{},\"label\":", w.uid);
-      render::AppendJsonString(&b, w.label);
-      fmt::format_to(it, ",\"records\":{}}}", w.records);
-    }
-    fmt::format_to(it, "],\"histogram\":{{\"start_ns\":{},\"bucket_ns\":{},\"buckets\":[", t0,
-                   (width + kBuckets - 1) / kBuckets);
-    for (int k = 0; k < kBuckets && !empty; k++)
-      fmt::format_to(it, "{}{{\"err\":{},\"warning\":{},\"info\":{},\"dropped_reports\":{}}}",
-                     k ? "," : "", scan.hist[k][0], scan.hist[k][1], scan.hist[k][2],
-                     scan.hist[k][3]);
-    b += "]}";
-    b += ",\"daemon\":";
-    if (drc == 0 && !ours) {
-      b += "{\"running\":true,\"socket\":";
-      render::AppendJsonString(&b, socket);
-      b += ",\"writes_this_file\":false,\"ring\":";
-      render::AppendJsonString(&b, ring.path);
-      b += "}";
-    } else if (drc == 0) {
-      b += "{\"running\":true,\"socket\":";
-      render::AppendJsonString(&b, socket);
-      b += ",\"writes_this_file\":true,\"ring\":";
-      render::AppendJsonString(&b, ring.path);
-      b += ",\"counters\":{";
-      bool first = true;
-      for (auto &[name, value] : counters) {
-        if (!first) b += ',';
-        first = false;
-        render::AppendJsonString(&b, name);
-        fmt::format_to(it, ":{}", value);
-      }
-      b += "}}";
-    } else {
-      b += "{\"running\":false,\"socket\":";
-      render::AppendJsonString(&b, socket);
-      if (!not_running) {
-        b += ",\"error\":";
-        render::AppendJsonString(&b, why);
-      }
-      b += "}";
-    }
-    b += "}\n";
-  } else {
-    b += "file:          ";
-    render::AppendTerminalSafe(&b, path);
-    fmt::format_to(it, "\nfile size:     {} bytes ({})\n", L.file_size, Human(L.file_size));
-    fmt::format_to(it, "block size:    {} bytes\nblock count:   {}\n", L.block_size, L.block_count);
-    fmt::format_to(it, "capacity:      {} bytes ({})\n", L.capacity(), Human(L.capacity()));
-    fmt::format_to(it, "blocks used:   {}\n", sum.blocks_used);
-    fmt::format_to(it, "bytes used:    {} bytes ({:.1f}% of capacity)\n", sum.bytes_used,
-                   Pct(sum.bytes_used, L.capacity()));
-    if (sum.bytes_used) {
-      fmt::format_to(it, "compression:   {:.1f}x ({} of records in {} of blocks)\n", Ratio(sum),
-                     Human(sum.raw_bytes), Human(sum.bytes_used));
-    } else {
-      b += "compression:   - (no blocks used)\n";
-    }
-    if (empty) {
-      b += "records:       0 (empty)\n";
-    } else {
-      fmt::format_to(it, "records:       {} (seq {}..{})\n", records, sum.oldest_seq,
-                     sum.newest_seq);
-      b += "oldest:        ";
-      tf.AppendHuman(sum.oldest_ts_ns, &b);
-      b += "\nnewest:        ";
-      tf.AppendHuman(sum.newest_ts_ns, &b);
-      b += "\nspan:          " + Span(span) + "\n";
-    }
-    fmt::format_to(it, "wraps:         {}\n", sum.wraps);
-    if (sum.tiers.size() > 1) {
-      b += "tiers:         blocks used of slots, records, oldest\n";
-      for (const auto &t : sum.tiers) {
-        fmt::format_to(it, "  {} {:<7} {:>8} of {:<8} {:>12}  ", t.tier, TierName(t.tier),
-                       t.blocks_used, t.blocks, t.records);
-        if (t.records)
-          tf.AppendHuman(t.oldest_ts_ns, &b);
-        else
-          b += "-";
-        b += '\n';
-      }
-    }
-    if (!empty) {
-      fmt::format_to(it,
-                     "by class:      err and worse {} ({:.1f}%), warning and notice {} ({:.1f}%), "
-                     "info and debug {} ({:.1f}%)\n",
-                     by_class[0], Pct(by_class[0], records), by_class[1], Pct(by_class[1], records),
-                     by_class[2], Pct(by_class[2], records));
-    }
-    fmt::format_to(it, "dropped:       {} records in {} reports (full scan)\n", dropped,
-                   dropped_entries);
-    if (!empty) {
-      if (span)
-        fmt::format_to(it, "rate:          {:.1f} records/s over the span\n",
-                       double(records) * 1e9 / double(span));
-      b += "top writers:   records, share of the file, label (uid)\n";
-      for (const Scan::Writer &w : TopWriters(scan, 5)) {
-        fmt::format_to(it, "  {:>12} {:5.1f}%  ", w.records, Pct(w.records, records));
-        render::AppendTerminalSafe(&b, w.label);
-        fmt::format_to(it, " (uid {})\n", w.uid);
-      }
-      // A picture without colour: one row per twelfth of the span, its bar
-      // as long as its share of the busiest row, in three characters.
-      b += "histogram:     records per twelfth of the span: # err and worse, + warning and "
-           "notice, . info and debug\n";
-      uint64_t most = 1;
-      for (auto &row : scan.hist) most = std::max(most, row[0] + row[1] + row[2]);
-      const uint64_t bucket = (width + kBuckets - 1) / kBuckets;
-      for (int k = 0; k < kBuckets; k++) {
-        const uint64_t *c = scan.hist[k];
-        const uint64_t n = c[0] + c[1] + c[2];
-        b += "  ";
-        tf.AppendHuman(t0 + uint64_t(k) * bucket, &b);
-        b += "  ";
-        // Widths of the three parts: rounded up, so a class present shows.
-        size_t used = 0;
-        for (int cls = 0; cls < 3; cls++) {
-          size_t w = c[cls] ? size_t((c[cls] * 40 + most - 1) / most) : 0;
-          b.append(w, "#+."[cls]);
-          used += w;
+  using State = DaemonStatus::State;
+  const bool running = d.state == State::kWritesThisFile || d.state == State::kWritesAnother;
+  b += running ? "{\"running\":true,\"socket\":" : "{\"running\":false,\"socket\":";
+  render::AppendJsonString(&b, d.socket);
+  switch (d.state) {
+    case State::kWritesAnother:
+    case State::kWritesThisFile:
+      b += d.state == State::kWritesThisFile ? ",\"writes_this_file\":true,\"ring\":"
+                                             : ",\"writes_this_file\":false,\"ring\":";
+      render::AppendJsonString(&b, d.ring.path);
+      if (d.state == State::kWritesThisFile) {
+        b += ",\"counters\":{";
+        bool first = true;
+        for (auto &[name, value] : d.counters) {
+          if (!first) b += ',';
+          first = false;
+          render::AppendJsonString(&b, name);
+          fmt::format_to(it, ":{}", value);
         }
-        b.append(used < 42 ? 42 - used : 1, ' ');
-        fmt::format_to(it, "{}", n);
-        if (c[0] || c[1]) fmt::format_to(it, " (err {}, warning {})", c[0], c[1]);
-        b += '\n';
+        b += "}";
       }
-    }
-    fmt::format_to(it, "string table:  {} entries, {} of {} bytes ({:.1f}%)\n", sum.strings,
-                   sum.strtab_bytes, L.strtab_size, Pct(sum.strtab_bytes, L.strtab_size));
-    if (rep.corrupt)
-      fmt::format_to(it, "skipped:       {} damaged blocks (run logctl verify)\n", rep.corrupt);
-    if (drc == 0 && !ours) {
+      break;
+    case State::kUnreachable:
+      b += ",\"error\":";
+      render::AppendJsonString(&b, d.why);
+      break;
+    case State::kNotRunning:
+      break;
+  }
+  b += "}";
+}
+
+// The "daemon:" lines of the text report.
+void AppendDaemonText(const DaemonStatus &d, std::string *out) {
+  std::string &b = *out;
+  auto it = std::back_inserter(b);
+  switch (d.state) {
+    case DaemonStatus::State::kWritesAnother:
       b += "daemon:        running (socket ";
-      render::AppendTerminalSafe(&b, socket);
+      render::AppendTerminalSafe(&b, d.socket);
       b += "), writing another ring: ";
-      render::AppendTerminalSafe(&b, ring.path);
+      render::AppendTerminalSafe(&b, d.ring.path);
       b += "\n";
-    } else if (drc == 0) {
+      break;
+    case DaemonStatus::State::kWritesThisFile:
       b += "daemon:        running (socket ";
-      render::AppendTerminalSafe(&b, socket);
+      render::AppendTerminalSafe(&b, d.socket);
       b += ")";
       // An older daemon does not say (uptime_ms is newer than its counters).
-      for (const auto &[k, v] : counters)
+      for (const auto &[k, v] : d.counters)
         if (k == "uptime_ms") b += ", up " + Span(v * 1000000);
       b += "\n";
-      for (auto &[name, value] : counters) {
+      for (auto &[name, value] : d.counters) {
         b += "  ";
         render::AppendTerminalSafe(&b, name);
         fmt::format_to(it, "={}\n", value);
       }
-    } else if (not_running) {
+      break;
+    case DaemonStatus::State::kNotRunning:
       b += "daemon: not running (socket ";
-      render::AppendTerminalSafe(&b, socket);
+      render::AppendTerminalSafe(&b, d.socket);
       b += ")\n";
-    } else {
+      break;
+    case DaemonStatus::State::kUnreachable:
       b += "daemon: unreachable (socket ";
-      render::AppendTerminalSafe(&b, socket);
+      render::AppendTerminalSafe(&b, d.socket);
       b += "): ";
-      render::AppendTerminalSafe(&b, why);
+      render::AppendTerminalSafe(&b, d.why);
       b += "\n";
+      break;
+  }
+}
+
+// `logctl stats --json`: one object on one line.
+void AppendJson(const StatsReport &rep, std::string *out) {
+  const storage::Layout &L = rep.layout;
+  const RingReader::Summary &sum = rep.sum;
+  const Scan &scan = rep.scan;
+  std::string &b = *out;
+  auto it = std::back_inserter(b);
+  b += "{\"file\":";
+  render::AppendJsonString(&b, rep.path);
+  fmt::format_to(it,
+                 ",\"file_size\":{},\"block_size\":{},\"block_count\":{},\"capacity\":{},"
+                 "\"blocks_used\":{},\"bytes_used\":{},\"raw_bytes\":{},\"compression_ratio\":{},"
+                 "\"records\":{},\"oldest_seq\":{},"
+                 "\"newest_seq\":{},\"oldest_ts_ns\":{},\"oldest_ts_ns_str\":\"{}\","
+                 "\"newest_ts_ns\":{},\"newest_ts_ns_str\":\"{}\",\"span_ns\":{},"
+                 "\"wraps\":{},\"dropped\":{},\"dropped_entries\":{},\"dropped_full_scan\":true,"
+                 "\"strings\":{},\"strtab_bytes\":{},\"strtab_size\":{},\"skipped_blocks\":{}",
+                 L.file_size, L.block_size, L.block_count, L.capacity(), sum.blocks_used,
+                 sum.bytes_used, sum.raw_bytes,
+                 sum.bytes_used ? fmt::format("{:.3f}", Ratio(sum)) : std::string("null"),
+                 rep.records, sum.oldest_seq, sum.newest_seq, sum.oldest_ts_ns, sum.oldest_ts_ns,
+                 sum.newest_ts_ns, sum.newest_ts_ns, rep.span, sum.wraps, scan.dropped,
+                 scan.dropped_entries, sum.strings, sum.strtab_bytes, L.strtab_size, rep.corrupt);
+  b += ",\"tiers\":[";
+  for (size_t i = 0; i < sum.tiers.size(); i++) {
+    const auto &t = sum.tiers[i];
+    fmt::format_to(it,
+                   "{}{{\"tier\":{},\"name\":\"{}\",\"blocks\":{},\"blocks_used\":{},"
+                   "\"bytes_used\":{},\"records\":{},\"oldest_seq\":{},\"oldest_ts_ns\":{}}}",
+                   i ? "," : "", t.tier, TierName(t.tier), t.blocks, t.blocks_used, t.bytes_used,
+                   t.records, t.oldest_seq, t.oldest_ts_ns);
+  }
+  fmt::format_to(it, "],\"by_class\":{{\"err\":{},\"warning\":{},\"info\":{}}}", rep.by_class[0],
+                 rep.by_class[1], rep.by_class[2]);
+  b += ",\"top_writers\":[";
+  bool first_w = true;
+  for (const Scan::Writer &w : TopWriters(scan, 10)) {
+    b += first_w ? "{" : ",{";
+    first_w = false;
+    fmt::format_to(it, "\"uid\":{},\"label\":", w.uid);
+    render::AppendJsonString(&b, w.label);
+    fmt::format_to(it, ",\"records\":{}}}", w.records);
+  }
+  fmt::format_to(it, "],\"histogram\":{{\"start_ns\":{},\"bucket_ns\":{},\"buckets\":[", rep.t0,
+                 (rep.width + kBuckets - 1) / kBuckets);
+  for (int k = 0; k < kBuckets && !rep.empty; k++)
+    fmt::format_to(it, "{}{{\"err\":{},\"warning\":{},\"info\":{},\"dropped_reports\":{}}}",
+                   k ? "," : "", scan.hist[k][0], scan.hist[k][1], scan.hist[k][2],
+                   scan.hist[k][3]);
+  b += "]}";
+  b += ",\"daemon\":";
+  AppendDaemonJson(rep.daemon, &b);
+  b += "}\n";
+}
+
+// The text report's histogram: one row per twelfth of the span, its bar as
+// long as its share of the busiest row, in three characters (no colour).
+void AppendHistogram(const StatsReport &rep, render::TimeFormatter *tf, std::string *out) {
+  std::string &b = *out;
+  auto it = std::back_inserter(b);
+  b += "histogram:     records per twelfth of the span: # err and worse, + warning and "
+       "notice, . info and debug\n";
+  uint64_t most = 1;
+  for (auto &row : rep.scan.hist) most = std::max(most, row[0] + row[1] + row[2]);
+  const uint64_t bucket = (rep.width + kBuckets - 1) / kBuckets;
+  for (int k = 0; k < kBuckets; k++) {
+    const uint64_t *c = rep.scan.hist[k];
+    const uint64_t n = c[0] + c[1] + c[2];
+    b += "  ";
+    tf->AppendHuman(rep.t0 + uint64_t(k) * bucket, &b);
+    b += "  ";
+    // Widths of the three parts: rounded up, so a class present shows.
+    size_t used = 0;
+    for (int cls = 0; cls < 3; cls++) {
+      size_t w = c[cls] ? size_t((c[cls] * 40 + most - 1) / most) : 0;
+      b.append(w, "#+."[cls]);
+      used += w;
+    }
+    b.append(used < 42 ? 42 - used : 1, ' ');
+    fmt::format_to(it, "{}", n);
+    if (c[0] || c[1]) fmt::format_to(it, " (err {}, warning {})", c[0], c[1]);
+    b += '\n';
+  }
+}
+
+// `logctl stats`: the text report.
+void AppendText(const StatsReport &rep, std::string *out) {
+  const storage::Layout &L = rep.layout;
+  const RingReader::Summary &sum = rep.sum;
+  const uint64_t records = rep.records;
+  const uint64_t *by_class = rep.by_class;
+  render::TimeFormatter tf(false);
+  std::string &b = *out;
+  auto it = std::back_inserter(b);
+  b += "file:          ";
+  render::AppendTerminalSafe(&b, rep.path);
+  fmt::format_to(it, "\nfile size:     {} bytes ({})\n", L.file_size, Human(L.file_size));
+  fmt::format_to(it, "block size:    {} bytes\nblock count:   {}\n", L.block_size, L.block_count);
+  fmt::format_to(it, "capacity:      {} bytes ({})\n", L.capacity(), Human(L.capacity()));
+  fmt::format_to(it, "blocks used:   {}\n", sum.blocks_used);
+  fmt::format_to(it, "bytes used:    {} bytes ({:.1f}% of capacity)\n", sum.bytes_used,
+                 Pct(sum.bytes_used, L.capacity()));
+  if (sum.bytes_used) {
+    fmt::format_to(it, "compression:   {:.1f}x ({} of records in {} of blocks)\n", Ratio(sum),
+                   Human(sum.raw_bytes), Human(sum.bytes_used));
+  } else {
+    b += "compression:   - (no blocks used)\n";
+  }
+  if (rep.empty) {
+    b += "records:       0 (empty)\n";
+  } else {
+    fmt::format_to(it, "records:       {} (seq {}..{})\n", records, sum.oldest_seq, sum.newest_seq);
+    b += "oldest:        ";
+    tf.AppendHuman(sum.oldest_ts_ns, &b);
+    b += "\nnewest:        ";
+    tf.AppendHuman(sum.newest_ts_ns, &b);
+    b += "\nspan:          " + Span(rep.span) + "\n";
+  }
+  fmt::format_to(it, "wraps:         {}\n", sum.wraps);
+  if (sum.tiers.size() > 1) {
+    b += "tiers:         blocks used of slots, records, oldest\n";
+    for (const auto &t : sum.tiers) {
+      fmt::format_to(it, "  {} {:<7} {:>8} of {:<8} {:>12}  ", t.tier, TierName(t.tier),
+                     t.blocks_used, t.blocks, t.records);
+      if (t.records)
+        tf.AppendHuman(t.oldest_ts_ns, &b);
+      else
+        b += "-";
+      b += '\n';
     }
   }
+  if (!rep.empty) {
+    fmt::format_to(it,
+                   "by class:      err and worse {} ({:.1f}%), warning and notice {} ({:.1f}%), "
+                   "info and debug {} ({:.1f}%)\n",
+                   by_class[0], Pct(by_class[0], records), by_class[1], Pct(by_class[1], records),
+                   by_class[2], Pct(by_class[2], records));
+  }
+  fmt::format_to(it, "dropped:       {} records in {} reports (full scan)\n", rep.scan.dropped,
+                 rep.scan.dropped_entries);
+  if (!rep.empty) {
+    if (rep.span)
+      fmt::format_to(it, "rate:          {:.1f} records/s over the span\n",
+                     double(records) * 1e9 / double(rep.span));
+    b += "top writers:   records, share of the file, label (uid)\n";
+    for (const Scan::Writer &w : TopWriters(rep.scan, 5)) {
+      fmt::format_to(it, "  {:>12} {:5.1f}%  ", w.records, Pct(w.records, records));
+      render::AppendTerminalSafe(&b, w.label);
+      fmt::format_to(it, " (uid {})\n", w.uid);
+    }
+    AppendHistogram(rep, &tf, &b);
+  }
+  fmt::format_to(it, "string table:  {} entries, {} of {} bytes ({:.1f}%)\n", sum.strings,
+                 sum.strtab_bytes, L.strtab_size, Pct(sum.strtab_bytes, L.strtab_size));
+  if (rep.corrupt)
+    fmt::format_to(it, "skipped:       {} damaged blocks (run logctl verify)\n", rep.corrupt);
+  AppendDaemonText(rep.daemon, &b);
+}
+
+}  // namespace
+
+int RunStats(Options &o) {
+  StatsReport rep;
+  if (int rc = GatherReport(o, &rep); rc >= 0) return rc;
+  Out out(STDOUT_FILENO);
+  if (o.json)
+    AppendJson(rep, out.buf());
+  else
+    AppendText(rep, out.buf());
   out.Flush();
   if (o.watch_ms) {
-    if (drc != 0 || !ours) {
-      Error(socket, "--watch needs the daemon that writes this ring");
+    if (rep.daemon.state != DaemonStatus::State::kWritesThisFile) {
+      Error(rep.daemon.socket, "--watch needs the daemon that writes this ring");
       return kExitError;
     }
-    return Watch(o, socket, std::move(counters));
+    return Watch(o, rep.daemon.socket, std::move(rep.daemon.counters));
   }
   return kExitOk;
 }

@@ -12,6 +12,7 @@
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
 #include "logsink/render/escape.h"
+#include "refusal.h"
 
 namespace logsink::logctl {
 
@@ -82,7 +83,12 @@ Status DaemonSource::Connect() {
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) {
       int e = errno;
+      // Refused before our request was read (a connection limit): say why.
+      std::string reason;
+      const bool refused = (e == EPIPE || e == ECONNRESET) && WaitingRefusal(fd_, &reason);
       Close();
+      if (refused)
+        return Status::IOError("the daemon refused the read: " + Sv(reason.data(), reason.size()));
       return Status::IOError(socket_ + ": " + std::strerror(e));
     }
     off += size_t(k);

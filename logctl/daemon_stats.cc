@@ -16,6 +16,7 @@
 
 #include "logsink/proto/frame.h"
 #include "logsink/proto/frame_encode.h"
+#include "refusal.h"
 
 namespace logsink::logctl {
 namespace {
@@ -200,10 +201,15 @@ int QueryDaemonStatsAndRing(const std::string &socket_path, int timeout_ms, Stat
     if (ring) n += size_t(ls_ring_req_encode(req + n, sizeof req - n));
     if (stats) n += size_t(ls_stats_req_encode(req + n, sizeof req - n));
     rc = SendAll(fd, req, n, deadline);
-    if (rc < 0)
-      *why = std::string("send: ") + Reason(rc);
-    else
+    std::string reason;
+    if (rc >= 0) {
       rc = ReadAnswers(fd, deadline, stats, ring, why);
+    } else if ((rc == -EPIPE || rc == -ECONNRESET) && WaitingRefusal(fd, &reason)) {
+      *why = "the daemon refused: " + reason;  // before it read our request
+      rc = -EPROTO;
+    } else {
+      *why = std::string("send: ") + Reason(rc);
+    }
   }
   close(fd);
   return rc;

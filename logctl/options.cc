@@ -246,61 +246,276 @@ bool ParseU64(const char *s, uint64_t *v) {
   return true;
 }
 
-// Every option once: its long name (a second row gives an alias), its short
-// letter (0 for none), whether it takes a value, and the commands that take
-// it. getopt_long's table, the short-option string and the "does not apply
-// here" check all come from this one list.
 constexpr unsigned Bit(Command c) { return 1u << unsigned(c); }
 constexpr unsigned kTailCat = Bit(Command::kTail) | Bit(Command::kCat);
 constexpr unsigned kReads = kTailCat | Bit(Command::kExport);
 constexpr unsigned kWrites = Bit(Command::kSend) | Bit(Command::kRun);
 constexpr unsigned kEvery = ~0u;
 
+// A parse in progress: what the option handlers read and fill.
+struct Parse {
+  Parse(Command c, int n, char **v, Options *opts) : cmd(c), argc(n), argv(v), o(opts) {}
+  Command cmd;
+  int argc;
+  char **argv;
+  Options *o;
+  std::string opt;  // the option being handled as the user spelled it, for messages
+  bool lines_given = false;
+  std::vector<std::string> greps;  // compiled at the end, when -i is known
+  bool ignore_case = false;
+
+  // Prints the usage error and returns kExitUsage.
+  int Usage(const std::string &why) const {
+    if (cmd == Command::kLog) {
+      std::fprintf(stderr, "logctl: %s\nTry 'logctl --help'.\n", why.c_str());
+    } else {
+      Error(Name(cmd), why);
+      std::fprintf(stderr, "Try 'logctl %s --help'.\n", Name(cmd));
+    }
+    return kExitUsage;
+  }
+};
+
+// An option's handler: takes its value (nullptr when it has none) into
+// p.o; returns kGoOn, or an exit code (kExitOk after --help, p.Usage's).
+constexpr int kGoOn = -1;
+using Handler = int (*)(Parse &p, const char *arg);
+
+// A switch: sets the member M.
+template <bool Options::*M>
+int Set(Parse &p, const char *) {
+  p.o->*M = true;
+  return kGoOn;
+}
+
+// A string value: stored in the member M.
+template <std::string Options::*M>
+int Store(Parse &p, const char *arg) {
+  p.o->*M = arg;
+  return kGoOn;
+}
+
+int OnHelp(Parse &p, const char *) {
+  PrintCommandHelp(p.cmd, stdout);
+  return kExitOk;
+}
+
+// -p: a level (or a range) to filter on; send's [FACILITY.]LEVEL; run's FACILITY.
+int OnLevel(Parse &p, const char *arg) {
+  std::string why("bad level '");
+  why.append(arg);
+  Options *o = p.o;
+  if (p.cmd == Command::kSend) {
+    if (!ParsePriority(arg, &o->send_facility, &o->send_level))
+      return p.Usage(why.append(kPriorityForms).append(kFacilityForms));
+  } else if (p.cmd == Command::kRun) {
+    int f = ls_facility_parse(arg, std::strlen(arg));
+    if (f < 0)
+      return p.Usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
+    o->send_facility = f;
+  } else if (!render::ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+    return p.Usage(why.append(kLevelForms).append(kLevelRangeForms));
+  }
+  return kGoOn;
+}
+
+// --pid, --uid: a 32-bit number.
+int AddId(Parse &p, const char *arg, std::vector<uint32_t> *to) {
+  uint64_t v;
+  if (!ParseU64(arg, &v) || v > UINT32_MAX)
+    return p.Usage("bad number '" + std::string(arg) + "' for " + p.opt);
+  to->push_back(static_cast<uint32_t>(v));
+  return kGoOn;
+}
+
+// --app, -t: the label to send with (send, run), else one to filter on.
+int OnApp(Parse &p, const char *arg) {
+  if (p.cmd == Command::kSend || p.cmd == Command::kRun)
+    p.o->send_app = arg;
+  else
+    p.o->filter.apps.emplace_back(arg);
+  return kGoOn;
+}
+
+int OnId(Parse &p, const char *arg) {
+  if (arg)
+    return p.Usage("--id=" + std::string(arg) +
+                   " would claim another process's id; every record carries the sender's "
+                   "pid from the kernel (--id without a value is accepted)");
+  return kGoOn;
+}
+
+// --level-stdout, --level-stderr.
+int StreamLevel(Parse &p, const char *arg, int *to) {
+  int l = render::ParseLevel(arg);
+  if (l < 0) return p.Usage(std::string("bad level '").append(arg).append(kLevelForms));
+  *to = l;
+  return kGoOn;
+}
+
+// --since, --until.
+int TimeBound(Parse &p, const char *arg, std::optional<uint64_t> *to) {
+  uint64_t t;
+  std::string why;
+  if (!ParseTime(arg, NowNs(), &t, &why))
+    return p.Usage("bad time '" + std::string(arg) + "': " + why);
+  *to = t;
+  return kGoOn;
+}
+
+// --grep's patterns wait for Finish, which knows whether -i was given.
+int OnGrep(Parse &p, const char *arg) {
+  p.greps.emplace_back(arg);
+  return kGoOn;
+}
+
+int OnIgnoreCase(Parse &p, const char *) {
+  p.ignore_case = true;
+  return kGoOn;
+}
+
+int OnDmesg(Parse &p, const char *) {
+  p.o->filter.kernel_only = true;
+  return kGoOn;
+}
+
+int OnJson(Parse &p, const char *) {
+  p.o->json = true;
+  p.o->mode = render::OutputMode::kJson;
+  return kGoOn;
+}
+
+int OnFormat(Parse &p, const char *arg) {
+  if (std::strcmp(arg, "json") == 0)
+    p.o->export_json = true;
+  else if (std::strcmp(arg, "text") == 0)
+    p.o->export_json = false;
+  else
+    return p.Usage("bad format '" + std::string(arg) + "' (text or json)");
+  return kGoOn;
+}
+
+// -o: export's destination, else the output mode.
+int OnOutput(Parse &p, const char *arg) {
+  if (p.cmd == Command::kExport) {
+    // `export -o json` meant the rendering (as -o does for cat) far
+    // more often than a file named json: say so, and how to get either.
+    if (render::OutputMode m; render::ParseOutputMode(arg, &m))
+      return p.Usage("-o names the file to write, and '" + std::string(arg) +
+                     "' is an output mode: for that rendering use --format (text or "
+                     "json); for a file of that name, -o ./" +
+                     arg);
+    p.o->export_path = arg;
+  } else if (!render::ParseOutputMode(arg, &p.o->mode)) {
+    return p.Usage("bad output mode '" + std::string(arg) + "' (" + render::kOutputModeNames + ")");
+  }
+  return kGoOn;
+}
+
+int OnLines(Parse &p, const char *arg) {
+  if (!ParseU64(arg, &p.o->lines))
+    return p.Usage("bad number of lines '" + std::string(arg) + "'" +
+                   (arg[0] == '+' ? " (-n counts from the newest record; to start at the "
+                                    "oldest, use 'logctl cat' or --cursor)"
+                                  : ""));
+  p.lines_given = true;
+  return kGoOn;
+}
+
+// --watch[=SECONDS]: a decimal number, 0.1 .. 3600 (default 1).
+int OnWatch(Parse &p, const char *arg) {
+  double secs = 1;
+  if (arg) {
+    char *end = nullptr;
+    errno = 0;
+    secs = std::strtod(arg, &end);
+    if (errno || end == arg || *end || !(secs >= 0.1 && secs <= 3600))
+      return p.Usage("bad interval '" + std::string(arg) + "' for --watch (0.1 to 3600 seconds)");
+  }
+  p.o->watch_ms = uint64_t(secs * 1000 + 0.5);
+  return kGoOn;
+}
+
+int OnUnit(Parse &p, const char *arg) {
+  if (!*arg) return p.Usage("an empty unit name for " + p.opt);
+  p.o->filter.units.push_back(render::UnitName(arg));
+  return kGoOn;
+}
+
+// -b [ID|OFFSET|all].
+int OnBoot(Parse &p, const char *arg) {
+  BootSpec b;
+  if (arg) {
+    if (!ParseBootSpec(arg, &b))
+      return p.Usage("bad boot '" + std::string(arg) +
+                     "': expected an offset (0 the last boot, -1 the one before, 1 the "
+                     "first), a boot ID (32 hex digits) or all");
+  } else if (optind < p.argc && ParseBootSpec(p.argv[optind], &b)) {
+    // As journalctl: "-b -1", "-b 1", "-b ID": the next word is the
+    // value when it reads as one (getopt has no separate optional value).
+    optind++;
+  }
+  p.o->boot = b;
+  return kGoOn;
+}
+
+// Every option once: its long name (a second row gives an alias), its short
+// letter (0 for none), whether it takes a value, the commands that take it
+// and its handler. getopt_long's table, the short-option string, the "does
+// not apply here" check and what each option does all come from this one
+// list.
 struct Spec {
   int id;
   const char *name;
   char letter;
   int has_arg;
   unsigned commands;
+  Handler handle;
 };
 
 constexpr Spec kSpecs[] = {
-    {kFile, "file", 0, required_argument, kEvery & ~kWrites},
-    {kSocket, "socket", 0, required_argument, kEvery},
-    {kLevel, "level", 'p', required_argument, kReads | kWrites},
-    {kLevel, "priority", 0, required_argument, kReads | kWrites},
-    {kPid, "pid", 0, required_argument, kReads},
-    {kUid, "uid", 0, required_argument, kReads},
-    {kApp, "app", 0, required_argument, kReads | kWrites},
-    {kSince, "since", 'S', required_argument, kReads},
-    {kUntil, "until", 'U', required_argument, kReads},
-    {kGrep, "grep", 'g', required_argument, kReads},
-    {kIgnoreCase, "ignore-case", 'i', no_argument, kReads},
-    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats)},
-    {kNoColor, "no-color", 0, no_argument, kTailCat},
-    {kUtc, "utc", 0, no_argument, kTailCat},
-    {kFormat, "format", 0, required_argument, Bit(Command::kExport)},
-    {kOutput, "output", 'o', required_argument, kReads},
-    {kLines, "lines", 'n', required_argument, Bit(Command::kTail)},
-    {kFollow, "follow", 'f', no_argument, Bit(Command::kTail)},
-    {kHelp, "help", 'h', no_argument, kEvery},
-    {kShowCursor, "show-cursor", 0, no_argument, kTailCat},
-    {kAfterCursor, "after-cursor", 0, required_argument, kTailCat},
-    {kCursor, "cursor", 0, required_argument, kTailCat},
-    {kWatch, "watch", 0, optional_argument, Bit(Command::kStats)},
-    {kCursorFile, "cursor-file", 0, required_argument, kTailCat},
-    {kTag, "tag", 't', required_argument, kReads | Bit(Command::kSend)},
-    {kPrioPrefix, "prio-prefix", 0, no_argument, kWrites},
-    {kId, "id", 0, optional_argument, Bit(Command::kSend)},
-    {kLevelStdout, "level-stdout", 0, required_argument, Bit(Command::kRun)},
-    {kLevelStderr, "level-stderr", 0, required_argument, Bit(Command::kRun)},
-    {kReverse, "reverse", 'r', no_argument, kTailCat},
-    {kNoPager, "no-pager", 0, no_argument, kTailCat},
-    {kPagerEnd, "pager-end", 'e', no_argument, kTailCat},
-    {kUnit, "unit", 'u', required_argument, kReads},
-    {kBoot, "boot", 'b', optional_argument, kReads},
-    {kDmesg, "dmesg", 'k', no_argument, kReads},
-    {kListBoots, "list-boots", 0, no_argument, kTailCat},
+    {kFile, "file", 0, required_argument, kEvery & ~kWrites, Store<&Options::file>},
+    {kSocket, "socket", 0, required_argument, kEvery, Store<&Options::socket>},
+    {kLevel, "level", 'p', required_argument, kReads | kWrites, OnLevel},
+    {kLevel, "priority", 0, required_argument, kReads | kWrites, OnLevel},
+    {kPid, "pid", 0, required_argument, kReads,
+     [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.pids); }},
+    {kUid, "uid", 0, required_argument, kReads,
+     [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.uids); }},
+    {kApp, "app", 0, required_argument, kReads | kWrites, OnApp},
+    {kSince, "since", 'S', required_argument, kReads,
+     [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.since_ns); }},
+    {kUntil, "until", 'U', required_argument, kReads,
+     [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.until_ns); }},
+    {kGrep, "grep", 'g', required_argument, kReads, OnGrep},
+    {kIgnoreCase, "ignore-case", 'i', no_argument, kReads, OnIgnoreCase},
+    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats), OnJson},
+    {kNoColor, "no-color", 0, no_argument, kTailCat, Set<&Options::no_color>},
+    {kUtc, "utc", 0, no_argument, kTailCat, Set<&Options::utc>},
+    {kFormat, "format", 0, required_argument, Bit(Command::kExport), OnFormat},
+    {kOutput, "output", 'o', required_argument, kReads, OnOutput},
+    {kLines, "lines", 'n', required_argument, Bit(Command::kTail), OnLines},
+    {kFollow, "follow", 'f', no_argument, Bit(Command::kTail), Set<&Options::follow>},
+    {kHelp, "help", 'h', no_argument, kEvery, OnHelp},
+    {kShowCursor, "show-cursor", 0, no_argument, kTailCat, Set<&Options::show_cursor>},
+    {kAfterCursor, "after-cursor", 0, required_argument, kTailCat, Store<&Options::after_cursor>},
+    {kCursor, "cursor", 0, required_argument, kTailCat, Store<&Options::cursor>},
+    {kWatch, "watch", 0, optional_argument, Bit(Command::kStats), OnWatch},
+    {kCursorFile, "cursor-file", 0, required_argument, kTailCat, Store<&Options::cursor_file>},
+    {kTag, "tag", 't', required_argument, kReads | Bit(Command::kSend), OnApp},
+    {kPrioPrefix, "prio-prefix", 0, no_argument, kWrites, Set<&Options::prio_prefix>},
+    {kId, "id", 0, optional_argument, Bit(Command::kSend), OnId},
+    {kLevelStdout, "level-stdout", 0, required_argument, Bit(Command::kRun),
+     [](Parse &p, const char *arg) { return StreamLevel(p, arg, &p.o->level_stdout); }},
+    {kLevelStderr, "level-stderr", 0, required_argument, Bit(Command::kRun),
+     [](Parse &p, const char *arg) { return StreamLevel(p, arg, &p.o->level_stderr); }},
+    {kReverse, "reverse", 'r', no_argument, kTailCat, Set<&Options::reverse>},
+    {kNoPager, "no-pager", 0, no_argument, kEvery, Set<&Options::no_pager>},
+    {kPagerEnd, "pager-end", 'e', no_argument, kTailCat, Set<&Options::pager_end>},
+    {kUnit, "unit", 'u', required_argument, kReads, OnUnit},
+    {kBoot, "boot", 'b', optional_argument, kReads, OnBoot},
+    {kDmesg, "dmesg", 'k', no_argument, kReads, OnDmesg},
+    {kListBoots, "list-boots", 0, no_argument, kTailCat, Set<&Options::list_boots>},
 };
 
 bool Allowed(Command c, int opt) {
@@ -339,11 +554,51 @@ std::string ShortOptions(Command cmd) {
   return s;
 }
 
-// The option a short letter stands for (0: none).
-int OptionOfLetter(int letter) {
+// The row of a short letter (nullptr: none).
+const Spec *RowOfLetter(int letter) {
   for (const Spec &s : kSpecs)
-    if (s.letter && s.letter == letter) return s.id;
-  return 0;
+    if (s.letter && s.letter == letter) return &s;
+  return nullptr;
+}
+
+// The option getopt_long returned (c, and li for a long one), as the user
+// spelled it, for messages.
+std::string Spelled(int c, int li, int argc, char **argv) {
+  if (c == '?' || c == ':') {
+    return optopt > 0 && optopt < 128     ? std::string("-") + char(optopt)
+           : optind > 0 && optind <= argc ? argv[optind - 1]
+                                          : "";
+  }
+  return li >= 0            ? std::string("--") + kSpecs[li].name
+         : c > 0 && c < 128 ? std::string("-") + char(c)
+                            : "";
+}
+
+// The checks once every option is in: the command words, options that
+// exclude each other, --grep's patterns (compiled now that -i is known).
+int Finish(Parse &p) {
+  Options *o = p.o;
+  const Command cmd = p.cmd;
+  if (cmd == Command::kLog) o->cmd = p.lines_given || o->follow ? Command::kTail : Command::kCat;
+  if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
+  for (int i = optind; i < p.argc; i++) o->words.emplace_back(p.argv[i]);
+  if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
+    return p.Usage("unexpected argument '" + o->words[0] + "'");
+  if (cmd == Command::kRun && o->words.empty()) return p.Usage("a command to run is required");
+  if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
+  if (o->reverse && o->follow) return p.Usage("--reverse and --follow cannot be combined");
+  if (o->watch_ms && o->json)
+    return p.Usage("--watch prints text lines; it cannot be combined with --json");
+  for (const std::string &grep : p.greps) {
+    std::string why;
+    if (!o->filter.AddGrep(grep, p.ignore_case, !ReadSwitchesFromEnv().plain, &why))
+      return p.Usage("bad regular expression '" + grep + "': " + why);
+  }
+  if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)
+    return p.Usage("--since is after --until");
+  if (int(!o->after_cursor.empty()) + int(!o->cursor.empty()) + int(!o->cursor_file.empty()) > 1)
+    return p.Usage("only one of --cursor, --after-cursor and --cursor-file may be given");
+  return kGoOn;
 }
 
 }  // namespace
@@ -378,9 +633,10 @@ void PrintUsage(FILE *to) {
       "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
       "else 'logctl cat' (logctl -f, logctl -n 50 -p err, logctl -r -t sshd -S today,\n"
       "logctl -b -1, logctl -k); 'logctl help cat' lists them.\n"
-      "Every command takes --socket PATH and --help; those that read the ring take\n"
-      "--file PATH (default: the ring of the daemon on the socket);\n"
-      "'logctl help COMMAND' prints the same as 'logctl COMMAND --help'.\n",
+      "Every command takes --socket PATH, --help and --no-pager (only tail and cat\n"
+      "page); those that read the ring take --file PATH (default: the ring of the\n"
+      "daemon on the socket). 'logctl help COMMAND' prints the same as\n"
+      "'logctl COMMAND --help'.\n",
       to);
 }
 
@@ -402,242 +658,25 @@ void PrintCommandHelp(Command cmd, FILE *to) {
 }
 
 int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
-  const struct option *kLong = LongOptions().data();
-  const char *name = Name(cmd);
-  auto usage = [&](const std::string &why) {
-    if (cmd == Command::kLog) {
-      std::fprintf(stderr, "logctl: %s\nTry 'logctl --help'.\n", why.c_str());
-    } else {
-      Error(name, why);
-      std::fprintf(stderr, "Try 'logctl %s --help'.\n", name);
-    }
-    return kExitUsage;
-  };
-  bool lines_given = false;
-  std::vector<std::string> greps;  // compiled at the end, when -i is known
-  bool ignore_case = false;
+  const struct option *longs = LongOptions().data();
+  const std::string shorts = ShortOptions(cmd);
+  Parse p(cmd, argc, argv, o);
   o->cmd = cmd;
   opterr = 0;
   optind = 1;
-  int c, li = -1;
-  const std::string shorts = ShortOptions(cmd);
-  while ((li = -1, c = getopt_long(argc, argv, shorts.c_str(), kLong, &li)) != -1) {
-    const char *arg = optarg;
-    // The option as the user spelled it, for messages.
-    std::string opt = li >= 0 ? std::string("--") + kLong[li].name
-                      : c > 0 && c < 128 && c != '?' && c != ':' ? std::string("-") + char(c)
-                                                                 : "";
-    if (c == '?' || c == ':') {
-      opt = optopt > 0 && optopt < 128     ? std::string("-") + char(optopt)
-            : optind > 0 && optind <= argc ? argv[optind - 1]
-                                           : "";
-    }
-    if (c == ':') return usage("option '" + opt + "' needs an argument");
-    if (c == '?') return usage("unknown option '" + opt + "'");
-    if (int id = c < 128 ? OptionOfLetter(c) : 0) c = id;
-    if (std::string why; !config::LongOptionInFull(argv, optind, optarg, kLong, li, &why))
-      return usage(why);
-    if (!Allowed(cmd, c)) return usage("option '" + opt + "' does not apply here");
-    switch (c) {
-      case kHelp:
-        PrintCommandHelp(cmd, stdout);
-        return kExitOk;
-      case kFile:
-        o->file = arg;
-        break;
-      case kSocket:
-        o->socket = arg;
-        break;
-      case kLevel: {
-        std::string why("bad level '");
-        why.append(arg);
-        if (cmd == Command::kSend) {
-          if (!ParsePriority(arg, &o->send_facility, &o->send_level))
-            return usage(why.append(kPriorityForms).append(kFacilityForms));
-        } else if (cmd == Command::kRun) {
-          int f = ls_facility_parse(arg, std::strlen(arg));
-          if (f < 0)
-            return usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
-          o->send_facility = f;
-        } else if (!render::ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
-          return usage(why.append(kLevelForms).append(kLevelRangeForms));
-        }
-        break;
-      }
-      case kPid:
-      case kUid: {
-        uint64_t v;
-        if (!ParseU64(arg, &v) || v > UINT32_MAX)
-          return usage("bad number '" + std::string(arg) + "' for " + opt);
-        (c == kPid ? o->filter.pids : o->filter.uids).push_back(static_cast<uint32_t>(v));
-        break;
-      }
-      case kApp:
-      case kTag:
-        if (cmd == Command::kSend || cmd == Command::kRun)
-          o->send_app = arg;
-        else
-          o->filter.apps.emplace_back(arg);
-        break;
-      case kPrioPrefix:
-        o->prio_prefix = true;
-        break;
-      case kId:
-        if (arg)
-          return usage("--id=" + std::string(arg) +
-                       " would claim another process's id; every record carries the sender's "
-                       "pid from the kernel (--id without a value is accepted)");
-        break;
-      case kLevelStdout:
-      case kLevelStderr: {
-        int l = render::ParseLevel(arg);
-        if (l < 0) return usage(std::string("bad level '").append(arg).append(kLevelForms));
-        (c == kLevelStdout ? o->level_stdout : o->level_stderr) = l;
-        break;
-      }
-      case kSince:
-      case kUntil: {
-        uint64_t t;
-        std::string why;
-        if (!ParseTime(arg, NowNs(), &t, &why))
-          return usage("bad time '" + std::string(arg) + "': " + why);
-        (c == kSince ? o->filter.since_ns : o->filter.until_ns) = t;
-        break;
-      }
-      case kGrep:
-        greps.emplace_back(arg);
-        break;
-      case kIgnoreCase:
-        ignore_case = true;
-        break;
-      case kJson:
-        o->json = true;
-        o->mode = render::OutputMode::kJson;
-        break;
-      case kNoColor:
-        o->no_color = true;
-        break;
-      case kUtc:
-        o->utc = true;
-        break;
-      case kFormat:
-        if (std::strcmp(arg, "json") == 0)
-          o->export_json = true;
-        else if (std::strcmp(arg, "text") == 0)
-          o->export_json = false;
-        else
-          return usage("bad format '" + std::string(arg) + "' (text or json)");
-        break;
-      case kOutput:
-        if (cmd == Command::kExport) {
-          // `export -o json` meant the rendering (as -o does for cat) far
-          // more often than a file named json: say so, and how to get either.
-          if (render::OutputMode m; render::ParseOutputMode(arg, &m))
-            return usage("-o names the file to write, and '" + std::string(arg) +
-                         "' is an output mode: for that rendering use --format (text or "
-                         "json); for a file of that name, -o ./" +
-                         arg);
-          o->export_path = arg;
-        } else if (!render::ParseOutputMode(arg, &o->mode)) {
-          return usage("bad output mode '" + std::string(arg) + "' (" + render::kOutputModeNames +
-                       ")");
-        }
-        break;
-      case kLines:
-        if (!ParseU64(arg, &o->lines))
-          return usage("bad number of lines '" + std::string(arg) + "'" +
-                       (arg[0] == '+' ? " (-n counts from the newest record; to start at the "
-                                        "oldest, use 'logctl cat' or --cursor)"
-                                      : ""));
-        lines_given = true;
-        break;
-      case kFollow:
-        o->follow = true;
-        break;
-      case kShowCursor:
-        o->show_cursor = true;
-        break;
-      case kAfterCursor:
-        o->after_cursor = arg;
-        break;
-      case kCursor:
-        o->cursor = arg;
-        break;
-      case kWatch: {
-        // SECONDS: a decimal number, 0.1 .. 3600 (default 1).
-        double secs = 1;
-        if (arg) {
-          char *end = nullptr;
-          errno = 0;
-          secs = std::strtod(arg, &end);
-          if (errno || end == arg || *end || !(secs >= 0.1 && secs <= 3600))
-            return usage("bad interval '" + std::string(arg) +
-                         "' for --watch (0.1 to 3600 seconds)");
-        }
-        o->watch_ms = uint64_t(secs * 1000 + 0.5);
-        break;
-      }
-      case kCursorFile:
-        o->cursor_file = arg;
-        break;
-      case kReverse:
-        o->reverse = true;
-        break;
-      case kNoPager:
-        o->no_pager = true;
-        break;
-      case kPagerEnd:
-        o->pager_end = true;
-        break;
-      case kUnit:
-        if (!*arg) return usage("an empty unit name for " + opt);
-        o->filter.units.push_back(render::UnitName(arg));
-        break;
-      case kBoot: {
-        BootSpec b;
-        if (arg) {
-          if (!ParseBootSpec(arg, &b))
-            return usage("bad boot '" + std::string(arg) +
-                         "': expected an offset (0 the last boot, -1 the one before, 1 the "
-                         "first), a boot ID (32 hex digits) or all");
-        } else if (optind < argc && ParseBootSpec(argv[optind], &b)) {
-          // As journalctl: "-b -1", "-b 1", "-b ID": the next word is the
-          // value when it reads as one (getopt has no separate optional value).
-          optind++;
-        }
-        o->boot = b;
-        break;
-      }
-      case kDmesg:
-        o->filter.kernel_only = true;
-        break;
-      case kListBoots:
-        o->list_boots = true;
-        break;
-      default:
-        return usage("unknown option '" + opt + "'");
-    }
+  int c, li;
+  while ((li = -1, c = getopt_long(argc, argv, shorts.c_str(), longs, &li)) != -1) {
+    p.opt = Spelled(c, li, argc, argv);
+    if (c == ':') return p.Usage("option '" + p.opt + "' needs an argument");
+    if (c == '?') return p.Usage("unknown option '" + p.opt + "'");
+    const Spec *row = li >= 0 ? &kSpecs[li] : RowOfLetter(c);
+    if (std::string why; !config::LongOptionInFull(argv, optind, optarg, longs, li, &why))
+      return p.Usage(why);
+    if (!row || !Allowed(cmd, row->id))
+      return p.Usage("option '" + p.opt + "' does not apply here");
+    if (int rc = row->handle(p, optarg); rc != kGoOn) return rc;
   }
-  if (cmd == Command::kLog) o->cmd = lines_given || o->follow ? Command::kTail : Command::kCat;
-  if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
-  for (int i = optind; i < argc; i++) o->words.emplace_back(argv[i]);
-  if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
-    return usage("unexpected argument '" + o->words[0] + "'");
-  if (cmd == Command::kRun && o->words.empty()) return usage("a command to run is required");
-  if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
-  if (o->reverse && o->follow) return usage("--reverse and --follow cannot be combined");
-  if (o->watch_ms && o->json)
-    return usage("--watch prints text lines; it cannot be combined with --json");
-  for (const std::string &grep : greps) {
-    std::string why;
-    if (!o->filter.AddGrep(grep, ignore_case, !ReadSwitchesFromEnv().plain, &why))
-      return usage("bad regular expression '" + grep + "': " + why);
-  }
-  if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)
-    return usage("--since is after --until");
-  if (int(!o->after_cursor.empty()) + int(!o->cursor.empty()) + int(!o->cursor_file.empty()) > 1)
-    return usage("only one of --cursor, --after-cursor and --cursor-file may be given");
-  return -1;
+  return Finish(p);
 }
 
 }  // namespace logsink::logctl

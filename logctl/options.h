@@ -56,7 +56,7 @@ struct Options {
   std::string cursor;              // --cursor C (tail, cat): from the record C on
   std::string cursor_file;         // --cursor-file F (tail, cat)
   bool reverse = false;            // -r/--reverse (tail, cat): newest first
-  bool no_pager = false;           // --no-pager (tail, cat)
+  bool no_pager = false;           // --no-pager (every command; only tail and cat page)
   bool pager_end = false;          // -e/--pager-end (tail, cat): the pager starts at the end
   bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/frame_encode.h"
 
@@ -98,8 +99,11 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
   flags |= LS_HELLO_CONFIRM;  // so that a refusal is known before any text is written
   if (relay_pid) flags |= LS_HELLO_RELAY;
   uint8_t hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4];
-  ls_hello h = {LS_PROTO_VERSION, flags, app.data(), std::min<size_t>(app.size(), LS_APP_MAX),
-                relay_pid};
+  // A label over LS_APP_MAX bytes is cut as the daemon cuts one: on a
+  // UTF-8 character boundary (PROTOCOL.md, HELLO).
+  const size_t app_len =
+      ls_utf8_cut(reinterpret_cast<const uint8_t *>(app.data()), app.size(), LS_APP_MAX);
+  ls_hello h = {LS_PROTO_VERSION, flags, app.data(), app_len, relay_pid};
   ptrdiff_t n = ls_hello_encode(hello, sizeof hello, &h);
   if (n < 0) {
     *why = "bad HELLO flags";

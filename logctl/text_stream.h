@@ -17,12 +17,14 @@ struct TextAck {
 };
 
 // Connects to the daemon at socket_path within timeout_ms, sends HELLO with
-// app and flags (ls_hello_text_flags, plus LS_HELLO_CONFIRM) and waits (as
-// long again) for the daemon to accept the stream. Returns a blocking
-// descriptor (close-on-exec, no send or receive timeout left set), or -1
-// with a one-sentence reason in *why: for a connection the daemon refused,
-// "the daemon refused: " and the daemon's reason. A relay_pid other than 0
-// makes it a relayed stream (LS_HELLO_RELAY) of that child's output.
+// app (at most LS_APP_MAX bytes: a longer label is cut on a UTF-8 character
+// boundary, as the daemon cuts one) and flags (ls_hello_text_flags, plus
+// LS_HELLO_CONFIRM) and waits (as long again) for the daemon to accept the
+// stream. Returns a blocking descriptor (close-on-exec, no send or receive
+// timeout left set), or -1 with a one-sentence reason in *why: for a
+// connection the daemon refused, "the daemon refused: " and the daemon's
+// reason. A relay_pid other than 0 makes it a relayed stream
+// (LS_HELLO_RELAY) of that child's output.
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
                    int timeout_ms, std::string *why, uint32_t relay_pid = 0);
 

@@ -88,6 +88,7 @@ class Proc {
   // Reads one stdout line (without '\n'). False after timeout_ms or EOF.
   bool ReadLine(std::string *line, int timeout_ms) { return proc_->ReadLine(line, Ms(timeout_ms)); }
   void Signal(int sig) { proc_->Signal(sig); }
+  pid_t pid() const { return proc_->pid(); }
 
   // Collects the rest of stdout/stderr and the exit status (hang limit).
   Result Finish(int hang_ms = 30000) {
@@ -153,15 +154,24 @@ class TestRing {
   // the uncompressed layout: records per block, a small ring lapping).
   explicit TestRing(const std::string &path, uint64_t file_size = 12288 + 8 * 4096,
                     uint32_t block_size = 4096, uint8_t codec = WriterOptions().codec)
-      : path_(path) {
-    opts_.file_size = file_size;
-    opts_.block_size = block_size;
-    opts_.codec = codec;
-    opts_.strtab_size = 4096;
+      : TestRing(path, Options(file_size, block_size, codec)) {}
+  // With options of the test's own (tiers, for one): start from Options().
+  TestRing(const std::string &path, const WriterOptions &opts) : path_(path), opts_(opts) {
     env_.now_ns = 1;  // created "long ago": each record's time is then its block's open time
     Status s = RingWriter::Open(&env_, path, opts_, &w_);
     EXPECT_TRUE(s.ok()) << s.ToString();
     src_ = Source{1, 4242, 1000, 100, "testapp", "testcomm"};
+  }
+
+  // The options the first constructor writes with (a 4 KiB string table).
+  static WriterOptions Options(uint64_t file_size = 12288 + 8 * 4096, uint32_t block_size = 4096,
+                               uint8_t codec = WriterOptions().codec) {
+    WriterOptions o;
+    o.file_size = file_size;
+    o.block_size = block_size;
+    o.codec = codec;
+    o.strtab_size = 4096;
+    return o;
   }
 
   RingWriter *writer() { return w_.get(); }

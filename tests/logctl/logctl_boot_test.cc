@@ -3,9 +3,12 @@
 // -k/--dmesg, -u/--unit, -o short-monotonic and the boot_id, monotonic_ns
 // and unit fields of the JSON and verbose output, against a ring written
 // under two boot identities with storage's RingWriter.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "cli_util.h"
 
@@ -331,6 +334,74 @@ TEST_F(BootTest, DmesgIsTheKernelMessagesOfTheLastBoot) {
   EXPECT_EQ(Msgs({"cat", "-k", "-u", "sshd"}), V());
   Result r = RunLogctl({"cat", "-k", "-b", "-2", "--file", f_});
   EXPECT_EQ(r.status, 1) << r.err;
+}
+
+// Whether child pid (not reaped yet) has ended, or watches a file with
+// inotify: logctl -f waiting for the writer.
+bool FollowingOrEnded(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream stat(proc + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size() || text[paren + 2] == 'Z') return true;
+  DIR *d = opendir((proc + "/fdinfo").c_str());
+  if (!d) return true;
+  bool watching = false;
+  while (struct dirent *e = readdir(d)) {
+    std::ifstream info(proc + "/fdinfo/" + e->d_name);
+    std::string l;
+    while (std::getline(info, l)) watching = watching || l.rfind("inotify wd:", 0) == 0;
+  }
+  closedir(d);
+  return watching;
+}
+
+// As journalctl -f -b: on an empty ring, -f with -b or -k (the last boot)
+// waits for the records of this machine's boot, the one a writer here
+// gives the records it writes next, instead of failing for want of a last
+// boot. Without -f it is still an error: the ring holds no boot.
+TEST(EmptyRingBoot, FollowWaitsForTheRecordsOfThisBoot) {
+  TempDir dir;
+  const std::string f = dir.File("r.ring");
+  TestRing ring(f);  // this machine's boot until Reboot()
+  const uint32_t msg = ring.Intern(6, "%s");
+  const uint32_t kmsg = ring.Intern(6, "%s", 0, "kernel");
+  ring.Flush();
+  for (std::vector<std::string> args : {std::vector<std::string>{"tail", "-b"}, {"-k"}}) {
+    args.insert(args.end(), {"--file", f});
+    Result r = RunLogctl(args);
+    EXPECT_EQ(r.status, 1) << args[0];
+    EXPECT_EQ(r.err, "logctl: " + f + ": no boot 0 in the ring (it holds 0 boots)\n") << args[0];
+  }
+  Proc b({"tail", "-f", "-b", "--file", f, "-o", "cat"});
+  Proc k({"-f", "-k", "--file", f, "-o", "cat"});
+  // Both have read the empty ring and wait (or, failing, have ended).
+  for (Proc *p : {&b, &k})
+    ASSERT_TRUE(WaitUntil([&] { return FollowingOrEnded(p->pid()); }, kHang, Ms(10)));
+  ring.Add(msg, "s", Args().s("one").bytes(), kT0);
+  ring.Add(kmsg, "s", Args().s("kone").bytes(), kT0 + kMs);
+  ring.Flush();
+  // A record of another boot is not the one followed; this boot's again is.
+  ring.Reboot(Id(0xc3), kT0);
+  ring.Add(msg, "s", Args().s("other boot").bytes(), kT0 + 2 * kMs);
+  ring.Reboot(storage::Env::Default()->BootId(), kT0);
+  ring.Add(kmsg, "s", Args().s("ktwo").bytes(), kT0 + 3 * kMs);
+  ring.Flush();
+  std::string line;
+  for (const char *want : {"one", "kone", "ktwo"}) {
+    ASSERT_TRUE(b.ReadLine(&line, 10000)) << "-b: waiting for " << want << "; " << b.Finish().err;
+    EXPECT_EQ(line, want);
+  }
+  for (const char *want : {"kone", "ktwo"}) {
+    ASSERT_TRUE(k.ReadLine(&line, 10000)) << "-k: waiting for " << want << "; " << k.Finish().err;
+    EXPECT_EQ(line, want);
+  }
+  for (Proc *p : {&b, &k}) {
+    p->Signal(SIGTERM);
+    Result r = p->Finish();
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "") << "nothing more (not the other boot's record)";
+  }
 }
 
 TEST_F(BootTest, HelpNamesTheOptions) {

@@ -173,6 +173,25 @@ TEST_F(LogctlTextTest, RunTakesLevelsAppAndFacility) {
   EXPECT_EQ(by_msg["o"]["line"], 16);
 }
 
+// A label longer than 64 bytes (LS_APP_MAX) is cut as the daemon cuts one
+// (PROTOCOL.md, HELLO): on a UTF-8 character boundary, never inside a
+// character; one of exactly 64 bytes is kept whole.
+TEST_F(LogctlTextTest, LongLabelsAreCutOnACharacterBoundary) {
+  const std::string e_acute = "\xc3\xa9", euro = "\xe2\x82\xac";
+  const std::string two = std::string(63, 'a') + e_acute;  // 65 bytes: 64 is inside é
+  const std::string three = std::string(62, 'b') + euro;   // 65 bytes: 63 and 64 inside €
+  const std::string whole = std::string(61, 'c') + euro;   // 64 bytes
+  ASSERT_EQ(RunLogctl({"send", "--socket", d_.socket, "-t", two, "one"}).status, 0);
+  Result r = RunLogctl({"run", "--socket", d_.socket, "--app", three, "--", "echo", "two"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(RunLogctl({"send", "--socket", d_.socket, "--app", whole, "three"}).status, 0);
+  auto v = JsonUntil(d_.ring, 3);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0]["app"], std::string(63, 'a'));
+  EXPECT_EQ(v[1]["app"], std::string(62, 'b'));
+  EXPECT_EQ(v[2]["app"], whole);
+}
+
 TEST_F(LogctlTextTest, RunReportsSignalsAndCommandsThatCannotRun) {
   Result r = RunLogctl({"run", "--socket", d_.socket, "--", "sh", "-c", "kill -TERM $$"});
   EXPECT_EQ(r.status, 128 + SIGTERM) << r.err;

@@ -94,7 +94,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
       {{"cat", "--since", "soonish"}, ""},
       {{"tail", "-r", "-f"}, "logctl: tail: --reverse and --follow cannot be combined\n"},
       {{"export", "-r"}, "logctl: export: option '-r' does not apply here\n"},
-      {{"stats", "--no-pager"}, "logctl: stats: option '--no-pager' does not apply here\n"},
+      {{"stats", "--utc"}, "logctl: stats: option '--utc' does not apply here\n"},
       {{"stats", "--watch", "--json"},
        "logctl: stats: --watch prints text lines; it cannot be combined with --json\n"},
       {{"stats", "--watch=0.01"},
@@ -205,6 +205,41 @@ TEST_F(LogctlTest, TopLevelOptionsAreJournalctls) {
   r = RunLogctl({"-x"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "logctl: unknown option '-x'\nTry 'logctl --help'.\n");
+}
+
+// As journalctl: --no-pager is taken by every command, and changes nothing
+// where nothing pages (stats, verify, export, send, run).
+TEST_F(LogctlTest, NoPagerIsTakenByEveryCommand) {
+  std::string f = dir_.File("r.ring");
+  TestRing ring(f);
+  WriteNumbered(&ring, 5);
+  ring.Close();
+  const std::string none = dir_.File("none.sock");
+  for (std::vector<std::string> args : {std::vector<std::string>{"tail"},
+                                        {"cat"},
+                                        {"stats"},
+                                        {"stats", "--json"},
+                                        {"verify"},
+                                        {"export"},
+                                        {"export", "--format", "json"},
+                                        {"-n", "2"}}) {
+    args.insert(args.end(), {"--file", f, "--socket", none});
+    Result without = RunLogctl(args);
+    ASSERT_EQ(without.status, 0) << args[0] << ": " << without.err;
+    args.push_back("--no-pager");
+    Result with = RunLogctl(args);
+    EXPECT_EQ(with.status, 0) << args[0] << ": " << with.err;
+    EXPECT_EQ(with.err, without.err) << args[0];
+    EXPECT_EQ(with.out, without.out) << args[0];
+  }
+  // send and run go on to the daemon, which is not there: exit 1, not a
+  // usage error.
+  Result r = RunLogctl({"send", "--no-pager", "--socket", none, "x"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "logctl: send: daemon not running (socket " + none + ")\n");
+  r = RunLogctl({"run", "--no-pager", "--socket", none, "--", "true"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "logctl: run: daemon not running (socket " + none + ")\n");
 }
 
 // A socket the user named, with no daemon on it, is an error that
