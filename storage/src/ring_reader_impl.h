@@ -110,6 +110,30 @@ class TierReader {
   }
   // Reports block b_ (once) as damaged or missing and moves past it.
   void SkipDamaged(Got got, BlockState state, const BlockHeader &h);
+  // Block b_ is damaged or missing: the first time read it again (the
+  // writer may have been writing it), the second SkipDamaged.
+  void RereadOrSkip(Got got, BlockState state, const BlockHeader &h);
+
+  // What one pass of Next did (see the comment above Next in tier_walk.cc).
+  enum class Step {
+    kRecord,      // *rec holds the next record
+    kBlock,       // *img holds the next block, whole
+    kCaughtUp,    // no new records now
+    kAgain,       // moved on (or loaded block b_, or will read it again): another pass
+    kPassedOver,  // passed block b_ over by its summary: another pass (always progress)
+  };
+  // Step 1: the loaded block's next record, or on past its end; false for a
+  // partial block read to its end (read it again: it may have grown).
+  bool TakeLoaded(Record *rec, Step *step);
+  // Steps 2 to 4: a pass of Next that reads block b_ (or its index entry).
+  Status ReadStep(BlockImage *img, bool *whole, Step *step);
+  // Step 2: *passed when the summary index passed block b_ over.
+  Status PassOverByIndex(Step *step, bool *passed);
+  // Step 3: block b_ (header h) is valid and may match: load it into the
+  // cursor, or hand it over whole in *img.
+  Step TakeBlock(const BlockHeader &h, BlockImage *img, bool *whole);
+  // Step 4: block b_ is not valid (got, state; h: what the slot claims).
+  Status Missing(Got got, BlockState state, const BlockHeader &h, Step *step);
 
   std::string path_;
   Env *env_ = nullptr;
@@ -127,9 +151,9 @@ class TierReader {
   std::vector<uint64_t> uid_keys_, pid_keys_, app_keys_, unit_keys_;
   bool MayMatch(const BlockHeader &h) const;
   // Block b_ holds nothing the filter wants (h: its header, or its summary
-  // index entry): its records count as read, not lost. NotFound when it is
-  // partial (read it again when it grows).
-  Status PassOver(const BlockHeader &h);
+  // index entry): its records count as read, not lost. kCaughtUp when it is
+  // partial (read it again when it grows), else kPassedOver.
+  Step PassOver(const BlockHeader &h);
   internal::IndexWindow index_;
 
   // Position: the block being read, and the next record sequence wanted.

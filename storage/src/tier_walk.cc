@@ -137,188 +137,233 @@ void TierReader::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
   b_++;
 }
 
+// Step 1, the common case (one record of the loaded block), comes first,
+// without a Status of its own and inlined into Next, which runs it once per
+// record: as a call of its own it cost 1.5% more instructions in a plain
+// `logctl cat` of a tiered ring (callgrind).
+[[gnu::always_inline]] inline bool TierReader::TakeLoaded(Record *rec, Step *step) {
+  internal::DecodedRecord d;
+  BlockCursor::Result r;
+  while ((r = cursor_.Next(&d)) == BlockCursor::kRecord) {
+    uint64_t seq = h_.first_rec + d.seq_off;
+    if (have_expect_ && seq < expect_) continue;  // already returned (or before the seek)
+    if (skip_) {
+      skip_--;
+      continue;
+    }
+    FillRecord(d, h_, OpenedNs(h_), st_, file_, rec);
+    have_expect_ = true;
+    expect_ = seq + 1;
+    *step = Step::kRecord;
+    return true;
+  }
+  if (r == BlockCursor::kMalformed) {
+    if (reported_ != b_) {
+      Report(layout_.SlotOffset(b_) + cursor_.pos(), "malformed entry");
+      reported_ = b_;
+    }
+    gap_ok_ = true;
+    b_++;
+    loaded_ = false;
+    *step = Step::kAgain;
+    return true;
+  }
+  if (h_.sealed()) {
+    b_++;
+    loaded_ = false;
+    *step = Step::kAgain;
+    return true;
+  }
+  return false;  // a partial block: read it again and see whether it grew
+}
+
 // Next is a loop over one question: "what is in block b_ now?". Each pass
-// does exactly one of these, and every `continue` has moved the position:
-//   1. loaded_ (block b_ is decoded in cursor_): return its next record with
+// takes the first of these steps that applies (TakeLoaded, else ReadStep)
+// and says what it did; Next returns a record or a block, returns "no new
+// records", or goes on:
+//   1. TakeLoaded (block b_ is decoded in cursor_): its next record with
 //      sequence >= expect_; at the end of a sealed block, or at a malformed
-//      entry (reported once), go to b_ + 1; a partial block falls to 2.
-//   2. read block b_. Valid: load it (a partial block that did not grow is
-//      "no new records"), first counting a jump in sequence numbers as lost
-//      unless gap_ok_ says a damaged block was skipped just before.
-//   3. not valid: ask FindNewest. Lapped by the writer -> jump to the oldest
-//      block present; b_ is newest now -> read again; b_ is past the newest
-//      -> caught up ("no new records"; a torn newest block is reported once);
-//      else b_ is missing between valid blocks -> read it once more (reread_:
-//      the writer may have been mid-write), then report it and skip it.
+//      entry (reported once), go to b_ + 1; a partial block falls to 3.
+//   2. PassOverByIndex: a filtered read below the newest block passes b_
+//      over when its summary index entry cannot match, without reading it.
+//   3. read block b_. Valid and matching: TakeBlock loads it (a partial
+//      block that did not grow is "no new records"), first counting a jump
+//      in sequence numbers as lost unless gap_ok_ says a damaged block was
+//      skipped just before; or hands it over whole. Valid but not matching
+//      its summary: PassOver.
+//   4. not valid: Missing. Below the newest block seen, damage: read it once
+//      more, then report and skip it. Else ask FindNewest. Lapped by the
+//      writer -> jump to the oldest block present; b_ is newest now -> read
+//      again; b_ is past the newest -> caught up ("no new records"; a torn
+//      newest block is reported once); else b_ is missing between valid
+//      blocks -> read it once more (reread_: the writer may have been
+//      mid-write), then report it and skip it.
 // The state: b_ (block), expect_/have_expect_ (next record wanted; unset after
 // a seek), gap_ok_ (skipped damage: a jump is not loss), reported_ (report a
 // block once), reread_ (re-read a block once). The guard only turns a damaged
 // ring that would loop forever into Corruption; a sound ring never nears it.
 Status TierReader::Next(Record *rec, BlockImage *img, bool *whole) {
   if (whole) *whole = false;
-  const uint64_t count = layout_.block_count;
-  for (int guard = 0; guard < 4 * int(std::min<uint64_t>(count, 1 << 20)) + 16; guard++) {
-    if (loaded_) {
-      internal::DecodedRecord d;
-      BlockCursor::Result r;
-      while ((r = cursor_.Next(&d)) == BlockCursor::kRecord) {
-        uint64_t seq = h_.first_rec + d.seq_off;
-        if (have_expect_ && seq < expect_) continue;  // already returned (or before the seek)
-        if (skip_) {
-          skip_--;
-          continue;
-        }
-        FillRecord(d, h_, OpenedNs(h_), st_, file_, rec);
-        have_expect_ = true;
-        expect_ = seq + 1;
-        return Status::OK();
-      }
-      if (r == BlockCursor::kMalformed) {
-        if (reported_ != b_) {
-          Report(layout_.SlotOffset(b_) + cursor_.pos(), "malformed entry");
-          reported_ = b_;
-        }
-        gap_ok_ = true;
-        b_++;
-        loaded_ = false;
-        continue;
-      }
-      if (h_.sealed()) {
-        b_++;
-        loaded_ = false;
-        continue;
-      }
-      // A partial block: re-read it below and see whether it grew.
-    }
-
-    Got got;
-    BlockState state;
-    BlockHeader h;
-    Status s;
-    // Below the newest block found, a filtered read asks the summary index
-    // first (FORMAT.md, "Summary index"): an entry that cannot match passes
-    // the block over without reading it; no entry, or one that may match,
-    // reads the block as always.
-    // (Not where the newest block seen says the writer lapped b_: reading
-    // it finds out, and reports the records lost.)
-    if (filter_on_ && filter_.use_index && !loaded_ && have_newest_ && b_ < newest_ &&
-        b_ + count > newest_) {
-      bool have = false;
-      s = index_.Get(file_, layout_, b_, newest_, &h, &have);
+  const int limit = 4 * int(std::min<uint64_t>(layout_.block_count, 1 << 20)) + 16;
+  for (int guard = 0; guard < limit; guard++) {
+    Step step;
+    if (!loaded_ || !TakeLoaded(rec, &step)) {
+      Status s = ReadStep(img, whole, &step);
       if (!s.ok()) return s;
-      if (have && !MayMatch(h)) {
-        index_skipped_++;
-        s = PassOver(h);
-        if (!s.ok()) return s;
+    }
+    switch (step) {
+      case Step::kRecord:
+      case Step::kBlock:
+        return Status::OK();
+      case Step::kCaughtUp:
+        return Status::NotFound("no new records");
+      case Step::kPassedOver:
         guard--;  // a pass-over always moves on by one block: not a loop
-        continue;
-      }
+        break;
+      case Step::kAgain:
+        break;
     }
-    s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
-    if (!s.ok()) return s;
-    if (got == Got::kValid && !MayMatch(h)) {
-      s = PassOver(h);
-      if (!s.ok()) return s;
-      guard--;  // as above
-      continue;
-    }
-    if (got == Got::kValid) {
-      // Records are only appended: the same count is the same block.
-      if (loaded_ && h.count == h_.count && h.raw == h_.raw && h.flags == h_.flags) {
-        return Status::NotFound("no new records");  // the partial block did not grow
-      }
-      // The next record wanted once this block is taken, and the records
-      // the writer overwrote before it.
-      uint64_t expect = expect_, lost = 0;
-      if (!gap_ok_ && have_expect_ && h.first_rec > expect) {
-        lost = h.first_rec - expect;
-        expect = h.first_rec;
-      }
-      if (!have_expect_ || gap_ok_) expect = std::max(gap_ok_ ? expect : 0, h.first_rec);
-      // Every record of a sealed block is wanted: hand it over undecoded.
-      const bool hand = img && h.sealed() && !sparse_ && skip_ == 0 && expect == h.first_rec;
-      const uint8_t *entries = hand ? nullptr : expander_.Expand(blk_.data(), h);
-      if (!hand && !entries) {
-        // The CRC passed, so this is no write in progress: damage (or a crafted file).
-        loaded_ = false;
-        SkipDamaged(Got::kBad, BlockState::kBadData, h);
-        continue;
-      }
-      if (lost && reporter_ && !sparse_) reporter_->Lost(lost);
-      have_expect_ = true;
-      expect_ = expect;
-      gap_ok_ = false;
-      if (hand) {
-        img->bytes.assign(blk_.begin(), blk_.end());
-        img->block_seq = h.seq;
-        img->first_seq = h.first_rec;
-        img->count = h.count;
-        img->offset = layout_.SlotOffset(b_);
-        expect_ = h.first_rec + h.count;
-        loaded_ = false;
-        b_++;
-        *whole = true;
-        return Status::OK();
-      }
-      h_ = h;
-      cursor_.Reset(entries, h_);
-      loaded_ = true;
-      continue;  // the cursor skips records before expect_
-    }
-    loaded_ = false;
-
-    // Below the newest block seen and not lapped by it: the writer is done
-    // with block b_, so this is damage (or the writer lapping b_ right now,
-    // which the re-read shows as a valid newer block). A slot whose damaged
-    // header claims a newer block is damage too: only a valid newer block
-    // proves a lap, or a slot holding the block right after the newest (the
-    // writer's write in progress, or torn by a crash): both take the search
-    // below. Otherwise no search, so each damaged block costs two reads.
-    const bool maybe_lap =
-        got == Got::kOverwritten && (state == BlockState::kValid || h.seq == newest_ + 1);
-    if (!maybe_lap && have_newest_ && b_ < newest_ && b_ + count > newest_) {
-      if (reread_ != b_) {
-        reread_ = b_;
-        continue;
-      }
-      SkipDamaged(got, state, h);
-      continue;
-    }
-
-    bool found;
-    BlockHeader newest;
-    s = FindNewest(&found, &newest);
-    if (!s.ok()) return s;
-    if (got == Got::kOverwritten || (found && b_ + count <= newest.seq)) {
-      // Lapped by the writer: go on at the oldest block present. The records
-      // skipped are reported as lost when the next block is read.
-      uint64_t lowest = found ? Lowest(newest.seq) : b_ + 1;
-      b_ = std::max(b_ + 1, lowest);
-      continue;
-    }
-    if (found && newest.seq == b_) continue;  // it became valid meanwhile: read it again
-    if (!found || b_ > newest.seq) {
-      // Caught up: block b_ is not written yet (or is being written).
-      if (got == Got::kBad && h.seq == b_ && state == BlockState::kBadCrc && reported_ != b_) {
-        Report(layout_.SlotOffset(b_),
-               "newest block " + std::to_string(b_) + " fails its CRC (torn write?)");
-        reported_ = b_;
-      }
-      return Status::NotFound("no new records");
-    }
-    // Block b_ looked missing, but a newer block exists now. The writer
-    // writes block b_ before it starts b_ + 1, so the first read may simply
-    // have raced that write: read b_ once more before calling it missing.
-    if (reread_ != b_) {
-      reread_ = b_;
-      continue;
-    }
-    SkipDamaged(got, state, h);
   }
   return Status::Corruption(path_ + ": no progress while reading (damaged ring?)");
 }
 
-Status TierReader::PassOver(const BlockHeader &h) {
+Status TierReader::ReadStep(BlockImage *img, bool *whole, Step *step) {
+  bool passed = false;
+  Status s = PassOverByIndex(step, &passed);
+  if (!s.ok() || passed) return s;
+  Got got;
+  BlockState state;
+  BlockHeader h;
+  s = ReadBlock(b_, &blk_, &h, &got, &state, !have_newest_ || b_ >= newest_);
+  if (!s.ok()) return s;
+  if (got == Got::kValid) {
+    *step = MayMatch(h) ? TakeBlock(h, img, whole) : PassOver(h);
+    return Status::OK();
+  }
+  loaded_ = false;
+  return Missing(got, state, h, step);
+}
+
+Status TierReader::PassOverByIndex(Step *step, bool *passed) {
+  // Below the newest block found, a filtered read asks the summary index
+  // first (FORMAT.md, "Summary index"): an entry that cannot match passes
+  // the block over without reading it; no entry, or one that may match,
+  // reads the block as always.
+  // (Not where the newest block seen says the writer lapped b_: reading
+  // it finds out, and reports the records lost.)
+  if (!filter_on_ || !filter_.use_index || loaded_ || !have_newest_ || b_ >= newest_ ||
+      b_ + layout_.block_count <= newest_) {
+    return Status::OK();
+  }
+  BlockHeader h;
+  bool have = false;
+  Status s = index_.Get(file_, layout_, b_, newest_, &h, &have);
+  if (!s.ok() || !have || MayMatch(h)) return s;
+  index_skipped_++;
+  *step = PassOver(h);
+  *passed = true;
+  return Status::OK();
+}
+
+TierReader::Step TierReader::TakeBlock(const BlockHeader &h, BlockImage *img, bool *whole) {
+  // Records are only appended: the same count is the same block.
+  if (loaded_ && h.count == h_.count && h.raw == h_.raw && h.flags == h_.flags) {
+    return Step::kCaughtUp;  // the partial block did not grow
+  }
+  // The next record wanted once this block is taken, and the records
+  // the writer overwrote before it.
+  uint64_t expect = expect_, lost = 0;
+  if (!gap_ok_ && have_expect_ && h.first_rec > expect) {
+    lost = h.first_rec - expect;
+    expect = h.first_rec;
+  }
+  if (!have_expect_ || gap_ok_) expect = std::max(gap_ok_ ? expect : 0, h.first_rec);
+  // Every record of a sealed block is wanted: hand it over undecoded.
+  const bool hand = img && h.sealed() && !sparse_ && skip_ == 0 && expect == h.first_rec;
+  const uint8_t *entries = hand ? nullptr : expander_.Expand(blk_.data(), h);
+  if (!hand && !entries) {
+    // The CRC passed, so this is no write in progress: damage (or a crafted file).
+    loaded_ = false;
+    SkipDamaged(Got::kBad, BlockState::kBadData, h);
+    return Step::kAgain;
+  }
+  if (lost && reporter_ && !sparse_) reporter_->Lost(lost);
+  have_expect_ = true;
+  expect_ = expect;
+  gap_ok_ = false;
+  if (hand) {
+    img->bytes.assign(blk_.begin(), blk_.end());
+    img->block_seq = h.seq;
+    img->first_seq = h.first_rec;
+    img->count = h.count;
+    img->offset = layout_.SlotOffset(b_);
+    expect_ = h.first_rec + h.count;
+    loaded_ = false;
+    b_++;
+    *whole = true;
+    return Step::kBlock;
+  }
+  h_ = h;
+  cursor_.Reset(entries, h_);
+  loaded_ = true;
+  return Step::kAgain;  // the cursor skips records before expect_
+}
+
+Status TierReader::Missing(Got got, BlockState state, const BlockHeader &h, Step *step) {
+  const uint64_t count = layout_.block_count;
+  *step = Step::kAgain;
+  // Below the newest block seen and not lapped by it: the writer is done
+  // with block b_, so this is damage (or the writer lapping b_ right now,
+  // which the re-read shows as a valid newer block). A slot whose damaged
+  // header claims a newer block is damage too: only a valid newer block
+  // proves a lap, or a slot holding the block right after the newest (the
+  // writer's write in progress, or torn by a crash): both take the search
+  // below. Otherwise no search, so each damaged block costs two reads.
+  const bool maybe_lap =
+      got == Got::kOverwritten && (state == BlockState::kValid || h.seq == newest_ + 1);
+  if (!maybe_lap && have_newest_ && b_ < newest_ && b_ + count > newest_) {
+    RereadOrSkip(got, state, h);
+    return Status::OK();
+  }
+
+  bool found;
+  BlockHeader newest;
+  Status s = FindNewest(&found, &newest);
+  if (!s.ok()) return s;
+  if (got == Got::kOverwritten || (found && b_ + count <= newest.seq)) {
+    // Lapped by the writer: go on at the oldest block present. The records
+    // skipped are reported as lost when the next block is read.
+    uint64_t lowest = found ? Lowest(newest.seq) : b_ + 1;
+    b_ = std::max(b_ + 1, lowest);
+    return Status::OK();
+  }
+  if (found && newest.seq == b_) return Status::OK();  // it became valid meanwhile: read it again
+  if (!found || b_ > newest.seq) {
+    // Caught up: block b_ is not written yet (or is being written).
+    if (got == Got::kBad && h.seq == b_ && state == BlockState::kBadCrc && reported_ != b_) {
+      Report(layout_.SlotOffset(b_),
+             "newest block " + std::to_string(b_) + " fails its CRC (torn write?)");
+      reported_ = b_;
+    }
+    *step = Step::kCaughtUp;
+    return Status::OK();
+  }
+  // Block b_ looked missing, but a newer block exists now. The writer
+  // writes block b_ before it starts b_ + 1, so the first read may simply
+  // have raced that write: read b_ once more before calling it missing.
+  RereadOrSkip(got, state, h);
+  return Status::OK();
+}
+
+void TierReader::RereadOrSkip(Got got, BlockState state, const BlockHeader &h) {
+  if (reread_ != b_) {
+    reread_ = b_;
+    return;
+  }
+  SkipDamaged(got, state, h);
+}
+
+TierReader::Step TierReader::PassOver(const BlockHeader &h) {
   if (!sparse_ && !gap_ok_ && have_expect_ && h.first_rec > expect_ && reporter_) {
     reporter_->Lost(h.first_rec - expect_);
   }
@@ -330,9 +375,9 @@ Status TierReader::PassOver(const BlockHeader &h) {
   gap_ok_ = false;
   loaded_ = false;
   skipped_++;
-  if (!h.sealed()) return Status::NotFound("no new records");  // read again when it grows
+  if (!h.sealed()) return Step::kCaughtUp;  // read again when it grows
   b_++;
-  return Status::OK();
+  return Step::kPassedOver;
 }
 
 void TierReader::SetBlockFilter(const BlockFilter *f) {
