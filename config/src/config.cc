@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "logsink/proto/facility.h"
 #include "logsink/proto/format.h"
 #include "logsink/proto/paths.h"
 
@@ -90,15 +91,10 @@ bool Validate(const Config &cfg, std::string *error) {
 }
 
 bool ParseLevelName(std::string_view name, uint8_t *level) {
-  static const char *const kNames[] = {"emerg",   "alert",  "crit", "err",
-                                       "warning", "notice", "info", "debug"};
-  for (uint8_t l = 0; l < 8; l++) {
-    if (name == kNames[l]) {
-      *level = l;
-      return true;
-    }
-  }
-  return false;
+  const int l = ls_level_parse(name.data(), name.size());
+  if (l < 0) return false;
+  *level = uint8_t(l);
+  return true;
 }
 
 }  // namespace logsink::config

@@ -5,13 +5,10 @@
 #include <clocale>
 #include <cstring>
 
+#include "logsink/proto/facility.h"
 #include "logsink/proto/text_kinds.h"
 
 namespace logsink::render {
-namespace {
-const char *const kLevelNames[8] = {"emerg",   "alert",  "crit", "err",
-                                    "warning", "notice", "info", "debug"};
-}
 
 int ParseLevel(std::string_view s) {
   if (s.size() == 1 && s[0] >= '0' && s[0] <= '7') return s[0] - '0';
@@ -20,8 +17,8 @@ int ParseLevel(std::string_view s) {
   for (size_t i = 0; i < s.size(); i++)
     low[i] = s[i] >= 'A' && s[i] <= 'Z' ? char(s[i] - 'A' + 'a') : s[i];
   s = std::string_view(low, s.size());
-  for (int i = 0; i < 8; i++)
-    if (s == kLevelNames[i]) return i;
+  if (int l = ls_level_parse(s.data(), s.size()); l >= 0) return l;
+  // The other spellings journalctl and logger(1) take.
   if (s == "error") return 3;
   if (s == "warn") return 4;
   if (s == "emergency") return 0;
@@ -47,7 +44,10 @@ bool ParseLevelRange(std::string_view s, int *lo, int *hi) {
   return true;
 }
 
-const char *LevelName(int level) { return level >= 0 && level < 8 ? kLevelNames[level] : "?"; }
+const char *LevelName(int level) {
+  const char *name = level >= 0 ? ls_level_name(unsigned(level)) : nullptr;
+  return name ? name : "?";
+}
 
 std::string BootIdHex(const BootId &id) {
   static const char kHex[] = "0123456789abcdef";

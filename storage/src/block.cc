@@ -325,10 +325,8 @@ const SourceInfo *BlockCursor::FindSource(uint64_t id) const {
   return nullptr;
 }
 
-namespace {
-
 // Bounded reader over one entry's bytes: every Get fails once past the end.
-struct In {
+struct BlockCursor::In {
   const uint8_t *p, *end;
   bool ok = true;
   uint64_t Var() {
@@ -362,7 +360,103 @@ struct In {
   }
 };
 
-}  // namespace
+// The steps of Next are inlined into it (it runs once per record read).
+
+[[gnu::always_inline]] inline bool BlockCursor::TakeSource(In *in, uint8_t flags) {
+  if (flags) return false;  // GAP included: a SOURCE is no record
+  SourceInfo s;
+  s.id = in->Var();
+  s.pid = in->Var32();
+  s.uid = in->Var32();
+  s.gid = in->Var32();
+  s.app = in->Str();
+  s.comm = in->Str();
+  s.unit = in->Str();
+  if (!in->ok || in->p != in->end) return false;
+  sources_.push_back(s);
+  last_source_ = nullptr;  // (the vector may have moved)
+  return true;
+}
+
+[[gnu::always_inline]] inline bool BlockCursor::RecordBody(In *in, uint8_t flags,
+                                                           DecodedRecord *r) {
+  r->kind = Record::Kind::kRecord;
+  if (flags & LS_E_F_SOURCE) {
+    has_source_ = true;
+    source_ = in->Var();
+  }
+  if (flags & LS_E_F_TID) tid_ = in->Var();
+  if (flags & LS_E_F_TRUNC) r->truncated = in->Var();
+  if (flags & LS_E_F_INLINE) {
+    r->inline_site.level = in->U8();
+    r->inline_site.line = in->Var32();
+    r->inline_site.fmt = in->Str();
+    r->inline_site.file = in->Str();
+  } else {
+    r->site_id = in->Var32();
+    if (in->ok && r->site_id == 0) return false;
+  }
+  ts_ += static_cast<uint64_t>(ls_unzigzag(in->Var()));
+  if (!in->ok) return false;
+  r->args = in->p;
+  r->args_len = static_cast<size_t>(in->end - in->p);
+  r->tid = tid_;
+  return true;
+}
+
+[[gnu::always_inline]] inline bool BlockCursor::DroppedBody(In *in, uint8_t flags,
+                                                            DecodedRecord *r) {
+  r->kind = Record::Kind::kDropped;
+  if (flags & ~(LS_E_F_SOURCE | LS_E_F_GAP)) return false;
+  if (flags & LS_E_F_SOURCE) {
+    has_source_ = true;
+    source_ = in->Var();
+  }
+  ts_ += static_cast<uint64_t>(ls_unzigzag(in->Var()));
+  r->dropped_count = in->Var();
+  r->dropped_since = in->Var();
+  return in->ok && in->p == in->end;
+}
+
+[[gnu::always_inline]] inline bool BlockCursor::TakeRecord(In *in, uint8_t kind, uint8_t flags,
+                                                           DecodedRecord *out) {
+  // Every field set below, one by one: a whole-struct reset costs more
+  // than the rest of the decoding (it is per record).
+  DecodedRecord &r = *out;
+  r.entry_off = pos_;
+  r.index = index_;
+  r.tid = 0;
+  r.truncated = 0;
+  r.site_id = 0;
+  r.inline_site = Site();
+  r.args = nullptr;
+  r.args_len = 0;
+  r.dropped_count = r.dropped_since = 0;
+  // A gap (kept tiers) moves this record's number on; the first record of
+  // a block is numbered by the header and takes none.
+  if (flags & LS_E_F_GAP) {
+    const uint64_t gap = in->Var();
+    if (!in->ok || index_ == 0 || gap == 0 || gap > (1ull << 62)) return false;
+    gaps_ += gap;
+  }
+  r.seq_off = index_ + gaps_;
+  if (kind == LS_E_RECORD) {
+    if (!RecordBody(in, flags, &r)) return false;
+  } else if (kind == LS_E_DROPPED) {
+    if (!DroppedBody(in, flags, &r)) return false;
+  } else {
+    return false;
+  }
+  r.ts = ts_;
+  if (ts_ > max_ts_) max_ts_ = ts_;
+  r.has_source = has_source_;
+  r.source_id = source_;
+  if (has_source_ && (!last_source_ || last_source_->id != source_)) {
+    last_source_ = FindSource(source_);
+  }
+  r.source = has_source_ ? last_source_ : nullptr;
+  return true;
+}
 
 BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
   while (pos_ < used_) {
@@ -375,85 +469,11 @@ BlockCursor::Result BlockCursor::Next(DecodedRecord *out) {
     uint8_t kind = head & LS_E_KIND_MASK, flags = head & ~LS_E_KIND_MASK;
     if (head & 0x80) return kMalformed;
     if (kind == LS_E_SOURCE) {
-      if (flags) return kMalformed;  // GAP included: a SOURCE is no record
-      SourceInfo s;
-      s.id = in.Var();
-      s.pid = in.Var32();
-      s.uid = in.Var32();
-      s.gid = in.Var32();
-      s.app = in.Str();
-      s.comm = in.Str();
-      s.unit = in.Str();
-      if (!in.ok || in.p != in.end) return kMalformed;
-      sources_.push_back(s);
-      last_source_ = nullptr;  // (the vector may have moved)
+      if (!TakeSource(&in, flags)) return kMalformed;
       pos_ += static_cast<uint32_t>(n + len);
       continue;
     }
-    // Every field set below, one by one: a whole-struct reset costs more
-    // than the rest of the decoding (it is per record).
-    DecodedRecord &r = *out;
-    r.entry_off = pos_;
-    r.index = index_;
-    r.tid = 0;
-    r.truncated = 0;
-    r.site_id = 0;
-    r.inline_site = Site();
-    r.args = nullptr;
-    r.args_len = 0;
-    r.dropped_count = r.dropped_since = 0;
-    // A gap (kept tiers) moves this record's number on; the first record of
-    // a block is numbered by the header and takes none.
-    if (flags & LS_E_F_GAP) {
-      const uint64_t gap = in.Var();
-      if (!in.ok || index_ == 0 || gap == 0 || gap > (1ull << 62)) return kMalformed;
-      gaps_ += gap;
-    }
-    r.seq_off = index_ + gaps_;
-    if (kind == LS_E_RECORD) {
-      r.kind = Record::Kind::kRecord;
-      if (flags & LS_E_F_SOURCE) {
-        has_source_ = true;
-        source_ = in.Var();
-      }
-      if (flags & LS_E_F_TID) tid_ = in.Var();
-      if (flags & LS_E_F_TRUNC) r.truncated = in.Var();
-      if (flags & LS_E_F_INLINE) {
-        r.inline_site.level = in.U8();
-        r.inline_site.line = in.Var32();
-        r.inline_site.fmt = in.Str();
-        r.inline_site.file = in.Str();
-      } else {
-        r.site_id = in.Var32();
-        if (in.ok && r.site_id == 0) return kMalformed;
-      }
-      ts_ += static_cast<uint64_t>(ls_unzigzag(in.Var()));
-      if (!in.ok) return kMalformed;
-      r.args = in.p;
-      r.args_len = static_cast<size_t>(in.end - in.p);
-      r.tid = tid_;
-    } else if (kind == LS_E_DROPPED) {
-      r.kind = Record::Kind::kDropped;
-      if (flags & ~(LS_E_F_SOURCE | LS_E_F_GAP)) return kMalformed;
-      if (flags & LS_E_F_SOURCE) {
-        has_source_ = true;
-        source_ = in.Var();
-      }
-      ts_ += static_cast<uint64_t>(ls_unzigzag(in.Var()));
-      r.dropped_count = in.Var();
-      r.dropped_since = in.Var();
-      if (!in.ok || in.p != in.end) return kMalformed;
-    } else {
-      return kMalformed;
-    }
-    r.ts = ts_;
-    if (ts_ > max_ts_) max_ts_ = ts_;
-    r.has_source = has_source_;
-    r.source_id = source_;
-    if (has_source_ && (!last_source_ || last_source_->id != source_)) {
-      last_source_ = FindSource(source_);
-    }
-    r.source = has_source_ ? last_source_ : nullptr;
+    if (!TakeRecord(&in, kind, flags, out)) return kMalformed;
     // More records than the header counts: the header and the entries
     // disagree (a damaged block); sequence numbers past `count` belong to
     // the next block.

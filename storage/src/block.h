@@ -195,6 +195,16 @@ class BlockCursor {
   uint64_t gaps() const { return gaps_; }
 
  private:
+  // Next's steps, over one entry's bytes (In): a SOURCE entry into
+  // sources(); a RECORD or DROPPED entry into *out (TakeRecord: the fields
+  // every record has, then RecordBody or DroppedBody). Each returns false
+  // for a malformed entry.
+  struct In;
+  bool TakeSource(In *in, uint8_t flags);
+  bool TakeRecord(In *in, uint8_t kind, uint8_t flags, DecodedRecord *out);
+  bool RecordBody(In *in, uint8_t flags, DecodedRecord *r);
+  bool DroppedBody(In *in, uint8_t flags, DecodedRecord *r);
+
   const uint8_t *p_ = nullptr;
   uint32_t used_ = 0, pos_ = 0, index_ = 0, count_ = 0;  // count_: records the header claims
   uint64_t gaps_ = 0;                                    // sum of the GAP fields so far

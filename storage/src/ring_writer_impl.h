@@ -1,5 +1,7 @@
-// ring_writer_impl.h: RingWriter's state, shared by ring_writer.cc (appending,
-// sealing) and ring_recover.cc (creating, opening and recovering). Internal.
+// ring_writer_impl.h: RingWriter's state, shared by ring_writer.cc (its
+// calls), ring_append.cc (appending), ring_seal.cc (packing, sealing),
+// ring_retention.cc (moves between tiers) and ring_recover.cc (creating,
+// opening and recovering). Internal.
 #pragma once
 
 #include <memory>

@@ -73,8 +73,9 @@ struct Config {
   bool operator==(const Config &) const = default;
 };
 
-// A syslog level name (emerg alert crit err warning notice info debug) as
-// its number; false when it is none.
+// A syslog level name (emerg alert crit err warning notice info debug,
+// exactly: proto/facility.h's ls_level_parse) as its number; false when it
+// is none.
 bool ParseLevelName(std::string_view name, uint8_t *level);
 
 // Fills socket_path and ring_file when empty from $LOGSINK_SOCKET and

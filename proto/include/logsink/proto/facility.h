@@ -1,7 +1,10 @@
-/* facility.h: syslog facility numbers and their names, for the records that
- * carry a facility (FORMAT.md, "Free-text records"). 0-11 and 16-23 are
- * glibc's and logger(1)'s names; 12-15, which they leave unnamed, are named
- * after their meaning in RFC 5424, section 6.2.1. */
+/* facility.h: syslog's names for the two parts of a priority. Facilities,
+ * for the records that carry one (FORMAT.md, "Free-text records"): 0-11 and
+ * 16-23 are glibc's and logger(1)'s names; 12-15, which they leave unnamed,
+ * are named after their meaning in RFC 5424, section 6.2.1. Levels (every
+ * record's, from its call site): 0 emerg .. 7 debug, the names syslog.conf,
+ * logger(1) and journalctl print, which logsinkd's settings and logctl's
+ * output use. */
 #ifndef LOGSINK_PROTO_FACILITY_H
 #define LOGSINK_PROTO_FACILITY_H
 
@@ -26,6 +29,25 @@ static inline int ls_facility_parse(const char *s, size_t len) {
   for (unsigned f = 0; f <= LS_FACILITY_MAX; f++) {
     const char *n = ls_facility_name(f);
     if (strlen(n) == len && memcmp(n, s, len) == 0) return (int)f;
+  }
+  return -1;
+}
+
+#define LS_LEVEL_MAX 7 /* debug */
+
+/* The name of level l (0..7), or NULL. */
+static inline const char *ls_level_name(unsigned l) {
+  static const char *const names[LS_LEVEL_MAX + 1] = {"emerg",   "alert",  "crit", "err",
+                                                      "warning", "notice", "info", "debug"};
+  return l <= LS_LEVEL_MAX ? names[l] : NULL;
+}
+
+/* The level named by the len bytes at s (one of the names above, exactly),
+ * or -1. */
+static inline int ls_level_parse(const char *s, size_t len) {
+  for (unsigned l = 0; l <= LS_LEVEL_MAX; l++) {
+    const char *n = ls_level_name(l);
+    if (strlen(n) == len && memcmp(n, s, len) == 0) return (int)l;
   }
   return -1;
 }

@@ -1,0 +1,307 @@
+// ring_seal.cc: the current block: starting one, compressing its entries
+// into the slot image (and when to try), writing it (flush) and sealing it,
+// splitting one that no longer packs, and the dictionary's training steps.
+#include <lz4.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ring_writer_impl.h"
+#include "summary_index.h"
+
+namespace logsink::storage {
+
+void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
+  std::memset(buf_.data(), 0, cur_.used);
+  cur_ = BlockHeader();
+  cur_.seq = seq;
+  cur_.first_rec = first_rec;
+  cur_.used = LS_BLK_HDR;
+  has_src_ = false;
+  src_ = tid_ = ts_ = 0;
+  declared_.clear();
+  ResetUse();
+  dirty_ = false;
+  packed_used_ = 0;
+  fit_used_ = LS_BLK_HDR;
+  SetLimit();
+}
+
+// Without compression a block is full at the slot size. With it, the first
+// check comes where the last sealed block's ratio says the slot would be
+// about 92% full (never before the slot size: that much always fits, stored
+// as it is); most blocks are sealed at that one compression.
+constexpr double kFirstFill = 0.96;
+void RingWriter::Impl::SetLimit() {
+  const size_t slot = layout_.block_size;
+  if (codec_ == LS_CODEC_NONE) {
+    limit_ = slot;
+    return;
+  }
+  const double guess = double(slot - LS_BLK_HDR) * ratio_ * kFirstFill;
+  limit_ = std::clamp<size_t>(LS_BLK_HDR + size_t(guess), slot, cap_);
+}
+
+uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
+  Site site;
+  const uint8_t level = stp_->Get(id, &site) ? site.level : 7;
+  // Dense for the ids a writer normally hands out; a far id (damage retired
+  // everything below it) is looked up each time rather than sizing the array by it.
+  if (id < (1u << 20)) {
+    // Ids not looked up yet hold kNoLevel: never a level (an id below one
+    // looked up before must still be looked up, not taken as debug).
+    if (site_level_.size() <= id) site_level_.resize(id + 1, kNoLevel);
+    site_level_[id] = level;
+  }
+  return level;
+}
+
+bool RingWriter::Impl::Pack() {
+  if (packed_used_ == cur_.used) return true;
+  const size_t raw = cur_.used - LS_BLK_HDR, room = layout_.block_size - LS_BLK_HDR;
+  size_t c = 0;
+  uint8_t codec = codec_;
+  if (codec_ != LS_CODEC_NONE && raw > 0) {
+    stats_.packs++;
+    uint8_t *dst = zimg_.data() + LS_BLK_HDR;
+    const uint8_t *src = buf_.data() + LS_BLK_HDR;
+    if (codec_ == LS_CODEC_ZSTD) {
+      // With the file's dictionary once it has one (the frame names it).
+      internal::Dictionary *d = dictp_->get();
+      auto *cdict = d ? static_cast<ZSTD_CDict *>(d->cdict(level_)) : nullptr;
+      auto *cctx = static_cast<ZSTD_CCtx *>(cctx_);
+      ZSTD_CCtx_refCDict(cctx, cdict);
+      // dst holds exactly the slot's room: a payload that would not fit
+      // fails with dstSize_tooSmall instead of being written anywhere.
+      size_t r = ZSTD_compress2(cctx, dst, room, src, raw);
+      codec = cdict ? LS_CODEC_ZSTD_DICT : LS_CODEC_ZSTD;
+      if (cdict && ZSTD_isError(r)) {
+        // Entries that packed without the dictionary (a prefix flushed before
+        // it arrived: fit_used_) may not with it: then as before, without.
+        ZSTD_CCtx_refCDict(cctx, nullptr);
+        r = ZSTD_compress2(cctx, dst, room, src, raw);
+        codec = LS_CODEC_ZSTD;
+      }
+      c = ZSTD_isError(r) ? 0 : r;
+    } else {
+      int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
+                                   reinterpret_cast<char *>(dst), int(raw), int(room));
+      c = r > 0 ? size_t(r) : 0;
+    }
+  }
+  if (c > 0 && c < raw) {
+    pk_codec_ = codec;
+    pk_stored_ = uint32_t(c);
+    std::memset(zimg_.data() + LS_BLK_HDR + c, 0, room - c);  // the slot is zero past `used`
+  } else if (raw <= room) {
+    pk_codec_ = LS_CODEC_NONE;  // does not shrink (or no codec): stored as it is
+    pk_stored_ = uint32_t(raw);
+  } else {
+    return false;
+  }
+  packed_used_ = cur_.used;
+  fit_used_ = std::max(fit_used_, size_t(cur_.used));
+  return true;
+}
+
+Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
+  if (evicted_ <= cur_.seq && cur_.seq >= layout_.block_count) {
+    evicted_ = cur_.seq + 1;
+    Status s = Evict(cur_.seq - layout_.block_count);
+    if (!s.ok()) return s;
+  }
+  BlockHeader h = cur_;
+  h.tier = uint8_t(tier_);
+  h.flags = flags;
+  h.raw = cur_.used - LS_BLK_HDR;
+  h.codec = pk_codec_;
+  h.used = LS_BLK_HDR + pk_stored_;
+  uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
+  internal::FinishBlock(img, h);
+  // buf_ is zero past cur_.used, zimg_ past the payload: the whole slot is written.
+  Status s = f_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
+  // A sealed block's summary goes to the index after the block (FORMAT.md,
+  // "Summary index"): an entry never names a block that is not written.
+  if (s.ok() && (flags & LS_BLK_F_SEALED)) s = internal::WriteIndexEntry(f_, layout_, img);
+  return s;
+}
+
+Status RingWriter::Impl::MakeRoom(size_t need) {
+  if (codec_ != LS_CODEC_NONE && cur_.count > 0 && limit_ < cap_) {
+    if (!Pack()) return Split();
+    // Room left in the slot, in entry bytes at the ratio so far, with a
+    // margin for entries that compress worse than the ones before them.
+    const size_t room = layout_.block_size - LS_BLK_HDR;
+    const double ratio = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
+    const size_t grow = size_t(double(room - pk_stored_) * ratio * 0.9);
+    // Less than 1/8 of the slot left: another pass (which compresses the
+    // whole block again) would win at most that much history for as much
+    // CPU as the block took so far, so seal. Most blocks take one pass.
+    // (1/16 kept ~2% more text but cost the daemon 0.11 instead of 0.09 us
+    // per record end to end, and more splits: bench/README.md, "Compression".)
+    if (grow >= need && room - pk_stored_ >= room / 8) {
+      limit_ = std::min(cap_, cur_.used + grow);
+      if (cur_.used + need <= limit_) return Status::OK();
+    }
+  }
+  return Seal();
+}
+
+Status RingWriter::Impl::Seal() {
+  if (!Pack()) return Split();
+  Status s = WriteCurrent(LS_BLK_F_SEALED);
+  if (!s.ok()) return s;
+  stats_.blocks_written++;
+  stats_.sealed_raw_bytes += cur_.used - LS_BLK_HDR;
+  stats_.sealed_stored_bytes += pk_stored_;
+  if (pk_stored_) ratio_ = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
+  if (account_) AddUse(cur_.seq % layout_.block_count, std::move(block_use_));
+  if (builder_) {
+    s = DictionaryStep();
+    if (!s.ok()) return s;
+  }
+  uint64_t next = cur_.seq + 1;
+  StartBlock(next, cur_.first_rec + cur_.count);
+  if (next % layout_.block_count == 0 && tier_ == 0) {
+    // Once per lap: refresh the tail hint (the other superblock copy).
+    stats_.wraps++;
+    sb_.generation++;
+    sb_.tail_hint = next;
+    return internal::WriteSuperblock(f_, sb_);
+  }
+  return Status::OK();
+}
+
+Status RingWriter::Impl::DictionaryStep() {
+  if (builder_->collecting()) {
+    builder_->Add(buf_.data() + LS_BLK_HDR, cur_.used - LS_BLK_HDR);
+    return Status::OK();
+  }
+  bool failed = false;
+  std::shared_ptr<internal::Dictionary> d = builder_->Take(&failed);
+  if (!d && !failed) return Status::OK();  // still training
+  builder_.reset();
+  dict_failed_ = failed;
+  if (!d) return Status::OK();
+  // Into the file (synced) before the first block that needs it. A write
+  // that fails leaves the writer without one (blocks go on as plain zstd);
+  // nothing else depends on it.
+  if (!internal::WriteDictionary(f_, full_, *d, env_->NowNanos()).ok()) {
+    dict_failed_ = true;
+    return Status::OK();
+  }
+  dict_ = std::move(d);
+  return Status::OK();
+}
+
+void RingWriter::Impl::MaybeStartDictionary() {
+  if (dict_ || !full_.dict_size || codec_ != LS_CODEC_ZSTD || !dict_train_bytes_) return;
+  if (dict_blocks_) return;
+  builder_ =
+      std::make_unique<internal::DictionaryBuilder>(dict_train_bytes_, internal::kDictionaryBytes);
+}
+
+// Rare: the entries added since the last check compress worse than the
+// limit assumed. The block's records are decoded from a copy, the block is
+// cut back to the longest prefix of whole records that packs (the summary's
+// levels, times and filter may then claim more than the block holds: a
+// summary may over-claim, never under-claim), sealed, and the other records
+// are appended again to the next block, keeping their sequence numbers.
+Status RingWriter::Impl::Split() {
+  stats_.splits++;
+  std::vector<uint8_t> copy(buf_.begin(), buf_.begin() + cur_.used);
+  BlockHeader h = cur_;
+  h.raw = cur_.used - LS_BLK_HDR;
+  BlockCursor cursor;
+  cursor.Reset(copy.data(), h);
+  std::vector<internal::DecodedRecord> recs;
+  std::vector<uint32_t> ends;    // offset after each record's entry
+  std::vector<uint64_t> max_ts;  // the largest timestamp up to each record
+  internal::DecodedRecord d;
+  while (cursor.Next(&d) == BlockCursor::kRecord) {
+    recs.push_back(d);
+    ends.push_back(cursor.pos());
+    max_ts.push_back(cursor.max_ts());
+  }
+  if (recs.size() != cur_.count) return Status::Corruption("the writer's block does not decode");
+  // The prefix to keep: never fewer records than the longest prefix known to
+  // pack (fit_used_: what a flush may have put on disk already, so no record
+  // a reader saw leaves the ring), at least one record (one always fits an
+  // empty slot as it is), and at most two more compressions to find a longer
+  // one between that and everything.
+  auto prefix = [&](size_t used) {  // records whose entries end at or before `used`
+    return size_t(std::upper_bound(ends.begin(), ends.end(), uint32_t(used)) - ends.begin());
+  };
+  size_t lo = std::max<size_t>(1, prefix(fit_used_)), hi = recs.size();  // lo packs, hi does not
+  auto try_pack = [&](size_t k) {
+    cur_.used = ends[k - 1];
+    cur_.count = uint32_t(k);
+    cur_.max_ts = max_ts[k - 1];
+    packed_used_ = 0;
+    return Pack();
+  };
+  for (int round = 0; round < 2 && hi - lo > 1; round++) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (try_pack(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const size_t k = lo;
+  if (!try_pack(k)) return Status::Corruption("a record does not fit an empty block");
+  // Entry bytes past the prefix are zeroed for the next block; the copy keeps them.
+  std::memset(buf_.data() + cur_.used, 0, copy.size() - cur_.used);
+  const size_t carried = recs.size() - k;
+  uint64_t carried_bytes = ends.back() - ends[k - 1];
+  Status s = Seal();
+  if (!s.ok()) return s;
+  // A kept tier's records keep their numbers, and the next block the clocks
+  // of this one (the block their first record came from opened no later).
+  const BlockHeader *saved_origin = origin_;
+  const uint64_t saved_rseq = rseq_;  // the record being appended when the split came
+  if (sparse_) origin_ = &h;
+  stats_.records -= carried;
+  stats_.bytes -= carried_bytes;
+  for (size_t i = k; i < recs.size(); i++) {
+    const internal::DecodedRecord &r = recs[i];
+    // Looked up now: r.source pointed into the cursor's list of sources,
+    // which grew (and moved) while later entries were decoded.
+    const internal::SourceInfo *si = r.has_source ? cursor.FindSource(r.source_id) : nullptr;
+    if (!si) {
+      s = Status::Corruption("a carried record has no declared source");
+      break;  // origin_ and rseq_ are given back below
+    }
+    rseq_ = h.first_rec + r.seq_off;
+    s = AppendAgain(r, *si);
+    if (!s.ok()) break;
+  }
+  origin_ = saved_origin;
+  rseq_ = saved_rseq;
+  return s;
+}
+
+Status RingWriter::Impl::Flush() {
+  if (!dirty_) return Status::OK();
+  while (!Pack()) {  // grew past its slot since the last check: seal what fits first
+    Status s = Split();
+    if (!s.ok()) return s;
+    if (!dirty_) return Status::OK();
+  }
+  Status s = WriteCurrent(0);
+  if (!s.ok()) return s;
+  dirty_ = false;
+  stats_.flushes++;
+  return Status::OK();
+}
+
+Status RingWriter::Impl::FlushAll() {
+  for (Impl *t = this; t; t = t->next_) {
+    Status s = t->Flush();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace logsink::storage
