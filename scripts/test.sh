@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: install what is missing, check the tree's format, build, and run
 # every test:
-#   0. scripts/check_format.sh: every C/C++ file as clang-format writes it,
+#   0. scripts/check_format.sh (every C/C++ file as clang-format writes it)
+#      and scripts/check_layout.sh (CONTRIBUTING.md names every source file),
 #   1. the release build's ctest suite (-Wall -Wextra -Werror),
 #   2. the whole suite again under ASan+UBSan,
 #   3. the client library's threading tests and the daemon's syslog receive
@@ -11,7 +12,9 @@
 #   6. a user's and a packager's build: a clone of HEAD in a private (0700)
 #      directory whose path has a space, the plain Release build, ctest,
 #      `cpack -G DEB` and lintian (failing on errors): scripts/check_checkout.sh.
-# LOGSINK_QUICK=1 runs stage 1 only (for a quick local check; CI runs all).
+# LOGSINK_QUICK=1 runs stages 0 and 1 only (a local check of the whole release
+# suite; CI runs all). The fast subset is `ctest --preset default -L unit`
+# (CONTRIBUTING.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -19,8 +22,9 @@ jobs=$(nproc)
 start=$SECONDS
 stage() { echo; echo "== $* ($((SECONDS - start)) s so far)"; }
 
-stage "0/6 format (scripts/check_format.sh)"
+stage "0/6 format and layout (scripts/check_format.sh, scripts/check_layout.sh)"
 bash scripts/check_format.sh
+bash scripts/check_layout.sh
 
 stage "1/6 release build + ctest (preset default)"
 cmake --preset default >/dev/null
