@@ -81,7 +81,11 @@ static inline int ls__fmt_num(const char *f, size_t len, size_t *i, int *out) {
 
 /* Finds the next conversion at or after *pos. Returns 1 and fills *spec (and
  * sets *pos = spec->end), 0 when there is none left, -EINVAL when the format
- * is malformed or uses something refused (see the top of this file). */
+ * is malformed or uses something refused (see the top of this file).
+ * One function on purpose: it follows C's grammar of a conversion in order
+ * (flags, width, precision, length, conversion character), each part a few
+ * lines one after the other; split, the parts would pass the position and
+ * the spec back and forth without becoming any clearer. */
 static inline int ls_fmt_next(const char *f, size_t len, size_t *pos, ls_fmt_spec *spec) {
   size_t i = *pos;
   while (i < len && f[i] != '%') i++;
