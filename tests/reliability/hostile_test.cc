@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "daemon/harness.h"
@@ -19,12 +21,26 @@ namespace {
 constexpr uint64_t kT0 = 1700000000000000000ull;
 constexpr int kEach = 20;  // connections of each hostile kind
 
-// Peak RSS bound of logsinkd (VmHWM). Measured in this test: 6.5 MiB
-// (RelWithDebInfo), 34.5 MiB (ASan+UBSan); the bounds leave a wide margin.
+// Bound on how far logsinkd's peak RSS (VmHWM) may rise above what it held
+// once ready, before any client came. Measured in this test: ready at 8 MiB
+// and 18 MiB at the peak (Release); under ASan+UBSan ready at 69-73 MiB (the
+// sanitizer's own maps and a larger binary) and 98-110 MiB at the peak, for
+// 20-200 rounds of hostile connections. The bounds leave a wide margin.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kRssBoundKiB = 128 * 1024;
+constexpr uint64_t kRssRiseBoundKiB = 96 * 1024;
+// ASan keeps freed blocks in a quarantine of up to 256 MiB before reusing
+// them, so with its default the peak grows with the number of connections
+// the hostile thread manages to open (more on a loaded machine), not with
+// what the daemon holds. A small fixed quarantine keeps the bound about the
+// daemon.
+void SmallQuarantine() {
+  const char *o = getenv("ASAN_OPTIONS");
+  std::string v = o ? std::string(o) + ":" : "";
+  setenv("ASAN_OPTIONS", (v + "quarantine_size_mb=16").c_str(), 1);
+}
 #else
-constexpr uint64_t kRssBoundKiB = 64 * 1024;
+constexpr uint64_t kRssRiseBoundKiB = 48 * 1024;
+void SmallQuarantine() {}
 #endif
 
 std::string HelloFrame() { return logsink::test::Hello(1, "hostile"); }
@@ -93,7 +109,9 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
   const uint64_t kGood = uint64_t(Scaled(1000000, 200000));
   TempDir dir;
   Daemon d(dir, {"--size", "128MiB"}, "[limits]\nstall_timeout = \"300ms\"\n");
+  d.child_setup = SmallQuarantine;
   ASSERT_TRUE(d.Start()) << d.Stderr();
+  const uint64_t ready_kib = StatusKiB(d.pid(), "VmHWM");
 
   std::atomic<int> not_closed{0}, stall_closed{0}, rounds{0}, bare_connects{0};
   std::atomic<bool> good_done{false};
@@ -154,8 +172,9 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
   // Every connection the daemon had to close was accepted and counted.
   EXPECT_GE(st["connections_total"], uint64_t(8 * rounds + kEach));
   uint64_t hwm = StatusKiB(d.pid(), "VmHWM");
-  EXPECT_LT(hwm, kRssBoundKiB) << "logsinkd peak RSS";
-  EXPECT_GT(hwm, 0u);
+  EXPECT_GT(ready_kib, 0u);
+  EXPECT_LT(hwm, ready_kib + kRssRiseBoundKiB)
+      << "logsinkd peak RSS " << hwm << " KiB, " << ready_kib << " KiB once ready";
   ASSERT_EQ(d.Stop(SIGTERM), 0) << d.Stderr();
 
   RecordingReporter rep;
@@ -185,8 +204,11 @@ TEST(Hostile, GoodClientLosesNothingWhileOthersMisbehave) {
       (unsigned long long)kGood, (unsigned long long)next, (unsigned long long)(kGood - next), secs,
       double(kGood) / secs, (unsigned long long)st["connections_total"] - 1, rounds.load(), kEach,
       bare_connects.load(), secs_all);
-  Figures("hostile logsinkd peak RSS (VmHWM)=%.1f MiB (bound %.0f MiB, %.1f MiB midway) STATS:%s",
-          hwm / 1024.0, kRssBoundKiB / 1024.0, peak_during / 1024.0, errs.c_str());
+  Figures(
+      "hostile logsinkd peak RSS (VmHWM)=%.1f MiB (%.1f MiB once ready, bound ready + %.0f MiB, "
+      "%.1f MiB midway) STATS:%s",
+      hwm / 1024.0, ready_kib / 1024.0, kRssRiseBoundKiB / 1024.0, peak_during / 1024.0,
+      errs.c_str());
 }
 
 }  // namespace
