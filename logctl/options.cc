@@ -459,7 +459,9 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
           if (f < 0)
             return usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
           o->send_facility = f;
-        } else if (!render::ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+        } else if (int lo, hi; render::ParseLevelRange(arg, &lo, &hi)) {
+          o->filter.levels = storage::RecordFilter::LevelRange(lo, hi);
+        } else {
           return usage(why.append(kLevelForms).append(kLevelRangeForms));
         }
         break;
@@ -630,7 +632,7 @@ int ParseOptions(Command cmd, int argc, char **argv, Options *o) {
     return usage("--watch prints text lines; it cannot be combined with --json");
   for (const std::string &grep : greps) {
     std::string why;
-    if (!o->filter.AddGrep(grep, ignore_case, !ReadSwitchesFromEnv().plain, &why))
+    if (!o->grep.Add(grep, ignore_case, !ReadSwitchesFromEnv().plain, &why))
       return usage("bad regular expression '" + grep + "': " + why);
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)

@@ -151,7 +151,7 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   internal::DecodedRecord d;
   while (cursor.Next(&d) == BlockCursor::kRecord) {
     const internal::SourceInfo *si = d.has_source ? cursor.FindSource(d.source_id) : nullptr;
-    uint8_t level = 4;  // a drop report counts as a warning
+    uint8_t level = kDroppedLevel;  // a drop report counts as a warning
     if (d.kind == Record::Kind::kRecord)
       level = d.site_id ? SiteLevel(d.site_id) : d.inline_site.level;
     bool keep = false;
