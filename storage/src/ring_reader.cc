@@ -36,6 +36,7 @@ class RingReader::Impl {
     file_ = std::move(file);
     internal::Superblock sb;
     Status s = internal::ReadSuperblock(file_.get(), path, &sb);
+    if (s.ok()) s = internal::CheckFileSize(file_.get(), path, sb);
     if (!s.ok()) return s;
     layout_ = sb.layout;
     st_.Init(layout_.strtab_off, layout_.strtab_size);

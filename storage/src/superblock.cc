@@ -136,6 +136,16 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
   return Status::OK();
 }
 
+Status CheckFileSize(File *f, const std::string &path, const Superblock &sb) {
+  uint64_t size = 0;
+  Status s = f->Size(&size);
+  if (!s.ok()) return s;
+  if (size == sb.layout.file_size) return Status::OK();
+  return Status::Corruption(path + " is " + std::to_string(size) +
+                            " bytes but its superblock says " +
+                            std::to_string(sb.layout.file_size));
+}
+
 Status WriteSuperblock(File *f, const Superblock &sb) {
   uint8_t buf[LS_SB_SIZE];
   EncodeSuperblock(sb, buf);

@@ -32,4 +32,11 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
 // Writes sb into the copy its generation names (generation % 2).
 Status WriteSuperblock(File *f, const Superblock &sb);
 
+// OK when f is exactly the file size sb names, else Corruption naming both
+// sizes (FORMAT.md, "Superblock"): a file cut short or grown, or a
+// superblock that claims another size, is not read as a ring of the size
+// it claims (past the real end a reader would see nothing but zeros: an
+// empty ring). The writer's open and every reader's check it.
+Status CheckFileSize(File *f, const std::string &path, const Superblock &sb);
+
 }  // namespace logsink::storage::internal
