@@ -36,8 +36,11 @@ class RingReader::Impl {
     file_ = std::move(file);
     internal::Superblock sb;
     Status s = internal::ReadSuperblock(file_.get(), path, &sb);
-    if (s.ok()) s = internal::CheckFileSize(file_.get(), path, sb);
     if (!s.ok()) return s;
+    uint64_t off = 0;
+    std::string why;
+    if (reporter_ && internal::FileSizeProblem(file_.get(), sb, &off, &why))
+      reporter_->Corruption(off, why);
     layout_ = sb.layout;
     st_.Init(layout_.strtab_off, layout_.strtab_size);
     s = st_.Load(file_.get());
