@@ -74,9 +74,9 @@ class ReadPipeline {
 
   // Renders rec into *line if it passes the filter. Returns false if filtered out.
   bool Render(const Record &rec, std::string *line) {
-    if (!o_.filter.MatchFields(rec)) return false;
+    if (!o_.filter.Match(rec)) return false;
     bool ok = pr_->Message(rec, &msg_);
-    if (!o_.filter.MatchMessage(msg_)) return false;
+    if (!o_.grep.Match(msg_)) return false;
     pr_->Line(rec, msg_, ok, line);
     return true;
   }
@@ -106,7 +106,7 @@ class ReadPipeline {
   // (render_pool.h): the same lines in the same order, the same records
   // read. Whole blocks go to the pool undecoded.
   bool DrainPooled() {
-    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter, r_->ring(), rep_);
+    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter, o_.grep, r_->ring(), rep_);
     Record rec;
     for (;;) {
       bool whole = false;
@@ -122,7 +122,7 @@ class ReadPipeline {
         sealed = pool_->AddBlock(&block_);
       } else {
         if (progress_) progress_->Update(rec.seq);
-        if (!o_.filter.MatchFields(rec)) continue;
+        if (!o_.filter.Match(rec)) continue;
         sealed = pool_->Add(rec);
       }
       if (sealed && pool_->TakeReady(out_->buf(), &last_shown_)) {
@@ -230,22 +230,19 @@ class ReadPipeline {
 
   // Lets the reader skip whole blocks whose summaries prove that no record
   // can pass the filter (Render still judges every record it returns).
-  void UseBlockFilter() {
+  void UseFilter() {
     if (ReadSwitchesFromEnv().no_skip) return;
-    storage::BlockFilter bf;
-    if (!o_.filter.ToBlockFilter(&bf)) return;
-    bf.use_index = !ReadSwitchesFromEnv().no_index;
-    block_filter_ = std::move(bf);
-    r_->SetBlockFilter(&*block_filter_);
+    skipping_ = true;
+    r_->SetFilter(&o_.filter, !ReadSwitchesFromEnv().no_index);
   }
 
   // Next() without skipping the block it reads (the first record after a
   // seek: where reading starts).
   Status NextUnskipped(Record *rec) {
-    if (!block_filter_) return r_->Next(rec);
-    r_->SetBlockFilter(nullptr);
+    if (!skipping_) return r_->Next(rec);
+    r_->SetFilter(nullptr, false);
     Status s = r_->Next(rec);
-    r_->SetBlockFilter(&*block_filter_);
+    r_->SetFilter(&o_.filter, !ReadSwitchesFromEnv().no_index);
     return s;
   }
 
@@ -291,7 +288,7 @@ class ReadPipeline {
   std::string msg_;
   std::vector<std::string> *collect_ = nullptr;
   Progress *progress_ = nullptr;
-  std::optional<storage::BlockFilter> block_filter_;  // what the reader skips blocks by
+  bool skipping_ = false;  // the reader skips blocks by o_.filter (UseFilter)
   storage::Reporter *rep_;
   std::unique_ptr<RenderPool> pool_;  // DrainPooled's, made on first use
   storage::BlockImage block_;         // DrainPooled's block being handed over
@@ -559,7 +556,7 @@ int Tail(Options &o, bool tty) {
   render::Printer pr(o.mode, UseColor(o, tty), o.utc);
   Out out(STDOUT_FILENO);
   ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
-  pipeline.UseBlockFilter();
+  pipeline.UseFilter();
   Progress progress("cat", tty);  // tty: stdout before the pager took it
   std::vector<std::string> reversed;
   if (o.reverse) pipeline.Collect(&reversed);
@@ -589,7 +586,7 @@ int Tail(Options &o, bool tty) {
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
   } else if (o.filter.since_ns) {
     ok = pipeline.TailSince(o.lines);
-  } else if (o.filter.any() || r->own_records_only()) {
+  } else if (o.filter.any() || !o.grep.empty() || r->own_records_only()) {
     ok = pipeline.TailFiltered(o.lines);
   } else {
     s = r->SeekLast(o.lines);
@@ -672,7 +669,7 @@ int RunExport(Options &o) {
       pipeline.BeforeLost();
       pr.Lost(n, out.buf());
     };
-    pipeline.UseBlockFilter();
+    pipeline.UseFilter();
     Progress progress("export", isatty(fd) == 1);
     pipeline.ShowProgress(&progress);
     Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();

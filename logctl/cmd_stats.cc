@@ -30,11 +30,24 @@ using storage::Record;
 using storage::RingReader;
 using storage::Status;
 
+// What the reader reports as it opens the file (a size other than the
+// superblock's, string-table damage) is printed as cat prints it; what it
+// skips while stats scans is counted.
 class StatsReporter : public storage::Reporter {
  public:
-  void Corruption(uint64_t, std::string_view) override { corrupt++; }
+  explicit StatsReporter(std::string path) : path_(std::move(path)) {}
+  void Corruption(uint64_t off, std::string_view reason) override {
+    if (opening)
+      Warn(path_ + ": offset " + std::to_string(off) + ": " + std::string(reason) + " (skipped)");
+    else
+      corrupt++;
+  }
   void Lost(uint64_t n) override { lost += n; }
   uint64_t corrupt = 0, lost = 0;
+  bool opening = true;
+
+ private:
+  std::string path_;
 };
 
 std::string Span(uint64_t ns) {
@@ -261,10 +274,10 @@ Status ScanRecords(RingReader *r, StatsReport *rep) {
 int GatherReport(const Options &o, StatsReport *rep) {
   if (!RingPath(o.file, o.socket, &rep->path)) return kExitError;
   const std::string &path = rep->path;
-  StatsReporter damage;
+  StatsReporter damage(path);
   std::unique_ptr<RingReader> r;
   if (int rc = OpenRing(path, &damage, &r)) return rc;
-  damage.corrupt = 0;  // skipped_blocks counts blocks: not string-table damage found at open
+  damage.opening = false;  // skipped_blocks counts blocks, from here on
   RingReader::Summary &sum = rep->sum;
   Status s = r->Summarize(&sum);
   rep->empty = s.IsNotFound();

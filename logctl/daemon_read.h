@@ -30,7 +30,7 @@ class DaemonSource : public RecordSource {
   storage::Status SeekEnd() override { return Start(4, 0); }
   storage::Status SeekSeq(uint64_t seq) override { return Start(3, seq); }
   storage::Status Next(storage::Record *rec) override;
-  void SetBlockFilter(const storage::BlockFilter *) override {}
+  void SetFilter(const storage::RecordFilter *, bool) override {}
   uint64_t blocks_skipped() const override { return 0; }
   storage::Status ListBoots(std::vector<storage::BootInfo> *out) override;
   bool own_records_only() const override { return true; }

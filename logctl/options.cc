@@ -313,7 +313,9 @@ int OnLevel(Parse &p, const char *arg) {
     if (f < 0)
       return p.Usage("bad facility '" + std::string(arg) + "': expected " + kFacilityForms);
     o->send_facility = f;
-  } else if (!render::ParseLevelRange(arg, &o->filter.min_level, &o->filter.max_level)) {
+  } else if (int lo, hi; render::ParseLevelRange(arg, &lo, &hi)) {
+    o->filter.levels = storage::RecordFilter::LevelRange(lo, hi);
+  } else {
     return p.Usage(why.append(kLevelForms).append(kLevelRangeForms));
   }
   return kGoOn;
@@ -591,7 +593,7 @@ int Finish(Parse &p) {
     return p.Usage("--watch prints text lines; it cannot be combined with --json");
   for (const std::string &grep : p.greps) {
     std::string why;
-    if (!o->filter.AddGrep(grep, p.ignore_case, !ReadSwitchesFromEnv().plain, &why))
+    if (!o->grep.Add(grep, p.ignore_case, !ReadSwitchesFromEnv().plain, &why))
       return p.Usage("bad regular expression '" + grep + "': " + why);
   }
   if (o->filter.since_ns && o->filter.until_ns && *o->filter.since_ns > *o->filter.until_ns)

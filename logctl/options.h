@@ -10,6 +10,7 @@
 
 #include "logsink/render/filter.h"
 #include "logsink/render/printer.h"
+#include "logsink/storage/record_filter.h"
 
 namespace logsink::logctl {
 
@@ -61,7 +62,10 @@ struct Options {
   bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
   uint64_t watch_ms = 0;           // stats --watch[=SECONDS]: a line per interval (0: off)
-  render::Filter filter;
+  // Which records tail, cat and export show: their fields (a reader skips
+  // the blocks it rules out), and --grep on the rendered message.
+  storage::RecordFilter filter;
+  render::MessageMatcher grep;
 };
 
 // Parses argv (argv[0] is the subcommand name). Returns -1 to go on, or an

@@ -23,9 +23,15 @@ size_t StringBytes(const storage::Record &r) {
 
 }  // namespace
 
-RenderPool::RenderPool(const render::Printer &pr, const render::Filter &filter,
-                       const storage::RingReader *reader, storage::Reporter *reporter)
-    : mine_(pr, filter, reader), pr_(pr), filter_(filter), reader_(reader), reporter_(reporter) {}
+RenderPool::RenderPool(const render::Printer &pr, const storage::RecordFilter &filter,
+                       const render::MessageMatcher &grep, const storage::RingReader *reader,
+                       storage::Reporter *reporter)
+    : mine_(pr, filter, grep, reader),
+      pr_(pr),
+      filter_(filter),
+      grep_(grep),
+      reader_(reader),
+      reporter_(reporter) {}
 
 RenderPool::~RenderPool() {
   {
@@ -36,7 +42,7 @@ RenderPool::~RenderPool() {
   if (worker_.joinable()) worker_.join();
 }
 
-// What ReadPipeline::Render does after MatchFields.
+// What ReadPipeline::Render does after RecordFilter::Match.
 void RenderPool::RenderRecord(Context *c, const storage::Record &rec, Batch *b) {
   bool ok = c->pr.Message(rec, &c->msg);
   if (!c->matcher.Match(c->msg)) return;
@@ -49,7 +55,7 @@ void RenderPool::Render(Context *c, Batch *b) {
     uint64_t off = 0;
     c->decoder->Decode(b->blocks[i], &c->decoded, &c->problem, &off);
     for (const storage::Record &rec : c->decoded) {
-      if (c->filter.MatchFields(rec)) RenderRecord(c, rec, b);
+      if (c->filter.Match(rec)) RenderRecord(c, rec, b);
     }
     if (!c->problem.empty()) b->problems.emplace_back(off, c->problem);
   }
@@ -113,7 +119,7 @@ void RenderPool::Seal() {
     in_flight = queue_.size();
   }
   if (!worker_.joinable()) {
-    theirs_ = std::make_unique<Context>(pr_, filter_, reader_);
+    theirs_ = std::make_unique<Context>(pr_, filter_, grep_, reader_);
     worker_ = std::thread([this] { Worker(); });
   }
   work_cv_.notify_one();

@@ -2,9 +2,9 @@
 // while the reading thread reads the next ones, so `cat`, `export` and
 // `--grep` use both cores. Whole sealed blocks go in as the reader hands them
 // over (RingReader::NextOrBlock), still compressed: they are decoded,
-// filtered by the fields (Filter::MatchFields), rendered and matched on
+// filtered by the fields (RecordFilter::Match), rendered and matched on
 // either thread. Other records go in as the reader returns them (those that
-// passed Filter::MatchFields), copied into batches. Lines come back in the
+// passed RecordFilter::Match), copied into batches. Lines come back in the
 // order blocks and records went in, so the output is the one-thread output
 // byte for byte. The reading thread decodes and renders a batch itself when
 // the worker is behind. Every method is called by the reading thread only.
@@ -28,12 +28,14 @@ namespace logsink::logctl {
 
 class RenderPool {
  public:
-  // Copies pr's settings and filter's patterns (each thread has its own).
-  // reader: whose blocks AddBlock takes (each thread decodes them with a
-  // BlockDecoder of its own); reporter: told of damage found inside them,
-  // in order, on the reading thread. Both outlive the pool.
-  RenderPool(const render::Printer &pr, const render::Filter &filter,
-             const storage::RingReader *reader = nullptr, storage::Reporter *reporter = nullptr);
+  // Copies pr's settings and grep's patterns (each thread has its own);
+  // filter decides the records of whole blocks (AddBlock) and outlives the
+  // pool. reader: whose blocks AddBlock takes (each thread decodes them
+  // with a BlockDecoder of its own); reporter: told of damage found inside
+  // them, in order, on the reading thread. Both outlive the pool.
+  RenderPool(const render::Printer &pr, const storage::RecordFilter &filter,
+             const render::MessageMatcher &grep, const storage::RingReader *reader = nullptr,
+             storage::Reporter *reporter = nullptr);
   ~RenderPool();  // stops and joins the worker (finish with WaitAll first)
   RenderPool(const RenderPool &) = delete;
   RenderPool &operator=(const RenderPool &) = delete;
@@ -66,13 +68,14 @@ class RenderPool {
   };
   // What one thread renders with.
   struct Context {
-    Context(const render::Printer &p, const render::Filter &f, const storage::RingReader *r)
+    Context(const render::Printer &p, const storage::RecordFilter &f,
+            const render::MessageMatcher &grep, const storage::RingReader *r)
         : pr(p), filter(f) {
-      f.NewMatcher(&matcher);
+      grep.CopyInto(&matcher);
       if (r) decoder = r->NewDecoder();
     }
     render::Printer pr;
-    const render::Filter &filter;  // MatchFields only (const, no state)
+    const storage::RecordFilter &filter;  // const, no state: shared by both threads
     render::MessageMatcher matcher;
     std::string msg;
     std::unique_ptr<storage::BlockDecoder> decoder;
@@ -98,7 +101,8 @@ class RenderPool {
   Context mine_;
   std::unique_ptr<Context> theirs_;  // the worker's (made when it starts)
   const render::Printer &pr_;
-  const render::Filter &filter_;
+  const storage::RecordFilter &filter_;
+  const render::MessageMatcher &grep_;
   const storage::RingReader *reader_;
   storage::Reporter *reporter_;
   std::unique_ptr<Batch> filling_;

@@ -34,7 +34,8 @@ class RecordSource {
   // The ring reader behind the source, to decode handed-over blocks with
   // (null: the source never hands one over).
   virtual const storage::RingReader *ring() const { return nullptr; }
-  virtual void SetBlockFilter(const storage::BlockFilter *f) = 0;
+  // As storage::RingReader's: skip the blocks filter rules out.
+  virtual void SetFilter(const storage::RecordFilter *filter, bool use_index) = 0;
   virtual uint64_t blocks_skipped() const = 0;
   virtual storage::Status ListBoots(std::vector<storage::BootInfo> *out) = 0;
   // Through the daemon: Next() returns the caller's records only, so a
@@ -63,7 +64,9 @@ class LocalSource : public RecordSource {
     return r_->NextOrBlock(rec, img, whole);
   }
   const storage::RingReader *ring() const override { return r_.get(); }
-  void SetBlockFilter(const storage::BlockFilter *f) override { r_->SetBlockFilter(f); }
+  void SetFilter(const storage::RecordFilter *filter, bool use_index) override {
+    r_->SetFilter(filter, use_index);
+  }
   uint64_t blocks_skipped() const override { return r_->blocks_skipped(); }
   storage::Status ListBoots(std::vector<storage::BootInfo> *out) override {
     return r_->ListBoots(out);

@@ -1,12 +1,11 @@
-// filter.cc: record filters for tail and cat (see filter.h).
+// filter.cc: level names and ranges, boot IDs, unit names and --grep (see
+// filter.h).
 #include "logsink/render/filter.h"
 
-#include <algorithm>
 #include <clocale>
 #include <cstring>
 
 #include "logsink/proto/facility.h"
-#include "logsink/proto/text_kinds.h"
 
 namespace logsink::render {
 
@@ -122,6 +121,9 @@ bool MessageMatcher::Add(const std::string &re, bool ignore_case, bool literal_f
     pats_.pop_back();
     return false;
   }
+  p.source = re;
+  p.icase = ignore_case;
+  p.literal_fast = literal_fast;
   // Only in the "C" locale (what logctl runs in): there regexec compares
   // bytes, and REG_ICASE folds A-Z alone.
   const char *ctype = setlocale(LC_CTYPE, nullptr);
@@ -129,7 +131,6 @@ bool MessageMatcher::Add(const std::string &re, bool ignore_case, bool literal_f
   if (literal_fast && c_locale && IsLiteral(re)) {
     regfree(&p.re);
     p.literal = true;
-    p.icase = ignore_case;
     p.text = re;
     if (ignore_case)
       for (char &c : p.text)
@@ -174,62 +175,9 @@ bool MessageMatcher::Match(std::string_view msg) const {
   return false;
 }
 
-bool Filter::AddGrep(const std::string &re, bool ignore_case, bool literal_fast, std::string *why) {
-  literal_fast_ = literal_fast;
-  if (!matcher_.Add(re, ignore_case, literal_fast_, why)) return false;
-  greps_.push_back({re, ignore_case});
-  return true;
-}
-
-void Filter::NewMatcher(MessageMatcher *out) const {
+void MessageMatcher::CopyInto(MessageMatcher *out) const {
   std::string why;
-  for (const GrepSource &g : greps_) out->Add(g.re, g.ignore_case, literal_fast_, &why);
-}
-
-bool Filter::MatchFields(const storage::Record &r) const {
-  int level = r.kind == storage::Record::Kind::kDropped ? kDroppedLevel : r.site.level;
-  if (level < min_level || level > max_level) return false;
-  if (!pids.empty() && std::find(pids.begin(), pids.end(), r.pid) == pids.end()) return false;
-  if (!uids.empty() && std::find(uids.begin(), uids.end(), r.uid) == uids.end()) return false;
-  if (!apps.empty() && std::none_of(apps.begin(), apps.end(), [&](const std::string &a) {
-        return r.app == a || (r.app.empty() && r.comm == a);
-      }))
-    return false;
-  if (!units.empty() && std::find(units.begin(), units.end(), r.unit) == units.end()) return false;
-  if (!boots.empty() && std::find(boots.begin(), boots.end(), r.boot_id) == boots.end())
-    return false;
-  if (kernel_only && (r.kind != storage::Record::Kind::kRecord || !r.site_known ||
-                      ls_text_kind_of(r.site.file.data(), r.site.file.size()) != LS_TEXT_KERNEL))
-    return false;
-  // Times the writer can vouch for, not the client's alone (ring.h).
-  if (since_ns && storage::FilterTime(r) < *since_ns) return false;
-  if (until_ns && storage::FilterTime(r) > *until_ns) return false;
-  return true;
-}
-
-bool Filter::ToBlockFilter(storage::BlockFilter *out) const {
-  *out = storage::BlockFilter();
-  uint8_t levels = 0;
-  for (int l = std::max(min_level, 0); l <= std::min(max_level, 7); l++)
-    levels = uint8_t(levels | 1u << l);
-  // A record whose call site is missing from the string table (damaged)
-  // is filtered by Site's default level (info), while its block's summary
-  // has its real level: when that default passes, no block can be skipped
-  // by its levels without hiding such records (-k passes none of them: they
-  // have no site file).
-  const int unknown_site_level = storage::Site().level;
-  if (!kernel_only && unknown_site_level >= min_level && unknown_site_level <= max_level)
-    levels = 0xff;
-  out->levels = levels;
-  if (since_ns) out->since_ns = *since_ns;
-  if (until_ns) out->until_ns = *until_ns;
-  out->uids = uids;
-  out->pids = pids;
-  out->apps = apps;
-  out->units = units;
-  out->boots = boots;
-  return levels != 0xff || since_ns || until_ns || !uids.empty() || !pids.empty() ||
-         !apps.empty() || !units.empty() || !boots.empty();
+  for (const Pattern &p : pats_) out->Add(p.source, p.icase, p.literal_fast, &why);
 }
 
 }  // namespace logsink::render

@@ -286,7 +286,7 @@ Status RingWriter::Impl::AppendDropped(const Source &src, uint64_t ts_ns, uint64
       p = internal::PutDroppedEntry(p, gap, with_source, src.id, ts_zz, count, since_ns, body);
       // A DROPPED entry keeps the tid; it counts at level warning (FORMAT.md).
       Account(src.id, src.uid, src.app, size_t(p - start));
-      Commit(static_cast<size_t>(p - start), src.id, ts_ns, 4);
+      Commit(static_cast<size_t>(p - start), src.id, ts_ns, kDroppedLevel);
       return Status::OK();
     }
     if (cur_.count == 0) return Status::InvalidArgument("source does not fit a block");

@@ -37,6 +37,10 @@ class RingReader::Impl {
     internal::Superblock sb;
     Status s = internal::ReadSuperblock(file_.get(), path, &sb);
     if (!s.ok()) return s;
+    uint64_t off = 0;
+    std::string why;
+    if (reporter_ && internal::FileSizeProblem(file_.get(), sb, &off, &why))
+      reporter_->Corruption(off, why);
     layout_ = sb.layout;
     st_.Init(layout_.strtab_off, layout_.strtab_size);
     s = st_.Load(file_.get());
@@ -232,9 +236,10 @@ class RingReader::Impl {
     return any ? Status::OK() : Status::NotFound("the ring holds no records");
   }
 
-  void SetBlockFilter(const BlockFilter *f) {
-    filter_on_ = f != nullptr;
-    for (auto &t : tiers_) t->SetBlockFilter(f);
+  void SetFilter(const RecordFilter *f, bool use_index) {
+    internal::SummaryFilter summary;
+    filter_on_ = f && summary.Set(*f);
+    for (auto &t : tiers_) t->SetFilter(filter_on_ ? &summary : nullptr, use_index);
   }
   uint64_t skipped() const {
     uint64_t n = 0;
@@ -354,7 +359,9 @@ std::unique_ptr<BlockDecoder> RingReader::NewDecoder() const {
   return std::unique_ptr<BlockDecoder>(new BlockDecoder(std::move(d)));
 }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
-void RingReader::SetBlockFilter(const BlockFilter *f) { impl_->SetBlockFilter(f); }
+void RingReader::SetFilter(const RecordFilter *f, bool use_index) {
+  impl_->SetFilter(f, use_index);
+}
 uint64_t RingReader::blocks_skipped() const { return impl_->skipped(); }
 uint64_t RingReader::blocks_skipped_by_index() const { return impl_->index_skipped(); }
 Status RingReader::ListBoots(std::vector<BootInfo> *out) { return impl_->ListBoots(out); }

@@ -11,6 +11,7 @@
 #include "block.h"
 #include "logsink/storage/ring.h"
 #include "strtab.h"
+#include "summary_filter.h"
 #include "summary_index.h"
 
 namespace logsink::storage {
@@ -55,7 +56,8 @@ class TierReader {
   // handed over whole (RingReader::NextOrBlock); nullptr: records only.
   Status Next(Record *rec, BlockImage *img = nullptr, bool *whole = nullptr);
   Status Summarize(RingReader::Summary *out);
-  void SetBlockFilter(const BlockFilter *f);
+  // Skip the blocks f rules out (nullptr: none); see RingReader::SetFilter.
+  void SetFilter(const internal::SummaryFilter *f, bool use_index);
   Status ListBoots(std::vector<BootInfo> *out);
   // The newest valid block's header (found false: the tier is empty).
   Status Newest(bool *found, BlockHeader *h) { return FindNewest(found, h); }
@@ -145,11 +147,12 @@ class TierReader {
   uint64_t skip_ = 0;    // records Next passes over first (SeekLast in a sparse tier)
   std::vector<uint8_t> blk_, tmp_;
   internal::BlockExpander expander_;
-  // The block filter, with its keys hashed once.
+  // The filter blocks are skipped by (filter_on_: there is one), and
+  // whether the summary index is asked before a block is read.
   bool filter_on_ = false;
-  BlockFilter filter_;
-  std::vector<uint64_t> uid_keys_, pid_keys_, app_keys_, unit_keys_;
-  bool MayMatch(const BlockHeader &h) const;
+  internal::SummaryFilter filter_;
+  bool use_index_ = true;
+  bool MayMatch(const BlockHeader &h) const { return !filter_on_ || filter_.MayMatch(h); }
   // Block b_ holds nothing the filter wants (h: its header, or its summary
   // index entry): its records count as read, not lost. kCaughtUp when it is
   // partial (read it again when it grows), else kPassedOver.

@@ -175,13 +175,8 @@ Status RingWriter::Impl::OpenExisting(Env *env, const std::string &path, const W
       have.error_blocks != want.error_blocks) {
     return Status::Mismatch(path + " has " + Geometry(have) + "; requested " + Geometry(want));
   }
-  uint64_t size = 0;
-  s = file_->Size(&size);
+  s = internal::CheckFileSize(file_.get(), path, sb_);
   if (!s.ok()) return s;
-  if (size != have.file_size) {
-    return Status::Corruption(path + " is " + std::to_string(size) +
-                              " bytes but its superblock says " + std::to_string(have.file_size));
-  }
   full_ = have;
   layout_ = full_.Tier(0);
   if (full_.RingIdHex().empty()) {

@@ -89,24 +89,20 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   }
   if (!valid || h.count == 0) return Status::OK();  // damaged or never written: nothing to move
 
-  // Until the next tier has filled once it takes everything (its slots do
-  // not sit unused); after that, what the policy keeps. Never into the last
-  // tier: there nothing moves on, and the records that fill it would wrap
-  // it over the oldest records kept for a reason (the last of them to come
-  // in can overflow into its first slot). So tier 2 only ever holds what
-  // the policy keeps.
-  const bool take_all = next_ && next_->next_ && next_->cur_.seq < next_->layout_.block_count;
-  // Whose records go first. Leaving tier 0: the largest source, by uid and
-  // then by label. Past it the uid alone: a label is the client's choice,
-  // and a user who spreads a flood over many labels must not carry it into
-  // the last tier (where one uid is alone, only its level keeps a record).
-  const uint32_t dominant = fairness_ && next_ ? Dominant() : ~0u;
-  const bool by_uid = tier_ > 0 && dominant != ~0u;
-  const uint32_t dominant_uid = dominant != ~0u ? keys_->uid(dominant) : 0;
-  auto is_dominant = [&](uint32_t key) {
-    return by_uid ? keys_->uid(key) == dominant_uid : key == dominant;
-  };
+  const KeepPolicy p = Policy();
+  // The summary and the byte counts may prove that nothing in it is kept:
+  // then it is not decoded at all (a flood's own blocks cost nothing here).
   const uint8_t keep_mask = uint8_t((1u << (keep_level_ + 1)) - 1);  // levels 0..keep_level_
+  bool none_kept = !next_;
+  if (next_ && !p.take_all && !(h.levels & keep_mask)) {
+    none_kept = true;
+    if (fairness_) {
+      for (const auto &[key, n] : use) {
+        if (!IsDominant(p, key)) none_kept = false;
+      }
+      if (use.empty()) none_kept = false;  // not counted (damage): look inside
+    }
+  }
   auto single_class = [](uint8_t levels) {  // the class all these levels share, or -1
     int c = -1;
     for (int l = 0; l < 8; l++) {
@@ -116,18 +112,6 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     }
     return c;
   };
-  // The summary and the byte counts may prove that nothing in it is kept:
-  // then it is not decoded at all (a flood's own blocks cost nothing here).
-  bool none_kept = !next_;
-  if (next_ && !take_all && !(h.levels & keep_mask)) {
-    none_kept = true;
-    if (fairness_) {
-      for (const auto &[key, n] : use) {
-        if (!is_dominant(key)) none_kept = false;
-      }
-      if (use.empty()) none_kept = false;  // not counted (damage): look inside
-    }
-  }
   const int cls = single_class(h.levels);
   if (none_kept && cls >= 0) {
     stats_.evicted[cls] += h.count;
@@ -139,9 +123,32 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   // (It passed its CRC: whatever its payload holds, it is what the writer
   // wrote, and readers check it in the next tier as they did in this one.)
   // (Not when some of its records are there already: see AppendKept.)
-  if (take_all && h.first_rec >= next_->kept_below_) {
+  if (p.take_all && h.first_rec >= next_->kept_below_) {
     return next_->AppendBlock(evict_img_.data(), h, std::move(use));
   }
+  return KeepRecords(h, p, none_kept);
+}
+
+RingWriter::Impl::KeepPolicy RingWriter::Impl::Policy() const {
+  KeepPolicy p;
+  // Until the next tier has filled once it takes everything (its slots do
+  // not sit unused); after that, what the policy keeps. Never into the last
+  // tier: there nothing moves on, and the records that fill it would wrap
+  // it over the oldest records kept for a reason (the last of them to come
+  // in can overflow into its first slot). So tier 2 only ever holds what
+  // the policy keeps.
+  p.take_all = next_ && next_->next_ && next_->cur_.seq < next_->layout_.block_count;
+  // Whose records go first. Leaving tier 0: the largest source, by uid and
+  // then by label. Past it the uid alone: a label is the client's choice,
+  // and a user who spreads a flood over many labels must not carry it into
+  // the last tier (where one uid is alone, only its level keeps a record).
+  p.dominant = fairness_ && next_ ? Dominant() : ~0u;
+  p.by_uid = tier_ > 0 && p.dominant != ~0u;
+  p.dominant_uid = p.dominant != ~0u ? keys_->uid(p.dominant) : 0;
+  return p;
+}
+
+Status RingWriter::Impl::KeepRecords(const BlockHeader &h, const KeepPolicy &p, bool none_kept) {
   if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
   evict_exp_->SetDictionary(*dictp_);
   const uint8_t *entries = evict_exp_->Expand(evict_img_.data(), h);
@@ -151,19 +158,19 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
   internal::DecodedRecord d;
   while (cursor.Next(&d) == BlockCursor::kRecord) {
     const internal::SourceInfo *si = d.has_source ? cursor.FindSource(d.source_id) : nullptr;
-    uint8_t level = 4;  // a drop report counts as a warning
+    uint8_t level = kDroppedLevel;  // a drop report counts as a warning
     if (d.kind == Record::Kind::kRecord)
       level = d.site_id ? SiteLevel(d.site_id) : d.inline_site.level;
     bool keep = false;
     if (!none_kept && si) {
-      keep = take_all || level <= keep_level_ ||
-             (fairness_ && !is_dominant(keys_->Of(si->uid, si->app)));
+      keep = p.take_all || level <= keep_level_ ||
+             (fairness_ && !IsDominant(p, keys_->Of(si->uid, si->app)));
     }
     if (!keep) {
       stats_.evicted[LevelClass(level)]++;
       continue;
     }
-    s = next_->AppendKept(d, *si, h.first_rec + d.seq_off, h);
+    Status s = next_->AppendKept(d, *si, h.first_rec + d.seq_off, h);
     if (!s.ok()) return s;
   }
   return Status::OK();

@@ -93,6 +93,22 @@ class RingWriter::Impl {
   // Before the first write of block cur_.seq: the block its slot holds now
   // (victim) leaves this tier; the records retention keeps go to next_.
   Status Evict(uint64_t victim);
+  // What retention keeps of the records of a block leaving this tier.
+  struct KeepPolicy {
+    bool take_all = false;  // the next tier takes every record (it has not filled once)
+    // The source whose records go first (~0u: none), judged by its uid
+    // alone (by_uid, past tier 0) or by uid and label.
+    uint32_t dominant = ~0u, dominant_uid = 0;
+    bool by_uid = false;
+  };
+  KeepPolicy Policy() const;
+  bool IsDominant(const KeepPolicy &p, uint32_t key) const {
+    return p.by_uid ? keys_->uid(key) == p.dominant_uid : key == p.dominant;
+  }
+  // Evict's record by record case: each record of block h (in evict_img_)
+  // the policy keeps goes to next_ (none when none_kept), the others are
+  // counted as evicted.
+  Status KeepRecords(const BlockHeader &h, const KeepPolicy &p, bool none_kept);
   // A record of another tier's block (origin) kept in this one, with its
   // sequence number.
   Status AppendKept(const internal::DecodedRecord &d, const internal::SourceInfo &si, uint64_t seq,

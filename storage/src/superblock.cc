@@ -2,6 +2,7 @@
 // CRC, sane geometry) and pick the newer valid one.
 #include "superblock.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "logsink/proto/codec.h"
@@ -134,6 +135,29 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
   }
   *out = sb[best];
   return Status::OK();
+}
+
+Status CheckFileSize(File *f, const std::string &path, const Superblock &sb) {
+  uint64_t size = 0;
+  Status s = f->Size(&size);
+  if (!s.ok()) return s;
+  if (size == sb.layout.file_size) return Status::OK();
+  return Status::Corruption(path + " is " + std::to_string(size) +
+                            " bytes but its superblock says " +
+                            std::to_string(sb.layout.file_size));
+}
+
+bool FileSizeProblem(File *f, const Superblock &sb, uint64_t *off, std::string *why) {
+  uint64_t size = 0;
+  const uint64_t want = sb.layout.file_size;
+  if (!f->Size(&size).ok() || size == want) return false;
+  *off = std::min(size, want);
+  *why = size < want ? "the file ends here but its superblock says " + std::to_string(want) +
+                           " bytes: what lay beyond is missing"
+                     : "the file goes on " + std::to_string(size - want) +
+                           " bytes past the size its superblock says (" + std::to_string(want) +
+                           "); they are not read";
+  return true;
 }
 
 Status WriteSuperblock(File *f, const Superblock &sb) {

@@ -32,4 +32,15 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
 // Writes sb into the copy its generation names (generation % 2).
 Status WriteSuperblock(File *f, const Superblock &sb);
 
+// OK when f is exactly the file size sb names, else Corruption naming both
+// sizes (FORMAT.md, "Superblock"). The writer's open refuses such a file.
+Status CheckFileSize(File *f, const std::string &path, const Superblock &sb);
+
+// A reader's view of the same check: false when f has the size sb names;
+// else true with the offset where the two part (the smaller size) and the
+// problem in words, for Reporter::Corruption. The reader reads on: what a
+// file cut short still holds is read up to its end, and the bytes past the
+// size of a grown file are not read.
+bool FileSizeProblem(File *f, const Superblock &sb, uint64_t *off, std::string *why);
+
 }  // namespace logsink::storage::internal

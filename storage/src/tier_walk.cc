@@ -251,7 +251,7 @@ Status TierReader::PassOverByIndex(Step *step, bool *passed) {
   // reads the block as always.
   // (Not where the newest block seen says the writer lapped b_: reading
   // it finds out, and reports the records lost.)
-  if (!filter_on_ || !filter_.use_index || loaded_ || !have_newest_ || b_ >= newest_ ||
+  if (!filter_on_ || !use_index_ || loaded_ || !have_newest_ || b_ >= newest_ ||
       b_ + layout_.block_count <= newest_) {
     return Status::OK();
   }
@@ -380,43 +380,10 @@ TierReader::Step TierReader::PassOver(const BlockHeader &h) {
   return Step::kPassedOver;
 }
 
-void TierReader::SetBlockFilter(const BlockFilter *f) {
+void TierReader::SetFilter(const internal::SummaryFilter *f, bool use_index) {
   filter_on_ = f != nullptr;
-  uid_keys_.clear();
-  pid_keys_.clear();
-  app_keys_.clear();
-  unit_keys_.clear();
-  if (!f) return;
-  for (const std::string &u : f->units)
-    unit_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_UNIT, u));
-  filter_ = *f;
-  for (uint32_t u : f->uids) uid_keys_.push_back(internal::BloomU32(LS_BLOOM_KEY_UID, u));
-  for (uint32_t p : f->pids) pid_keys_.push_back(internal::BloomU32(LS_BLOOM_KEY_PID, p));
-  for (const std::string &a : f->apps) {
-    app_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_APP, a));
-    app_keys_.push_back(internal::BloomStr(LS_BLOOM_KEY_COMM, a));
-  }
-}
-
-// False only when the summary proves no record of the block can match. The
-// summary is inside the CRC the block just passed; the writer may have
-// over-claimed (a split block keeps its summary), never under-claimed.
-bool TierReader::MayMatch(const BlockHeader &h) const {
-  if (!filter_on_ || h.count == 0) return true;
-  if (!(h.levels & filter_.levels)) return false;
-  if (h.max_time < filter_.since_ns || h.min_time > filter_.until_ns) return false;
-  auto any = [&h](const std::vector<uint64_t> &keys) {
-    if (keys.empty()) return true;
-    for (uint64_t k : keys) {
-      if (internal::BloomMayHave(h.bloom.data(), k)) return true;
-    }
-    return false;
-  };
-  if (!filter_.boots.empty() &&
-      std::find(filter_.boots.begin(), filter_.boots.end(), h.boot_id) == filter_.boots.end()) {
-    return false;  // a block holds one boot's records
-  }
-  return any(uid_keys_) && any(pid_keys_) && any(app_keys_) && any(unit_keys_);
+  if (f) filter_ = *f;
+  use_index_ = use_index;
 }
 
 // ---- BlockDecoder -----------------------------------------------------------

@@ -1,6 +1,7 @@
 // filter_test.cc: unit tests of the reader's filter parts that are about
 // text (logsink/render/filter.h): level names and ranges as logctl and
-// logsink-forward take them, against the one table in proto/facility.h.
+// logsink-forward take them, against the one table in proto/facility.h;
+// --grep's matcher copied for another thread.
 #include "logsink/render/filter.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +61,25 @@ TEST(LevelNames, RangesAsJournalctlTakesThem) {
   EXPECT_EQ(std::make_pair(lo, hi), std::make_pair(6, 7));
   for (const char *bad : {"", "x..err", "err..x", "err.warning"})
     EXPECT_FALSE(ParseLevelRange(bad, &lo, &hi)) << bad;
+}
+
+TEST(Grep, ACopyForAnotherThreadMatchesTheSame) {
+  MessageMatcher m;
+  std::string why;
+  ASSERT_TRUE(m.Add("disk full", false, true, &why));  // a literal
+  ASSERT_TRUE(m.Add("ERR(OR)?", true, true, &why));    // a regex, any case
+  EXPECT_FALSE(m.Add("(", false, true, &why));         // refused, not kept
+  EXPECT_FALSE(why.empty());
+  MessageMatcher copy;
+  m.CopyInto(&copy);
+  for (const char *msg : {"disk full on /", "Disk Full", "an error", "Err 3", "fine", ""})
+    EXPECT_EQ(copy.Match(msg), m.Match(msg)) << msg;
+  EXPECT_TRUE(copy.Match("an error"));
+  EXPECT_FALSE(copy.Match("fine"));
+  MessageMatcher none, none_copy;
+  none.CopyInto(&none_copy);
+  EXPECT_TRUE(none_copy.empty());
+  EXPECT_TRUE(none_copy.Match("anything"));
 }
 
 }  // namespace

@@ -83,9 +83,9 @@ TEST_F(Boots, FilterSelectsOneBootAndMonotonicTimeIsItsOwn) {
     std::unique_ptr<RingReader> r;
     RecordingReporter rep;
     ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
-    BlockFilter f;
+    RecordFilter f;
     f.boots.push_back({boot, 0xb0, 0x07});
-    r->SetBlockFilter(&f);
+    r->SetFilter(&f);
     Record rec;
     uint64_t n = 0;
     while (r->Next(&rec).ok()) {

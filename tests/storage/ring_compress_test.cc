@@ -34,7 +34,8 @@ std::unique_ptr<RingWriter> Open(FaultEnv *env, uint8_t codec, uint32_t blocks =
 }
 
 std::vector<OwnedRecord> ReadAll(FaultEnv *env, RecordingReporter *rep,
-                                 const BlockFilter *filter = nullptr, uint64_t *skipped = nullptr) {
+                                 const RecordFilter *filter = nullptr,
+                                 uint64_t *skipped = nullptr) {
   std::unique_ptr<RingReader> r = OpenReader(env, kPath, rep);
   std::vector<OwnedRecord> out = ReadRecords(r.get(), filter);
   if (skipped && r) *skipped = r->blocks_skipped();
@@ -329,37 +330,37 @@ TEST(Summaries, SkippedBlocksNeverHideAMatchingRecord) {
   ASSERT_TRUE(rep.bad.empty()) << rep.Dump();
   struct Case {
     const char *name;
-    BlockFilter f;
+    RecordFilter f;
     std::function<bool(const OwnedRecord &)> match;
   };
   std::vector<Case> cases;
   {
-    BlockFilter f;
+    RecordFilter f;
     f.levels = 0x0f;  // err and more severe
     cases.push_back({"level", f, [](const OwnedRecord &r) { return r.level <= 3; }});
   }
   {
-    BlockFilter f;
+    RecordFilter f;
     f.uids = {2000};
     cases.push_back({"uid", f, [](const OwnedRecord &r) { return r.uid == 2000; }});
   }
   {
-    BlockFilter f;
+    RecordFilter f;
     f.pids = {200};
     cases.push_back({"pid", f, [](const OwnedRecord &r) { return r.pid == 200; }});
   }
   {
-    BlockFilter f;
+    RecordFilter f;
     f.apps = {"rare"};
     cases.push_back({"app", f, [](const OwnedRecord &r) { return r.app == "rare"; }});
   }
   {
-    BlockFilter f;
+    RecordFilter f;
     f.apps = {"rared"};
     cases.push_back({"comm", f, [](const OwnedRecord &r) { return r.comm == "rared"; }});
   }
   {
-    BlockFilter f;
+    RecordFilter f;
     const uint64_t mid = all[all.size() / 2].ts_ns;
     f.since_ns = mid;
     f.until_ns = mid + 500 * 1000000ull;

@@ -69,12 +69,13 @@ struct Writer {
 
 bool IsRare(const OwnedRecord &r) { return r.app == "rare"; }
 
-std::vector<OwnedRecord> Read(FaultEnv *env, const BlockFilter *f, RecordingReporter *rep,
-                              uint64_t *index_skipped = nullptr, uint64_t *block_reads = nullptr) {
+std::vector<OwnedRecord> Read(FaultEnv *env, const RecordFilter *f, RecordingReporter *rep,
+                              uint64_t *index_skipped = nullptr, uint64_t *block_reads = nullptr,
+                              bool use_index = true) {
   std::unique_ptr<RingReader> r = OpenReader(env, kPath, rep);
   int64_t reads = 0;
   env->before_read = [&reads] { reads++; };
-  std::vector<OwnedRecord> out = ReadRecords(r.get(), f);
+  std::vector<OwnedRecord> out = ReadRecords(r.get(), f, use_index);
   env->before_read = nullptr;
   if (index_skipped && r) *index_skipped = r->blocks_skipped_by_index();
   if (block_reads) *block_reads = uint64_t(reads);
@@ -199,18 +200,16 @@ TEST(RingIndex, FilteredReadsAgreeAndReadOnlyWhatMayMatch) {
   ASSERT_GE(rare.size(), 5u);
   const Layout l = LayoutOf(&env);
 
-  BlockFilter by_app, by_uid, by_pid, by_level;
+  RecordFilter by_app, by_uid, by_pid, by_level;
   by_app.apps = {"rare"};
   by_uid.uids = {4242};
   by_pid.pids = {77};
   by_level.levels = 1u << 3;
-  for (const BlockFilter *f : {&by_app, &by_uid, &by_pid, &by_level}) {
+  for (const RecordFilter *f : {&by_app, &by_uid, &by_pid, &by_level}) {
     RecordingReporter rep, rep_off;
     uint64_t skipped = 0, reads = 0, reads_off = 0;
     std::vector<OwnedRecord> got = Read(&env, f, &rep, &skipped, &reads);
-    BlockFilter off = *f;
-    off.use_index = false;
-    std::vector<OwnedRecord> got_off = Read(&env, &off, &rep_off, nullptr, &reads_off);
+    std::vector<OwnedRecord> got_off = Read(&env, f, &rep_off, nullptr, &reads_off, false);
     EXPECT_EQ(Seqs(Only(got, IsRare)), Seqs(rare));
     EXPECT_EQ(Seqs(Only(got_off, IsRare)), Seqs(rare));
     EXPECT_EQ(rep.corruptions() + rep_off.corruptions(), 0u) << rep.Dump() << rep_off.Dump();
@@ -254,7 +253,7 @@ TEST(RingIndex, DamagedOrStaleEntriesNeverHideARecord) {
           break;
       }
     }
-    BlockFilter by_app;
+    RecordFilter by_app;
     by_app.apps = {"rare"};
     RecordingReporter rep;
     EXPECT_EQ(Seqs(Only(Read(&env, &by_app, &rep), IsRare)), Seqs(rare));
@@ -321,7 +320,7 @@ TEST(RingIndex, EntriesAheadOfTheNewestBlockAreClearedAtOpen) {
   ASSERT_TRUE(again.w->Flush().ok());
   RecordingReporter rep0, rep;
   const std::vector<OwnedRecord> rare = Only(Read(&env, nullptr, &rep0), IsRare);
-  BlockFilter by_app;
+  RecordFilter by_app;
   by_app.apps = {"rare"};
   EXPECT_EQ(Seqs(Only(Read(&env, &by_app, &rep), IsRare)), Seqs(rare));
   EXPECT_GT(rare.size(), 15u);
@@ -347,9 +346,9 @@ TEST(RingIndex, AFollowingReaderRereadsEntriesTheWriterCleared) {
   ro.crc_retries = 0;
   RecordingReporter rep;
   ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, ro, &r).ok());
-  BlockFilter by_app;
+  RecordFilter by_app;
   by_app.apps = {"rare"};
-  r->SetBlockFilter(&by_app);
+  r->SetFilter(&by_app);
   std::vector<OwnedRecord> got;
   ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());  // to the end: the window is read
   const size_t before = Only(got, IsRare).size();
@@ -393,7 +392,7 @@ TEST(RingIndex, TheNewestBlockIsAlwaysRead) {
   ASSERT_EQ(rare.size(), 1u);
   const uint64_t b = rare[0].block_seq;
   PutEntry(env.Data(kPath), l, b % l.block_count, 0, b, rare[0].seq, 1, 1u << 6);
-  BlockFilter by_app;
+  RecordFilter by_app;
   by_app.apps = {"rare"};
   RecordingReporter rep;
   EXPECT_EQ(Seqs(Only(Read(&env, &by_app, &rep), IsRare)), Seqs(rare));
@@ -425,7 +424,7 @@ TEST(RingIndex, RandomFiltersGiveTheSameRecordsWithAndWithoutTheIndex) {
     }
   }
   for (int q = 0; q < 12; q++) {
-    BlockFilter f;
+    RecordFilter f;
     if (rng() % 2) f.apps = {"a" + std::to_string(rng() % 13)};
     if (rng() % 3 == 0) f.uids = {uint32_t(1000 + rng() % 5)};
     if (rng() % 3 == 0) f.pids = {uint32_t(10 + rng() % 7)};
@@ -444,11 +443,9 @@ TEST(RingIndex, RandomFiltersGiveTheSameRecordsWithAndWithoutTheIndex) {
       return out;
     };
     RecordingReporter a, b, c;
-    BlockFilter off = f;
-    off.use_index = false;
     const auto want = filtered(Read(&env, nullptr, &a));
     EXPECT_EQ(filtered(Read(&env, &f, &b)), want) << "query " << q;
-    EXPECT_EQ(filtered(Read(&env, &off, &c)), want) << "query " << q;
+    EXPECT_EQ(filtered(Read(&env, &f, &c, nullptr, nullptr, false)), want) << "query " << q;
     EXPECT_EQ(b.corruptions(), 0u) << b.Dump();
   }
 }

@@ -96,12 +96,14 @@ inline std::unique_ptr<RingReader> OpenReader(Env *env, const std::string &path,
   return r;
 }
 
-// Every record r reads, oldest first, with filter (none: every block); none
-// when r is null.
-inline std::vector<OwnedRecord> ReadRecords(RingReader *r, const BlockFilter *filter = nullptr) {
+// Every record r reads, oldest first, skipping the blocks filter rules out
+// (none: every block; use_index: see RingReader::SetFilter); none when r is
+// null.
+inline std::vector<OwnedRecord> ReadRecords(RingReader *r, const RecordFilter *filter = nullptr,
+                                            bool use_index = true) {
   std::vector<OwnedRecord> out;
   if (!r) return out;
-  r->SetBlockFilter(filter);
+  r->SetFilter(filter, use_index);
   EXPECT_TRUE(ReadAllRecords(r, &out).ok());
   return out;
 }

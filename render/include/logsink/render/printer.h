@@ -9,7 +9,7 @@
 
 #include "logsink/render/render.h"
 #include "logsink/render/timefmt.h"
-#include "logsink/storage/ring.h"
+#include "logsink/storage/record.h"
 
 namespace logsink::render {
 

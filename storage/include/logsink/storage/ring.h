@@ -2,7 +2,8 @@
 // holding a string table and a ring of fixed-size blocks. RingWriter appends
 // records (one writer per file); RingReader reads them oldest -> newest, seeks
 // (tail, time), follows a live writer and reports what it lost or skipped.
-// Shared by logsinkd (writer) and logctl (reader).
+// Shared by logsinkd (writer) and logctl (reader). The records it returns
+// and the filter it skips blocks by are record.h's and record_filter.h's.
 #pragma once
 
 #include <array>
@@ -15,6 +16,8 @@
 
 #include "logsink/proto/format.h"
 #include "logsink/storage/env.h"
+#include "logsink/storage/record.h"
+#include "logsink/storage/record_filter.h"
 #include "logsink/storage/status.h"
 
 namespace logsink::storage {
@@ -81,14 +84,6 @@ struct Layout {
   Status SetTiers(double kept_share, double error_share);
   // ring_id as 32 lowercase hex digits, or "" when the ring has none yet.
   std::string RingIdHex() const;
-};
-
-// A call site: what the string table stores once.
-struct Site {
-  uint8_t level = 6;  // syslog level 0..7
-  uint32_t line = 0;
-  std::string_view fmt;
-  std::string_view file;
 };
 
 // Who sent a record: one connection of the daemon. id is unique per file for
@@ -251,59 +246,6 @@ class RingWriter {
   mutable WriterStats merged_;  // stats(): every tier's counters together
 };
 
-// A record as read back. Views point into the reader's buffers and stay valid
-// until the next call on the reader.
-struct Record {
-  enum class Kind { kRecord, kDropped };
-  Kind kind = Kind::kRecord;
-  uint64_t seq = 0;  // record sequence number
-  uint64_t block_seq = 0;
-  uint64_t ts_ns = 0;
-  uint64_t tid = 0;
-  uint64_t source_id = 0;
-  uint32_t pid = 0, uid = 0, gid = 0;
-  std::string_view app, comm;
-  std::string_view unit;    // the source's systemd unit ("" when none)
-  uint32_t site_id = 0;     // 0 for an inline site
-  bool site_known = false;  // false: site_id not in the string table
-  Site site;
-  std::string_view args;   // raw argument bytes (decode with the signature of site.fmt)
-  uint64_t truncated = 0;  // bytes cut from string arguments
-  uint64_t dropped_count = 0, dropped_since_ns = 0;  // kDropped only
-  // When the writer opened the record's block, by its own clock (whole
-  // seconds, not after the true time); 0 when the file does not say.
-  uint64_t block_opened_ns = 0;
-  // The boot the record's block was written in (all zero: unknown), and
-  // the writer's monotonic and realtime clocks read together when the block
-  // opened (FORMAT.md, "Boots").
-  std::array<uint8_t, 16> boot_id{};
-  uint64_t block_open_mono_ns = 0, block_open_real_ns = 0;
-};
-
-// A record's monotonic time (CLOCK_MONOTONIC of its boot, ns): its
-// timestamp placed against its block's clock pair, 0 when the block has
-// none or the record claims to be older than its boot.
-inline uint64_t MonotonicTime(const Record &r) {
-  if (r.block_open_real_ns == 0) return 0;
-  // Unsigned all the way: the timestamp is the client's and may be anything.
-  if (r.ts_ns < r.block_open_real_ns) {
-    const uint64_t back = r.block_open_real_ns - r.ts_ns;
-    return back > r.block_open_mono_ns ? 0 : r.block_open_mono_ns - back;
-  }
-  const uint64_t ahead = r.ts_ns - r.block_open_real_ns;
-  return ahead > ~0ull - r.block_open_mono_ns ? ~0ull : r.block_open_mono_ns + ahead;
-}
-
-// A record's own timestamp comes from its client and is not trusted. Time
-// filters compare FilterTime(): the timestamp, unless it lies more than
-// kClockSlackNs before the writer opened the record's block (a wrong or
-// lying clock), then that open time (FORMAT.md, "What is trusted").
-constexpr uint64_t kClockSlackNs = 60ull * 1000000000ull;
-inline uint64_t FilterTime(const Record &r) {
-  if (r.block_opened_ns == 0 || r.ts_ns + kClockSlackNs >= r.block_opened_ns) return r.ts_ns;
-  return r.block_opened_ns;
-}
-
 // Told about everything a reader skips, with a reason (LevelDB's Reporter).
 class Reporter {
  public:
@@ -314,22 +256,8 @@ class Reporter {
   virtual void Lost(uint64_t n) = 0;
 };
 
-// What a reader may skip whole blocks by (FORMAT.md, "Block summaries"):
-// a block is skipped, without decoding its payload, only when its summary
-// proves that none of its records can match. The caller still filters each
-// record; a skipped block's records are neither returned nor "lost".
-struct BlockFilter {
-  uint8_t levels = 0xff;                       // bit L: records of level L may match
-  uint64_t since_ns = 0, until_ns = ~0ull;     // FilterTime() range, inclusive
-  std::vector<uint32_t> uids, pids;            // any of these (empty: any)
-  std::vector<std::string> apps;               // any of these labels or comms (empty: any)
-  std::vector<std::string> units;              // any of these systemd units (empty: any)
-  std::vector<std::array<uint8_t, 16>> boots;  // any of these boots (empty: any)
-  // Consult the summary index before reading a block (FORMAT.md, "Summary
-  // index"); false judges each block by its header's summary only (the
-  // same records, slower: for benchmarks).
-  bool use_index = true;
-};
+// RecordFilter's former name, kept while callers move to the new one.
+using BlockFilter = RecordFilter;
 
 // One boot's stretch of the ring (RingReader::ListBoots).
 struct BootInfo {
@@ -441,9 +369,19 @@ class RingReader {
   // A decoder for this reader's file (see BlockDecoder).
   std::unique_ptr<BlockDecoder> NewDecoder() const;
 
-  // Skip blocks whose summaries cannot match (nullptr: read every block).
-  // The filter is copied.
-  void SetBlockFilter(const BlockFilter *filter);
+  // Skips whole blocks that no record of filter can come from (nullptr:
+  // read every block): a block is skipped, without decoding its payload,
+  // only when its summary proves that none of its records matches
+  // (FORMAT.md, "Block summaries"; kernel_only is never judged by it). The
+  // records of a skipped block are neither returned nor "lost"; the others
+  // are returned whether they match or not: the caller decides each with
+  // filter.Match. A filter that matches every record is no filter. The
+  // filter is copied. use_index: consult the summary index before reading
+  // a block (FORMAT.md, "Summary index"); false judges each block by its
+  // header's summary only (the same records, slower: for benchmarks).
+  void SetFilter(const RecordFilter *filter, bool use_index = true);
+  // SetFilter's former name, kept while callers move to the new one.
+  void SetBlockFilter(const RecordFilter *filter) { SetFilter(filter); }
   uint64_t blocks_skipped() const;  // blocks skipped by their summary so far
   // Of those, the ones skipped by their summary index entry, never read.
   uint64_t blocks_skipped_by_index() const;
