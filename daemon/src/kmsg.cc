@@ -114,11 +114,11 @@ std::optional<uint64_t> LastKernelSeq(const std::string &ring,
                                       const std::array<uint8_t, 16> &boot) {
   std::unique_ptr<storage::RingReader> r;
   if (!storage::RingReader::Open(storage::Env::Default(), ring, nullptr, &r).ok()) return {};
-  storage::BlockFilter f;
+  storage::RecordFilter f;
   f.apps = {kKernelName};
   f.uids = {0};
   f.boots = {boot};
-  r->SetBlockFilter(&f);
+  r->SetFilter(&f);
   std::optional<uint64_t> last;
   storage::Record rec;
   while (r->Next(&rec).ok()) {

@@ -143,12 +143,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)r->Verify();
 
   // A filtered read (block summaries, the summary index): bounded, in order.
-  logsink::storage::BlockFilter bf;
+  logsink::storage::RecordFilter bf;
   bf.apps = {"app"};
   bf.levels = uint8_t(1u << (opts >> 5));
-  r->SetBlockFilter(&bf);
+  r->SetFilter(&bf);
   if (r->SeekOldest().ok()) FUZZ_CHECK(Drain(r.get(), kLimit, nullptr) <= all);
-  r->SetBlockFilter(nullptr);
+  r->SetFilter(nullptr);
 
   const uint64_t last_n = 1 + (opts >> 1) % 64;
   if (r->SeekLast(last_n).ok()) FUZZ_CHECK(Drain(r.get(), kLimit, nullptr) <= last_n);

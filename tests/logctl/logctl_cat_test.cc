@@ -313,12 +313,12 @@ class BlockSkipTest : public LogctlTest {
     return Lines(r.out);
   }
   // Blocks a reader with filter bf skips reading the whole ring.
-  uint64_t Skipped(const BlockFilter &bf) {
+  uint64_t Skipped(const RecordFilter &bf) {
     std::unique_ptr<RingReader> r;
     Status s = RingReader::Open(Env::Default(), f_, nullptr, &r);
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (!s.ok()) return 0;
-    r->SetBlockFilter(&bf);
+    r->SetFilter(&bf);
     std::vector<OwnedRecord> recs;
     s = ReadAllRecords(r.get(), &recs);
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -344,12 +344,12 @@ TEST_F(BlockSkipTest, FilteredOutputIsExactlyThePerRecordFiltersWhileBlocksAreSk
   const auto &all = All();
   ASSERT_EQ(all.size(), recs_.size());
   // The layout does let a reader skip: these filters rule out whole blocks.
-  BlockFilter bf;
+  RecordFilter bf;
   bf.apps = {"alpha"};
   EXPECT_GT(Skipped(bf), 3u);
   bf.apps = {"rare"};
   EXPECT_GT(Skipped(bf), 10u);
-  bf = BlockFilter();
+  bf = RecordFilter();
   bf.levels = 0x0f;  // emerg..err
   EXPECT_GT(Skipped(bf), 3u);
 

@@ -256,9 +256,6 @@ class Reporter {
   virtual void Lost(uint64_t n) = 0;
 };
 
-// RecordFilter's former name, kept while callers move to the new one.
-using BlockFilter = RecordFilter;
-
 // One boot's stretch of the ring (RingReader::ListBoots).
 struct BootInfo {
   std::array<uint8_t, 16> boot_id{};
@@ -380,8 +377,6 @@ class RingReader {
   // a block (FORMAT.md, "Summary index"); false judges each block by its
   // header's summary only (the same records, slower: for benchmarks).
   void SetFilter(const RecordFilter *filter, bool use_index = true);
-  // SetFilter's former name, kept while callers move to the new one.
-  void SetBlockFilter(const RecordFilter *filter) { SetFilter(filter); }
   uint64_t blocks_skipped() const;  // blocks skipped by their summary so far
   // Of those, the ones skipped by their summary index entry, never read.
   uint64_t blocks_skipped_by_index() const;
