@@ -10,7 +10,8 @@
 #   4. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 60) seconds,
 #   5. the benchmarks' smoke runs (tiny sizes, so they cannot rot),
 #   6. a user's and a packager's build: a clone of HEAD in a private (0700)
-#      directory whose path has a space, the plain Release build, ctest,
+#      directory whose path has a space, the plain Release build, the tests
+#      such a build can break (labels unit|client|daemon|systemd|packaging),
 #      `cpack -G DEB` and lintian (failing on errors): scripts/check_checkout.sh.
 # LOGSINK_QUICK=1 runs stages 0 and 1 only (a local check of the whole release
 # suite; CI runs all). The fast subset is `ctest --preset default -L unit`
