@@ -186,113 +186,10 @@ class NatsSink : public Sink {
       return -1;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    auto spent = [&] {
-      return rb_.spent_ms + uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::steady_clock::now() - t0)
-                                         .count());
-    };
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = kReadBackRequestMs;
-    natsStatus s = NATS_OK;
-    jsErrCode jerr = jsErrCode(0);
     if (!rb_.active) {
-      rb_ = ReadBack{};
-      std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
-      natsMsg *reply = nullptr;
-      s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(), int(req.size()),
-                                 kReadBackRequestMs);
-      if (s != NATS_OK) {
-        *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
-                 natsStatus_GetText(s);
-        return -1;
-      }
-      std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
-      natsMsg_Destroy(reply);
-      std::string stream;
-      size_t at = names.find("\"streams\":[\"");
-      if (at != std::string::npos) {
-        at += 12;
-        size_t end = names.find('"', at);
-        if (end != std::string::npos) stream = names.substr(at, end - at);
-      }
-      if (stream.empty()) return 0;  // no stream: publishing will say so
-      jsStreamInfo *si = nullptr;
-      jsOptions io;
-      jsOptions_Init(&io);
-      io.Wait = kReadBackRequestMs;
-      io.Stream.Info.SubjectsFilter = opts_.subject.c_str();
-      s = js_GetStreamInfo(&si, js_, stream.c_str(), &io, &jerr);
-      if (s != NATS_OK) {
-        *error = "asking NATS about the stream " + stream + ": " + natsStatus_GetText(s);
-        return -1;
-      }
-      // Unknown when the server does not list the subject's count.
-      uint64_t on_subject = si->State.Subjects ? 0 : UINT64_MAX;
-      if (si->State.Subjects)
-        for (int i = 0; i < si->State.Subjects->Count; ++i)
-          if (opts_.subject == si->State.Subjects->List[i].Subject)
-            on_subject += si->State.Subjects->List[i].Msgs;
-      rb_.first_seq = si->State.FirstSeq;
-      stream_max_msg_ = si->Config ? int64_t(si->Config->MaxMsgSize) : -1;
-      jsStreamInfo_Destroy(si);
-      if (on_subject == 0) return 0;
-      natsMsg *m = nullptr;
-      jerr = jsErrCode(0);
-      s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), &jo, &jerr);
-      if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
-      if (s != NATS_OK) {
-        *error = "reading the last message of " + opts_.subject + " in the stream " + stream +
-                 ": " + natsStatus_GetText(s);
-        return -1;
-      }
-      rb_.active = true;
-      rb_.stream = stream;
-      rb_.left = on_subject - 1;
-      rb_.seq = natsMsg_GetSequence(m);
-      Take(m, ring_id, from);
-      natsMsg_Destroy(m);
+      if (int rc = StartReadBack(ring_id, from, error); rc <= 0) return rc;
     }
-    for (;;) {
-      // The previous message on the subject, if any is left to read.
-      if (rb_.left == 0 || rb_.seq <= rb_.first_seq || rb_.seq <= 1 || rb_.older >= depth)
-        return Done(ranges);
-      if (spent() >= kReadBackBudgetMs) {
-        spdlog::warn(
-            "stopped reading the stream {} backwards after {} ms ({} of its messages read, "
-            "down to sequence {}): records past the cursor stored earlier than that may be "
-            "sent again",
-            rb_.stream, spent(), rb_.read, rb_.seq);
-        return Done(ranges);
-      }
-      if (std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(kReadBackSliceMs)) {
-        rb_.spent_ms = spent();
-        *error = "reading the stream " + rb_.stream + " back (" + std::to_string(rb_.read) +
-                 " messages so far)";
-        Wake();  // ask again at once, after the loop's other work
-        return 2;
-      }
-      natsMsg *m = nullptr;
-      jerr = jsErrCode(0);
-      s = js_GetMsg(&m, js_, rb_.stream.c_str(), rb_.seq - 1, &jo, &jerr);
-      ++rb_.read;
-      if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) {  // deleted
-        --rb_.seq;
-        continue;
-      }
-      if (s != NATS_OK) {  // tried again from here on the next call
-        rb_.spent_ms = spent();
-        *error = "reading the stream " + rb_.stream + ": " + natsStatus_GetText(s);
-        return -1;
-      }
-      --rb_.seq;
-      const char *subj = natsMsg_GetSubject(m);
-      if (subj && opts_.subject == subj) {
-        --rb_.left;
-        Take(m, ring_id, from);
-      }
-      natsMsg_Destroy(m);
-    }
+    return WalkBack(ring_id, from, depth, t0, ranges, error);
   }
 
   size_t MaxBody() override {
@@ -539,6 +436,132 @@ class NatsSink : public Sink {
     nc_ = nullptr;
     if (nopts_) natsOptions_Destroy(nopts_);
     nopts_ = nullptr;
+  }
+
+  // StoredRanges' first step: finds the stream that captures the subject
+  // and how many messages it holds there, and reads the newest. Returns -1
+  // (*error), 0 when the stream holds nothing on the subject (or there is
+  // no stream), 1 when the walk backwards is to go on (rb_.active).
+  int StartReadBack(const std::string &ring_id, uint64_t from, std::string *error) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = kReadBackRequestMs;
+    natsStatus s = NATS_OK;
+    jsErrCode jerr = jsErrCode(0);
+    rb_ = ReadBack{};
+    std::string req = "{\"subject\":\"" + opts_.subject + "\"}";
+    natsMsg *reply = nullptr;
+    s = natsConnection_Request(&reply, nc_, "$JS.API.STREAM.NAMES", req.data(), int(req.size()),
+                               kReadBackRequestMs);
+    if (s != NATS_OK) {
+      *error = std::string("asking NATS which stream captures ") + opts_.subject + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    std::string names(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+    natsMsg_Destroy(reply);
+    std::string stream;
+    size_t at = names.find("\"streams\":[\"");
+    if (at != std::string::npos) {
+      at += 12;
+      size_t end = names.find('"', at);
+      if (end != std::string::npos) stream = names.substr(at, end - at);
+    }
+    if (stream.empty()) return 0;  // no stream: publishing will say so
+    jsStreamInfo *si = nullptr;
+    jsOptions io;
+    jsOptions_Init(&io);
+    io.Wait = kReadBackRequestMs;
+    io.Stream.Info.SubjectsFilter = opts_.subject.c_str();
+    s = js_GetStreamInfo(&si, js_, stream.c_str(), &io, &jerr);
+    if (s != NATS_OK) {
+      *error = "asking NATS about the stream " + stream + ": " + natsStatus_GetText(s);
+      return -1;
+    }
+    // Unknown when the server does not list the subject's count.
+    uint64_t on_subject = si->State.Subjects ? 0 : UINT64_MAX;
+    if (si->State.Subjects)
+      for (int i = 0; i < si->State.Subjects->Count; ++i)
+        if (opts_.subject == si->State.Subjects->List[i].Subject)
+          on_subject += si->State.Subjects->List[i].Msgs;
+    rb_.first_seq = si->State.FirstSeq;
+    stream_max_msg_ = si->Config ? int64_t(si->Config->MaxMsgSize) : -1;
+    jsStreamInfo_Destroy(si);
+    if (on_subject == 0) return 0;
+    natsMsg *m = nullptr;
+    jerr = jsErrCode(0);
+    s = js_GetLastMsg(&m, js_, stream.c_str(), opts_.subject.c_str(), &jo, &jerr);
+    if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) return 0;
+    if (s != NATS_OK) {
+      *error = "reading the last message of " + opts_.subject + " in the stream " + stream + ": " +
+               natsStatus_GetText(s);
+      return -1;
+    }
+    rb_.active = true;
+    rb_.stream = stream;
+    rb_.left = on_subject - 1;
+    rb_.seq = natsMsg_GetSequence(m);
+    Take(m, ring_id, from);
+    natsMsg_Destroy(m);
+    return 1;
+  }
+
+  // StoredRanges' walk: older messages on the subject, one request each,
+  // within the slice, the depth and the budget (see StoredRanges). Returns
+  // as StoredRanges does.
+  int WalkBack(const std::string &ring_id, uint64_t from, int depth,
+               std::chrono::steady_clock::time_point t0, std::vector<Range> *ranges,
+               std::string *error) {
+    auto spent = [&] {
+      return rb_.spent_ms + uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+    };
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = kReadBackRequestMs;
+    natsStatus s = NATS_OK;
+    jsErrCode jerr = jsErrCode(0);
+    for (;;) {
+      // The previous message on the subject, if any is left to read.
+      if (rb_.left == 0 || rb_.seq <= rb_.first_seq || rb_.seq <= 1 || rb_.older >= depth)
+        return Done(ranges);
+      if (spent() >= kReadBackBudgetMs) {
+        spdlog::warn(
+            "stopped reading the stream {} backwards after {} ms ({} of its messages read, "
+            "down to sequence {}): records past the cursor stored earlier than that may be "
+            "sent again",
+            rb_.stream, spent(), rb_.read, rb_.seq);
+        return Done(ranges);
+      }
+      if (std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(kReadBackSliceMs)) {
+        rb_.spent_ms = spent();
+        *error = "reading the stream " + rb_.stream + " back (" + std::to_string(rb_.read) +
+                 " messages so far)";
+        Wake();  // ask again at once, after the loop's other work
+        return 2;
+      }
+      natsMsg *m = nullptr;
+      jerr = jsErrCode(0);
+      s = js_GetMsg(&m, js_, rb_.stream.c_str(), rb_.seq - 1, &jo, &jerr);
+      ++rb_.read;
+      if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) {  // deleted
+        --rb_.seq;
+        continue;
+      }
+      if (s != NATS_OK) {  // tried again from here on the next call
+        rb_.spent_ms = spent();
+        *error = "reading the stream " + rb_.stream + ": " + natsStatus_GetText(s);
+        return -1;
+      }
+      --rb_.seq;
+      const char *subj = natsMsg_GetSubject(m);
+      if (subj && opts_.subject == subj) {
+        --rb_.left;
+        Take(m, ring_id, from);
+      }
+      natsMsg_Destroy(m);
+    }
   }
 
   // Reading the stream back (StoredRanges), across calls.
