@@ -54,6 +54,9 @@ inline const char *ErrShortName(Err e) {
 
 struct Counters {
   uint64_t started_mono_ns = 0;  // CLOCK_MONOTONIC at start (uptime_ms)
+  // The longest turn of the loop since start, in microseconds: the time
+  // between two waits of the loop, less the waiting (Server::MeasureTurn).
+  uint64_t loop_turn_max_us = 0;
   uint64_t err[int(Err::kCount)] = {};
   uint64_t connections_current = 0;
   uint64_t connections_total = 0;    // accepted and served

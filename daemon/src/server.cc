@@ -74,6 +74,10 @@ int Server::Run() {
     spdlog::critical("uv_loop_init: {}", uv_strerror(rc));
     return 1;
   }
+  // libuv times its own waits (in epoll_wait), so a turn's work is the time
+  // between two turns less that: loop_turn_max_us.
+  rc = uv_loop_configure(&loop_, UV_METRICS_IDLE_TIME);
+  if (rc < 0) spdlog::warn("uv_loop_configure(UV_METRICS_IDLE_TIME): {}", uv_strerror(rc));
   durability_.OpenSyncFile();
   // Kept for accept's EMFILE case (AcceptAll).
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -117,6 +121,8 @@ int Server::Run() {
   // every 2 s when it changed. Without NOTIFY_SOCKET these calls do nothing.
   NotifyStatus("READY=1\n");
   uv_timer_start(&status_timer_, OnStatusTimer, kStatusPeriodMs, kStatusPeriodMs);
+  turn_end_ns_ = uv_hrtime();
+  turn_idle_ns_ = uv_metrics_idle_time(&loop_);
   uv_run(&loop_, UV_RUN_DEFAULT);
   rc = uv_loop_close(&loop_);
   if (rc < 0) spdlog::warn("uv_loop_close: {}", uv_strerror(rc));
@@ -131,6 +137,16 @@ void Server::OnBeforeWait(uv_prepare_t *p) {
   s->durability_.AfterWrites();
   s->StepFollowers();
   if (s->stopping_) s->DrainStep();
+  s->MeasureTurn();
+}
+
+void Server::MeasureTurn() {
+  const uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(&loop_);
+  const uint64_t elapsed = now - turn_end_ns_, waited = idle - turn_idle_ns_;
+  const uint64_t busy_us = (elapsed > waited ? elapsed - waited : 0) / 1000;
+  if (busy_us > counters_.loop_turn_max_us) counters_.loop_turn_max_us = busy_us;
+  turn_end_ns_ = now;
+  turn_idle_ns_ = idle;
 }
 
 void Server::OnWatchdog(uv_timer_t *) { sd_notify(0, "WATCHDOG=1"); }

@@ -65,6 +65,9 @@ class Server {
 
   // server.cc: once per turn, systemd
   static void OnBeforeWait(uv_prepare_t *p);
+  // At the end of each turn: the turn's work (time since the last turn
+  // ended, less the time the loop waited) into loop_turn_max_us.
+  void MeasureTurn();
   static void OnWatchdog(uv_timer_t *t);
   static void OnStatusTimer(uv_timer_t *t);
   void NotifyStatus(const char *prefix);
@@ -114,6 +117,9 @@ class Server {
   uv_loop_t loop_;
   uv_poll_t listen_poll_;
   uv_prepare_t before_wait_;  // AfterWrites() and the rest, once per turn of the loop
+  // When the last turn ended (uv_hrtime) and the loop's waiting until then
+  // (uv_metrics_idle_time).
+  uint64_t turn_end_ns_ = 0, turn_idle_ns_ = 0;
   uv_timer_t stall_timer_, accept_retry_, watchdog_, status_timer_;
   std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t signals_[std::size(kLoopSignals)];

@@ -188,6 +188,36 @@ TEST(Daemon, CleanCloseMakesRecordsVisibleAtOnce) {
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
+// loop_turn_max_us (PROTOCOL.md, STATS): the longest turn of the loop, in
+// microseconds. Storing 100,000 records takes the loop some turns of work,
+// so it is above 0 once they are stored; a turn is never longer than the
+// daemon has been up; it is a maximum, so it never goes down.
+TEST(Daemon, LoopTurnMaxIsTheLongestTurnSoFar) {
+  TempDir dir;
+  Daemon d(dir, {"--size", "16MiB"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.ok());
+  auto st = c.Stats();
+  ASSERT_EQ(st.count("loop_turn_max_us"), 1u);
+  ASSERT_TRUE(c.Send(Hello(1, "turns") + Intern(1, 6, 1, "n=%d", "turns.c")));
+  for (int f = 0; f < 10; f++) {
+    std::vector<Rec> recs;
+    for (int i = 0; i < 10000; i++) recs.push_back({1, kT0 + uint64_t(i), {Arg::I(i)}});
+    ASSERT_TRUE(c.Send(Records(7, recs)));
+  }
+  st = c.Stats();
+  EXPECT_EQ(st["next_record_seq"], 100000u);
+  const uint64_t first = st["loop_turn_max_us"];
+  EXPECT_GT(first, 0u);
+  EXPECT_LE(first, st["uptime_ms"] * 1000 + 1000);
+  for (int i = 0; i < 20; i++) {
+    uint64_t now = c.Stats()["loop_turn_max_us"];
+    ASSERT_GE(now, first) << "STATS " << i;
+  }
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 // Text streams (PROTOCOL.md): after EOF the daemon acknowledges with its
 // line counts; on SIGTERM an unfinished line is stored, not dropped.
 TEST(Daemon, TextStreamsAcknowledgeAndKeepUnfinishedLines) {
