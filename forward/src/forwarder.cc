@@ -35,6 +35,8 @@ Forwarder::Forwarder(const Options &o, std::unique_ptr<Sink> sink)
   subject_.Parse(o_.subject, &err);  // checked by Finish(); RELP has none
   batching_ = o_.batch > 1;
   resumed_ = !batching_;
+  filter_.levels = storage::RecordFilter::LevelRange(0, o_.max_level);
+  filter_.apps = o_.apps;
 }
 
 bool Forwarder::OpenAndPosition() {

@@ -118,6 +118,8 @@ class Forwarder {
   void WriteStatus();
 
   Options o_;
+  // --level and --app as the one record filter (Passes).
+  storage::RecordFilter filter_;
   std::unique_ptr<Sink> sink_;
   ForwardCounters c_;
   SkipReporter reporter_;

@@ -123,11 +123,6 @@ std::string Forwarder::OversizeLine(uint64_t seq, size_t bytes, size_t limit) {
 }
 
 // --max-level and --app: whether a record is forwarded.
-bool Forwarder::Passes(const Record &rec) const {
-  int level = rec.kind == Record::Kind::kDropped ? render::kDroppedLevel : rec.site.level;
-  std::string_view app = rec.app.empty() ? rec.comm : rec.app;
-  return level <= o_.max_level &&
-         (o_.apps.empty() || std::find(o_.apps.begin(), o_.apps.end(), app) != o_.apps.end());
-}
+bool Forwarder::Passes(const Record &rec) const { return filter_.Match(rec); }
 
 }  // namespace logsink::forward
