@@ -6,7 +6,8 @@
 # ("readers": three loops of uid 65534 running `logctl cat` over the whole
 # ring, which holds one record of theirs, plus one connection that asks to
 # follow and never reads). Prints the writer's records/s per repetition,
-# the medians and their ratio, and the daemon's read counters.
+# the medians and their ratio, the daemon's read counters, and its longest
+# loop turn after the first run alone and at the end.
 #
 # usage: bench/peruser/run.sh [--smoke]   (as root: the readers run as 65534)
 #   full: N = 1,000,000 (PERUSER_N), 5 repetitions of each, medians;
@@ -60,6 +61,9 @@ send_rate() {  # records/s of one `logctl send` of the lines
 : >"$tmp/none"; : >"$tmp/readers"
 for rep in $(seq "$reps"); do
   r=$(send_rate); echo "$r" >>"$tmp/none"; log "rep $rep none    $r records/s"
+  # The longest loop turn is a maximum since start: taken before any read,
+  # it is the writer's alone; at the end, with the reads.
+  [ "$rep" = 1 ] && turn_none=$(counter "$tmp" loop_turn_max_us)
   touch "$tmp/go"
   rpids=()
   for _ in 1 2 3; do
@@ -91,4 +95,5 @@ mn=$(median <"$tmp/none"); mr=$(median <"$tmp/readers")
   for k in readers_total readers_refused read_records read_lost read_budget_yields read_socket_waits; do
     echo "$k=$(counter "$tmp" $k)"
   done
+  echo "loop_turn_max_us: $turn_none after the first run alone, $(counter "$tmp" loop_turn_max_us) at the end"
 } | tee "$out"
