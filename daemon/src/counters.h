@@ -64,6 +64,7 @@ struct Counters {
   uint64_t dropped_reported = 0;     // sum of the counts of DROPPED frames
   uint64_t app_truncated = 0;        // HELLO labels cut to max_app
   uint64_t sites_cut = 0;            // inline sites whose file name was cut to fit a block
+  uint64_t sites_renamed = 0;        // non-root sites naming a free-text kind, stored as "./NAME"
   uint64_t write_errors = 0;         // storage Append/Flush failures
   uint64_t syncs = 0;                // fdatasync calls completed
   uint64_t sync_errors = 0;

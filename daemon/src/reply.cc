@@ -49,6 +49,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("connections_refused", c.connections_refused);
   f("app_truncated", c.app_truncated);
   f("sites_cut", c.sites_cut);
+  f("sites_renamed", c.sites_renamed);
   f("stats_requests", c.stats_requests);
   f("ring_requests", c.ring_requests);
   f("memory_used", c.memory_used);

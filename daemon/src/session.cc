@@ -264,6 +264,7 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
   if (peer_.uid != 0 && IsTextKindFile(site.file)) {
     renamed = std::string(kForeignTextKindPrefix) + std::string(site.file);
     site.file = renamed;
+    ctx_->counters->sites_renamed++;
   }
   const uint32_t global = ctx_->writer->Intern(site);
   if (global == 0) {  // the string table is full: records will carry the site inline

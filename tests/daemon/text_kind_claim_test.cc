@@ -70,6 +70,11 @@ TEST(TextKindClaim, OnlyRootsNativeSitesMayNameAFreeTextKind) {
                   Records(1, {Rec(1, kT0 + 4,
                                   {Arg::S("root crit"), Arg::S("7"), Arg::S("8"), Arg::S("")})})),
       "ok");
+  {
+    // The three renamed (kernel, syslog:raw, text), not kernel.c nor root's.
+    Client c(d.socket);
+    EXPECT_EQ(c.Stats()["sites_renamed"], 3u);
+  }
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 
   // -k: the kernel's records only; root's native site may say so.
