@@ -54,13 +54,22 @@ Status WriteIndexEntry(File *f, const Layout &tier, const uint8_t *img) {
 Status ForEachIndexEntry(File *f, const Layout &tier,
                          const std::function<Status(uint64_t, const uint8_t *)> &fn) {
   if (!tier.index_size) return Status::OK();
+  // Entries past the end of the file are never written: a file cut short, or
+  // a superblock that claims a huge geometry (FORMAT.md, "Superblock"),
+  // costs no walk over entries that cannot be there.
+  uint64_t size = 0;
+  Status s = f->Size(&size);
+  if (!s.ok()) return s;
+  const uint64_t in_file =
+      size > tier.index_off ? (size - tier.index_off + LS_IDX_ENTRY - 1) / LS_IDX_ENTRY : 0;
+  const uint64_t count = std::min<uint64_t>(tier.block_count, in_file);
   constexpr uint64_t kChunk = 1024;  // entries a read (128 KiB): memory does not grow with the file
   std::vector<uint8_t> buf;
-  for (uint64_t first = 0; first < tier.block_count; first += kChunk) {
-    const uint64_t n = std::min<uint64_t>(kChunk, tier.block_count - first);
+  for (uint64_t first = 0; first < count; first += kChunk) {
+    const uint64_t n = std::min<uint64_t>(kChunk, count - first);
     buf.assign(n * LS_IDX_ENTRY, 0);
     size_t got = 0;
-    Status s = f->PRead(tier.index_off + first * LS_IDX_ENTRY, buf.data(), buf.size(), &got);
+    s = f->PRead(tier.index_off + first * LS_IDX_ENTRY, buf.data(), buf.size(), &got);
     if (!s.ok()) return s;
     for (uint64_t i = 0; i < n; i++) {
       s = fn(first + i, buf.data() + i * LS_IDX_ENTRY);

@@ -25,8 +25,9 @@ bool DecodeIndexEntry(const uint8_t *p, BlockHeader *h, uint32_t *crc);
 // included) is img, at its slot in the tier whose layout is tier.
 Status WriteIndexEntry(File *f, const Layout &tier, const uint8_t *img);
 
-// Calls fn(slot, entry bytes) for each of the tier's entries, read in
-// pieces of 128 KiB.
+// Calls fn(slot, entry bytes) for each of the tier's entries that starts
+// inside the file (those past its end are never written), read in pieces of
+// 128 KiB.
 Status ForEachIndexEntry(File *f, const Layout &tier,
                          const std::function<Status(uint64_t, const uint8_t *)> &fn);
 
