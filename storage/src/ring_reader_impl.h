@@ -10,6 +10,7 @@
 
 #include "block.h"
 #include "logsink/storage/ring.h"
+#include "scan.h"
 #include "strtab.h"
 #include "summary_filter.h"
 #include "summary_index.h"
@@ -42,6 +43,9 @@ class TierReader {
     opts_ = opts;
     sparse_ = tier.tier != 0;
     expander_.UseDictionaryOf(file, tier);
+    uint64_t size = 0;
+    slots_in_file_ =
+        file->Size(&size).ok() ? internal::SlotsInFile(tier, size) : uint64_t(tier.block_count);
     blk_.resize(layout_.block_size);
     tmp_.resize(layout_.block_size);
   }
@@ -166,7 +170,10 @@ class TierReader {
   BlockCursor cursor_;
   bool have_expect_ = false;  // false right after a seek: take what the block starts with
   uint64_t expect_ = 0;
-  bool gap_ok_ = false;        // a corrupt block was skipped: a jump in records is not "lost"
+  bool gap_ok_ = false;  // a corrupt block was skipped: a jump in records is not "lost"
+  // Slots that start inside the file: fewer than block_count in a file cut
+  // short (FORMAT.md, "Superblock"); the others hold nothing (Missing).
+  uint64_t slots_in_file_ = 0;
   uint64_t reported_ = ~0ull;  // block sequence number last reported (report once)
   uint64_t reread_ = ~0ull;    // block re-read once before it counts as damaged (see Next)
   // The newest block the last FindNewest found (0: none yet). The writer only

@@ -312,6 +312,15 @@ TierReader::Step TierReader::TakeBlock(const BlockHeader &h, BlockImage *img, bo
 Status TierReader::Missing(Got got, BlockState state, const BlockHeader &h, Step *step) {
   const uint64_t count = layout_.block_count;
   *step = Step::kAgain;
+  // A slot past the end of a file cut short, below the newest block: its
+  // block is gone with the rest of the file, which the reader reported once
+  // when it opened the file. On to slot 0 of the next lap, the jump in
+  // records not counted as lost, as after skipped damage.
+  if (b_ % count >= slots_in_file_ && have_newest_ && b_ < newest_) {
+    b_ = (b_ / count + 1) * count;
+    gap_ok_ = true;
+    return Status::OK();
+  }
   // Below the newest block seen and not lapped by it: the writer is done
   // with block b_, so this is damage (or the writer lapping b_ right now,
   // which the re-read shows as a valid newer block). A slot whose damaged

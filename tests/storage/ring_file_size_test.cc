@@ -85,5 +85,41 @@ TEST_F(FileSize, CutShortOrGrownIsRefusedByTheWriterAndReportedByReaders) {
   EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
 }
 
+// A ring that has wrapped, cut in the middle of tier 0's slots (a backup
+// that ran out of space): the slots past the end held blocks older than
+// the newest, so the walk from the oldest meets them between valid blocks.
+// They are gone with the file, reported once at open, and each is not
+// reported again as a missing block; what the file still holds reads back
+// in order.
+TEST(FileSizeWrapped, ACutWrappedRingIsReportedOnceAndReadUpToItsEnd) {
+  FaultEnv env;
+  std::unique_ptr<RingWriter> w = OpenRing(&env, kPath, 64);
+  ASSERT_TRUE(w);
+  const uint32_t site = w->Intern(Site{6, 1, "%s", "a.c"});
+  for (int i = 0; i < 40000; i++)
+    ASSERT_TRUE(AppendRecord(w.get(), Source{1, 2, 3, 4, "app", "app"}, site, "s",
+                             Args().Str("line " + std::to_string(i)).str(), 1000 + uint64_t(i))
+                    .ok());
+  ASSERT_TRUE(w->Flush().ok());
+  w.reset();
+  std::unique_ptr<RingReader> whole = OpenReader(&env, kPath, nullptr);
+  ASSERT_TRUE(whole);
+  const Layout t0 = whole->layout().Tier(0);
+  const size_t all = ReadRecords(whole.get()).size();
+  whole.reset();
+  const uint64_t cut = t0.blocks_off + uint64_t(t0.block_count / 2) * t0.block_size;
+  ASSERT_LT(cut, env.Data(kPath).size());
+  env.Data(kPath).resize(cut);
+
+  RecordingReporter rep;
+  std::unique_ptr<RingReader> r = OpenReader(&env, kPath, &rep);
+  ASSERT_TRUE(r);
+  std::vector<OwnedRecord> recs = ReadRecords(r.get());
+  EXPECT_EQ(rep.corruptions(), 1u) << rep.Dump();
+  ASSERT_FALSE(recs.empty());
+  EXPECT_LT(recs.size(), all);
+  for (size_t i = 1; i < recs.size(); i++) ASSERT_LT(recs[i - 1].seq, recs[i].seq) << i;
+}
+
 }  // namespace
 }  // namespace logsink::test
