@@ -144,7 +144,9 @@ void Server::MeasureTurn() {
   const uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(&loop_);
   const uint64_t elapsed = now - turn_end_ns_, waited = idle - turn_idle_ns_;
   const uint64_t busy_us = (elapsed > waited ? elapsed - waited : 0) / 1000;
-  if (busy_us > counters_.loop_turn_max_us) counters_.loop_turn_max_us = busy_us;
+  if (!signal_this_turn_ && busy_us > counters_.loop_turn_max_us)
+    counters_.loop_turn_max_us = busy_us;
+  signal_this_turn_ = false;
   turn_end_ns_ = now;
   turn_idle_ns_ = idle;
 }

@@ -120,6 +120,10 @@ class Server {
   // When the last turn ended (uv_hrtime) and the loop's waiting until then
   // (uv_metrics_idle_time).
   uint64_t turn_end_ns_ = 0, turn_idle_ns_ = 0;
+  // A signal arrived in this turn. libuv (1.44) restarts a wait that a
+  // signal interrupts and loses the time already waited from its idle time,
+  // so such a turn would count waiting as work: it is not measured.
+  bool signal_this_turn_ = false;
   uv_timer_t stall_timer_, accept_retry_, watchdog_, status_timer_;
   std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t signals_[std::size(kLoopSignals)];

@@ -12,6 +12,7 @@ namespace logsink::daemon {
 
 void Server::OnSignal(uv_signal_t *sig, int signum) {
   auto *s = static_cast<Server *>(sig->data);
+  s->signal_this_turn_ = true;  // MeasureTurn: this turn's idle time is not exact
   if (signum == SIGHUP) {
     if (s->stopping_) return;
     config::Config next;

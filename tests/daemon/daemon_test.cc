@@ -218,6 +218,28 @@ TEST(Daemon, LoopTurnMaxIsTheLongestTurnSoFar) {
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
+// A signal that interrupts the loop's wait must not turn the waiting into a
+// turn of work: libuv restarts the wait and loses the time already waited
+// from its idle time (server.h). Five SIGHUPs (a reload each, a few
+// milliseconds of work) 300 ms apart, the daemon idle in between: counted
+// as work, each would have made a turn of about 300 ms.
+TEST(Daemon, ASignalDuringAWaitIsNotCountedAsATurnOfWork) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  for (int i = 0; i < 5; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // idle: the subject of the test
+    ASSERT_EQ(kill(d.pid(), SIGHUP), 0);
+  }
+  Client c(d.socket);
+  ASSERT_TRUE(c.ok());
+  // The reloads are done once the daemon answers STATS after them: the
+  // signals are taken in the turn they arrive in, before later frames.
+  auto st = c.Stats();
+  EXPECT_LT(st["loop_turn_max_us"], 150000u) << "an idle wait was counted as work";
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 // Text streams (PROTOCOL.md): after EOF the daemon acknowledges with its
 // line counts; on SIGTERM an unfinished line is stored, not dropped.
 TEST(Daemon, TextStreamsAcknowledgeAndKeepUnfinishedLines) {
