@@ -25,19 +25,23 @@
 
 namespace logsink::test {
 
-// True in an AddressSanitizer build (gcc defines __SANITIZE_ADDRESS__, clang
-// has __has_feature) or when LOGSINK_RELIABILITY_SMALL is set: loop counts
-// are then scaled down (each test states both counts).
-inline bool Small() {
+// An AddressSanitizer build: gcc defines __SANITIZE_ADDRESS__, clang has
+// __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
-  return true;
+inline constexpr bool kAsanBuild = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-  return true;
+inline constexpr bool kAsanBuild = true;
+#else
+inline constexpr bool kAsanBuild = false;
 #endif
+#else
+inline constexpr bool kAsanBuild = false;
 #endif
-  return std::getenv("LOGSINK_RELIABILITY_SMALL") != nullptr;
-}
+
+// True in an AddressSanitizer build or when LOGSINK_RELIABILITY_SMALL is
+// set: loop counts are then scaled down (each test states both counts).
+inline bool Small() { return kAsanBuild || std::getenv("LOGSINK_RELIABILITY_SMALL") != nullptr; }
 inline int64_t Scaled(int64_t full, int64_t small) { return Small() ? small : full; }
 
 // Prints one `[figures] ...` line to stdout (for the README).

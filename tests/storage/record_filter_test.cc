@@ -69,6 +69,12 @@ TEST(RecordFilter, EachFieldDecidesAlone) {
   Record unlabelled = At(6);
   unlabelled.app = {};
   EXPECT_TRUE(f.Match(unlabelled));
+  // An empty name matches a record with neither a label nor a comm only.
+  f.apps = {""};
+  EXPECT_FALSE(f.Match(unlabelled)) << "its comm is nginx";
+  Record nameless = unlabelled;
+  nameless.comm = {};
+  EXPECT_TRUE(f.Match(nameless));
 
   f = RecordFilter();
   f.pids = {11};

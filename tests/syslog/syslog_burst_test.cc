@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -148,7 +149,7 @@ void BurstRun(uint64_t seed) {
 
   // 4,000 datagrams/s: a stall must outlast a burst interval to lose.
   constexpr int kBurstDatagrams = 8000, kBurst = 8;
-  int lost = 0;
+  int lost = 0, other_errors = 0;
   std::vector<int> sent_ids;  // the burst sender's, read after join
   std::thread burst([&] {
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -160,8 +161,10 @@ void BurstRun(uint64_t seed) {
         if (sendto(fd, m.data(), m.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&a),
                    sizeof a) == ssize_t(m.size()))
           sent_ids.push_back(i);
+        else if (errno == EAGAIN || errno == EWOULDBLOCK)
+          lost++;  // the line is gone, as nginx does
         else
-          lost++;  // EAGAIN: the line is gone, as nginx does
+          other_errors++;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the sender's pace
     }
@@ -242,6 +245,13 @@ void BurstRun(uint64_t seed) {
   }
   EXPECT_EQ(next_burst, sent_ids.size());
   EXPECT_EQ(next_blocking, kBlocking);
+  // The kernel refuses only when the queue is full (EAGAIN), and most of
+  // a burst gets in: the single-threaded reader this replaced lost 277-390
+  // of the 8,000, a receive thread a handful at most; half is a bound no
+  // scheduling reaches and that a receiver that stopped taking datagrams
+  // would not meet.
+  EXPECT_EQ(other_errors, 0) << "sendto failed other than with EAGAIN";
+  EXPECT_GT(sent_ids.size(), size_t(kBurstDatagrams / 2));
   std::printf(
       "[burst] %d of %d datagrams sent without blocking were refused (EAGAIN); %zu "
       "landed, %d blocking ones, %llu native records beside them; receive thread "

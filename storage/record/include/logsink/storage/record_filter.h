@@ -51,8 +51,9 @@ struct RecordFilter {
     if (level > 7 || !(levels >> level & 1)) return false;
     if (!pids.empty() && std::find(pids.begin(), pids.end(), r.pid) == pids.end()) return false;
     if (!uids.empty() && std::find(uids.begin(), uids.end(), r.uid) == uids.end()) return false;
+    // The app label, or comm when the record has no label.
     if (!apps.empty() && std::none_of(apps.begin(), apps.end(), [&](const std::string &a) {
-          return r.app == a || (r.app.empty() && r.comm == a);
+          return (r.app.empty() ? r.comm : r.app) == a;
         }))
       return false;
     if (!units.empty() && std::find(units.begin(), units.end(), r.unit) == units.end())
