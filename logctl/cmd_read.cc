@@ -44,7 +44,7 @@ class ReadReporter : public storage::Reporter {
  public:
   explicit ReadReporter(std::string path) : path_(std::move(path)) {}
   void Corruption(uint64_t off, std::string_view reason) override {
-    Warn(path_ + ": offset " + std::to_string(off) + ": " + std::string(reason) + " (skipped)");
+    WarnSkipped(path_, off, reason);
   }
   void Lost(uint64_t n) override {
     if (on_lost) on_lost(n);

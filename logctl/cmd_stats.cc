@@ -38,7 +38,7 @@ class StatsReporter : public storage::Reporter {
   explicit StatsReporter(std::string path) : path_(std::move(path)) {}
   void Corruption(uint64_t off, std::string_view reason) override {
     if (opening)
-      Warn(path_ + ": offset " + std::to_string(off) + ": " + std::string(reason) + " (skipped)");
+      WarnSkipped(path_, off, reason);
     else
       corrupt++;
   }

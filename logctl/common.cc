@@ -29,6 +29,10 @@ void Error(const std::string &what, const std::string &why) {
 
 void Warn(const std::string &text) { std::fprintf(stderr, "logctl: warning: %s\n", text.c_str()); }
 
+void WarnSkipped(const std::string &path, uint64_t off, std::string_view reason) {
+  Warn(path + ": offset " + std::to_string(off) + ": " + std::string(reason) + " (skipped)");
+}
+
 bool RingPath(const std::string &file, const std::string &socket, std::string *path,
               RingOrigin *origin) {
   if (!file.empty()) {

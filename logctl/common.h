@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "logsink/storage/ring.h"
 #include "source.h"
@@ -19,6 +20,9 @@ enum Exit { kExitOk = 0, kExitError = 1, kExitUsage = 2 };
 void Error(const std::string &what, const std::string &why);
 // Prints a warning line "logctl: warning: <text>" to stderr.
 void Warn(const std::string &text);
+// What a ring reader skipped, as every command prints it:
+// "logctl: warning: PATH: offset OFF: REASON (skipped)".
+void WarnSkipped(const std::string &path, uint64_t off, std::string_view reason);
 
 // The ring file to read: file (--file) if not empty, else $LOGSINK_FILE if
 // set and not empty, else the ring the daemon on socket (--socket, else
