@@ -87,13 +87,21 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
   }
   uint64_t cand = base + lo;
   // In a sound ring the search lands on the newest block; a damaged header
-  // can stop it short, so go on while the next slot holds the next block
-  // (one extra header read in the sound case).
-  for (uint64_t fwd = 0; fwd < count; fwd++) {
+  // can stop it short, so go on while the next slot holds the next block,
+  // or the slot after it the block after that (one damaged block between
+  // valid ones must not hide the newer ones). Two extra header reads in the
+  // sound case.
+  for (uint64_t fwd = 0; fwd + 2 < count; fwd++) {
     Status s = ReadHeader((cand + 1) % count, &h, &ok);
     if (!s.ok()) return s;
-    if (!ok || h.seq != cand + 1) break;
-    cand++;
+    if (ok && h.seq == cand + 1) {
+      cand++;
+      continue;
+    }
+    s = ReadHeader((cand + 2) % count, &h, &ok);
+    if (!s.ok()) return s;
+    if (!ok || h.seq != cand + 2) break;
+    cand += 2;
   }
   // The candidate's header is plausible; walk back past torn or corrupt
   // blocks. Only the candidate itself may be racing the writer's pwrite.

@@ -339,7 +339,15 @@ Status TierReader::Missing(Got got, BlockState state, const BlockHeader &h, Step
   BlockHeader newest;
   Status s = FindNewest(&found, &newest);
   if (!s.ok()) return s;
-  if (got == Got::kOverwritten || (found && b_ + count <= newest.seq)) {
+  // Lapped: the newest block is a lap ahead, or the slot holds a valid newer
+  // block, or the torn block right after the newest (the writer writing it).
+  // A damaged header that merely claims some later number proves nothing: a
+  // reader that jumped on it would read on past the newest block (so "the
+  // last n" would be more than n).
+  const bool lapped = (found && b_ + count <= newest.seq) ||
+                      (got == Got::kOverwritten &&
+                       (state == BlockState::kValid || (found && h.seq == newest.seq + 1)));
+  if (lapped) {
     // Lapped by the writer: go on at the oldest block present. The records
     // skipped are reported as lost when the next block is read.
     uint64_t lowest = found ? Lowest(newest.seq) : b_ + 1;

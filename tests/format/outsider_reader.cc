@@ -489,11 +489,18 @@ struct Reader {
       }
       newest = anchor_seq + lo;
       newest_slot = (*anchor + lo) % t.slots;
-      for (uint32_t step = 0; step < t.slots; step++) {
+      // "Step forward": to the next slot's block, or over one slot to the
+      // block after that.
+      for (uint32_t step = 0; step + 2 < t.slots; step++) {
         uint32_t next = (newest_slot + 1) % t.slots;
-        auto q = header_seq(next);
-        if (!q || *q != newest + 1) break;
-        newest++, newest_slot = next;
+        if (auto q = header_seq(next); q && *q == newest + 1) {
+          newest++, newest_slot = next;
+          continue;
+        }
+        uint32_t after = (newest_slot + 2) % t.slots;
+        auto q = header_seq(after);
+        if (!q || *q != newest + 2) break;
+        newest += 2, newest_slot = after;
       }
       // "Then walk back": the newest block whose CRC matches (at worst the anchor).
       while (newest > anchor_seq && !valid_seq(newest_slot)) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fault_env.h"
+#include "logsink/proto/codec.h"
 #include "logsink/proto/format.h"
 #include "ring_test_util.h"
 
@@ -485,6 +486,43 @@ TEST(Fault, TailSearchPassesOverDamagedPayloads) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got.back().seq, 256u * 3 + 99);
   EXPECT_LE(env.reads, int64_t(2 + 8 + 1 + 2 * 2 + 14));  // as SeekLastDoesNotScanTheRing
+}
+
+// A damaged header that claims a later lap of its slot (CRC failing) is no
+// proof that the writer lapped the reader, and a damaged block between valid
+// ones does not hide the newer ones: for the block d = 1..8 before the newest
+// so damaged, the last record is found, "the last n" are at most n, and a
+// read from the oldest reports the damaged block and reads every other
+// record up to the newest. (Before: the search could stop short of the
+// damaged block and the reader, taking the claim for a lap, read on past
+// the block it had found newest: SeekLast(1) gave a whole block.)
+TEST(Fault, DamagedHeaderClaimingALapIsNoLap) {
+  for (uint64_t d = 1; d <= 8; d++) {
+    FaultEnv env;
+    ASSERT_NO_FATAL_FAILURE(WriteWrappedRing(&env));
+    std::unique_ptr<RingReader> r;
+    ASSERT_TRUE(RingReader::Open(&env, kPath, nullptr, &r).ok());
+    const Layout l = r->layout();
+    ASSERT_TRUE(r->SeekLast(1).ok());
+    const uint64_t newest_block = ReadAll(r.get()).back().block_seq;
+    uint8_t *hdr = &env.Data(kPath)[l.SlotOffset(newest_block - d)];
+    ls_put_u64(hdr + LS_BLK_OFF_SEQ, newest_block - d + 1000 * l.block_count);
+    RecordingReporter rep;
+    ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, &r).ok());
+    for (uint64_t n : {1u, 5u}) {
+      ASSERT_TRUE(r->SeekLast(n).ok());
+      auto got = ReadAll(r.get());
+      ASSERT_FALSE(got.empty()) << d;
+      EXPECT_LE(got.size(), n) << d;
+      EXPECT_EQ(got.back().seq, 256u * 3 + 99) << d;
+    }
+    ASSERT_TRUE(r->SeekOldest().ok());
+    auto all = ReadAll(r.get());
+    ASSERT_FALSE(all.empty()) << d;
+    EXPECT_EQ(all.back().seq, 256u * 3 + 99) << d;
+    for (const auto &rec : all) EXPECT_NE(rec.block_seq, newest_block - d) << d;
+    EXPECT_EQ(rep.bad.size(), 1u) << d << rep.Dump();
+  }
 }
 
 }  // namespace
