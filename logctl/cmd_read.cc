@@ -153,7 +153,7 @@ class ReadPipeline {
   bool TailFiltered(uint64_t n) {
     std::map<uint64_t, std::string> got;
     uint64_t lo = UINT64_MAX, hi = 0;
-    uint64_t k = n < 256 ? 1024 : n * 4;
+    uint64_t k = n < 256 ? 1024 : n > (UINT64_MAX >> 2) ? UINT64_MAX : n * 4;  // (no wrap to 0)
     Record rec;
     for (;;) {
       Status s = r_->SeekLast(k);

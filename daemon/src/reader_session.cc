@@ -30,7 +30,10 @@ bool ReaderSession::Open(const std::string &path, std::string *why) {
         s = reader_->SeekOldest();
         break;
       case LS_READ_LAST:
-        s = reader_->SeekLast(req_.arg);
+        // The walk back to the n-th record from the end is done by Step,
+        // a budget of blocks per turn (n may reach back over the ring).
+        s = reader_->StartSeekLast(req_.arg);
+        positioning_ = true;
         break;
       case LS_READ_TIME:
         s = reader_->SeekTime(req_.arg);
@@ -81,6 +84,22 @@ storage::Record OwnView(const storage::Record &rec) {
 
 void ReaderSession::Step(std::string *out) {
   if (state_ == State::kDone) return;
+  if (positioning_) {
+    bool done = false;
+    // The same budget as reading: blocks_per_turn blocks read per turn.
+    storage::Status s = reader_->SeekLastStep(limits_.blocks_per_turn, &done);
+    if (!s.ok()) {
+      spdlog::warn("read for uid {} ended: {}", uid_, s.ToString());
+      counters_->read_errors++;
+      state_ = State::kDone;
+      return;
+    }
+    // Positioned or not, the turn's blocks are spent: records next turn.
+    positioning_ = !done;
+    if (!done) counters_->read_budget_yields++;
+    state_ = State::kReading;
+    return;
+  }
   storage::Record rec;
   uint64_t blocks = 0, block = 0;
   while (out->size() < limits_.chunk) {

@@ -64,10 +64,11 @@ class ReaderSession : private storage::Reporter {
   ReadLimits limits_;
   std::unique_ptr<storage::RingReader> reader_;
   State state_ = State::kReading;
-  bool ended_ = false;     // READ_END sent
-  uint64_t lost_ = 0;      // records lost not yet reported
-  uint64_t examined_ = 0;  // records of every uid passed over
-  uint64_t next_seq_ = 0;  // one past the last record examined
+  bool positioning_ = false;  // LAST: walking back to the n-th record, by Step
+  bool ended_ = false;        // READ_END sent
+  uint64_t lost_ = 0;         // records lost not yet reported
+  uint64_t examined_ = 0;     // records of every uid passed over
+  uint64_t next_seq_ = 0;     // one past the last record examined
 };
 
 }  // namespace logsink::daemon

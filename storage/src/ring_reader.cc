@@ -92,17 +92,41 @@ class RingReader::Impl {
     return tiers_[0]->SeekSeq(seq, true);
   }
   Status SeekLast(uint64_t n) {
-    // From the newest tier back, each giving what it has until n are found.
-    size_t at = tiers_.size() - 1;
-    for (size_t i = tiers_.size(); i-- > 0;) {
+    Status s = StartSeekLast(n);
+    bool done = false;
+    while (s.ok() && !done) s = SeekLastStep(UINT64_MAX, &done);
+    return s;
+  }
+  // From the newest tier back, each giving what it has until n are found.
+  Status StartSeekLast(uint64_t n) {
+    last_n_ = n;
+    last_tier_ = tiers_.size();
+    last_at_ = tiers_.size() - 1;
+    last_started_ = false;
+    Reset(last_at_);
+    return Status::OK();
+  }
+  Status SeekLastStep(uint64_t max_blocks, bool *done) {
+    *done = false;
+    uint64_t budget = max_blocks;
+    while (last_tier_ > 0) {
+      TierReader &t = *tiers_[last_tier_ - 1];
+      if (!last_started_) {
+        Status s = t.StartLast(last_n_);
+        if (!s.ok()) return s;
+        last_started_ = true;
+      }
+      bool tier_done = false;
       uint64_t got = 0;
-      Status s = tiers_[i]->SeekLast(n, &got);
-      if (!s.ok()) return s;
-      if (got) at = i;
-      n -= std::min(n, got);
-      if (n == 0) break;
+      Status s = t.StepLast(&budget, &tier_done, &got);
+      if (!s.ok() || !tier_done) return s;
+      last_started_ = false;
+      if (got) last_at_ = last_tier_ - 1;
+      last_n_ -= std::min(last_n_, got);
+      last_tier_ = last_n_ == 0 ? 0 : last_tier_ - 1;
     }
-    Reset(at);
+    Reset(last_at_);
+    *done = true;
     return Status::OK();
   }
   Status SeekTime(uint64_t ts_ns) {
@@ -288,6 +312,13 @@ class RingReader::Impl {
     }
     void Lost(uint64_t n) override { chain->lost_ += n; }
   };
+  // A SeekLast under way (StartSeekLast): records still wanted, the tier
+  // walked now + 1 (0: none left), the tier reading starts at, and whether
+  // that tier's walk has started.
+  uint64_t last_n_ = 0;
+  size_t last_tier_ = 0, last_at_ = 0;
+  bool last_started_ = false;
+
   void Reset(size_t at) {
     cur_ = at;
     have_next_ = false;
@@ -342,6 +373,10 @@ Status RingReader::FromFile(Env *env, std::unique_ptr<File> file, const std::str
 const Layout &RingReader::layout() const { return impl_->layout_; }
 Status RingReader::SeekOldest() { return impl_->SeekOldest(); }
 Status RingReader::SeekLast(uint64_t n) { return impl_->SeekLast(n); }
+Status RingReader::StartSeekLast(uint64_t n) { return impl_->StartSeekLast(n); }
+Status RingReader::SeekLastStep(uint64_t max_blocks, bool *done) {
+  return impl_->SeekLastStep(max_blocks, done);
+}
 Status RingReader::SeekTime(uint64_t ts_ns) { return impl_->SeekTime(ts_ns); }
 Status RingReader::SeekEnd() { return impl_->SeekEnd(); }
 Status RingReader::SeekSeq(uint64_t seq) { return impl_->SeekSeq(seq); }

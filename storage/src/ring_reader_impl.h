@@ -52,6 +52,11 @@ class TierReader {
   Status SeekOldest();
   // The last n records (all of the tier when it holds fewer); *got: how many.
   Status SeekLast(uint64_t n, uint64_t *got);
+  // SeekLast in steps: StartLast(n) finds the newest block (a binary search
+  // over headers), each StepLast walks back at most *budget blocks (less
+  // what it read: *budget) and says *done with *got once positioned.
+  Status StartLast(uint64_t n);
+  Status StepLast(uint64_t *budget, bool *done, uint64_t *got);
   Status SeekTime(uint64_t ts_ns);
   Status SeekEnd();
   // quiet: a jump from seq to the first record present is not reported lost.
@@ -162,6 +167,14 @@ class TierReader {
   // partial (read it again when it grows), else kPassedOver.
   Step PassOver(const BlockHeader &h);
   internal::IndexWindow index_;
+
+  // A SeekLast under way (StartLast, StepLast): the n records wanted, the
+  // block reached, its first record, the records counted (sparse) or the
+  // one to start at (end - n), and the lowest block there is.
+  struct LastWalk {
+    bool on = false;
+    uint64_t n = 0, b = 0, first = 0, have = 0, end = 0, target = 0, lowest = 0;
+  } last_;
 
   // Position: the block being read, and the next record sequence wanted.
   uint64_t b_ = 0;

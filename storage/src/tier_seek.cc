@@ -164,53 +164,71 @@ Status TierReader::SeekEnd() {
 }
 
 Status TierReader::SeekLast(uint64_t n, uint64_t *got) {
+  *got = 0;
+  Status s = StartLast(n);
+  bool done = false;
+  uint64_t budget = UINT64_MAX;
+  while (s.ok() && !done) s = StepLast(&budget, &done, got);
+  return s;
+}
+
+Status TierReader::StartLast(uint64_t n) {
   bool found;
   BlockHeader h;
-  *got = 0;
+  last_ = LastWalk();
   Status s = FindNewestOrRewind(&found, &h);
-  if (!s.ok() || !found) return s;
-  if (sparse_) {
-    // Numbers have gaps: count records back block by block instead.
-    uint64_t b = h.seq, have = h.count, first = h.first_rec;
-    const uint64_t lowest = Lowest(h.seq);
-    while (have < n && b > lowest) {
-      Got g;
-      BlockState st;
-      BlockHeader prev;
-      s = ReadBlock(b - 1, &tmp_, &prev, &g, &st);
-      if (!s.ok()) return s;
-      if (g != Got::kValid || prev.first_rec >= first) break;
-      b--;
-      first = prev.first_rec;
-      have += prev.count;
-    }
-    Position(b, true, first);
-    gap_ok_ = true;
-    skip_ = have > n ? have - n : 0;
-    *got = std::min(have, n);
+  if (!s.ok() || !found) return s;  // nothing: positioned at the start
+  last_.on = true;
+  last_.n = n;
+  last_.b = h.seq;
+  last_.first = h.first_rec;
+  last_.have = h.count;
+  last_.end = h.first_rec + h.count;
+  last_.target = last_.end > n ? last_.end - n : 0;
+  last_.lowest = Lowest(h.seq);
+  return Status::OK();
+}
+
+Status TierReader::StepLast(uint64_t *budget, bool *done, uint64_t *got) {
+  *done = false;
+  *got = 0;
+  LastWalk &w = last_;
+  if (!w.on) {  // an empty tier
+    *done = true;
     return Status::OK();
   }
-  const uint64_t end = h.first_rec + h.count;
-  const uint64_t target = end > n ? end - n : 0;
-  const uint64_t lowest = Lowest(h.seq);
-  uint64_t b = h.seq, first = h.first_rec;
-  // Walk back only as far as the n records need.
-  while (first > target && b > lowest) {
-    Got got;
+  // Walk back only as far as the n records need. Sparse tiers (numbers with
+  // gaps) count records back block by block; tier 0 walks to the block
+  // holding record end - n. Only a block whose records end where the next
+  // one's begin (sparse: below the next one's first) is taken (in a sound
+  // ring every one is): a damaged header claiming other numbers must not
+  // make "the last n" more than n.
+  auto more = [&] { return (sparse_ ? w.have < w.n : w.first > w.target) && w.b > w.lowest; };
+  while (more()) {
+    if (*budget == 0) return Status::OK();  // on at the next step
+    --*budget;
+    Got g;
     BlockState st;
     BlockHeader prev;
-    s = ReadBlock(b - 1, &tmp_, &prev, &got, &st);
+    Status s = ReadBlock(w.b - 1, &tmp_, &prev, &g, &st);
     if (!s.ok()) return s;
-    if (got != Got::kValid) break;  // overwritten or corrupt: start after it
-    // Only a block whose records end where the next one's begin is taken (in
-    // a sound ring every one does): a damaged header claiming other numbers
-    // must not make "the last n" more than n.
-    if (prev.first_rec + prev.count != first) break;
-    b--;
-    first = prev.first_rec;
+    if (g != Got::kValid) break;  // overwritten or corrupt: start after it
+    if (sparse_ ? prev.first_rec >= w.first : prev.first_rec + prev.count != w.first) break;
+    w.b--;
+    w.first = prev.first_rec;
+    w.have += prev.count;
   }
-  Position(b, true, std::max(target, first));
-  *got = end - std::max(target, first);
+  w.on = false;
+  *done = true;
+  if (sparse_) {
+    Position(w.b, true, w.first);
+    gap_ok_ = true;
+    skip_ = w.have > w.n ? w.have - w.n : 0;
+    *got = std::min(w.have, w.n);
+  } else {
+    Position(w.b, true, std::max(w.target, w.first));
+    *got = w.end - std::max(w.target, w.first);
+  }
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 // scenario also runs on a file without tiers, to show what it loses there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -306,6 +307,58 @@ TEST_F(Retention, SinceFindsKeptRecords) {
       if (x.ts_ns >= since) have.push_back(x.seq);
     }
     EXPECT_EQ(have, want) << "since record " << k;
+  }
+}
+
+// The last n records of a tiered ring are the last n of what a reader shows
+// from the oldest, across tiers, for n within tier 0, reaching into tiers 1
+// and 2, and beyond everything; the same in steps of 1..3 blocks
+// (StartSeekLast, SeekLastStep: the daemon's way), which take at least one
+// step per block walked over.
+TEST_F(Retention, LastNReachesIntoTheKeptTiersAlsoInSteps) {
+  Open(true);
+  const Source a = Src(1, 1000, "errors"), c = Src(3, 1000, "chatty");
+  for (int round = 0; round < 10; round++) {
+    Log(a, err_, 20);
+    Flood(c, dbg_, 2);
+  }
+  auto all = ReadBack();
+  ASSERT_GT(w_->stats().kept[2], 0u) << "tier 2 holds records";
+  std::unique_ptr<RingReader> r;
+  ASSERT_TRUE(RingReader::Open(&env_, kPath, nullptr, &r).ok());
+  for (uint64_t n : {uint64_t(0), uint64_t(1), uint64_t(50), uint64_t(all.size() / 2),
+                     uint64_t(all.size() - 3), uint64_t(all.size()), uint64_t(1) << 62}) {
+    SCOPED_TRACE(testing::Message() << "n " << n << " of " << all.size());
+    std::vector<uint64_t> want;
+    for (size_t i = all.size() - std::min<uint64_t>(n, all.size()); i < all.size(); i++)
+      want.push_back(all[i].seq);
+    auto seqs = [&] {
+      std::vector<OwnedRecord> got;
+      EXPECT_TRUE(ReadAllRecords(r.get(), &got).ok());
+      std::vector<uint64_t> v;
+      for (const auto &x : got) v.push_back(x.seq);
+      return v;
+    };
+    ASSERT_TRUE(r->SeekLast(n).ok());
+    EXPECT_EQ(seqs(), want);
+    for (uint64_t budget : {1, 2, 3}) {
+      ASSERT_TRUE(r->StartSeekLast(n).ok());
+      bool done = false;
+      uint64_t steps = 0;
+      while (!done) {
+        ASSERT_TRUE(r->SeekLastStep(budget, &done).ok());
+        ASSERT_LT(++steps, 10u * kBlocks) << "no end";
+      }
+      EXPECT_EQ(seqs(), want) << "budget " << budget;
+      if (!want.empty()) {
+        // Blocks from the one reading starts at to the newest: each tier's
+        // but its newest walked over, budget blocks a step.
+        const uint64_t blocks = uint64_t(std::count_if(all.begin(), all.end(), [&](const auto &x) {
+          return x.seq >= want.front() && (&x == &all.back() || (&x)[1].block_seq != x.block_seq);
+        }));
+        EXPECT_GE(steps, (std::max<uint64_t>(blocks, 3) - 3) / budget) << "budget " << budget;
+      }
+    }
   }
 }
 

@@ -331,6 +331,13 @@ class RingReader {
   Status SeekOldest();
   // The last n records (n may exceed what is stored). Reads O(n) blocks, not the ring.
   Status SeekLast(uint64_t n);
+  // SeekLast in bounded steps, for a caller that must not wait long (the
+  // daemon's loop): StartSeekLast(n), then SeekLastStep until *done, each
+  // step reading at most max_blocks blocks on its walk back (and, where it
+  // starts a tier, that tier's tail search: O(log blocks) headers). Records
+  // written meanwhile are read too. Next() before *done is not allowed.
+  Status StartSeekLast(uint64_t n);
+  Status SeekLastStep(uint64_t max_blocks, bool *done);
   // The first record that may have FilterTime() >= ts_ns: the block before
   // the first one the writer opened at or after ts_ns - kClockSlackNs (a
   // binary search over block open times, which only grow), so records
