@@ -16,13 +16,18 @@ uint32_t SourceKeys::Of(uint32_t uid, std::string_view app) {
   std::memcpy(k.data() + 4, app.data(), app.size());
   auto it = ids_.find(k);
   if (it != ids_.end()) return it->second;
-  if (ids_.size() >= kMax) {
-    // Full: this uid's further labels count together (a key no label has:
-    // labels never hold a NUL byte... and if one did it would only share it).
+  uint32_t &labels = labels_[uid];
+  const bool full = uid == 0 ? labels >= kMax : labels >= kPerUid || others_ >= kMax;
+  if (full) {
+    // This uid's further labels count together (a key no label has: labels
+    // never hold a NUL byte... and if one did it would only share it).
     k.resize(4);
     k.push_back('\0');
     it = ids_.find(k);
     if (it != ids_.end()) return it->second;
+  } else {
+    labels++;
+    if (uid != 0) others_++;
   }
   const uint32_t id = uint32_t(uids_.size());
   uids_.push_back(uid);

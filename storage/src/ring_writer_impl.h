@@ -24,17 +24,25 @@ using internal::BlockState;
 using internal::RecordFields;
 
 // Sources as retention counts them (uid, then app label within the uid),
-// numbered once per writer. Shared by the tiers of one file.
+// numbered once per writer. Shared by the tiers of one file. Keys are never
+// freed, so the table is bounded so that no uid can use it up for others:
+// each uid other than root has at most kPerUid labels of its own, all of
+// them together at most kMax, and root at most kMax of its own; past its
+// bound a uid's further labels share one key of that uid (the uid's
+// records still count as its own).
 class SourceKeys {
  public:
-  // At most kMax keys: past it a uid's further labels share one key.
   static constexpr size_t kMax = 4096;
+  static constexpr size_t kPerUid = 64;
   uint32_t Of(uint32_t uid, std::string_view app);
   uint32_t uid(uint32_t key) const { return uids_[key]; }
+  size_t size() const { return uids_.size(); }
 
  private:
   std::unordered_map<std::string, uint32_t> ids_;
   std::vector<uint32_t> uids_;
+  std::unordered_map<uint32_t, uint32_t> labels_;  // uid -> labels with a key of their own
+  size_t others_ = 0;                              // those labels of uids other than root
 };
 
 // One tier's ring of blocks is written by one Impl (FORMAT.md, "Tiers"):

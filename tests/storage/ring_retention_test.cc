@@ -175,6 +175,28 @@ TEST_F(Retention, AFloodOverManyLabelsLeavesRootsRecords) {
   ExpectRootsRecordsKept();
 }
 
+// Retention's table of sources (uid, then label) cannot be used up for
+// root: 40,960 labels (ten times the table), from one uid and then spread
+// over 80 uids, leave root's programs apart, so a quiet root program's
+// records outlive a chatty root program's flood. (Before: the first 4,096
+// labels filled the table for good, and root's programs, sharing one key,
+// kept 0 of 300.)
+TEST_F(Retention, TenTimesTheSourceTableOfLabelsLeavesRootsProgramsApart) {
+  for (int uids : {1, 80}) {
+    SCOPED_TRACE(testing::Message() << uids << " uids");
+    env_ = FaultEnv();
+    Open(true);
+    for (int i = 0; i < 40960; i++) {
+      const std::string label = "label" + std::to_string(i);
+      Log(Src(100 + uint64_t(i), uint32_t(60000 + i % uids), label.c_str()), info_, 1);
+    }
+    Log(Src(1, 0, "quiet"), info_, 300);
+    Flood(Src(2, 0, "chatty"), info_, 20);
+    EXPECT_EQ(Count(ReadBack(), "quiet"), 300u)
+        << "kept in tier 1 " << w_->stats().kept[1] << ", tier 2 " << w_->stats().kept[2];
+  }
+}
+
 // Errors alone still behave like a ring: the newest are kept, the oldest go.
 TEST_F(Retention, AFloodOfErrorsStillLaps) {
   Open(true);
