@@ -50,11 +50,10 @@ class TierReader {
     tmp_.resize(layout_.block_size);
   }
   Status SeekOldest();
-  // The last n records (all of the tier when it holds fewer); *got: how many.
-  Status SeekLast(uint64_t n, uint64_t *got);
-  // SeekLast in steps: StartLast(n) finds the newest block (a binary search
-  // over headers), each StepLast walks back at most *budget blocks (less
-  // what it read: *budget) and says *done with *got once positioned.
+  // At the last n records (all of the tier when it holds fewer), in steps:
+  // StartLast(n) finds the newest block (a binary search over headers), each
+  // StepLast walks back at most *budget blocks (less what it read: *budget)
+  // and says *done with *got (how many) once positioned.
   Status StartLast(uint64_t n);
   Status StepLast(uint64_t *budget, bool *done, uint64_t *got);
   Status SeekTime(uint64_t ts_ns);

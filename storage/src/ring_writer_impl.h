@@ -36,7 +36,6 @@ class SourceKeys {
   static constexpr size_t kPerUid = 64;
   uint32_t Of(uint32_t uid, std::string_view app);
   uint32_t uid(uint32_t key) const { return uids_[key]; }
-  size_t size() const { return uids_.size(); }
 
  private:
   std::unordered_map<std::string, uint32_t> ids_;

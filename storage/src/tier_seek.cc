@@ -163,15 +163,6 @@ Status TierReader::SeekEnd() {
   return s;
 }
 
-Status TierReader::SeekLast(uint64_t n, uint64_t *got) {
-  *got = 0;
-  Status s = StartLast(n);
-  bool done = false;
-  uint64_t budget = UINT64_MAX;
-  while (s.ok() && !done) s = StepLast(&budget, &done, got);
-  return s;
-}
-
 Status TierReader::StartLast(uint64_t n) {
   bool found;
   BlockHeader h;
