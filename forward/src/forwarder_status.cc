@@ -52,7 +52,11 @@ void Forwarder::WriteStatus() {
           ? fmt::format("{:.0f}", double(ring_records > lag ? ring_records - lag : 0) /
                                       (in_rate_ - out_rate_))
           : "never";
-  if (ring_records && lag > ring_records / 2 && !behind_warned_) {
+  // The writer laps the cursor only once it has wrapped (in tier 0, the
+  // one it writes): before, it fills empty slots, and a ring of one record
+  // that nothing shipped yet is not falling behind.
+  const bool wrapped = have_sum && sum.wraps > 0;
+  if (ring_records && wrapped && lag > ring_records / 2 && !behind_warned_) {
     behind_warned_ = true;
     spdlog::warn(
         "falling behind the ring: {} records not shipped, more than half of the {} it holds "

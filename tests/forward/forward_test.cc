@@ -891,6 +891,10 @@ TEST(ForwardNatsDown, SaysSoOnStderrAndInTheStatus) {
                std::string::npos;
   })) << ReadFile(dir / "forward.log")
       << ReadFile(dir / "cursor.status");
+  // Nothing shipped, but a ring that never wrapped cannot lap the cursor:
+  // no "falling behind" (said before at the first status: 10 of 10).
+  EXPECT_EQ(ReadFile(dir / "forward.log").find("falling behind"), std::string::npos)
+      << ReadFile(dir / "forward.log");
   EXPECT_EQ(fwd.Stop(), 0);
 }
 
