@@ -16,12 +16,15 @@ ReaderSession::ReaderSession(Counters *counters, uint32_t uid, const ls_read_req
 
 ReaderSession::~ReaderSession() { counters_->readers_current--; }
 
-bool ReaderSession::Open(const std::string &path, std::string *why) {
+bool ReaderSession::Open(const std::string &path, const storage::RingWriter *writer,
+                         std::string *why) {
   // The daemon is the ring's only writer and writes on this thread: a block
   // is never read half written, so a bad CRC is not retried (the retries
-  // sleep, which the loop must not).
+  // sleep, which the loop must not); and its string table is the file's,
+  // so each read need not load a copy (up to 2x the table's region each).
   storage::ReaderOptions opts;
   opts.crc_retries = 0;
+  opts.sites_from = writer;
   storage::Status s =
       storage::RingReader::Open(storage::Env::Default(), path, this, opts, &reader_);
   if (s.ok()) {

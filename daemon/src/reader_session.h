@@ -45,9 +45,10 @@ class ReaderSession : private storage::Reporter {
   ReaderSession(const ReaderSession &) = delete;
   ReaderSession &operator=(const ReaderSession &) = delete;
 
-  // Opens the ring file and positions the read as the request says. False
+  // Opens the ring file and positions the read as the request says; sites
+  // are looked up in the writer's string table (no copy per read). False
   // with the reason in *why.
-  bool Open(const std::string &path, std::string *why);
+  bool Open(const std::string &path, const storage::RingWriter *writer, std::string *why);
   // One turn's bounded work: appends READ_RECORD, READ_LOST and (once the
   // newest record was passed) READ_END frames to *out.
   void Step(std::string *out);

@@ -32,7 +32,7 @@ void Server::StartReader(Conn *c) {
     limits.chunk = cfg_.read_chunk;
     c->reader =
         std::make_unique<ReaderSession>(&counters_, uid, *c->session->read_request(), limits);
-    if (!c->reader->Open(ctx_.ring_path, &refuse)) c->reader.reset();
+    if (!c->reader->Open(ctx_.ring_path, writer_, &refuse)) c->reader.reset();
   } else {
     counters_.readers_refused++;
   }

@@ -43,7 +43,7 @@ class RingReader::Impl {
       reporter_->Corruption(off, why);
     layout_ = sb.layout;
     st_.Init(layout_.strtab_off, layout_.strtab_size);
-    s = st_.Load(file_.get());
+    s = opts.sites_from ? Status::OK() : st_.Load(file_.get());  // (else: the writer's)
     if (!s.ok()) return s;
     // Damage between string-table entries, once, when the file is opened
     // (FORMAT.md, "String table"). Damage after the last entry ends the

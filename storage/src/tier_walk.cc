@@ -13,10 +13,11 @@ namespace logsink::storage {
 namespace {
 
 // A record as Next returns it: d of the block with header h (opened_ns: when
-// its writer opened it), its site looked up in st (reloaded from file when
-// the writer interned it since).
+// its writer opened it), its site looked up in the writer w's table when
+// there is one (ReaderOptions::sites_from), else in st (reloaded from file
+// when the writer interned it since).
 void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t opened_ns,
-                internal::StringTable *st, File *file, Record *rec) {
+                internal::StringTable *st, const RingWriter *w, File *file, Record *rec) {
   // Every field, one by one (no `*rec = Record()`: per record, a reset of
   // the whole struct costs as much as the rest). A field added to Record
   // must be set here too.
@@ -57,6 +58,10 @@ void FillRecord(const internal::DecodedRecord &d, const BlockHeader &h, uint64_t
   if (d.site_id == 0) {
     rec->site = d.inline_site;
     rec->site_known = true;
+  } else if (w) {
+    // The writer interned every site before its records: nothing to reload.
+    rec->site_known = w->LookupSite(d.site_id, &rec->site);
+    if (!rec->site_known) rec->site = Site();
   } else {
     rec->site_known = st->Get(d.site_id, &rec->site);
     // An id above the table's last one: the writer interned it since. (One
@@ -151,7 +156,7 @@ void TierReader::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
       skip_--;
       continue;
     }
-    FillRecord(d, h_, OpenedNs(h_), st_, file_, rec);
+    FillRecord(d, h_, OpenedNs(h_), st_, opts_.sites_from, file_, rec);
     have_expect_ = true;
     expect_ = seq + 1;
     *step = Step::kRecord;
@@ -433,7 +438,7 @@ void BlockDecoder::Decode(const BlockImage &img, std::vector<Record> *out, std::
   size_t n = 0;
   while ((res = d.cursor_.Next(&r)) == BlockCursor::kRecord) {
     if (n == out->size()) out->emplace_back();
-    FillRecord(r, h, opened, &d.st_, d.file_, &(*out)[n++]);
+    FillRecord(r, h, opened, &d.st_, nullptr, d.file_, &(*out)[n++]);
   }
   out->resize(n);
   if (res == BlockCursor::kMalformed) {

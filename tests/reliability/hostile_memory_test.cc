@@ -6,7 +6,8 @@
 // floods whose replies are never read. The bound (limits.max_memory and
 // max_memory_per_uid) holds: the attacker's connections are closed and
 // counted, peak RSS stays under the baseline plus the bound, memory goes
-// back when they go, and the good client's records all land.
+// back when they go, and the good client's records all land. Held reads
+// through the daemon do not copy the string table.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "daemon/harness.h"
+#include "logsink/proto/read.h"
 #include "reliability/rel_util.h"
 
 namespace logsink::test {
@@ -128,6 +130,44 @@ TEST(HostileMemory, BoundHoldsAndTheOtherUidLandsEverything) {
       "%d/%d records landed",
       st, (unsigned long long)stats["err_memory"], (unsigned long long)stats["err_replies_unread"],
       (unsigned long long)peak_kib, (unsigned long long)base_kib, good_seen, kGood);
+}
+
+// Reads through the daemon look sites up in the writer's string table:
+// four reads held open (following, never read) of a ring whose string table
+// holds about 2 MiB of formats grow the daemon's RSS by their chunks and
+// buffers (measured: +2.7 MiB for the four), not by a copy of the table
+// and an index of it each (before: +17.6 MiB).
+TEST(HostileMemory, HeldReadsDoNotCopyTheStringTable) {
+  TempDir dir("logsink-read-mem");
+  Daemon d(dir, {"--size", "128MiB"});  // its string table: 2 MiB
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  std::string b = Hello(1, "formats");
+  const std::string big(3900, 'f');
+  for (uint32_t i = 1; i <= 500; ++i) {
+    b += Intern(i, 6, 1, std::to_string(i) + big + " %d", "f.c");
+    b += Records(1, {Rec(i, kT0 + i, {Arg::I(int64_t(i))})});
+  }
+  ASSERT_TRUE(c.Send(b));
+  ASSERT_TRUE(c.WaitRead());
+  ASSERT_EQ(c.Stats()["strtab_full"], 0u) << "every format in the table";
+  const uint64_t base_kib = StatusKiB(d.pid(), "VmRSS");
+  std::vector<std::unique_ptr<Client>> readers;
+  ls_read_req req = {LS_READ_OLDEST, 0, LS_READ_FOLLOW};
+  uint8_t frame[LS_FRAME_HDR + 1 + 2 * LS_VARINT_MAX];
+  const ptrdiff_t n = ls_read_req_encode(frame, sizeof frame, &req);
+  ASSERT_GT(n, 0);
+  for (int k = 0; k < 4; ++k) {
+    readers.push_back(std::make_unique<Client>(d.socket));
+    ASSERT_TRUE(readers.back()->Send(std::string(reinterpret_cast<char *>(frame), size_t(n))));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return c.Stats()["readers_current"] == 4; }, kHang, Ms(10)));
+  const uint64_t grown_kib = StatusKiB(d.pid(), "VmRSS") - base_kib;
+  // ASan's redzones and quarantine make each byte cost more.
+  EXPECT_LT(grown_kib, kAsanBuild ? 12288u : 6144u) << "baseline " << base_kib << " KiB";
+  Figures("4 held reads, 2 MiB string table: RSS %llu KiB -> +%llu KiB",
+          (unsigned long long)base_kib, (unsigned long long)grown_kib);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
 }  // namespace

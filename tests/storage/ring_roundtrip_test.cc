@@ -147,6 +147,36 @@ TEST_F(RoundTrip, SourcesAreRedeclaredInEveryBlock) {
   EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
 }
 
+// A reader given its writer (ReaderOptions::sites_from, the daemon's reads)
+// looks sites up in the writer's table: the same records and sites as a
+// reader with its own copy, also for sites interned after it opened.
+TEST_F(RoundTrip, AReaderUsingTheWritersTableSeesTheSameSites) {
+  auto w = OpenWriter(Opts(8));
+  const uint32_t early = w->Intern(Site{3, 10, "early %s", "e.c"});
+  AddStrings(w.get(), early, 5, 100, 'e', 100);
+  ASSERT_TRUE(w->Flush().ok());
+  ReaderOptions ro;
+  ro.sites_from = w.get();
+  std::unique_ptr<RingReader> shared;
+  ASSERT_TRUE(RingReader::Open(&env_, path_, &rep_, ro, &shared).ok());
+  const uint32_t late = w->Intern(Site{6, 20, "late %s", "l.c"});
+  AddStrings(w.get(), late, 5, 100, 'l', 200);
+  ASSERT_TRUE(w->Flush().ok());
+  const std::vector<OwnedRecord> want = ReadBack(), got = ReadAll(shared.get());
+  ASSERT_EQ(got.size(), 10u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_TRUE(got[i].site_known) << i;
+    EXPECT_EQ(got[i].fmt, want[i].fmt) << i;
+    EXPECT_EQ(got[i].file, want[i].file) << i;
+    EXPECT_EQ(got[i].line, want[i].line) << i;
+    EXPECT_EQ(got[i].level, want[i].level) << i;
+    EXPECT_EQ(got[i].args, want[i].args) << i;
+  }
+  EXPECT_EQ(got.back().fmt, "late %s");
+  EXPECT_TRUE(rep_.bad.empty()) << rep_.Dump();
+}
+
 TEST_F(RoundTrip, InternDeduplicatesAndInlinesWhenTableFull) {
   auto w = OpenWriter(Opts(4));
   Site s1{6, 10, "first %d", "a.c"};

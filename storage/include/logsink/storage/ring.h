@@ -272,6 +272,12 @@ struct ReaderOptions {
   // of the same slot. Older blocks are never waited for (FORMAT.md, "Reading").
   int crc_retries = 3;
   uint32_t crc_retry_sleep_us = 200;
+  // The writer of this same file, on this thread: sites are looked up in
+  // its string table (RingWriter::LookupSite) instead of a copy the reader
+  // loads, so a reader costs no memory for the table (the daemon's reads
+  // through its socket). The reader must not outlive it nor be used on
+  // another thread. (Summarize and Verify still read the file's table.)
+  const RingWriter *sites_from = nullptr;
 };
 
 // A sealed block handed over whole by RingReader::NextOrBlock: its slot as
