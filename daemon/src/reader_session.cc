@@ -3,18 +3,29 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "reply.h"
 
 namespace logsink::daemon {
 
-ReaderSession::ReaderSession(Counters *counters, uint32_t uid, const ls_read_req &req,
-                             ReadLimits limits)
-    : counters_(counters), uid_(uid), req_(req), limits_(limits) {
+ReaderSession::ReaderSession(Counters *counters, MemoryBudget *memory, uint32_t uid,
+                             const ls_read_req &req, ReadLimits limits)
+    : counters_(counters), uid_(uid), req_(req), limits_(limits), charge_(memory, uid) {
   counters_->readers_current++;
   counters_->readers_total++;
 }
 
 ReaderSession::~ReaderSession() { counters_->readers_current--; }
+
+bool ReaderSession::Charge(std::string *why) {
+  const uint64_t need =
+      std::max(reader_->BoundBytes(), reader_->HeldBytes()) + uint64_t(limits_.chunk);
+  if (need <= charged_) return true;
+  if (!charge_.Hold(need, why)) return false;
+  charged_ = need;
+  return true;
+}
 
 bool ReaderSession::Open(const std::string &path, const storage::RingWriter *writer,
                          std::string *why) {
@@ -27,6 +38,11 @@ bool ReaderSession::Open(const std::string &path, const storage::RingWriter *wri
   opts.sites_from = writer;
   storage::Status s =
       storage::RingReader::Open(storage::Env::Default(), path, this, opts, &reader_);
+  if (s.ok() && !Charge(why)) {
+    *why = "a read " + *why;
+    counters_->readers_refused++;
+    return false;
+  }
   if (s.ok()) {
     switch (req_.from) {
       case LS_READ_OLDEST:
@@ -87,6 +103,19 @@ storage::Record OwnView(const storage::Record &rec) {
 
 void ReaderSession::Step(std::string *out) {
   if (state_ == State::kDone) return;
+  Take(out);
+  std::string why;
+  if (!Charge(&why)) {
+    // Its reader grew past the estimate (a block declaring many sources)
+    // and the bound has no room: the read ends without READ_END (an error
+    // of the read, as PROTOCOL.md says).
+    spdlog::warn("read for uid {} ended: it {}", uid_, why);
+    counters_->read_errors++;
+    state_ = State::kDone;
+  }
+}
+
+void ReaderSession::Take(std::string *out) {
   if (positioning_) {
     bool done = false;
     // The same budget as reading: blocks_per_turn blocks read per turn.

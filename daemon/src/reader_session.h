@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "logsink/proto/read.h"
 #include "logsink/storage/ring.h"
+#include "memory_budget.h"
 
 namespace logsink::daemon {
 
@@ -40,14 +41,17 @@ class ReaderSession : private storage::Reporter {
     kDone,      // READ_END sent, not following (or failed): close once sent
   };
 
-  ReaderSession(Counters *counters, uint32_t uid, const ls_read_req &req, ReadLimits limits);
+  ReaderSession(Counters *counters, MemoryBudget *memory, uint32_t uid, const ls_read_req &req,
+                ReadLimits limits);
   ~ReaderSession() override;
   ReaderSession(const ReaderSession &) = delete;
   ReaderSession &operator=(const ReaderSession &) = delete;
 
   // Opens the ring file and positions the read as the request says; sites
-  // are looked up in the writer's string table (no copy per read). False
-  // with the reason in *why.
+  // are looked up in the writer's string table (no copy per read). What
+  // the read holds is charged to the memory bound of its uid (Charge).
+  // False with the reason in *why (counted in readers_refused when the
+  // memory bound refused it, else in read_errors).
   bool Open(const std::string &path, const storage::RingWriter *writer, std::string *why);
   // One turn's bounded work: appends READ_RECORD, READ_LOST and (once the
   // newest record was passed) READ_END frames to *out.
@@ -56,6 +60,12 @@ class ReaderSession : private storage::Reporter {
   uint32_t uid() const { return uid_; }
 
  private:
+  void Take(std::string *out);  // Step's reading
+  // Charges the read's memory: its reader's buffers at their largest for
+  // this file (RingReader::BoundBytes), or what they hold when that is more
+  // (a block that declares many sources), and one chunk of frames. False
+  // (the charge unchanged, the reason in *why) past a bound.
+  bool Charge(std::string *why);
   void Corruption(uint64_t off, std::string_view reason) override;
   void Lost(uint64_t n) override;
 
@@ -64,6 +74,8 @@ class ReaderSession : private storage::Reporter {
   ls_read_req req_;
   ReadLimits limits_;
   std::unique_ptr<storage::RingReader> reader_;
+  MemoryCharge charge_;
+  uint64_t charged_ = 0;
   State state_ = State::kReading;
   bool positioning_ = false;  // LAST: walking back to the n-th record, by Step
   bool ended_ = false;        // READ_END sent

@@ -30,8 +30,8 @@ void Server::StartReader(Conn *c) {
     ReadLimits limits;
     limits.blocks_per_turn = cfg_.read_blocks_per_turn;
     limits.chunk = cfg_.read_chunk;
-    c->reader =
-        std::make_unique<ReaderSession>(&counters_, uid, *c->session->read_request(), limits);
+    c->reader = std::make_unique<ReaderSession>(&counters_, &ctx_.memory, uid,
+                                                *c->session->read_request(), limits);
     if (!c->reader->Open(ctx_.ring_path, writer_, &refuse)) c->reader.reset();
   } else {
     counters_.readers_refused++;

@@ -251,6 +251,20 @@ void BlockExpander::SetDictionary(std::shared_ptr<Dictionary> d) {
   dict_tried_ = true;
 }
 
+size_t BlockExpander::HeldBytes() const {
+  return out_.capacity() + ZSTD_sizeof_DCtx(static_cast<const ZSTD_DCtx *>(dctx_)) +
+         (dict_ ? dict_->HeldBytes() : 0);
+}
+
+// A dictionary's digested form for decoding holds its entropy tables (about
+// 27 KiB with zstd 1.5) beside a copy of its bytes: 32 KiB covers them.
+constexpr size_t kDDictTables = 32u << 10;
+size_t BlockExpander::BoundBytes(const Layout &l) const {
+  const size_t dict = l.dict_size ? 2 * size_t(l.dict_size) + kDDictTables : 0;
+  return LS_BLK_HDR + size_t(l.block_size) * LS_BLK_RAW_FACTOR +
+         ZSTD_sizeof_DCtx(static_cast<const ZSTD_DCtx *>(dctx_)) + dict;
+}
+
 const uint8_t *BlockExpander::Expand(const uint8_t *img, const BlockHeader &h) {
   if (h.codec == LS_CODEC_NONE) return img;
   const size_t want = LS_BLK_HDR + size_t(h.raw);  // h.raw was bounded by CheckBlockHeader

@@ -95,6 +95,12 @@ class BlockExpander {
   void UseDictionaryOf(File *f, const Layout &l);
   // Or the dictionary itself (the writer, which wrote it).
   void SetDictionary(std::shared_ptr<Dictionary> d);
+  // The heap it holds now: the decoded block, zstd's context, the dictionary.
+  size_t HeldBytes() const;
+  // The most it holds for blocks of l (the decoded block at its largest, its
+  // zstd context, and, for a file with a dictionary region, that
+  // dictionary's bytes and digested form).
+  size_t BoundBytes(const Layout &l) const;
 
  private:
   void *dctx_ = nullptr;  // ZSTD_DCtx
@@ -186,6 +192,7 @@ class BlockCursor {
   uint32_t records() const { return index_; }
   const std::vector<SourceInfo> &sources() const { return sources_; }
   const SourceInfo *FindSource(uint64_t id) const;
+  size_t HeldBytes() const { return sources_.capacity() * sizeof(SourceInfo); }
   // The state after the last entry, for a writer continuing this block.
   bool has_source() const { return has_source_; }
   uint64_t source() const { return source_; }

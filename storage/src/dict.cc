@@ -47,6 +47,11 @@ std::shared_ptr<Dictionary> Dictionary::Make(std::string content, uint32_t id, s
   return d;
 }
 
+size_t Dictionary::HeldBytes() const {
+  return content_.capacity() + ZSTD_sizeof_DDict(static_cast<const ZSTD_DDict *>(ddict_)) +
+         ZSTD_sizeof_CDict(static_cast<const ZSTD_CDict *>(cdict_));
+}
+
 void *Dictionary::cdict(int level) {
   if (cdict_ && cdict_level_ == level) return cdict_;
   ZSTD_freeCDict(static_cast<ZSTD_CDict *>(cdict_));

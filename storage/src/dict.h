@@ -33,6 +33,8 @@ class Dictionary {
   const std::string &content() const { return content_; }
   const void *ddict() const { return ddict_; }  // ZSTD_DDict
   void *cdict(int level);                       // ZSTD_CDict at level, nullptr on failure
+  // The heap it holds: its bytes and zstd's digested forms.
+  size_t HeldBytes() const;
 
  private:
   Dictionary() = default;

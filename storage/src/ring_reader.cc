@@ -23,6 +23,16 @@ namespace logsink::storage {
 class RingReader::Impl {
  public:
   File *file() const { return file_.get(); }
+  size_t HeldBytes() const {
+    size_t n = 0;
+    for (const auto &t : tiers_) n += t->HeldBytes();
+    return n;
+  }
+  size_t BoundBytes() const {
+    size_t n = 0;
+    for (const auto &t : tiers_) n += t->BoundBytes();
+    return n;
+  }
   Status Open(Env *env, const std::string &path, Reporter *reporter, const ReaderOptions &opts) {
     std::unique_ptr<File> file;
     Status s = env->OpenFile(path, false, &file);
@@ -394,6 +404,14 @@ std::unique_ptr<BlockDecoder> RingReader::NewDecoder() const {
   return std::unique_ptr<BlockDecoder>(new BlockDecoder(std::move(d)));
 }
 Status RingReader::Summarize(Summary *out) { return impl_->Summarize(out); }
+
+size_t TierReader::BoundBytes() const {
+  return 2 * size_t(layout_.block_size) + expander_.BoundBytes(layout_) +
+         (filter_on_ && use_index_ ? internal::IndexWindow::BoundBytes() : 0);
+}
+
+size_t RingReader::HeldBytes() const { return impl_->HeldBytes(); }
+size_t RingReader::BoundBytes() const { return impl_->BoundBytes(); }
 void RingReader::SetFilter(const RecordFilter *f, bool use_index) {
   impl_->SetFilter(f, use_index);
 }

@@ -84,6 +84,13 @@ class TierReader {
     return s;
   }
   uint64_t OpenedNs(const BlockHeader &bh) const { return storage::OpenedNs(layout_, bh); }
+  // The heap this tier's reader holds now, and the most it holds reading
+  // blocks as the writer writes them (RingReader::HeldBytes, BoundBytes).
+  size_t HeldBytes() const {
+    return blk_.capacity() + tmp_.capacity() + expander_.HeldBytes() + cursor_.HeldBytes() +
+           index_.HeldBytes();
+  }
+  size_t BoundBytes() const;
   uint64_t skipped_ = 0;        // blocks passed over by their summary
   uint64_t index_skipped_ = 0;  // of those, by their summary index entry (never read)
 

@@ -48,6 +48,8 @@ class IndexWindow {
  public:
   // *have: the valid entry of block seq, decoded into *h.
   Status Get(File *f, const Layout &tier, uint64_t seq, uint64_t below, BlockHeader *h, bool *have);
+  size_t HeldBytes() const { return buf_.capacity(); }
+  static constexpr size_t BoundBytes() { return kEntries * LS_IDX_ENTRY; }
 
  private:
   static constexpr uint64_t kEntries = 1024;  // 128 KiB a read

@@ -327,6 +327,30 @@ TEST_F(Dictionary, EveryTierReadsBackWithIt) {
   std::unique_ptr<RingReader> r;
   ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &r).ok());
   EXPECT_TRUE(r->Verify().ok()) << rep.Dump();
+
+  // What a reader holds stays within its bound (RingReader::BoundBytes, the
+  // daemon's charge for a read): per tier the slot, the block decoded,
+  // zstd's context and the dictionary, and with a filter the summary
+  // index's window (these blocks declare two sources, a few bytes).
+  for (bool filtered : {false, true}) {
+    std::unique_ptr<RingReader> h;
+    ASSERT_TRUE(RingReader::Open(&env_, kPath, &rep, &h).ok());
+    RecordFilter f;
+    f.uids = {1001};
+    if (filtered) h->SetFilter(&f);
+    const size_t bound = h->BoundBytes();
+    size_t most = 0, n = 0;
+    Record rec;
+    while (h->Next(&rec).ok()) {
+      n++;
+      most = std::max(most, h->HeldBytes());
+      ASSERT_LE(h->HeldBytes(), bound) << "after record " << rec.seq;
+    }
+    EXPECT_GT(n, 0u);
+    EXPECT_GT(most, bound / 4) << "a bound far above what is held";
+    std::printf("[figures] reader of 3 tiers%s: held at most %zu bytes, bound %zu\n",
+                filtered ? " (filtered)" : "", most, bound);
+  }
 }
 
 // Another file's dictionary in the region (valid, another id): the frames

@@ -376,6 +376,15 @@ class RingReader {
   // Next reports them, except damage inside a whole block, which its
   // decoding tells.
   Status NextOrBlock(Record *rec, BlockImage *img, bool *whole);
+  // The heap this reader holds now for reading blocks (per tier: the slot
+  // read, the block decoded, zstd's context, the dictionary, the sources the
+  // block being read declared, the summary index window), and the most
+  // its buffers hold for blocks of this file: everything above but the
+  // sources, which grow with what one block declares (BlockCursor, one
+  // entry per source, at most one per 13 bytes of entries). The string
+  // table a reader loads is not counted (one with sites_from has none).
+  size_t HeldBytes() const;
+  size_t BoundBytes() const;
   // A decoder for this reader's file (see BlockDecoder).
   std::unique_ptr<BlockDecoder> NewDecoder() const;
 
