@@ -301,8 +301,32 @@ struct Follow {
   ReadPipeline *pipeline;
   Out *out;
   uv_loop_t *loop;
+  RecordSource *src;
+  uv_poll_t *sock = nullptr;  // on src->wait_fd() when it has one
+  int sock_fd = -1;
   bool stop_ok = true;
 };
+
+void OnReadable(uv_poll_t *h, int, int);
+
+// Polls the source's socket, a new one when it connected again (a read
+// through the daemon that outlived a restart), none while it has none.
+void Rearm(Follow *f) {
+  const int fd = f->src->wait_fd();
+  if (fd == f->sock_fd) return;
+  if (f->sock) {
+    uv_poll_stop(f->sock);
+    uv_close(reinterpret_cast<uv_handle_t *>(f->sock),
+             [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
+    f->sock = nullptr;
+  }
+  f->sock_fd = fd;
+  if (fd < 0) return;
+  f->sock = new uv_poll_t;
+  uv_poll_init(f->loop, f->sock, fd);
+  f->sock->data = f;
+  uv_poll_start(f->sock, UV_READABLE, OnReadable);
+}
 
 void FollowStep(Follow *f) {
   bool ok = f->pipeline->Drain();
@@ -310,7 +334,9 @@ void FollowStep(Follow *f) {
   if (!ok || f->out->failed()) {
     f->stop_ok = !f->pipeline->failed();
     uv_stop(f->loop);
+    return;
   }
+  Rearm(f);
 }
 
 void OnFsEvent(uv_fs_event_t *h, const char *, int, int) {
@@ -322,23 +348,19 @@ void OnReadable(uv_poll_t *h, int, int) { FollowStep(static_cast<Follow *>(h->da
 
 // Runs until SIGINT/SIGTERM, the output closes, or a read error. Returns
 // false on a read error.
-// wait_fd: readable when records arrive (a read through the daemon), or -1.
-bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, int wait_fd) {
+// src->wait_fd(): readable when records arrive (a read through the
+// daemon), or -1.
+bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, RecordSource *src) {
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) {
     Error("follow", "cannot create the event loop");
     return false;
   }
-  Follow f{pipeline, out, &loop};
+  Follow f{pipeline, out, &loop, src};
   uv_fs_event_t fsev;
   uv_timer_t timer;
   uv_signal_t sig_int, sig_term;
-  uv_poll_t sock;
-  if (wait_fd >= 0) {
-    uv_poll_init(&loop, &sock, wait_fd);
-    sock.data = &f;
-    uv_poll_start(&sock, UV_READABLE, OnReadable);
-  }
+  Rearm(&f);
   uv_fs_event_init(&loop, &fsev);
   uv_timer_init(&loop, &timer);
   uv_signal_init(&loop, &sig_int);
@@ -355,7 +377,9 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, int w
   uv_close(reinterpret_cast<uv_handle_t *>(&timer), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sig_int), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&sig_term), nullptr);
-  if (wait_fd >= 0) uv_close(reinterpret_cast<uv_handle_t *>(&sock), nullptr);
+  if (f.sock)
+    uv_close(reinterpret_cast<uv_handle_t *>(f.sock),
+             [](uv_handle_t *h) { delete reinterpret_cast<uv_poll_t *>(h); });
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
   return f.stop_ok;
@@ -604,7 +628,7 @@ int Tail(Options &o, bool tty) {
     if (r->own_records_only() && r->wait_fd() < 0) pipeline.Drain();
     if (pipeline.failed()) return kExitError;
     out.Flush();
-    if (!out.failed() && !FollowLoop(&pipeline, &out, path, r->wait_fd())) return kExitError;
+    if (!out.failed() && !FollowLoop(&pipeline, &out, path, r.get())) return kExitError;
   }
   if (!EndCursor(o, *r, path, pipeline.last_shown(), &out)) {
     FinishOutput(&out, "stdout");

@@ -6,9 +6,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "common.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
 #include "logsink/render/escape.h"
@@ -56,6 +58,8 @@ Status DaemonSource::Start(uint8_t from, uint64_t arg) {
   arg_ = arg;
   started_ = ended_ = false;
   examined_ = 0;
+  next_seq_ = 0;
+  resume_ = false;
   buf_.clear();
   pos_ = 0;
   return Status::OK();
@@ -133,6 +137,7 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
       std::memcpy(rec->boot_id.data(), r.boot_id, rec->boot_id.size());
       rec->block_open_mono_ns = r.block_open_mono_ns;
       rec->block_open_real_ns = r.block_open_real_ns;
+      next_seq_ = std::max(next_seq_, r.seq + 1);
       *got = true;
       return Status::OK();
     }
@@ -153,6 +158,7 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
             "another file?)");
       ended_ = true;
       examined_ = e.examined;
+      next_seq_ = std::max(next_seq_, e.next_seq);
       return Status::OK();
     }
     case LS_F_REFUSE: {
@@ -167,7 +173,14 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
 }
 
 Status DaemonSource::Next(storage::Record *rec) {
-  if (!started_) {
+  if (resume_) {
+    // The daemon went away while we followed: back when it accepts a
+    // connection again (a refusal or another ring ends the read as at
+    // its start).
+    if (!Connect().ok()) return Status::NotFound("the daemon is not back yet");
+    resume_ = false;
+    Warn("the daemon is back; reading on from record " + std::to_string(next_seq_));
+  } else if (!started_) {
     if (ended_) return Status::NotFound("end of the read");
     Status s = Connect();
     if (!s.ok()) return s;
@@ -212,6 +225,23 @@ Status DaemonSource::Next(storage::Record *rec) {
       return Status::NotFound("no new records");
     const int e = k < 0 ? errno : 0;
     Close();
+    if (follow_ && ended_) {
+      // Following, caught up once: the daemon stopped or restarted. Read
+      // on from where this read was once it is back (journalctl -f's habit
+      // across journald's restarts), from the record after the last one
+      // passed: nothing twice, and what was overwritten meanwhile is
+      // reported lost (READ_LOST).
+      Warn(std::string("the daemon ended the read") +
+           (e ? std::string(": ") + std::strerror(e) : "") +
+           " (it stopped or restarted?); following on when it is back");
+      from_ = 3;  // SEQ
+      arg_ = next_seq_;
+      started_ = false;
+      resume_ = true;
+      buf_.clear();
+      pos_ = 0;
+      return Status::NotFound("the daemon is not back yet");
+    }
     return Status::IOError(
         "the daemon ended the read" +
         (e ? std::string(": ") + std::strerror(e) : std::string(" (it stopped or restarted?)")));

@@ -3,7 +3,10 @@
 // READ_REQ; Next() decodes the READ_RECORD frames the daemon streams back
 // into storage::Records, reports READ_LOST to the reporter, and returns
 // NotFound at READ_END (and, when following, whenever nothing new has
-// arrived: wait_fd() becomes readable when something does).
+// arrived: wait_fd() becomes readable when something does). A following
+// read whose connection ends (the daemon stopped or restarted) connects
+// again and reads on from the record after the last one it passed; until
+// the daemon is back, Next() says NotFound and wait_fd() is -1.
 #pragma once
 
 #include <array>
@@ -58,6 +61,11 @@ class DaemonSource : public RecordSource {
   uint64_t examined_ = 0;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0;  // bytes of buf_ consumed
+  // Following: the sequence number the read goes on from (READ_END's
+  // next_seq, then past each record), and whether the connection ended
+  // and a new one reads on from there.
+  uint64_t next_seq_ = 0;
+  bool resume_ = false;
 };
 
 }  // namespace logsink::logctl

@@ -216,6 +216,41 @@ TEST(LogctlPerUserTest, CursorsAndFollowThroughTheDaemon) {
   EXPECT_EQ(got[1]["msg"], "A-three");
 }
 
+// A follower through the daemon outlives the daemon's restart: it reads on
+// from the record after the last one it passed, so the record written
+// while it was reconnecting is shown and none twice, and it says so on
+// stderr. (Before: it exited with "the daemon ended the read".)
+TEST(LogctlPerUserTest, AFollowerReadsOnAcrossARestart) {
+  ASSERT_EQ(geteuid(), 0u);
+  PerUser s;
+  ASSERT_TRUE(s.d.Start()) << s.d.Stderr();
+  ASSERT_EQ(s.As(kUserA, {"send", "A-one"}).status, 0);
+  SpawnOptions fo;
+  fo.as_uid = kUserA;
+  fo.env = {{"LOGSINK_SOCKET", s.d.socket}};
+  Proc follow({"tail", "-f", "-n", "0", "-o", "json"}, fo);
+  ASSERT_TRUE(WaitUntil([&] { return s.Counter("readers_current") == 1; }, kHang, Ms(10)));
+  ASSERT_EQ(s.As(kUserA, {"send", "A-two"}).status, 0);
+  std::string line;
+  ASSERT_TRUE(follow.ReadLine(&line, 10000));
+  EXPECT_EQ(ParseJson(line)["msg"], "A-two") << line;
+  ASSERT_EQ(s.d.Stop(), 0) << s.d.Stderr();
+  ASSERT_TRUE(s.d.Start()) << s.d.Stderr();
+  ASSERT_EQ(s.As(kUserB, {"send", "B-three"}).status, 0);
+  ASSERT_EQ(s.As(kUserA, {"send", "A-three"}).status, 0);
+  ASSERT_TRUE(follow.ReadLine(&line, 10000)) << "the follower did not read on";
+  EXPECT_EQ(ParseJson(line)["msg"], "A-three") << line;
+  ASSERT_TRUE(WaitUntil([&] { return s.Counter("readers_current") == 1; }, kHang, Ms(10)));
+  ASSERT_EQ(s.As(kUserA, {"send", "A-four"}).status, 0);
+  ASSERT_TRUE(follow.ReadLine(&line, 10000));
+  EXPECT_EQ(ParseJson(line)["msg"], "A-four") << line;
+  follow.Signal(SIGTERM);
+  Result fr = follow.Finish();
+  EXPECT_EQ(fr.out, "") << "nothing more, nothing twice: " << fr.out;
+  EXPECT_NE(fr.err.find("following on when it is back"), std::string::npos) << fr.err;
+  EXPECT_NE(fr.err.find("reading on from record"), std::string::npos) << fr.err;
+}
+
 // A read that never reads its socket: the daemon queues at most a chunk
 // for it (its socket holds the rest) while the writer goes on (every line
 // is stored), and when it reads on it is told what it missed (lapped).
