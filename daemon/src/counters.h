@@ -103,15 +103,16 @@ struct Counters {
   uint64_t kmsg_malformed = 0;  // records not in the kmsg format (stored as they came)
   uint64_t kmsg_read_errors = 0;  // read failures other than EAGAIN/EINTR/EPIPE
   // Reads through the daemon (reader_session.h; PROTOCOL.md, "Reading through the daemon").
-  uint64_t readers_current = 0;     // reads being served (a gauge)
-  uint64_t readers_total = 0;       // READ_REQ frames taken
-  uint64_t readers_refused = 0;     // ... refused: max_readers or max_readers_per_uid reached
-  uint64_t read_records = 0;        // records sent to readers (their own)
-  uint64_t read_bytes = 0;          // READ_RECORD bytes sent
-  uint64_t read_lost = 0;           // records overwritten before a reader got to them (READ_LOST)
-  uint64_t read_budget_yields = 0;  // turns a read stopped at read_blocks_per_turn
-  uint64_t read_socket_waits = 0;   // turns a read stopped because its socket had not drained
-  uint64_t read_errors = 0;         // reads ended by an error of the ring reader
+  uint64_t readers_current = 0;      // reads being served (a gauge)
+  uint64_t readers_total = 0;        // READ_REQ frames taken
+  uint64_t readers_refused = 0;      // ... refused: max_readers or max_readers_per_uid reached
+  uint64_t read_records = 0;         // records sent to readers (their own)
+  uint64_t read_bytes = 0;           // READ_RECORD bytes sent
+  uint64_t read_lost = 0;            // records overwritten before a reader got to them (READ_LOST)
+  uint64_t read_budget_yields = 0;   // turns a read stopped at read_blocks_per_turn
+  uint64_t read_socket_waits = 0;    // turns a read stopped because its socket had not drained
+  uint64_t read_blocks_skipped = 0;  // blocks reads passed over: no record of their uid
+  uint64_t read_errors = 0;          // reads ended by an error of the ring reader
 
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {

@@ -36,8 +36,19 @@ bool ReaderSession::Open(const std::string &path, const storage::RingWriter *wri
   storage::ReaderOptions opts;
   opts.crc_retries = 0;
   opts.sites_from = writer;
+  // Blocks that hold no record of this uid (their summaries, FORMAT.md
+  // "Block summaries", most from the summary index without reading the
+  // block) are passed over, kPassOversPerBlock of them for a block's
+  // share of the turn's budget.
+  opts.pass_over_per_next = uint32_t(
+      std::min<uint64_t>(uint64_t(limits_.blocks_per_turn) * kPassOversPerBlock, UINT32_MAX));
   storage::Status s =
       storage::RingReader::Open(storage::Env::Default(), path, this, opts, &reader_);
+  if (s.ok()) {
+    storage::RecordFilter own;
+    own.uids = {uid_};
+    reader_->SetFilter(&own);
+  }
   if (s.ok() && !Charge(why)) {
     *why = "a read " + *why;
     counters_->readers_refused++;
@@ -104,6 +115,9 @@ storage::Record OwnView(const storage::Record &rec) {
 void ReaderSession::Step(std::string *out) {
   if (state_ == State::kDone) return;
   Take(out);
+  const uint64_t skipped = reader_->blocks_skipped();
+  counters_->read_blocks_skipped += skipped - skipped_;
+  skipped_ = skipped;
   std::string why;
   if (!Charge(&why)) {
     // Its reader grew past the estimate (a block declaring many sources)
@@ -140,9 +154,18 @@ void ReaderSession::Take(std::string *out) {
       AppendReadLost(lost_, out);
       lost_ = 0;
     }
+    if (s.IsYield()) {  // passed over the turn's share of blocks
+      counters_->read_budget_yields++;
+      state_ = State::kReading;
+      return;
+    }
     if (s.IsNotFound()) {
       if (!ended_) {
-        AppendReadEnd(reader_->layout().ring_id, examined_, next_seq_, out);
+        // The records of blocks passed over by their summaries were
+        // examined too; at the end, the reader knows the next number.
+        next_seq_ = std::max(next_seq_, reader_->next_seq());
+        AppendReadEnd(reader_->layout().ring_id, examined_ + reader_->records_skipped(), next_seq_,
+                      out);
         ended_ = true;
       }
       state_ = (req_.flags & LS_READ_FOLLOW) ? State::kCaughtUp : State::kDone;

@@ -20,6 +20,12 @@
 
 namespace logsink::daemon {
 
+// Blocks a read passes over by their summaries (most by their summary
+// index entries, without reading them) for each block of its budget per
+// turn (ReadLimits::blocks_per_turn): a pass-over costs a small fraction of
+// decoding a block.
+constexpr uint64_t kPassOversPerBlock = 64;
+
 struct ReadLimits {
   uint32_t blocks_per_turn = 1;  // blocks decoded per Step (read_blocks_per_turn)
   uint32_t chunk = 64u << 10;    // bytes queued per Step (read_chunk)
@@ -82,6 +88,7 @@ class ReaderSession : private storage::Reporter {
   uint64_t lost_ = 0;         // records lost not yet reported
   uint64_t examined_ = 0;     // records of every uid passed over
   uint64_t next_seq_ = 0;     // one past the last record examined
+  uint64_t skipped_ = 0;      // blocks passed over, as last counted
 };
 
 }  // namespace logsink::daemon

@@ -89,6 +89,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("read_lost", c.read_lost);
   f("read_budget_yields", c.read_budget_yields);
   f("read_socket_waits", c.read_socket_waits);
+  f("read_blocks_skipped", c.read_blocks_skipped);
   f("read_errors", c.read_errors);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);

@@ -23,6 +23,15 @@ namespace logsink::storage {
 class RingReader::Impl {
  public:
   File *file() const { return file_.get(); }
+  uint64_t records_skipped() const {
+    uint64_t n = 0;
+    for (const auto &t : tiers_) n += t->skipped_records_;
+    return n;
+  }
+  uint64_t next_seq() const {
+    const uint64_t e = tiers_.empty() ? 0 : tiers_[cur_]->expect();
+    return have_next_ ? std::max(next_, e) : e;
+  }
   size_t HeldBytes() const {
     size_t n = 0;
     for (const auto &t : tiers_) n += t->HeldBytes();
@@ -170,7 +179,10 @@ class RingReader::Impl {
   Status Next(Record *rec, BlockImage *img, bool *whole) {
     for (;;) {
       lost_ = 0;
-      Status s = tiers_[cur_]->Next(rec, img, whole);
+      // Bounded here only: a Yield leaves the chain where it is. (The
+      // search of older tiers below must finish once it started: the
+      // record it found in this tier would be dropped.)
+      Status s = tiers_[cur_]->Next(rec, img, whole, true);
       if (s.IsNotFound() && cur_ + 1 < tiers_.size()) {
         // This tier is read: the next one from the number wanted on.
         cur_++;
@@ -411,6 +423,8 @@ size_t TierReader::BoundBytes() const {
 }
 
 size_t RingReader::HeldBytes() const { return impl_->HeldBytes(); }
+uint64_t RingReader::records_skipped() const { return impl_->records_skipped(); }
+uint64_t RingReader::next_seq() const { return impl_->next_seq(); }
 size_t RingReader::BoundBytes() const { return impl_->BoundBytes(); }
 void RingReader::SetFilter(const RecordFilter *f, bool use_index) {
   impl_->SetFilter(f, use_index);

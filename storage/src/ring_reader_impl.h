@@ -62,7 +62,8 @@ class TierReader {
   Status SeekSeq(uint64_t seq, bool quiet);
   // img: a sealed block whose records would all be returned next may be
   // handed over whole (RingReader::NextOrBlock); nullptr: records only.
-  Status Next(Record *rec, BlockImage *img = nullptr, bool *whole = nullptr);
+  // bounded: at most opts.pass_over_per_next blocks passed over, then Yield.
+  Status Next(Record *rec, BlockImage *img = nullptr, bool *whole = nullptr, bool bounded = false);
   Status Summarize(RingReader::Summary *out);
   // Skip the blocks f rules out (nullptr: none); see RingReader::SetFilter.
   void SetFilter(const internal::SummaryFilter *f, bool use_index);
@@ -84,6 +85,8 @@ class TierReader {
     return s;
   }
   uint64_t OpenedNs(const BlockHeader &bh) const { return storage::OpenedNs(layout_, bh); }
+  // The next record number wanted (0 before any was positioned).
+  uint64_t expect() const { return have_expect_ ? expect_ : 0; }
   // The heap this tier's reader holds now, and the most it holds reading
   // blocks as the writer writes them (RingReader::HeldBytes, BoundBytes).
   size_t HeldBytes() const {
@@ -91,8 +94,9 @@ class TierReader {
            index_.HeldBytes();
   }
   size_t BoundBytes() const;
-  uint64_t skipped_ = 0;        // blocks passed over by their summary
-  uint64_t index_skipped_ = 0;  // of those, by their summary index entry (never read)
+  uint64_t skipped_ = 0;          // blocks passed over by their summary
+  uint64_t skipped_records_ = 0;  // the records they held
+  uint64_t index_skipped_ = 0;    // of those, by their summary index entry (never read)
 
   Layout layout_;
 

@@ -32,6 +32,9 @@ std::string Status::ToString() const {
     case Code::kOldVersion:
       name = "OldVersion";
       break;
+    case Code::kYield:
+      name = "Yield";
+      break;
   }
   if (msg_.empty()) return name;
   return std::string(name) + ": " + msg_;

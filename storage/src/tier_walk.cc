@@ -207,9 +207,11 @@ void TierReader::SkipDamaged(Got got, BlockState state, const BlockHeader &h) {
 // a seek), gap_ok_ (skipped damage: a jump is not loss), reported_ (report a
 // block once), reread_ (re-read a block once). The guard only turns a damaged
 // ring that would loop forever into Corruption; a sound ring never nears it.
-Status TierReader::Next(Record *rec, BlockImage *img, bool *whole) {
+Status TierReader::Next(Record *rec, BlockImage *img, bool *whole, bool bounded) {
   if (whole) *whole = false;
   const int limit = 4 * int(std::min<uint64_t>(layout_.block_count, 1 << 20)) + 16;
+  const uint64_t budget = bounded ? opts_.pass_over_per_next : 0;
+  uint64_t passed = 0;
   for (int guard = 0; guard < limit; guard++) {
     Step step;
     if (!loaded_ || !TakeLoaded(rec, &step)) {
@@ -224,6 +226,7 @@ Status TierReader::Next(Record *rec, BlockImage *img, bool *whole) {
         return Status::NotFound("no new records");
       case Step::kPassedOver:
         guard--;  // a pass-over always moves on by one block: not a loop
+        if (budget && ++passed >= budget) return Status::Yield("passed over its budget of blocks");
         break;
       case Step::kAgain:
         break;
@@ -397,6 +400,7 @@ TierReader::Step TierReader::PassOver(const BlockHeader &h) {
   gap_ok_ = false;
   loaded_ = false;
   skipped_++;
+  skipped_records_ += h.count;
   if (!h.sealed()) return Step::kCaughtUp;  // read again when it grows
   b_++;
   return Step::kPassedOver;

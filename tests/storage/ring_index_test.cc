@@ -221,6 +221,55 @@ TEST(RingIndex, FilteredReadsAgreeAndReadOnlyWhatMayMatch) {
   }
 }
 
+// A read bounded to a few pass-overs per Next (ReaderOptions::
+// pass_over_per_next, the daemon's reads) yields and, called again, gives
+// the same records as an unbounded one, lost nothing, and counts the
+// records of the blocks it passed over; at the end it knows the next
+// record's number.
+TEST(RingIndex, ABoundedFilteredReadYieldsAndGivesTheSameRecords) {
+  FaultEnv env;
+  Writer wr;
+  wr.Open(&env);
+  Fill(&env, &wr, TestSeed(5));
+  RecordingReporter rep0;
+  RecordFilter by_uid;
+  by_uid.uids = {4242};
+  const std::vector<OwnedRecord> want = Only(Read(&env, &by_uid, &rep0), IsRare);
+  ASSERT_GE(want.size(), 5u);
+  RecordingReporter rep;
+  std::unique_ptr<RingReader> r;
+  ReaderOptions ro;
+  ro.crc_retries = 0;
+  ro.pass_over_per_next = 3;
+  ASSERT_TRUE(RingReader::Open(&env, kPath, &rep, ro, &r).ok());
+  r->SetFilter(&by_uid);
+  std::vector<uint64_t> got;
+  uint64_t yields = 0, returned = 0, most = 0;
+  Record rec;
+  for (;;) {
+    const uint64_t before = r->blocks_skipped();
+    Status s = r->Next(&rec);
+    most = std::max(most, r->blocks_skipped() - before);
+    if (s.IsYield()) {
+      yields++;
+      continue;
+    }
+    if (s.IsNotFound()) break;
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    returned++;
+    if (rec.app == "rare") got.push_back(rec.seq);
+  }
+  EXPECT_EQ(got, Seqs(want));
+  EXPECT_EQ(rep.lost, 0u);
+  EXPECT_EQ(rep.corruptions(), 0u) << rep.Dump();
+  EXPECT_LE(most, 3u) << "blocks passed over by one Next";
+  EXPECT_GT(yields, 10u) << r->blocks_skipped() << " passed over";
+  // Every record present was returned or in a block passed over.
+  const std::vector<OwnedRecord> all = Read(&env, nullptr, &rep0);
+  EXPECT_EQ(returned + r->records_skipped(), all.size());
+  EXPECT_EQ(r->next_seq(), all.back().seq + 1);
+}
+
 // Every entry of a block holding a rare record is made to claim "nothing
 // here" in a way the rules refuse: a wrong CRC, an older lap's number, the
 // other tier. The records are all still found.

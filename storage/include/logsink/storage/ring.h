@@ -278,6 +278,11 @@ struct ReaderOptions {
   // through its socket). The reader must not outlive it nor be used on
   // another thread. (Summarize and Verify still read the file's table.)
   const RingWriter *sites_from = nullptr;
+  // With a filter (SetFilter): one Next passes over at most this many
+  // blocks by their summaries, then returns Status::Yield (call Next again
+  // to go on; 0: no bound), for a caller that must not wait long (the
+  // daemon's loop) on a read that matches little of a large ring.
+  uint32_t pass_over_per_next = 0;
 };
 
 // A sealed block handed over whole by RingReader::NextOrBlock: its slot as
@@ -399,7 +404,11 @@ class RingReader {
   // a block (FORMAT.md, "Summary index"); false judges each block by its
   // header's summary only (the same records, slower: for benchmarks).
   void SetFilter(const RecordFilter *filter, bool use_index = true);
-  uint64_t blocks_skipped() const;  // blocks skipped by their summary so far
+  uint64_t blocks_skipped() const;   // blocks skipped by their summary so far
+  uint64_t records_skipped() const;  // the records those blocks held (their headers' counts)
+  // Once Next said NotFound at the end of the ring: the number the next
+  // record written will have (what a read resumes from).
+  uint64_t next_seq() const;
   // Of those, the ones skipped by their summary index entry, never read.
   uint64_t blocks_skipped_by_index() const;
 

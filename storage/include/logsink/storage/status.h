@@ -17,7 +17,8 @@ class Status {
     kNotOurs,
     kMismatch,
     kBusy,
-    kOldVersion
+    kOldVersion,
+    kYield
   };
 
   Status() = default;
@@ -36,6 +37,9 @@ class Status {
   static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
   // A ring file of another format version (proto/FORMAT.md, "Versions").
   static Status OldVersion(std::string m) { return Status(Code::kOldVersion, std::move(m)); }
+  // A step stopped at its budget (ReaderOptions::pass_over_per_next): call
+  // again to go on; nothing was lost.
+  static Status Yield(std::string m) { return Status(Code::kYield, std::move(m)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -48,6 +52,7 @@ class Status {
   bool IsMismatch() const { return code_ == Code::kMismatch; }
   bool IsBusy() const { return code_ == Code::kBusy; }
   bool IsOldVersion() const { return code_ == Code::kOldVersion; }
+  bool IsYield() const { return code_ == Code::kYield; }
   const std::string &message() const { return msg_; }
   std::string ToString() const;
 
