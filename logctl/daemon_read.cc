@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "daemon_stats.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
 #include "logsink/render/escape.h"
@@ -25,6 +26,8 @@ namespace {
 // and its site's format and file name.
 constexpr uint32_t kMaxReadFrame = 2u << 20;
 constexpr size_t kRecvChunk = 64u << 10;
+// Asking a daemon that came back which ring it writes.
+constexpr int kRingTimeoutMs = 1000;
 
 std::string Sv(const char *p, size_t n) {
   std::string s;
@@ -59,7 +62,7 @@ Status DaemonSource::Start(uint8_t from, uint64_t arg) {
   started_ = ended_ = false;
   examined_ = 0;
   next_seq_ = 0;
-  resume_ = false;
+  resume_ = resumed_ = caught_up_ = false;
   buf_.clear();
   pos_ = 0;
   return Status::OK();
@@ -98,6 +101,7 @@ Status DaemonSource::Connect() {
     off += size_t(k);
   }
   started_ = true;
+  caught_up_ = false;
   return Status::OK();
 }
 
@@ -145,7 +149,12 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
       uint64_t n;
       if (ls_read_lost_decode(p, len, &n) < 0)
         return Status::Corruption("the daemon sent a malformed READ_LOST");
-      if (reporter_) reporter_->Lost(n);
+      // A resumed read starts from the last number this client knew of,
+      // usually long passed by the daemon before it stopped (it sends
+      // nothing for other uids' records): what it skips up to its first
+      // READ_END was examined already, not lost (the daemon is the ring's
+      // only writer).
+      if (reporter_ && !(resumed_ && !caught_up_)) reporter_->Lost(n);
       return Status::OK();
     }
     case LS_F_READ_END: {
@@ -156,7 +165,7 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
         return Status::InvalidArgument(
             "the daemon writes another ring than it named a moment ago (it was restarted with "
             "another file?)");
-      ended_ = true;
+      ended_ = caught_up_ = true;
       examined_ = e.examined;
       next_seq_ = std::max(next_seq_, e.next_seq);
       return Status::OK();
@@ -174,11 +183,20 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
 
 Status DaemonSource::Next(storage::Record *rec) {
   if (resume_) {
-    // The daemon went away while we followed: back when it accepts a
-    // connection again (a refusal or another ring ends the read as at
-    // its start).
-    if (!Connect().ok()) return Status::NotFound("the daemon is not back yet");
+    // The daemon went away while we followed: back when it answers again.
+    // It must write the same ring (asked first, so that no record of
+    // another is shown); a refusal ends the read as at its start.
+    DaemonRing ring;
+    std::string why;
+    if (QueryDaemonRing(socket_, kRingTimeoutMs, &ring, &why) != 0)
+      return Status::NotFound("the daemon is not back yet");
+    if (ring.id != layout_.ring_id)
+      return Status::InvalidArgument("the daemon is back writing another ring (" + ring.path + ")");
+    Status s = Connect();
+    if (!s.ok())
+      return s.message().rfind("the daemon refused", 0) == 0 ? s : Status::NotFound("not back yet");
     resume_ = false;
+    resumed_ = true;
     Warn("the daemon is back; reading on from record " + std::to_string(next_seq_));
   } else if (!started_) {
     if (ended_) return Status::NotFound("end of the read");
@@ -225,12 +243,13 @@ Status DaemonSource::Next(storage::Record *rec) {
       return Status::NotFound("no new records");
     const int e = k < 0 ? errno : 0;
     Close();
-    if (follow_ && ended_) {
-      // Following, caught up once: the daemon stopped or restarted. Read
-      // on from where this read was once it is back (journalctl -f's habit
-      // across journald's restarts), from the record after the last one
-      // passed: nothing twice, and what was overwritten meanwhile is
-      // reported lost (READ_LOST).
+    if (follow_ && caught_up_) {
+      // Following, caught up on this connection: the daemon stopped or
+      // restarted. Read on from where this read was once it is back
+      // (journalctl -f's habit across journald's restarts), from the
+      // record after the last one passed: nothing twice. (A connection
+      // ended before its READ_END is an error, as always: the daemon
+      // ends a read it cannot go on with that way, and would again.)
       Warn(std::string("the daemon ended the read") +
            (e ? std::string(": ") + std::strerror(e) : "") +
            " (it stopped or restarted?); following on when it is back");

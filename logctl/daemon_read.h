@@ -66,6 +66,8 @@ class DaemonSource : public RecordSource {
   // and a new one reads on from there.
   uint64_t next_seq_ = 0;
   bool resume_ = false;
+  bool resumed_ = false;    // this connection resumed a follow
+  bool caught_up_ = false;  // READ_END came on this connection
 };
 
 }  // namespace logsink::logctl

@@ -178,11 +178,17 @@ class RingReader::Impl {
   // img: see NextOrBlock (nullptr: records only).
   Status Next(Record *rec, BlockImage *img, bool *whole) {
     for (;;) {
-      lost_ = 0;
-      // Bounded here only: a Yield leaves the chain where it is. (The
-      // search of older tiers below must finish once it started: the
-      // record it found in this tier would be dropped.)
+      lost_ = yield_lost_;
+      yield_lost_ = 0;
+      // Bounded here only: a Yield leaves the chain where it is, with the
+      // losses it met pending for the next call (they may be found in an
+      // older tier below). (The search of older tiers must finish once it
+      // started: the record it found in this tier would be dropped.)
       Status s = tiers_[cur_]->Next(rec, img, whole, true);
+      if (s.IsYield()) {
+        yield_lost_ = lost_;
+        return s;
+      }
       if (s.IsNotFound() && cur_ + 1 < tiers_.size()) {
         // This tier is read: the next one from the number wanted on.
         cur_++;
@@ -345,7 +351,7 @@ class RingReader::Impl {
     cur_ = at;
     have_next_ = false;
     strict_ = false;
-    lost_ = 0;
+    lost_ = yield_lost_ = 0;
   }
 
   std::string path_;
@@ -361,7 +367,8 @@ class RingReader::Impl {
   bool searched_ = false;  // the lapped reader's search ran at searched_at_
   uint64_t searched_at_ = 0;
   bool filter_on_ = false;
-  uint64_t lost_ = 0;  // tier 0's losses during this Next
+  uint64_t lost_ = 0;        // tier 0's losses during this Next
+  uint64_t yield_lost_ = 0;  // ... met before a Yield, for the next Next
 };
 
 // ---- RingReader -------------------------------------------------------------

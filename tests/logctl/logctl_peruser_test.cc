@@ -219,7 +219,8 @@ TEST(LogctlPerUserTest, CursorsAndFollowThroughTheDaemon) {
 // A follower through the daemon outlives the daemon's restart: it reads on
 // from the record after the last one it passed, so the record written
 // while it was reconnecting is shown and none twice, and it says so on
-// stderr. (Before: it exited with "the daemon ended the read".)
+// stderr; a daemon back with another ring ends it before any of that
+// ring's records. (Before: it exited with "the daemon ended the read".)
 TEST(LogctlPerUserTest, AFollowerReadsOnAcrossARestart) {
   ASSERT_EQ(geteuid(), 0u);
   PerUser s;
@@ -244,11 +245,18 @@ TEST(LogctlPerUserTest, AFollowerReadsOnAcrossARestart) {
   ASSERT_EQ(s.As(kUserA, {"send", "A-four"}).status, 0);
   ASSERT_TRUE(follow.ReadLine(&line, 10000));
   EXPECT_EQ(ParseJson(line)["msg"], "A-four") << line;
-  follow.Signal(SIGTERM);
+  // Back with another ring (the file removed while it was down): the
+  // follow ends with exit 1, none of the new ring's records shown.
+  ASSERT_EQ(s.d.Stop(), 0) << s.d.Stderr();
+  ASSERT_EQ(unlink(s.d.ring.c_str()), 0);
+  ASSERT_TRUE(s.d.Start()) << s.d.Stderr();
+  ASSERT_EQ(s.As(kUserA, {"send", "A-five"}).status, 0);
   Result fr = follow.Finish();
-  EXPECT_EQ(fr.out, "") << "nothing more, nothing twice: " << fr.out;
+  EXPECT_EQ(fr.status, 1) << fr.err;
+  EXPECT_EQ(fr.out, "") << "nothing more, nothing twice, nothing of another ring: " << fr.out;
   EXPECT_NE(fr.err.find("following on when it is back"), std::string::npos) << fr.err;
   EXPECT_NE(fr.err.find("reading on from record"), std::string::npos) << fr.err;
+  EXPECT_NE(fr.err.find("another ring"), std::string::npos) << fr.err;
 }
 
 // A read that never reads its socket: the daemon queues at most a chunk

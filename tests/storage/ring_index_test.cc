@@ -43,8 +43,8 @@ struct Writer {
   std::vector<std::string> apps;
   uint64_t ts = 1000, n = 0;
 
-  void Open(FaultEnv *env) {
-    Status s = RingWriter::Open(env, kPath, Options(), &w);
+  void Open(FaultEnv *env, const WriterOptions &o = Options()) {
+    Status s = RingWriter::Open(env, kPath, o, &w);
     ASSERT_TRUE(s.ok()) << s.ToString();
     info = w->Intern(Site{6, 1, "%s", "i.c"});
     err = w->Intern(Site{3, 2, "%s", "i.c"});
@@ -268,6 +268,62 @@ TEST(RingIndex, ABoundedFilteredReadYieldsAndGivesTheSameRecords) {
   const std::vector<OwnedRecord> all = Read(&env, nullptr, &rep0);
   EXPECT_EQ(returned + r->records_skipped(), all.size());
   EXPECT_EQ(r->next_seq(), all.back().seq + 1);
+}
+
+// The same when the reader is lapped in a file with tiers: a bounded read
+// that yields after the lap still looks for the records it missed in the
+// older tiers (the rare records at err, kept there), as an unbounded one.
+TEST(RingIndex, ABoundedReadLappedFindsTheKeptRecordsAsAnUnboundedOne) {
+  FaultEnv env;
+  Writer wr;
+  WriterOptions o = Options();
+  o.kept_share = o.error_share = 0.125;
+  wr.Open(&env, o);
+  Fill(&env, &wr, TestSeed(6), 100000);
+  RecordFilter by_uid;
+  by_uid.uids = {4242};
+  struct Follower {
+    std::unique_ptr<RingReader> r;
+    RecordingReporter rep;
+    std::vector<uint64_t> seqs;
+    // Reads to the end (Yield: again).
+    void Drain() {
+      Record rec;
+      for (;;) {
+        Status s = r->Next(&rec);
+        if (s.IsYield()) continue;
+        if (s.IsNotFound()) return;
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        if (rec.app == "rare") seqs.push_back(rec.seq);
+      }
+    }
+  } bounded, unbounded;
+  for (Follower *rd : {&bounded, &unbounded}) {
+    ReaderOptions ro;
+    ro.crc_retries = 0;
+    ro.pass_over_per_next = rd == &bounded ? 2 : 0;
+    ASSERT_TRUE(RingReader::Open(&env, kPath, &rd->rep, ro, &rd->r).ok());
+    rd->r->SetFilter(&by_uid);
+    ASSERT_NO_FATAL_FAILURE(rd->Drain());
+  }
+  // The file laps while they wait (every tier: the oldest record present
+  // is newer than where they stopped); the rare records written meanwhile
+  // are kept in the error tier, most no longer in tier 0.
+  const std::vector<uint64_t> before = unbounded.seqs;
+  const uint64_t stopped = wr.n;
+  Fill(&env, &wr, TestSeed(7), 600000);
+  RecordingReporter rep0;
+  const std::vector<OwnedRecord> now = Read(&env, nullptr, &rep0);
+  ASSERT_FALSE(now.empty());
+  ASSERT_GT(now.front().seq, stopped) << "not lapped";
+  std::vector<uint64_t> want = before;
+  for (const OwnedRecord &r : now)
+    if (IsRare(r)) want.push_back(r.seq);
+  for (Follower *rd : {&bounded, &unbounded}) ASSERT_NO_FATAL_FAILURE(rd->Drain());
+  EXPECT_EQ(unbounded.seqs, want);
+  EXPECT_EQ(bounded.seqs, want);
+  EXPECT_EQ(bounded.rep.lost, unbounded.rep.lost);
+  EXPECT_GT(want.size(), before.size() + 5);
 }
 
 // Every entry of a block holding a rare record is made to claim "nothing
