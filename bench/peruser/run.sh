@@ -4,8 +4,10 @@
 # every line) into a fresh logsinkd, alone ("none", the baseline) and, in
 # the same run, alternating, while other users read through the daemon
 # ("readers": three loops of uid 65534 running `logctl cat` over the whole
-# ring, which holds one record of theirs, plus one connection that asks to
-# follow and never reads). Prints the writer's records/s per repetition,
+# ring, which holds one record of theirs, a loop of `logctl tail -n 1`,
+# whose reads of the last k records, k growing until their one record or
+# the ring's start, walk back over the whole ring, and one connection that
+# asks to follow and never reads). Prints the writer's records/s per repetition,
 # the medians and their ratio, the daemon's read counters, and its longest
 # loop turn after the first run alone and at the end.
 #
@@ -72,6 +74,10 @@ for rep in $(seq "$reps"); do
      done) &
     rpids+=($!)
   done
+  (while [ -e "$tmp/go" ]; do
+     setpriv --reuid 65534 --regid 65534 --clear-groups "$tmp/logctl" tail -n 1 >/dev/null 2>&1 || true
+   done) &
+  rpids+=($!)
   python3 -c "
 import os, socket, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect('$tmp/s')
@@ -87,12 +93,12 @@ done
 mn=$(median <"$tmp/none"); mr=$(median <"$tmp/readers")
 {
   echo "# bench/peruser/run.sh ($mode): logctl send of $n lines into logsinkd (64 MiB ring),"
-  echo "# alone and while uid 65534 reads through the daemon (3 whole-ring cat loops + 1 follower that never reads)"
+  echo "# alone and while uid 65534 reads through the daemon (3 whole-ring cat loops, 1 tail -n 1 loop, 1 follower that never reads)"
   echo "# read_blocks_per_turn ${READ_BLOCKS:-default}; $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "none    (records/s): $(tr '\n' ' ' <"$tmp/none")median $mn"
   echo "readers (records/s): $(tr '\n' ' ' <"$tmp/readers")median $mr"
   echo "ratio readers/none: $(awk -v a="$mr" -v b="$mn" 'BEGIN {printf "%.2f", a / b}')"
-  for k in readers_total readers_refused read_records read_lost read_budget_yields read_socket_waits; do
+  for k in readers_total readers_refused read_records read_lost read_budget_yields read_blocks_skipped read_socket_waits; do
     echo "$k=$(counter "$tmp" $k)"
   done
   echo "loop_turn_max_us: $turn_none after the first run alone, $(counter "$tmp" loop_turn_max_us) at the end"

@@ -165,8 +165,10 @@ TEST(HostileMemory, HeldReadsDoNotCopyTheStringTable) {
   ASSERT_TRUE(WaitUntil([&] { return c.Stats()["readers_current"] == 4; }, kHang, Ms(10)));
   const uint64_t grown_kib = StatusKiB(d.pid(), "VmRSS") - base_kib;
   const uint64_t charged = c.Stats()["memory_used"] - base_used;
-  // ASan's redzones and quarantine make each byte cost more.
-  EXPECT_LT(grown_kib, kAsanBuild ? 12288u : 6144u) << "baseline " << base_kib << " KiB";
+  // ASan's redzones, and its quarantine that keeps every freed buffer
+  // (each read's temporaries while it opens), make each byte cost more:
+  // 25 MiB measured for the four there.
+  EXPECT_LT(grown_kib, kAsanBuild ? 49152u : 6144u) << "baseline " << base_kib << " KiB";
   // What the reads hold is charged to the memory bound, at least what the
   // daemon's RSS grew by (ASan's own overhead is not the reads').
   if (!kAsanBuild) {
