@@ -25,6 +25,7 @@ struct ForwardCounters {
   uint64_t filtered = 0;        // records skipped by --level/--app
   uint64_t skipped_blocks = 0;  // damaged blocks the reader skipped
   uint64_t oversize = 0;        // records or messages too big to send, replaced by a notice
+  uint64_t refused = 0;         // messages refused --refused-retries times, replaced by a notice
 };
 
 // The ring identity the cursor names (the superblock's ring id).

@@ -66,7 +66,8 @@ struct Entry {
   bool unsent = false;  // to hand over (again) at resend_at_ms
   uint64_t resend_at_ms = 0;
   uint64_t backoff_ms = 0;
-  bool replaced = false;  // its body is an "oversize" notice already (ReplaceTooBig)
+  bool replaced = false;  // its body is a notice already (ReplaceTooBig, ReplaceRefused)
+  uint32_t refusals = 0;  // times the destination refused it (Ack::refused)
 };
 
 class Forwarder {
@@ -89,6 +90,9 @@ class Forwarder {
   bool Passes(const storage::Record &rec) const;
   Message Build(const storage::Record &rec);
   Message LostNotice(uint64_t first, uint64_t n);
+  // A warning of the forwarder's own as an RFC 5424 message (RELP), with
+  // the cursor it stands at.
+  std::string SyslogNotice(const std::string &cursor, const std::string &text);
   std::string NoticeLine(const char *key, uint64_t count, uint64_t first, uint64_t last,
                          const std::string &text);
   std::string OversizeLine(uint64_t seq, size_t bytes, size_t limit);
@@ -104,6 +108,7 @@ class Forwarder {
   // forwarder_window.cc
   bool Hand(Entry *e);
   void ReplaceTooBig(Entry *e, const std::string &why);
+  void ReplaceRefused(Entry *e, const std::string &why);
   void ResendAfterReconnect();
   void Resend();
   void TakeAcks();

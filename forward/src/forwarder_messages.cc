@@ -89,24 +89,25 @@ Message Forwarder::LostNotice(uint64_t first, uint64_t n) {
       "{} records lost: overwritten in {} before they were forwarded "
       "(records {}..{})",
       n, o_.file, first, first + n - 1);
-  if (sink_->body() == Sink::Body::kJson) {
-    m.body = NoticeLine("lost", n, first, first + n - 1, text);
-  } else {
-    SyslogFields f;
-    f.facility = uint8_t(o_.facility);
-    f.level = 4;
-    f.ts_ns = WallNs();
-    f.host = host_;
-    f.app = "logsink-forward";
-    f.pid = uint32_t(getpid());
-    f.uid = uint32_t(getuid());
-    f.gid = uint32_t(getgid());
-    f.sd_id = o_.sd_id;
-    f.cursor = m.id;
-    f.msg = text;
-    m.body = FormatRfc5424(f);
-  }
+  m.body = sink_->body() == Sink::Body::kJson ? NoticeLine("lost", n, first, first + n - 1, text)
+                                              : SyslogNotice(m.id, text);
   return m;
+}
+
+std::string Forwarder::SyslogNotice(const std::string &cursor, const std::string &text) {
+  SyslogFields f;
+  f.facility = uint8_t(o_.facility);
+  f.level = 4;
+  f.ts_ns = WallNs();
+  f.host = host_;
+  f.app = "logsink-forward";
+  f.pid = uint32_t(getpid());
+  f.uid = uint32_t(getuid());
+  f.gid = uint32_t(getgid());
+  f.sd_id = o_.sd_id;
+  f.cursor = cursor;
+  f.msg = text;
+  return FormatRfc5424(f);
 }
 
 // In place of a record whose JSON is too big for one message.

@@ -40,6 +40,39 @@ void Forwarder::ReplaceTooBig(Entry *e, const std::string &why) {
   e->resend_at_ms = NowMs();
 }
 
+// A message the receiver refused --refused-retries times more (RELP: an
+// answer other than 200, for this message each time): its records go as
+// one notice under the same id and range, so that one message the receiver
+// will never take does not hold back every record after it. The records
+// stay in the ring; the notice, the log line and `refused` in the status
+// say which.
+void Forwarder::ReplaceRefused(Entry *e, const std::string &why) {
+  Message &m = e->msg;
+  const uint64_t last = m.batch ? m.last_seq : m.seq;
+  ++c_.refused;
+  spdlog::warn("records {}..{} refused {} times ({}): sending a notice in their place", m.seq, last,
+               e->refusals, why);
+  window_bytes_ -= m.body.size();
+  const std::string text =
+      fmt::format("records {}..{} of {} left out: refused by the destination {} times ({})", m.seq,
+                  last, o_.file, e->refusals, why);
+  if (sink_->body() == Sink::Body::kJson) {
+    m.body = NoticeLine("refused", last - m.seq + 1, m.seq, last, text);
+    if (m.batch) {
+      m.body += '\n';
+      m.lines = 1;
+    }
+  } else {
+    m.body = SyslogNotice(m.id, text);
+  }
+  window_bytes_ += m.body.size();
+  e->replaced = true;
+  e->unsent = true;
+  maybe_unsent_ = true;
+  e->backoff_ms = 0;
+  e->resend_at_ms = NowMs();
+}
+
 bool Forwarder::Hand(Entry *e) {
   if (sink_->Publish(e->msg)) {
     e->unsent = false;
@@ -101,6 +134,9 @@ void Forwarder::TakeAcks() {
       if (a.duplicate) ++c_.duplicates;
     } else if (a.too_big && !it->replaced) {  // a notice refused too: sent again as usual
       ReplaceTooBig(&*it, a.error);
+    } else if (a.refused && !it->replaced && o_.refused_retries > 0 &&
+               ++it->refusals > uint32_t(o_.refused_retries)) {
+      ReplaceRefused(&*it, a.error);
     } else {
       LogNack(a);
       it->unsent = true;

@@ -59,6 +59,7 @@ constexpr Setting kSettings[] = {
     {"level", "level", Kind::kLevel, &Options::max_level},
     {"app", "app", Kind::kList, &Options::apps},
     {"window", "window", Kind::kInt, &Options::window, 1, 65536},
+    {"refused-retries", "refused_retries", Kind::kInt, &Options::refused_retries, 0, 1000000},
     {"batch", "batch", Kind::kInt, &Options::batch, 1, 65536},
     {"compress", "compress", Kind::kChoice, &Options::compress, 0, 0, kCodecs},
     {"ack-timeout", "ack_timeout", Kind::kDuration, &Options::ack_timeout_ms},
@@ -229,6 +230,8 @@ const char *Usage() {
          "  --level L              ship records at L or more severe (emerg..debug, 0-7)\n"
          "  --app NAME             ship only records of app NAME (repeatable: any of them)\n"
          "  --window N             unacknowledged messages at most (default 1024)\n"
+         "  --refused-retries N    RELP: a message the receiver refuses N times more is\n"
+         "                         sent as a notice in its place (default 10; 0: never)\n"
          "  --batch N              NATS: up to N records per message as JSON lines, exactly\n"
          "                         once as well (default 1: one record per message)\n"
          "  --compress none|lz4|zstd  NATS, --batch: compress each batch's body (header\n"
@@ -359,6 +362,7 @@ bool Finish(Options *o, std::string *error) {
     return false;
   }
   if (o->window == 0) o->window = 1024;
+  if (o->refused_retries < 0) o->refused_retries = 10;
   return true;
 }
 

@@ -22,9 +22,13 @@ struct Options {
   int max_level = 7;              // level: ship records at this level or more severe
   std::vector<std::string> apps;  // app: ship only these app labels (any of them)
   int window = 0;                 // window: unacknowledged messages at most (0 = the default, 1024)
-  int batch = 1;                  // batch: records per NATS message at most (1 = one per message)
-  std::string compress = "none";  // compress: a batch's body as none | lz4 | zstd (NATS, --batch)
-  uint64_t ack_timeout_ms = 5000;       // ack_timeout
+  // refused_retries: a message the receiver refuses (RELP: an answer other
+  // than 200) this many times more is replaced by a notice (0: never; -1
+  // = the default, 10).
+  int refused_retries = -1;
+  int batch = 1;                   // batch: records per NATS message at most (1 = one per message)
+  std::string compress = "none";   // compress: a batch's body as none | lz4 | zstd (NATS, --batch)
+  uint64_t ack_timeout_ms = 5000;  // ack_timeout
   uint64_t shutdown_timeout_ms = 5000;  // shutdown_timeout
   uint64_t poll_interval_ms = 100;      // poll_interval: ring check besides inotify
   std::string sd_id = "logsink@32473";  // sd_id (RELP structured data)

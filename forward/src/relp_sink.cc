@@ -331,7 +331,9 @@ class RelpSink : public Sink {
       Report(Ack{it->seq, true, false, ""});
     } else {
       // Refused: the forwarder sends it again after a backoff.
-      Report(Ack{it->seq, false, false, fmt::format("refused by the receiver: {:.200}", text)});
+      Ack a{it->seq, false, false, fmt::format("refused by the receiver: {:.200}", text)};
+      a.refused = true;
+      Report(std::move(a));
     }
     unacked_.erase(it);
     --framed_;

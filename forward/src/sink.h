@@ -36,6 +36,9 @@ struct Ack {
   // !ok: refused for its size for good (over the server's max_payload or
   // the stream's max_msg_size): sending it again would never end.
   bool too_big = false;
+  // !ok: the destination answered that it will not take this message
+  // (RELP: a response other than 200), as opposed to not answering.
+  bool refused = false;
 };
 
 // Counters and state a sink shows in --status.

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <regex>
 #include <set>
@@ -1195,6 +1196,99 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
     receiver.join();
     close(lfd);
   }
+}
+
+// A message the receiver refuses every time (here a listener of the
+// test's that answers 500 to the record "rec 3" and 200 to the others) is
+// sent --refused-retries times more, then replaced by a notice naming its
+// records, so that the records after it are shipped (before: it was sent
+// again forever and nothing after it was acknowledged).
+TEST(ForwardRelp, AMessageRefusedEveryTimeIsReplacedByANotice) {
+  TempDir dir("logsink-fwd");
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(lfd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
+  ASSERT_EQ(listen(lfd, 8), 0);
+  ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
+  std::atomic<bool> done{false};
+  std::atomic<int> refusals{0};
+  std::mutex mu;
+  std::vector<std::string> taken;  // the syslog messages answered 200
+  std::thread receiver([&] {
+    while (!done) {
+      pollfd p{lfd, POLLIN, 0};
+      if (poll(&p, 1, 50) != 1) continue;
+      int c = accept(lfd, nullptr, nullptr);
+      if (c < 0) continue;
+      std::string in;
+      char buf[4096];
+      bool open = true;
+      while (open && !done) {
+        // One frame: TXNR SP COMMAND SP DATALEN [SP DATA] LF.
+        size_t a = in.find(' '), b = a == std::string::npos ? a : in.find(' ', a + 1);
+        size_t e = b == std::string::npos ? b : in.find_first_of(" \n", b + 1);
+        if (e != std::string::npos) {
+          const size_t n = std::stoul(in.substr(b + 1, e - b - 1));
+          const size_t data_at = e + (n ? 1 : 0);
+          if (in.size() >= data_at + n + 1) {
+            const std::string txnr = in.substr(0, a), cmd = in.substr(a + 1, b - a - 1);
+            const std::string data = in.substr(data_at, n);
+            in.erase(0, data_at + n + 1);
+            std::string answer = "200 OK";
+            if (cmd == "open") {
+              answer = "200 OK\nrelp_version=0\ncommands=syslog";
+            } else if (cmd == "syslog" && data.find(" rec 3") != std::string::npos) {
+              answer = "500 not this one";
+              refusals++;
+            } else if (cmd == "syslog") {
+              std::lock_guard<std::mutex> lock(mu);
+              taken.push_back(data);
+            } else if (cmd == "close") {
+              open = false;
+            }
+            const std::string out =
+                txnr + " rsp " + std::to_string(answer.size()) + " " + answer + "\n";
+            if (write(c, out.data(), out.size()) != ssize_t(out.size())) open = false;
+            continue;
+          }
+        }
+        pollfd q{c, POLLIN, 0};
+        if (poll(&q, 1, 50) != 1) continue;
+        ssize_t k = read(c, buf, sizeof buf);
+        if (k <= 0) break;
+        in.append(buf, size_t(k));
+      }
+      close(c);
+    }
+  });
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(6);
+  Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--file",
+                      ring.path(), "--cursor-file", dir / "cursor", "--refused-retries", "2"});
+  fwd.Start();
+  EXPECT_TRUE(WaitUntil([&] { return StatusValue(dir / "cursor", "acked") == 6; }))
+      << ReadFile(dir / "cursor.status") << ReadFile(dir / "forward.log");
+  EXPECT_EQ(StatusValue(dir / "cursor", "refused"), 1);
+  EXPECT_EQ(refusals, 3) << "sent once and 2 times more";
+  EXPECT_EQ(fwd.Stop(), 0);
+  done = true;
+  receiver.join();
+  close(lfd);
+  std::lock_guard<std::mutex> lock(mu);
+  std::string all;
+  for (const std::string &m : taken) all += m + "\n";
+  for (int i : {0, 1, 2, 4, 5})
+    EXPECT_NE(all.find(" rec " + std::to_string(i) + "\n"), std::string::npos) << i << ": " << all;
+  EXPECT_NE(all.find("records 3..3 of " + ring.path() +
+                     " left out: refused by the destination 3 times (refused by the receiver: "
+                     "500 not this one)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(ReadFile(dir / "forward.log").find("records 3..3 refused 3 times"), std::string::npos);
 }
 
 TEST(ForwardRelp, EveryRecordAtLeastOnceAcrossKillsDuplicatesBoundedByTheWindow) {
