@@ -107,6 +107,7 @@ class Forwarder {
 
   // forwarder_window.cc
   bool Hand(Entry *e);
+  void ReplaceWithNotice(Entry *e, const char *key, const std::string &text);
   void ReplaceTooBig(Entry *e, const std::string &why);
   void ReplaceRefused(Entry *e, const std::string &why);
   void ResendAfterReconnect();

@@ -14,50 +14,14 @@
 
 namespace logsink::forward {
 
-// A message the destination refused for its size for good (the stream's
-// max_msg_size is lower than what the forwarder knew): its records go as
-// one notice under the same id and range, so that the forwarder moves on.
-void Forwarder::ReplaceTooBig(Entry *e, const std::string &why) {
-  Message &m = e->msg;
-  uint64_t last = m.batch ? m.last_seq : m.seq;
-  ++c_.oversize;
-  spdlog::warn("records {}..{} ({} bytes) refused as too big ({}): sending a notice in their place",
-               m.seq, last, m.body.size(), why);
-  window_bytes_ -= m.body.size();
-  m.body = NoticeLine("oversize", last - m.seq + 1, m.seq, last,
-                      fmt::format("records {}..{} of {} left out: refused by the destination as "
-                                  "too big ({} bytes; {})",
-                                  m.seq, last, o_.file, m.body.size(), why));
-  if (m.batch) {
-    m.body += '\n';
-    m.lines = 1;
-  }
-  window_bytes_ += m.body.size();
-  e->replaced = true;
-  e->unsent = true;
-  maybe_unsent_ = true;
-  e->backoff_ms = 0;
-  e->resend_at_ms = NowMs();
-}
-
-// A message the receiver refused --refused-retries times more (RELP: an
-// answer other than 200, for this message each time): its records go as
-// one notice under the same id and range, so that one message the receiver
-// will never take does not hold back every record after it. The records
-// stay in the ring; the notice, the log line and `refused` in the status
-// say which.
-void Forwarder::ReplaceRefused(Entry *e, const std::string &why) {
+// Entry e's records go as one notice (key, text) under the same id and
+// range, sent next (the destination refused the message for good).
+void Forwarder::ReplaceWithNotice(Entry *e, const char *key, const std::string &text) {
   Message &m = e->msg;
   const uint64_t last = m.batch ? m.last_seq : m.seq;
-  ++c_.refused;
-  spdlog::warn("records {}..{} refused {} times ({}): sending a notice in their place", m.seq, last,
-               e->refusals, why);
   window_bytes_ -= m.body.size();
-  const std::string text =
-      fmt::format("records {}..{} of {} left out: refused by the destination {} times ({})", m.seq,
-                  last, o_.file, e->refusals, why);
   if (sink_->body() == Sink::Body::kJson) {
-    m.body = NoticeLine("refused", last - m.seq + 1, m.seq, last, text);
+    m.body = NoticeLine(key, last - m.seq + 1, m.seq, last, text);
     if (m.batch) {
       m.body += '\n';
       m.lines = 1;
@@ -71,6 +35,38 @@ void Forwarder::ReplaceRefused(Entry *e, const std::string &why) {
   maybe_unsent_ = true;
   e->backoff_ms = 0;
   e->resend_at_ms = NowMs();
+}
+
+// A message the destination refused for its size for good (the stream's
+// max_msg_size is lower than what the forwarder knew): its records go as
+// one notice, so that the forwarder moves on.
+void Forwarder::ReplaceTooBig(Entry *e, const std::string &why) {
+  const Message &m = e->msg;
+  const uint64_t last = m.batch ? m.last_seq : m.seq;
+  ++c_.oversize;
+  spdlog::warn("records {}..{} ({} bytes) refused as too big ({}): sending a notice in their place",
+               m.seq, last, m.body.size(), why);
+  ReplaceWithNotice(e, "oversize",
+                    fmt::format("records {}..{} of {} left out: refused by the destination as "
+                                "too big ({} bytes; {})",
+                                m.seq, last, o_.file, m.body.size(), why));
+}
+
+// A message the receiver refused --refused-retries times more (RELP: an
+// answer other than 200, for this message each time): its records go as
+// one notice, so that one message the receiver will never take does not
+// hold back every record after it. The records stay in the ring; the
+// notice, the log line and `refused` in the status say which.
+void Forwarder::ReplaceRefused(Entry *e, const std::string &why) {
+  const Message &m = e->msg;
+  const uint64_t last = m.batch ? m.last_seq : m.seq;
+  ++c_.refused;
+  spdlog::warn("records {}..{} refused {} times ({}): sending a notice in their place", m.seq, last,
+               e->refusals, why);
+  ReplaceWithNotice(
+      e, "refused",
+      fmt::format("records {}..{} of {} left out: refused by the destination {} times ({})", m.seq,
+                  last, o_.file, e->refusals, why));
 }
 
 bool Forwarder::Hand(Entry *e) {

@@ -1135,6 +1135,23 @@ TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
   EXPECT_NE(lines[0].find("[logsink@32473 cursor=\""), std::string::npos) << lines[0];
 }
 
+// A listening TCP socket of the test's own on a free loopback port (*addr);
+// -1 when it cannot be made.
+int LoopbackListener(sockaddr_in *addr) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  *addr = sockaddr_in{};
+  addr->sin_family = AF_INET;
+  addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof *addr;
+  if (bind(fd, reinterpret_cast<sockaddr *>(addr), sizeof *addr) != 0 || listen(fd, 8) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(addr), &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // The forwarder's own RELP client: a receiver that refuses to open the
 // session (here a listener of the test's that answers the open with 500,
 // with a code that only starts with 200, or without syslog among its
@@ -1144,15 +1161,9 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
                                    "200 OK\nrelp_version=0\ncommands=syslogx,other"}) {
     SCOPED_TRACE(answer);
     TempDir dir("logsink-fwd");
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT_GE(lfd, 0);
     sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
-    ASSERT_EQ(listen(lfd, 8), 0);
-    ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
+    const int lfd = LoopbackListener(&addr);
+    ASSERT_GE(lfd, 0);
     std::atomic<bool> done{false};
     std::atomic<int> opens{0};
     std::thread receiver([&] {
@@ -1205,15 +1216,9 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
 // again forever and nothing after it was acknowledged).
 TEST(ForwardRelp, AMessageRefusedEveryTimeIsReplacedByANotice) {
   TempDir dir("logsink-fwd");
-  int lfd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(lfd, 0);
   sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(bind(lfd, (sockaddr *)&addr, sizeof addr), 0);
-  ASSERT_EQ(listen(lfd, 8), 0);
-  ASSERT_EQ(getsockname(lfd, (sockaddr *)&addr, &len), 0);
+  const int lfd = LoopbackListener(&addr);
+  ASSERT_GE(lfd, 0);
   std::atomic<bool> done{false};
   std::atomic<int> refusals{0};
   std::mutex mu;
