@@ -381,12 +381,12 @@ TEST(Options, TomlFileAndFlagsOverride) {
 // in the file, and the usage text names its flag.
 TEST(Options, EverySettingByFlagAndByFile) {
   const std::map<std::string, std::string> values = {
-      {"to", "relp://h:1"},   {"subject", "logs.x"},   {"create-stream", "LOGS"},
-      {"file", "/x/ring"},    {"cursor-file", "/x/c"}, {"start", "end"},
-      {"level", "warning"},   {"app", "nginx"},        {"window", "7"},
-      {"batch", "3"},         {"ack-timeout", "2s"},   {"shutdown-timeout", "250ms"},
-      {"compress", "lz4"},    {"sd-id", "mine@1"},     {"facility", "3"},
-      {"log-level", "debug"},
+      {"to", "relp://h:1"},   {"subject", "logs.x"},    {"create-stream", "LOGS"},
+      {"file", "/x/ring"},    {"cursor-file", "/x/c"},  {"start", "end"},
+      {"level", "warning"},   {"app", "nginx"},         {"window", "7"},
+      {"batch", "3"},         {"ack-timeout", "2s"},    {"shutdown-timeout", "250ms"},
+      {"compress", "lz4"},    {"sd-id", "mine@1"},      {"facility", "3"},
+      {"log-level", "debug"}, {"refused-retries", "4"},
   };
   TempDir dir;
   size_t n = 0;
