@@ -1,6 +1,7 @@
 // client_bench.cc: the cost of one LS_LOG call (one int; int + double
 // + short string) from 1 and 2 threads, median and p99.9 in ns, beside
 // spdlog's async logger (file sink) logging the same message in the same run;
+// a disabled call (debug, below the client's level info) beside spdlog's;
 // then end to end: 10,000,000 records from one client process through a
 // running logsinkd into the ring file (records/s, bytes on disk per record),
 // beside spdlog async writing the same records as text lines to a file.
@@ -39,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench_util.h"
@@ -73,6 +75,7 @@ bool StartDaemon(logsink::test::DaemonProcess *d, const std::string &sock, const
   return d->Start(o, err);
 }
 ScratchDir *g_dir = nullptr;
+std::string g_sock;  // the per-call measurements' daemon
 
 // ---- TSC ------------------------------------------------------------------
 inline uint64_t Tsc() {
@@ -217,6 +220,45 @@ void BM_Batch(benchmark::State &state, Who who, Msg msg) {
   auto avg = benchmark::Counter::kAvgThreads;
   state.counters["median_ns"] = benchmark::Counter(Percentile(ns, 0.50), avg);
   state.counters["p90_ns"] = benchmark::Counter(Percentile(ns, 0.90), avg);
+}
+
+// A disabled call: LS_LOG at debug from a client whose level is info,
+// flat out (nothing reaches the sender). in_library: while another client
+// of the process enables debug somewhere (a file rule), so the call goes
+// into the library and its site's cached answer; else LS_LOG's own check
+// skips it. Beside it spdlog's disabled call (its level is info).
+ls_client *g_client_rules = nullptr;
+void BM_Disabled(benchmark::State &state, Who who, bool in_library) {
+  constexpr int kBatch = 16;
+  if (in_library) {
+    ls_options o;
+    ls_options_init(&o);
+    o.levels = "info,no-such-file.c=debug";
+    g_client_rules = ls_open(g_sock.c_str(), "client_bench_rules", &o);
+    if (!g_client_rules) {
+      state.SkipWithError("ls_open failed");
+      return;
+    }
+  }
+  std::vector<double> ns(size_t(state.max_iterations));
+  size_t n = 0;
+  int i = 0;
+  for (auto _ : state) {
+    uint64_t t0 = Tsc();
+    for (int k = 0; k < kBatch; k++, i++) {
+      if (who == Who::kLogsink)
+        LS_LOG(g_client, LS_DEBUG, "user %d logged in.", i);
+      else
+        g_spd->debug("user {} logged in.", i);
+    }
+    uint64_t t1 = Tsc();
+    ns[n++] = std::max(0.0, (double(t1 - t0) - g_overhead_ticks) * g_ns_per_tick / kBatch);
+  }
+  ns.resize(n);
+  state.counters["median_ns"] = Percentile(ns, 0.50);
+  if (who == Who::kLogsink) state.counters["level_max"] = ls__level_max;
+  if (g_client_rules) ls_close(g_client_rules);
+  g_client_rules = nullptr;
 }
 
 // ---- end to end -------------------------------------------------------------
@@ -395,6 +437,14 @@ void Register() {
       }
     }
   }
+  for (auto [name, who, in_library] :
+       {std::tuple{"disabled/logsink", Who::kLogsink, false},
+        std::tuple{"disabled/logsink_in_library", Who::kLogsink, true},
+        std::tuple{"disabled/spdlog", Who::kSpdlog, false}})
+    benchmark::RegisterBenchmark(name, BM_Disabled, who, in_library)
+        ->Iterations(g_cfg.calls_per_thread / 16)
+        ->Repetitions(g_cfg.reps)
+        ->UseRealTime();
   benchmark::RegisterBenchmark("e2e/logsink", BM_E2eLogsink)
       ->Iterations(1)
       ->Repetitions(g_cfg.reps)
@@ -450,6 +500,17 @@ void PrintTables(const CollectingReporter &rep) {
              Ratio(sm / lm).c_str());
     }
   }
+  const double dis = rep.Median("disabled/logsink", "median_ns"),
+               dis_lib = rep.Median("disabled/logsink_in_library", "median_ns"),
+               dis_spd = rep.Median("disabled/spdlog", "median_ns");
+  printf(
+      "\nA disabled call (LS_LOG at debug, client level info; spdlog->debug at its level info),\n"
+      "flat out, median of batches of 16:\n"
+      "  LS_LOG skipped by its own check (no client enables debug): %.2f ns (level_max %.0f)\n"
+      "  LS_LOG into the library (another client enables debug in a file): %.2f ns\n"
+      "  spdlog: %.2f ns; spdlog/LS_LOG %s\n",
+      dis, rep.Median("disabled/logsink", "level_max"), dis_lib, dis_spd,
+      Ratio(dis_spd / dis).c_str());
   double e_ls = rep.Median("e2e/logsink", "records_per_s"),
          e_sp = rep.Median("e2e/spdlog_async", "records_per_s"),
          b_ls = rep.Median("e2e/logsink", "bytes_per_record"),
@@ -480,6 +541,7 @@ void PrintTables(const CollectingReporter &rep) {
              med("batch16", Who::kLogsink, Msg::kInt, 1, "median_ns"),
          10, true, "x");
   Target("end-to-end records/s", e_ls, 5e6, true, "");
+  Target("a disabled LS_LOG", dis, 2, false, " ns");
   Target("bytes on disk per record", b_ls, 16, false, " B");
   printf("Tighter targets:\n");
   Target("LS_LOG median, 1 thread, one int",
@@ -541,6 +603,10 @@ int main(int argc, char **argv) {
     o.thread_buffer_bytes = size_t(16) << 20;
     o.max_buffered_bytes = size_t(64) << 20;
   }
+  // Level info: the disabled calls (BM_Disabled) are at debug; every call
+  // measured enabled is at info.
+  o.level = LS_INFO;
+  g_sock = sock;
   g_client = ls_open(sock.c_str(), "client_bench", &o);
   if (!g_client) {
     fprintf(stderr, "client_bench: ls_open: %s\n", strerror(errno));

@@ -30,6 +30,11 @@ static pthread_once_t ls__proc_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ls__def_mu = PTHREAD_MUTEX_INITIALIZER;
 static ls_client *ls__def;
 
+/* logsink.h: LS_LOG's first check. Written under ls__all_mu. */
+int ls__level_max = LS_DEBUG;
+/* ls_client.gate_gen: unique per client's rules, 31 bits, never 0. */
+static _Atomic uint32_t ls__next_gate = 1;
+
 void ls_options_init(ls_options *o) {
   memset(o, 0, sizeof *o);
   o->size = sizeof *o;
@@ -47,6 +52,7 @@ void ls_options_init(ls_options *o) {
   o->close_timeout_ms = 2000;
   o->crash_handler = 1;
   o->send_delay_ms = 2;
+  o->level = LS_DEBUG;
 }
 
 static size_t ls__pow2(size_t n) {
@@ -77,7 +83,43 @@ static int ls__options(const ls_options *in, ls_options *o) {
   if (o->max_buffered_bytes < o->thread_buffer_bytes) return -EINVAL;
   if (o->batch_bytes > o->thread_buffer_bytes / 2) o->batch_bytes = o->thread_buffer_bytes / 2;
   if (o->send_delay_ms > o->flush_interval_ms) o->send_delay_ms = o->flush_interval_ms;
+  if (o->level < LS_LEVEL_OFF || o->level > LS_DEBUG) return -EINVAL;
   return 0;
+}
+
+/* c's levels: $LOGSINK_LEVEL when set and valid, else the options'. 0, or
+ * -EINVAL for options.levels that do not parse. A $LOGSINK_LEVEL that does
+ * not parse leaves a message in bad_env (empty otherwise). */
+static int ls__levels(ls_client *c, const ls_options *o, char *bad_env, size_t len) {
+  char why[192];
+  bad_env[0] = 0;
+  if (o->levels) {
+    if (ls_level_rules_parse(o->levels, o->level, &c->levels, why, sizeof why)) return -EINVAL;
+  } else {
+    ls_level_rules_init(&c->levels);
+    c->levels.level = o->level;
+  }
+  const char *env = secure_getenv("LOGSINK_LEVEL");
+  if (env) {
+    ls_level_rules from_env;
+    if (ls_level_rules_parse(env, LS_DEBUG, &from_env, why, sizeof why) == 0)
+      c->levels = from_env;
+    else
+      snprintf(bad_env, len, "liblogsink: LOGSINK_LEVEL=\"%.128s\" ignored: %s", env, why);
+  }
+  c->gate_gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
+  if (!c->gate_gen) c->gate_gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
+  return 0;
+}
+
+/* ls__level_max from the open clients' levels. Caller holds ls__all_mu. */
+static void ls__level_max_update(void) {
+  int m = ls__all ? LS_LEVEL_OFF : LS_DEBUG;
+  for (ls_client *c = ls__all; c; c = c->gnext) {
+    const int l = ls_level_rules_most(&c->levels);
+    if (l > m) m = l;
+  }
+  __atomic_store_n(&ls__level_max, m, __ATOMIC_RELAXED);
 }
 
 /* Starts the sender of a fork child that needs it again. Caller holds c->mu.
@@ -236,6 +278,15 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
     errno = ENOMEM;
     return NULL;
   }
+  char bad_env[384];
+  if (ls__levels(c, &o, bad_env, sizeof bad_env)) {
+    ls__conn_free(&c->conn);
+    free(c);
+    errno = EINVAL;
+    return NULL;
+  }
+  /* Every level until the warning below is staged. */
+  c->level_all = bad_env[0] ? LS_DEBUG : ls_level_rules_least(&c->levels);
   pthread_mutex_init(&c->mu, NULL);
   pthread_once(&ls__proc_once, ls__proc_init);
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
@@ -245,6 +296,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   if (!rc) {
     c->gnext = ls__all;
     ls__all = c;
+    ls__level_max_update();
   }
   pthread_mutex_unlock(&ls__all_mu);
   if (!rc && o.crash_handler) ls__crash_install(&ls__all);
@@ -254,6 +306,12 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
     free(c);
     errno = -rc;
     return NULL;
+  }
+  if (bad_env[0]) {
+    /* Said where the records go, whatever the levels; no other thread
+     * has c yet. */
+    (void)ls_log_text(c, LS_WARNING, bad_env, strlen(bad_env));
+    c->level_all = ls_level_rules_least(&c->levels);
   }
   return c;
 }
@@ -319,6 +377,7 @@ void ls_close(ls_client *c) {
       *pp = c->gnext;
       break;
     }
+  ls__level_max_update();
   pthread_mutex_unlock(&ls__all_mu);
   ls__stop_sender(c);
   for (ls__ring *r = c->rings, *next; r; r = next) {

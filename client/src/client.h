@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "futex.h"
 #include "logsink/logsink.h"
+#include "logsink/proto/level_rules.h"
 #include "registry.h"
 #include "ring.h"
 
@@ -27,6 +28,11 @@ struct ls_client {
   size_t batch_bytes;
   size_t max_record_bytes;
   size_t ring_bytes;
+  /* Levels at the source: every site at or below level_all produces; one
+   * above it asks its cache (ls_site.ls__gate), valid when it holds
+   * gate_gen (unique to this client's rules), else `levels`. */
+  int level_all;
+  uint32_t gate_gen;
 
   /* Wake-up word of the sender (futex), bumped by producers once per batch. */
   _Alignas(LS__CACHELINE) _Atomic uint32_t wake_seq;
@@ -75,6 +81,7 @@ struct ls_client {
   size_t snap_cap;
 
   ls_options opts;
+  ls_level_rules levels; /* set at open, read-only afterwards */
 };
 
 /* The default client, opened on first use. NULL (errno set) on failure. */
@@ -86,6 +93,10 @@ LS__HIDDEN int ls__client_add_site(ls_client *c, ls_site *s);
 /* A new ring of c for the calling thread, on c's list and the thread's.
  * NULL when c's buffer budget is spent or memory is short. */
 LS__HIDDEN ls__ring *ls__client_add_ring(ls_client *c);
+
+/* Whether site s produces records in client c (its level above
+ * c->level_all): the cached answer, or the rules' (cached). log.c. */
+LS__HIDDEN int ls__site_on(ls_client *c, ls_site *s);
 
 /* Wakes the sender (a producer's batch is full, a flush, a close). */
 static inline void ls__wake(ls_client *c) {

@@ -253,7 +253,6 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
 static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
-  uint64_t stamp = ls__stamp();
   int rc;
   if (LS__UNLIKELY(!c)) {
     c = ls__default_get();
@@ -261,8 +260,12 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
       rc = -ENOMEM;
       goto out;
     }
-    stamp = ls__stamp(); /* the first open may just have chosen the clock */
   }
+  if (LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) {
+    rc = 0; /* below its level: nothing produced */
+    goto out;
+  }
+  uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
   if (LS__UNLIKELY(__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r ||
@@ -275,6 +278,16 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
 out:
   ls__busy_leave();
   return rc;
+}
+
+/* Not inlined: it runs for sites above the client's level_all only. */
+__attribute__((noinline)) int ls__site_on(ls_client *c, ls_site *s) {
+  const uint32_t want = c->gate_gen << 1;
+  const uint32_t g = __atomic_load_n(&s->ls__gate, __ATOMIC_RELAXED);
+  if ((g & ~1u) == want) return (int)(g & 1);
+  const int on = s->level <= ls_level_rules_for(&c->levels, s->file, (uint32_t)s->line);
+  __atomic_store_n(&s->ls__gate, want | (uint32_t)on, __ATOMIC_RELAXED);
+  return on;
 }
 
 int ls__log(ls_client *c, ls_site *s, const char *fmt, ...) {
@@ -297,7 +310,6 @@ int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
   if (level < 0 || level > 7 || (!msg && len)) return -EINVAL;
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
-  uint64_t stamp = ls__stamp();
   int rc;
   if (!c) {
     c = ls__default_get();
@@ -305,9 +317,13 @@ int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
       rc = -ENOMEM;
       goto out;
     }
-    stamp = ls__stamp();
   }
   ls_site *s = &ls__text_sites[level];
+  if (LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, s)) {
+    rc = 0;
+    goto out;
+  }
+  uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
   if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r || r->owner != c ||

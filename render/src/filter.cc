@@ -9,21 +9,7 @@
 
 namespace logsink::render {
 
-int ParseLevel(std::string_view s) {
-  if (s.size() == 1 && s[0] >= '0' && s[0] <= '7') return s[0] - '0';
-  if (s.size() > 16) return -1;
-  char low[16];
-  for (size_t i = 0; i < s.size(); i++)
-    low[i] = s[i] >= 'A' && s[i] <= 'Z' ? char(s[i] - 'A' + 'a') : s[i];
-  s = std::string_view(low, s.size());
-  if (int l = ls_level_parse(s.data(), s.size()); l >= 0) return l;
-  // The other spellings journalctl and logger(1) take.
-  if (s == "error") return 3;
-  if (s == "warn") return 4;
-  if (s == "emergency") return 0;
-  if (s == "critical") return 2;
-  return -1;
-}
+int ParseLevel(std::string_view s) { return ls_level_parse_any(s.data(), s.size()); }
 
 bool ParseLevelRange(std::string_view s, int *lo, int *hi) {
   size_t dots = s.find("..");

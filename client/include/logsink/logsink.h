@@ -3,7 +3,8 @@
  *
  * Errors: every function that returns int returns 0 on success or a negative
  * errno value (-EINVAL, -ENOTCONN, ...) on failure; ls_open returns NULL and
- * sets errno. The library never prints or logs anything itself.
+ * sets errno. The library never prints anything, and logs one record
+ * itself only to say that $LOGSINK_LEVEL was refused (below).
  *
  * Paths and environment: the default per-user socket directory
  * ($XDG_RUNTIME_DIR/logsink or /tmp/logsink-<euid>) is used only if it is a
@@ -11,8 +12,9 @@
  * others; otherwise the client behaves as if the daemon were absent (records
  * dropped and counted, or the system socket if it exists). A socket path
  * given to ls_open or in $LOGSINK_SOCKET is the caller's choice and is not
- * checked. LOGSINK_SOCKET, XDG_RUNTIME_DIR and LOGSINK_CLOCK are read with
- * secure_getenv(3): a set-user-ID or set-group-ID program ignores them.
+ * checked. LOGSINK_SOCKET, XDG_RUNTIME_DIR, LOGSINK_LEVEL and LOGSINK_CLOCK
+ * are read with secure_getenv(3): a set-user-ID or set-group-ID program
+ * ignores them.
  *
  * Usage:
  *   ls_client *c = ls_open(NULL, "myapp", NULL);   // NULL path: $LOGSINK_SOCKET or default
@@ -39,6 +41,18 @@
  * and counted instead (while a restarting daemon comes back they wait, up to
  * block_timeout_ms), and the count is reported to the daemon after
  * reconnecting. LS_BLOCK_NEVER drops at once and never waits.
+ *
+ * Levels at the source: $LOGSINK_LEVEL (read with secure_getenv(3) when a
+ * client opens; else ls_options.level and .levels) says which calls produce
+ * records, e.g. LOGSINK_LEVEL=info (nothing less severe than info) or
+ * "warning,net.c=debug,db.c:120=off" (the default level, then levels per
+ * source file or file:line, a glob; the last rule that names a site wins).
+ * The full text is in proto/level_rules.h and liblogsink(3). A call below
+ * its site's level produces nothing and counts nowhere. A $LOGSINK_LEVEL
+ * that does not parse is ignored as a whole (the options apply), and the
+ * client logs one warning record that says why; bad ls_options.levels make
+ * ls_open fail with EINVAL. Each client has its own levels (the default
+ * client's come from the environment).
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had
@@ -102,7 +116,8 @@ enum {
   LS_WARNING = 4,
   LS_NOTICE = 5,
   LS_INFO = 6,
-  LS_DEBUG = 7
+  LS_DEBUG = 7,
+  LS_OFF = -1 /* ls_options.level: no record at all */
 };
 
 typedef struct ls_client ls_client;
@@ -175,6 +190,16 @@ typedef struct ls_options {
    * batch_bytes, flush_level, ls_flush or flush_interval_ms, as before this
    * option existed (fewer, larger writes). */
   unsigned send_delay_ms;
+  /* Levels at the source: a call whose level is less severe than the level
+   * that applies to its call site produces nothing (LS_DEBUG: every record;
+   * LS_OFF: none). `levels` (NULL: none) refines it per call site with the
+   * rules of $LOGSINK_LEVEL (below); a bare level in them replaces `level`.
+   * $LOGSINK_LEVEL, when set, replaces both (the operator's choice wins).
+   * A disabled LS_LOG costs about one load and one branch while no client
+   * of the process enables its level anywhere, else a call into the
+   * library and a check of a value cached in its call site. */
+  int level;
+  const char *levels;
 } ls_options;
 
 /* Counters of a client since ls_open (or since fork, in a child). */
@@ -279,8 +304,18 @@ typedef struct ls_site {
   int level;
   const void *ls__prog; /* parsed format (set once by the library) */
   uint32_t ls__reg;     /* the last client the site was registered with */
-  uint32_t ls__pad;
+  uint32_t ls__gate;    /* whether it produces records, for one client's rules */
 } ls_site;
+
+/* The most verbose level any open client produces at some call site (7
+ * while no client is open): LS_LOG skips the call above it. The library's;
+ * read only through LS__LEVEL_ON. */
+LS__EXPORT extern int ls__level_max;
+#if defined(__GNUC__) || defined(__clang__)
+#define LS__LEVEL_ON(level) ((level) <= __atomic_load_n(&ls__level_max, __ATOMIC_RELAXED))
+#else
+#define LS__LEVEL_ON(level) ((level) <= *(volatile int *)&ls__level_max)
+#endif
 
 /* Internal entry point of LS_LOG: fmt is site->fmt, passed again only so the
  * compiler checks the arguments against it. Returns like ls_log_text. */
@@ -328,7 +363,7 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
   do {                                                                                            \
     LS__CHECK_SITE(level, LS__FIRST(__VA_ARGS__));                                                \
     static ls_site ls__site_ = {"" LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
-    (void)ls__log((client), &ls__site_, __VA_ARGS__);                                             \
+    if (LS__LEVEL_ON(level)) (void)ls__log((client), &ls__site_, __VA_ARGS__);                    \
   } while (0)
 
 /* Default-client shorthands (see "Level names" above). */

@@ -52,4 +52,24 @@ static inline int ls_level_parse(const char *s, size_t len) {
   return -1;
 }
 
+/* The level named by the len bytes at s as users type it: a digit 0..7, a
+ * name above, or one of the other spellings journalctl and logger(1) take
+ * (error, warn, emergency, critical), in any case; or -1. */
+static inline int ls_level_parse_any(const char *s, size_t len) {
+  if (len == 1 && s[0] >= '0' && s[0] <= '7') return s[0] - '0';
+  char low[16];
+  if (len > sizeof low) return -1;
+  for (size_t i = 0; i < len; i++)
+    low[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+  const int l = ls_level_parse(low, len);
+  if (l >= 0) return l;
+  static const struct {
+    const char *name;
+    int level;
+  } other[] = {{"error", 3}, {"warn", 4}, {"emergency", 0}, {"critical", 2}};
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+    if (strlen(other[i].name) == len && memcmp(other[i].name, low, len) == 0) return other[i].level;
+  return -1;
+}
+
 #endif

@@ -22,7 +22,7 @@ extern "C" {
 
 #define LS_INTERN_MAX_FMT LS_ST_MAX_FMT   /* longest INTERN format string */
 #define LS_INTERN_MAX_FILE LS_ST_MAX_FILE /* longest INTERN file name */
-#define LS_LEVEL_MAX 7u                   /* syslog LOG_DEBUG */
+#define LS_LEVEL_MAX 7                    /* syslog LOG_DEBUG (facility.h too) */
 
 /* One frame found at the start of a byte stream. */
 typedef struct ls_frame {

@@ -1,0 +1,136 @@
+// level_rules_test.cc: the rules of $LOGSINK_LEVEL (proto/level_rules.h):
+// what each text parses to, which level applies to a call site of a file
+// and line, and the clear error of each malformed text.
+#include "logsink/proto/level_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+struct Rules {
+  explicit Rules(const char *text, int level = LS_LEVEL_MAX) {
+    ok = ls_level_rules_parse(text, level, &r, err, sizeof err) == 0;
+  }
+  int For(const char *file, uint32_t line = 1) const { return ls_level_rules_for(&r, file, line); }
+  ls_level_rules r;
+  char err[256] = "";
+  bool ok = false;
+};
+
+TEST(LevelRules, ABareLevelIsTheDefault) {
+  for (auto [text, want] :
+       std::initializer_list<std::pair<const char *, int>>{{"info", 6},
+                                                           {"debug", 7},
+                                                           {"emerg", 0},
+                                                           {"err", 3},
+                                                           {"error", 3},
+                                                           {"warn", 4},
+                                                           {"warning", 4},
+                                                           {"notice", 5},
+                                                           {"5", 5},
+                                                           {"0", 0},
+                                                           {"off", LS_LEVEL_OFF},
+                                                           {" info ", 6},
+                                                           {"debug,info", 6},
+                                                           {"INFO", 6},
+                                                           {"Critical", 2},
+                                                           {"OFF", LS_LEVEL_OFF}}) {
+    Rules r(text);
+    ASSERT_TRUE(r.ok) << text << ": " << r.err;
+    EXPECT_EQ(r.For("src/a.c"), want) << text;
+    EXPECT_EQ(r.For(""), want) << text;
+    EXPECT_EQ(r.r.n, 0) << text;
+  }
+}
+
+TEST(LevelRules, FileRulesOverrideTheDefaultAndTheLastMatchWins) {
+  Rules r("warning, net.c = debug, src/db/*.c=err, *.c:120=off, net.c=info, 7");
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.r.level, 7);  // the last bare level, wherever it stands
+  EXPECT_EQ(r.r.n, 4);
+  EXPECT_EQ(r.For("src/net.c"), 6);            // net.c=info comes after net.c=debug
+  EXPECT_EQ(r.For("/abs/src/net.c", 120), 6);  // ... and after *.c:120=off
+  EXPECT_EQ(r.For("net.c", 120), 6);
+  EXPECT_EQ(r.For("../../src/db/query.c"), 3);  // a tail after a '/'
+  EXPECT_EQ(r.For("src/db/query.c", 120), LS_LEVEL_OFF);
+  EXPECT_EQ(r.For("src/db/sub/query.c"), 7);  // '*' does not cross a '/' in a path pattern
+  EXPECT_EQ(r.For("xsrc/db/query.c"), 7);     // tails start after a '/'
+  EXPECT_EQ(r.For("main.cc", 120), 7);        // *.c is not *.cc
+  EXPECT_EQ(r.For("main.c", 120), LS_LEVEL_OFF);
+  EXPECT_EQ(r.For("main.c", 121), 7);
+  EXPECT_EQ(r.For(""), 7);  // no file: the default only
+  EXPECT_EQ(r.For(nullptr), 7);
+}
+
+TEST(LevelRules, TheOptionsLevelIsTheDefaultUntilABareLevel) {
+  Rules a("net.c=debug", 3);
+  ASSERT_TRUE(a.ok);
+  EXPECT_EQ(a.For("x.c"), 3);
+  EXPECT_EQ(a.For("net.c"), 7);
+  EXPECT_EQ(ls_level_rules_most(&a.r), 7);
+  EXPECT_EQ(ls_level_rules_least(&a.r), 3);
+  Rules b("net.c=off,info", 3);
+  ASSERT_TRUE(b.ok);
+  EXPECT_EQ(b.For("x.c"), 6);
+  EXPECT_EQ(ls_level_rules_most(&b.r), 6);
+  EXPECT_EQ(ls_level_rules_least(&b.r), LS_LEVEL_OFF);
+}
+
+TEST(LevelRules, MalformedTextIsRefusedWithItsFault) {
+  for (auto [text, why] : std::initializer_list<std::pair<const char *, const char *>>{
+           {"", "an empty rule"},
+           {"info,", "an empty rule"},
+           {",info", "an empty rule"},
+           {"inof", "\"inof\" is not a level"},
+           {"of", "\"of\" is not a level"},
+           {"8", "\"8\" is not a level"},
+           {"net.c=loud", "\"net.c=loud\": \"loud\" is not a level"},
+           {"net.c=", "\"\" is not a level"},
+           {"=debug", "no file before '='"},
+           {":12=debug", "no file before '='"},
+           {"net.c:0=debug", "the line must be 1..2147483647"},
+           {"net.c:2147483648=debug", "the line must be 1..2147483647"}}) {
+    Rules r(text, 5);
+    EXPECT_FALSE(r.ok) << text;
+    EXPECT_NE(std::string(r.err).find(why), std::string::npos) << text << ": " << r.err;
+    EXPECT_EQ(r.r.level, LS_LEVEL_MAX) << text;  // left as the default
+    EXPECT_EQ(r.r.n, 0) << text;
+  }
+}
+
+TEST(LevelRules, LimitsAreErrors) {
+  std::string many = "info";
+  for (int i = 0; i < LS_LEVEL_RULES_MAX; i++) many += ",f" + std::to_string(i) + ".c=debug";
+  Rules full(many.c_str());
+  ASSERT_TRUE(full.ok) << full.err;
+  EXPECT_EQ(full.r.n, LS_LEVEL_RULES_MAX);
+  EXPECT_EQ(full.For("f31.c"), 7);
+  Rules over((many + ",g.c=debug").c_str());
+  EXPECT_FALSE(over.ok);
+  EXPECT_NE(std::string(over.err).find("more than 32 file rules"), std::string::npos) << over.err;
+
+  std::string longest(LS_LEVEL_FILE_MAX, 'a');
+  Rules fits((longest + "=debug").c_str());
+  ASSERT_TRUE(fits.ok) << fits.err;
+  EXPECT_EQ(fits.For(longest.c_str()), 7);
+  Rules too_long((longest + "a=debug").c_str(), 6);
+  EXPECT_FALSE(too_long.ok);
+  EXPECT_NE(std::string(too_long.err).find("a file of more than 255 bytes"), std::string::npos)
+      << too_long.err;
+}
+
+// A colon that is not followed by digits only belongs to the file.
+TEST(LevelRules, OnlyTrailingDigitsAreALine) {
+  Rules r("c:/x.c=err,a:b=err,n.c:12=err");
+  ASSERT_TRUE(r.ok) << r.err;
+  ASSERT_EQ(r.r.n, 3);
+  EXPECT_STREQ(r.r.rule[0].file, "c:/x.c");
+  EXPECT_EQ(r.r.rule[0].line, 0u);
+  EXPECT_STREQ(r.r.rule[1].file, "a:b");
+  EXPECT_STREQ(r.r.rule[2].file, "n.c");
+  EXPECT_EQ(r.r.rule[2].line, 12u);
+}
+
+}  // namespace
