@@ -37,7 +37,7 @@ import time
 import weakref
 from collections.abc import Mapping
 
-from . import _args, _conn, _paths, _printf, _render
+from . import _args, _conn, _levels, _paths, _printf, _render
 from . import _wire as W
 
 EMERG, ALERT, CRIT, ERR, WARNING, NOTICE, INFO, DEBUG = range(8)
@@ -82,12 +82,14 @@ class Client:
     """A connection to logsinkd. socket: path (None: $LOGSINK_SOCKET, else
     the default of paths.h); app: the label sent in HELLO (None: the
     program's name). The keyword options are liblogsink's ls_options, in
-    seconds and bytes."""
+    seconds and bytes; level and levels are the levels at the source
+    (-1 off .. 7 debug, and rules per file as $LOGSINK_LEVEL, which
+    replaces both when set; see logsink/_levels.py)."""
 
     def __init__(self, socket=None, app=None, *, flush_interval=0.1, flush_level=WARNING,
                  block_timeout=1.0, send_timeout=1.0, reconnect_min=0.01, reconnect_max=1.0,
                  close_timeout=2.0, max_record_bytes=8192, buffer_bytes=256 << 10,
-                 batch_bytes=32 << 10, max_formats=4096):
+                 batch_bytes=32 << 10, max_formats=4096, level=DEBUG, levels=None):
         if not 1024 <= max_record_bytes <= 65536:
             raise ValueError("max_record_bytes must be 1024..65536")
         if not 0 <= max_formats <= 65000:
@@ -108,10 +110,27 @@ class Client:
         self.buffer_bytes = buffer_bytes
         self.batch_bytes = batch_bytes
         self.max_formats = max_formats
+        # Levels at the source (liblogsink's ls_options.level/.levels):
+        # $LOGSINK_LEVEL replaces both; one that does not parse is ignored
+        # and said in a warning record below.
+        if not isinstance(level, int) or not -1 <= level <= 7:
+            raise ValueError("level must be -1 (off) or 0..7 (syslog), not %r" % (level,))
+        self._levels = _levels.Rules(levels, level)  # ValueError names the fault
+        bad_env = None
+        env = os.environ.get("LOGSINK_LEVEL")
+        if env is not None:
+            try:
+                self._levels = _levels.Rules(env)
+            except ValueError as e:
+                bad_env = 'logsink: LOGSINK_LEVEL="%s" ignored: %s' % (env[:128], e)
         self._specs = {}  # format (str) -> parsed conversions or None (refused)
         self._closed = False
+        self._level_all = 7  # until the warning is staged
         self._reset()
         _clients.add(self)
+        if bad_env:
+            self._log(WARNING, "%s", (bad_env,), "", 0, time.time_ns())
+        self._level_all = self._levels.least()
 
     # ---- state -----------------------------------------------------------
 
@@ -165,7 +184,8 @@ class Client:
 
     def log(self, level, fmt, *args):
         """Logs a printf-style record at syslog level 0..7. Returns True when
-        it was buffered, False when it was dropped (and counted). Raises
+        it was buffered (or is below its call site's level: nothing is
+        produced), False when it was dropped (and counted). Raises
         ValueError for a level outside 0..7 or a closed client, and nothing
         else: arguments (or a format) that cannot be printed are logged in a
         degraded form, counted in stats()["errors"] (python/README.md)."""
@@ -307,6 +327,8 @@ class Client:
         unprintable arguments, or the last-resort form; _render)."""
         if not isinstance(level, int) or not 0 <= level <= 7:
             raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
+        if level > self._level_all and level > self._levels.level_for(file, line):
+            return True  # below its site's level: nothing produced, nothing counted
         counts = counts or []
         recs = [self._encode(level, fmt, args, file, line, counts)]
         bad = recs[0][3]

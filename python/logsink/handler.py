@@ -88,12 +88,15 @@ def _fields(record):
 class Handler(logging.Handler):
     """A logging handler writing to logsinkd. app/socket: as for Client;
     client: an existing Client to share instead (then close() leaves it
-    open)."""
+    open). levels: the levels at the source of the Client it makes (rules
+    per file and line, as $LOGSINK_LEVEL; the record's pathname and lineno
+    are its site), which $LOGSINK_LEVEL replaces when set."""
 
-    def __init__(self, app=None, socket=None, level=logging.NOTSET, client=None):
+    def __init__(self, app=None, socket=None, level=logging.NOTSET, client=None, levels=None):
         super().__init__(level)
         self._own = client is None
-        self.client = client if client is not None else Client(socket=socket, app=app)
+        self.client = (client if client is not None else
+                       Client(socket=socket, app=app, levels=levels))
 
     def _trace(self, record):
         fmt = self.formatter or _default_formatter
