@@ -29,6 +29,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "level_gate.h"
 #include "logsink/proto/frame.h"
 #include "text_stream.h"
 
@@ -124,6 +125,7 @@ struct Stream {
   int64_t down_since = -1;  // since when there has been no connection
   bool told = false;        // the outage was reported on stderr
   bool done = false;
+  LineFilter filter{LS_LEVEL_MAX, false, LS_LEVEL_MAX};  // $LOGSINK_LEVEL (SetUpStreams)
 };
 
 class Relay {
@@ -222,11 +224,12 @@ class Relay {
     ssize_t k = read(s.pipe, tmp, room);
     if (k < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (k <= 0) {  // EOF (or an error: nothing more will come)
+      s.filter.Finish(&s.buf);
       close(s.pipe);
       s.pipe = -1;
       return;
     }
-    s.buf.append(tmp, size_t(k));
+    s.filter.Feed(std::string_view(tmp, size_t(k)), &s.buf);
   }
 
   // The daemon sends nothing after its confirmation until the stream
@@ -420,6 +423,9 @@ void SetUpStreams(const Options &o, const Channels &ch, Stream streams[2]) {
   streams[1].flags =
       ls_hello_text_flags(unsigned(o.level_stderr), fac, LS_HELLO_STREAM_STDERR, o.prio_prefix);
   streams[1].pipe = ch.err[0];
+  const int threshold = LevelFromEnvironment();
+  streams[0].filter = LineFilter(o.level_stdout, o.prio_prefix, threshold);
+  streams[1].filter = LineFilter(o.level_stderr, o.prio_prefix, threshold);
 }
 
 // The child has its name (the daemon reads it at the HELLO) once it says

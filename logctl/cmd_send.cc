@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "level_gate.h"
 #include "logsink/proto/frame.h"
 #include "text_stream.h"
 
@@ -33,17 +34,20 @@ int RunSend(Options &o) {
     Error("send", why);
     return kExitError;
   }
+  // Levels at the source: lines below $LOGSINK_LEVEL are not sent.
+  LineFilter filter(o.send_level.value_or(6), o.prio_prefix, LevelFromEnvironment());
   uint64_t lines = 0;
   bool ok = true;
   if (!o.words.empty()) {
-    std::string msg;
+    std::string msg, sent;
     for (size_t i = 0; i < o.words.size(); i++) {
       if (i) msg += ' ';
       msg += o.words[i];
     }
     if (msg.empty() || msg.back() != '\n') msg += '\n';
-    for (char ch : msg) lines += ch == '\n';
-    ok = WriteText(fd, msg, &why);
+    filter.Feed(msg, &sent);
+    for (char ch : sent) lines += ch == '\n';
+    ok = sent.empty() || WriteText(fd, sent, &why);
   } else {
     // Lines are batched into writes of up to kBatch bytes (one send per line
     // would cost a system call each).
@@ -51,10 +55,13 @@ int RunSend(Options &o) {
     size_t cap = 0;
     ssize_t n;
     std::string batch;
+    std::string one;
     while (ok && (n = getline(&line, &cap, stdin)) >= 0) {
-      batch.append(line, size_t(n));
-      if (batch.back() != '\n') batch += '\n';
-      lines++;
+      one.assign(line, size_t(n));
+      if (one.back() != '\n') one += '\n';
+      const size_t before = batch.size();
+      filter.Feed(one, &batch);
+      lines += batch.size() > before;
       if (batch.size() >= kBatch) {
         ok = WriteText(fd, batch, &why);
         batch.clear();

@@ -188,20 +188,6 @@ bool Parse5424(std::string_view s, SyslogMessage *m) {
 
 }  // namespace
 
-size_t ParsePri(std::string_view s, unsigned *pri) {
-  if (s.size() < 3 || s[0] != '<') return 0;
-  size_t i = 1;
-  unsigned v = 0;
-  // At most 4 digits are read, so a long run cannot overflow v.
-  while (i < s.size() && i <= 4 && IsDigit(s[i])) v = v * 10 + unsigned(s[i++] - '0');
-  const size_t digits = i - 1;
-  if (digits == 0 || digits > 3 || i >= s.size() || s[i] != '>') return 0;
-  if (digits > 1 && s[1] == '0') return 0;  // "<0>" only; "<03>", "<003>" are not PRIs
-  if (v > 191) return 0;
-  *pri = v;
-  return i + 1;
-}
-
 SyslogMessage ParseSyslog(std::string_view in) {
   SyslogMessage m;
   // Trailing newlines and NULs (some senders end a datagram with them) are

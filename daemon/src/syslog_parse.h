@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "logsink/proto/facility.h"
+
 namespace logsink::daemon {
 
 enum class SyslogForm : uint8_t { kRfc3164, kRfc5424, kMalformed };
@@ -42,22 +44,11 @@ struct SyslogMessage {
   bool bom = false;        // RFC 5424: MSG began with a UTF-8 BOM (not part of msg)
 };
 
-// The PRI "<N>" at the start of s, the daemon's one rule for it: syslog
-// datagrams (SYSLOG.md, "PRI") and text streams' prefixes (PROTOCOL.md, "Text
-// streams", PRIO_PREFIX) both use this function. N is 1 to 3 decimal digits
-// without a leading zero ("<0>" is zero; "<03>" and "<003>" are not PRIs),
-// at most 191. Returns the prefix's length with *pri = N, or 0 (and *pri
-// untouched) when s does not start with one.
-//
-// Why no leading zeros: RFC 5424 (6.2.1) says "leading 0s MUST NOT be used",
-// so "<N>" has one spelling per value; RFC 3164 (4.1.1) only bounds the PRI
-// part to 3 to 5 characters, which this keeps. systemd's stream prefixes (SyslogLevelPrefix=)
-// also take "<03>" and "<003>", but only as a level (0..7) and only because
-// its parser reads fixed positions; what programs write is sd-daemon(3)'s
-// "<3>" (SD_ERR), which both rules read alike. A refused prefix loses
-// nothing: the line or datagram is stored whole, prefix included, with the
-// default priority (and a datagram is counted in syslog_malformed_pri).
-size_t ParsePri(std::string_view s, unsigned *pri);
+// The PRI "<N>" at the start of s: proto/facility.h's ls_pri_parse, the
+// one rule for syslog datagrams and text streams' prefixes.
+inline size_t ParsePri(std::string_view s, unsigned *pri) {
+  return ls_pri_parse(s.data(), s.size(), pri);
+}
 
 // Parses one datagram. Never fails: a datagram that is neither form comes
 // back as kMalformed with msg = all of it and the PRI's facility and

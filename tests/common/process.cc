@@ -29,8 +29,8 @@ bool WaitUntil(const std::function<bool()> &cond, Ms limit, Ms step) {
 std::string BinPath(const std::string &name) { return std::string(LOGSINK_BIN_DIR) + "/" + name; }
 
 void ClearInheritedEnvironment() {
-  for (const char *v : {"LOGSINK_SOCKET", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
-                        "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"})
+  for (const char *v : {"LOGSINK_SOCKET", "LOGSINK_LEVEL", "NOTIFY_SOCKET", "LISTEN_FDS",
+                        "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"})
     unsetenv(v);
 }
 

@@ -25,7 +25,7 @@ bool WaitUntil(const std::function<bool()> &cond, Ms limit = kHang, Ms step = Ms
 // <build>/bin/<name>.
 std::string BinPath(const std::string &name);
 
-// Unsets LOGSINK_SOCKET, NOTIFY_SOCKET, LISTEN_FDS, LISTEN_PID,
+// Unsets LOGSINK_SOCKET, LOGSINK_LEVEL, NOTIFY_SOCKET, LISTEN_FDS, LISTEN_PID,
 // LISTEN_FDNAMES, WATCHDOG_USEC and WATCHDOG_PID (in a child before exec).
 void ClearInheritedEnvironment();
 

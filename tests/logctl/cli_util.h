@@ -50,8 +50,8 @@ struct SpawnOptions {
   bool as_nobody = false;  // as root: run a staged copy of logctl as uid/gid 65534
   uint32_t as_uid = 0;     // as root: ... as this uid and gid instead (0: as_nobody decides)
   std::string stdin_data;
-  // Set in logctl's environment. LOGSINK_FILE, LOGSINK_SOCKET and
-  // LOGSINK_PAGER are unset unless given here, so the test's own
+  // Set in logctl's environment. LOGSINK_FILE, LOGSINK_SOCKET,
+  // LOGSINK_PAGER and LOGSINK_LEVEL are unset unless given here, so the test's own
   // environment cannot pick the ring, the daemon or the pager.
   std::vector<std::pair<std::string, std::string>> env;
 };
@@ -76,6 +76,7 @@ class Proc {
       unsetenv("LOGSINK_FILE");
       unsetenv("LOGSINK_SOCKET");
       unsetenv("LOGSINK_PAGER");
+      unsetenv("LOGSINK_LEVEL");
       for (const auto &[k, v] : env) setenv(k.c_str(), v.c_str(), 1);
       if (staged) {
         staged->SetLibraryPath();

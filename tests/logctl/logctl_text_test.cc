@@ -173,6 +173,39 @@ TEST_F(LogctlTextTest, RunTakesLevelsAppAndFacility) {
   EXPECT_EQ(by_msg["o"]["line"], 16);
 }
 
+// Levels at the source: $LOGSINK_LEVEL's level leaves out the lines of send
+// and run below it, by the stream's level or, with --prio-prefix, each
+// line's own "<N>"; one that does not parse is said and ignored.
+TEST_F(LogctlTextTest, SendAndRunLeaveOutLinesBelowLogsinkLevel) {
+  SpawnOptions notice;
+  notice.env = {{"LOGSINK_LEVEL", "notice"}};
+  Result r = RunLogctl({"send", "--socket", d_.socket, "-p", "info", "quiet"}, notice);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "err", "loud"}, notice);
+  ASSERT_EQ(r.status, 0) << r.err;
+  SpawnOptions lines = notice;
+  lines.stdin_data = "<7>debug line\n<3>err line\nplain line\n<191>local7 debug\n<03>not a pri\n";
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "notice", "--prio-prefix"}, lines);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunLogctl({"run", "--socket", d_.socket, "--prio-prefix", "--level-stdout", "notice",
+                 "--level-stderr", "debug", "--", "sh", "-c",
+                 "echo '<7>d'; echo '<4>w'; echo o; echo e >&2; printf '<2>no newline'"},
+                notice);
+  ASSERT_EQ(r.status, 0) << r.err;
+  SpawnOptions bad;
+  bad.env = {{"LOGSINK_LEVEL", "inof"}};
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "debug", "said"}, bad);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "logctl: warning: LOGSINK_LEVEL=\"inof\" ignored: \"inof\" is not a level (emerg "
+            ".. debug, 0..7 or off)\n");
+  auto v = JsonUntil(d_.ring, 8);
+  std::vector<std::string> msgs;
+  for (const json &j : v) msgs.push_back(j["msg"]);
+  EXPECT_EQ(msgs, (std::vector<std::string>{"loud", "err line", "plain line", "<03>not a pri", "w",
+                                            "o", "no newline", "said"}));
+}
+
 // A label longer than 64 bytes (LS_APP_MAX) is cut as the daemon cuts one
 // (PROTOCOL.md, HELLO): on a UTF-8 character boundary, never inside a
 // character; one of exactly 64 bytes is kept whole.

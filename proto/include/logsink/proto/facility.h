@@ -8,6 +8,7 @@
 #ifndef LOGSINK_PROTO_FACILITY_H
 #define LOGSINK_PROTO_FACILITY_H
 
+#include <stddef.h>
 #include <string.h>
 
 #define LS_FACILITY_MAX 23 /* local7 */
@@ -34,6 +35,37 @@ static inline int ls_facility_parse(const char *s, size_t len) {
 }
 
 #define LS_LEVEL_MAX 7 /* debug */
+
+/* The PRI "<N>" at the start of the len bytes at s, the one rule for it:
+ * logsinkd's syslog datagrams (daemon/SYSLOG.md, "PRI") and text streams'
+ * prefixes (PROTOCOL.md, "Text streams", PRIO_PREFIX), and logctl's levels
+ * at the source for those prefixes. N is 1 to 3 decimal digits without a
+ * leading zero ("<0>" is zero; "<03>" and "<003>" are not PRIs), at most
+ * 191. Returns the prefix's length with *pri = N, or 0 (and *pri
+ * untouched) when s does not start with one.
+ *
+ * Why no leading zeros: RFC 5424 (6.2.1) says "leading 0s MUST NOT be
+ * used", so "<N>" has one spelling per value; RFC 3164 (4.1.1) only bounds
+ * the PRI part to 3 to 5 characters, which this keeps. systemd's stream
+ * prefixes (SyslogLevelPrefix=) also take "<03>" and "<003>", but only as a
+ * level (0..7) and only because its parser reads fixed positions; what
+ * programs write is sd-daemon(3)'s "<3>" (SD_ERR), which both rules read
+ * alike. A refused prefix loses nothing: the line or datagram is stored
+ * whole, prefix included, with the default priority (and a datagram is
+ * counted in syslog_malformed_pri). */
+static inline size_t ls_pri_parse(const char *s, size_t len, unsigned *pri) {
+  if (len < 3 || s[0] != '<') return 0;
+  size_t i = 1;
+  unsigned v = 0;
+  /* At most 4 digits are read, so a long run cannot overflow v. */
+  while (i < len && i <= 4 && s[i] >= '0' && s[i] <= '9') v = v * 10 + (unsigned)(s[i++] - '0');
+  const size_t digits = i - 1;
+  if (digits == 0 || digits > 3 || i >= len || s[i] != '>') return 0;
+  if (digits > 1 && s[1] == '0') return 0; /* "<0>" only; "<03>", "<003>" are not PRIs */
+  if (v > 191) return 0;
+  *pri = v;
+  return i + 1;
+}
 
 /* The name of level l (0..7), or NULL. */
 static inline const char *ls_level_name(unsigned l) {
