@@ -29,6 +29,7 @@
 #include "out.h"
 #include "pager.h"
 #include "progress.h"
+#include "read_setup.h"
 #include "render_pool.h"
 
 namespace logsink::logctl {
@@ -38,22 +39,6 @@ using storage::Record;
 using storage::Status;
 
 constexpr uint64_t kPollMs = 250;  // fallback when inotify says nothing
-
-// Skipped blocks go to stderr; lost records go in-band to whoever listens.
-class ReadReporter : public storage::Reporter {
- public:
-  explicit ReadReporter(std::string path) : path_(std::move(path)) {}
-  void Corruption(uint64_t off, std::string_view reason) override {
-    WarnSkipped(path_, off, reason);
-  }
-  void Lost(uint64_t n) override {
-    if (on_lost) on_lost(n);
-  }
-  std::function<void(uint64_t)> on_lost;
-
- private:
-  std::string path_;
-};
 
 // Reads, filters and prints records into an Out: one cat/tail/export run
 // (named apart from the daemon's per-client daemon::Session).
@@ -464,63 +449,6 @@ bool EndCursor(const Options &o, const RecordSource &r, const std::string &path,
     return false;
   }
   return true;
-}
-
-// -b: the boot o.boot names, added to the filter (records of other boots
-// are not shown, and their blocks are skipped unread). kExitOk, or an error
-// printed and its exit status when the ring holds no such boot (an empty
-// ring followed with -f and the last boot asked: this machine's boot).
-int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
-  if (!o.boot || o.boot->kind == BootSpec::Kind::kAll) return kExitOk;
-  const BootSpec &b = *o.boot;
-  if (b.kind == BootSpec::Kind::kOffset && b.offset == 0 && !r->own_records_only()) {
-    // The last boot (-b, -k) is the newest record's: no need to read every
-    // block header as ListBoots does. (The caller seeks afterwards.)
-    Status s = r->SeekLast(1);
-    Record rec;
-    if (s.ok() || s.IsNotFound()) s = r->Next(&rec);
-    if (s.ok()) {
-      o.filter.boots.push_back(rec.boot_id);
-      return kExitOk;
-    }
-    if (!s.IsNotFound()) {
-      Error(path, s.ToString());
-      return kExitError;
-    }
-  }
-  std::vector<storage::BootInfo> boots;
-  Status s = r->ListBoots(&boots);
-  if (!s.ok()) {
-    Error(path, s.ToString());
-    return kExitError;
-  }
-  const int64_t n = int64_t(boots.size());
-  const storage::BootInfo *found = nullptr;
-  std::string name;
-  if (b.kind == BootSpec::Kind::kId) {
-    name = render::BootIdHex(b.id);
-    for (const storage::BootInfo &i : boots)
-      if (i.boot_id == b.id) found = &i;
-  } else {
-    name = std::to_string(b.offset);
-    // journalctl's numbering: 1 is the first boot, 0 the last, -1 the one
-    // before it.
-    const int64_t i = b.offset > 0 ? b.offset - 1 : n - 1 + b.offset;
-    if (i >= 0 && i < n) found = &boots[size_t(i)];
-  }
-  if (!found && n == 0 && o.follow && b.kind == BootSpec::Kind::kOffset && b.offset == 0) {
-    // An empty ring has no last boot yet. Followed, its last boot will be
-    // the one the next records carry: this machine's (journalctl -f -b waits).
-    o.filter.boots.push_back(storage::Env::Default()->BootId());
-    return kExitOk;
-  }
-  if (!found) {
-    Error(path, "no boot " + name + " in the ring (it holds " + std::to_string(n) +
-                    (n == 1 ? " boot)" : " boots)"));
-    return kExitError;
-  }
-  o.filter.boots.push_back(found->boot_id);
-  return kExitOk;
 }
 
 // --list-boots: one line per boot, oldest first, numbered as journalctl does

@@ -1,0 +1,40 @@
+// read_setup.h: what the commands that read records (tail, cat, export,
+// sites) share before they read: the reporter of skipped blocks and lost
+// records, and -b's choice of a boot.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common.h"
+#include "logsink/storage/ring.h"
+#include "options.h"
+#include "source.h"
+
+namespace logsink::logctl {
+
+// Skipped blocks go to stderr; lost records go in-band to whoever listens.
+class ReadReporter : public storage::Reporter {
+ public:
+  explicit ReadReporter(std::string path) : path_(std::move(path)) {}
+  void Corruption(uint64_t off, std::string_view reason) override {
+    WarnSkipped(path_, off, reason);
+  }
+  void Lost(uint64_t n) override {
+    if (on_lost) on_lost(n);
+  }
+  std::function<void(uint64_t)> on_lost;
+
+ private:
+  std::string path_;
+};
+
+// -b: the boot o.boot names, added to the filter (records of other boots
+// are not shown, and their blocks are skipped unread). kExitOk, or an error
+// printed and its exit status when the ring holds no such boot (an empty
+// ring followed with -f and the last boot asked: this machine's boot).
+int SelectBoot(Options &o, RecordSource *r, const std::string &path);
+
+}  // namespace logsink::logctl
