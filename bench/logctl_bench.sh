@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # logctl_bench.sh: `logctl tail -n 100` on a full 1 GiB ring vs a
-# full 1 MiB ring, and `logctl cat` records/s to /dev/null, each beside the
-# baseline of coreutils `tail -n 100` / `cat` on a plain-text log of the same
-# size with the same messages, in the same run. Warm page cache (one untimed
+# full 1 MiB ring, `logctl cat` records/s to /dev/null, and `logctl sites`
+# records/s, each beside the baseline of coreutils `tail -n 100` / `cat` /
+# an awk count by program on a plain-text log of the same size with the same
+# messages, in the same run. Warm page cache (one untimed
 # run first); median of RUNS runs timed with bash's $EPOCHREALTIME (each time
 # includes the fork + exec of the command, for both sides alike).
 #
@@ -97,6 +98,21 @@ printf "%-22s | %10s | %12s | %s\n" what records "ms" "records/s"
 printf "%-22s | %10s | %12s | %s\n" "logctl cat (ring)" "$recs" "$lc" "$lc_rate"
 printf "%-22s | %10s | %12s | %s\n" "cat (text, lines)" "$lines" "$tc" "$tc_rate"
 echo "logctl cat / cat (records/s): $(ratio "$lc_rate" "$tc_rate")x"
+
+echo "== sites (the census of call sites), $((cat_size >> 20)) MiB, warm, median of $cat_runs runs"
+# Beside it the text way of asking which program fills a log: awk counting
+# the lines of each program[pid] field in one pass.
+saved_runs=$runs
+runs=$cat_runs
+ls_ms=$(median_ms "$logctl" sites --file "$dir/$cat_size.ring")
+aw_ms=$(median_ms awk '{c[$3]++} END {for (k in c) print c[k], k}' "$dir/$cat_size.log")
+runs=$saved_runs
+ls_rate=$(awk -v n="$recs" -v ms="$ls_ms" 'BEGIN {printf "%.0f", n / (ms / 1e3)}')
+aw_rate=$(awk -v n="$lines" -v ms="$aw_ms" 'BEGIN {printf "%.0f", n / (ms / 1e3)}')
+printf "%-22s | %10s | %12s | %s\n" what records "ms" "records/s"
+printf "%-22s | %10s | %12s | %s\n" "logctl sites (ring)" "$recs" "$ls_ms" "$ls_rate"
+printf "%-22s | %10s | %12s | %s\n" "awk census (text)" "$lines" "$aw_ms" "$aw_rate"
+echo "logctl sites / awk (records/s): $(ratio "$ls_rate" "$aw_rate")x"
 
 echo "== targets"
 verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {ok = (op == "<") ? (v < t) : (op == "<=") ? (v <= t) : (v >= t); print ok ? "MET" : "MISSED"}'; }

@@ -31,7 +31,7 @@ expect() {
     fi
   done
 }
-expect logctl "" -- tail cat stats send run verify export help
+expect logctl "" -- tail cat stats send run verify export sites help
 expect logctl ta -- tail '!cat'
 expect logctl tail --fo -- --follow
 expect logctl cat --cur -- --cursor --cursor-file '!--follow'

@@ -25,7 +25,7 @@ _logctl() {
   local cur prev cmd="" i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD - 1]}
-  local commands="tail cat stats send run verify export help"
+  local commands="tail cat stats send run verify export sites help"
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
       --) [[ $cmd == run ]] && { compopt -o default 2>/dev/null; COMPREPLY=(); return; } ;;

@@ -380,15 +380,6 @@ bool UseColor(const Options &o, bool tty) {
   return !(nc && nc[0]);
 }
 
-int FinishOutput(Out *out, const std::string &what) {
-  out->Flush();
-  if (out->failed() && out->error() != EPIPE) {
-    Error(what, std::strerror(out->error()));
-    return kExitError;
-  }
-  return kExitOk;
-}
-
 // The cursor to start after: --after-cursor, else the one in --cursor-file
 // (none when the file does not exist yet). False (and an error printed)
 // when there is one that cannot be used with this ring.

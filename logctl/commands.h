@@ -11,5 +11,6 @@ int RunStats(Options &o);
 int RunVerify(Options &o);
 int RunSend(Options &o);
 int RunRun(Options &o);  // run -- CMD ARGS...
+int RunSites(Options &o);
 
 }  // namespace logsink::logctl

@@ -20,9 +20,9 @@ const struct {
 } kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
                  {"stats", Command::kStats},   {"send", Command::kSend},
                  {"verify", Command::kVerify}, {"export", Command::kExport},
-                 {"run", Command::kRun}};
+                 {"run", Command::kRun},       {"sites", Command::kSites}};
 const char kUnknownCommand[] =
-    "unknown command (tail, cat, stats, send, run, verify, export, help)";
+    "unknown command (tail, cat, stats, send, run, verify, export, sites, help)";
 
 // `logctl help [COMMAND]`.
 int HelpCommand(int argc, char **argv) {
@@ -84,6 +84,8 @@ int Main(int argc, char **argv) {
         return RunExport(o);
       case Command::kRun:
         return RunRun(o);
+      case Command::kSites:
+        return RunSites(o);
     }
   }
   Error(c, kUnknownCommand);

@@ -72,6 +72,8 @@ const char *Name(Command c) {
       return "export";
     case Command::kRun:
       return "run";
+    case Command::kSites:
+      return "sites";
     case Command::kLog:
       return "logctl";
   }
@@ -126,6 +128,13 @@ const char *Help(Command c) {
              "  --level-stdout L, --level-stderr L   levels of the two streams (info, err)\n"
              "  -p, --priority FACILITY   facility of both streams (default user)\n"
              "  --prio-prefix    a line starting with <N> has that priority (as for send)\n";
+    case Command::kSites:
+      return "usage: logctl sites [-n N] [--json] [--file PATH] [FILTERS]\n"
+             "The census of call sites: which lines of which programs wrote the records in the\n"
+             "ring (the filters let through), most records first: records, share, records in\n"
+             "the last minute, level, app, file:line (or the kind of free text) and format.\n"
+             "  -n, --lines N    the first N sites only\n"
+             "  --json           one JSON object per site and line\n";
     case Command::kVerify:
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
@@ -251,6 +260,7 @@ constexpr unsigned kTailCat = Bit(Command::kTail) | Bit(Command::kCat);
 constexpr unsigned kReads = kTailCat | Bit(Command::kExport);
 constexpr unsigned kWrites = Bit(Command::kSend) | Bit(Command::kRun);
 constexpr unsigned kEvery = ~0u;
+constexpr unsigned kSites = Bit(Command::kSites);
 
 // A parse in progress: what the option handlers read and fill.
 struct Parse {
@@ -421,6 +431,7 @@ int OnLines(Parse &p, const char *arg) {
                                     "oldest, use 'logctl cat' or --cursor)"
                                   : ""));
   p.lines_given = true;
+  p.o->lines_given = true;
   return kGoOn;
 }
 
@@ -478,25 +489,25 @@ struct Spec {
 constexpr Spec kSpecs[] = {
     {kFile, "file", 0, required_argument, kEvery & ~kWrites, Store<&Options::file>},
     {kSocket, "socket", 0, required_argument, kEvery, Store<&Options::socket>},
-    {kLevel, "level", 'p', required_argument, kReads | kWrites, OnLevel},
-    {kLevel, "priority", 0, required_argument, kReads | kWrites, OnLevel},
-    {kPid, "pid", 0, required_argument, kReads,
+    {kLevel, "level", 'p', required_argument, kReads | kWrites | kSites, OnLevel},
+    {kLevel, "priority", 0, required_argument, kReads | kWrites | kSites, OnLevel},
+    {kPid, "pid", 0, required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.pids); }},
-    {kUid, "uid", 0, required_argument, kReads,
+    {kUid, "uid", 0, required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.uids); }},
-    {kApp, "app", 0, required_argument, kReads | kWrites, OnApp},
-    {kSince, "since", 'S', required_argument, kReads,
+    {kApp, "app", 0, required_argument, kReads | kWrites | kSites, OnApp},
+    {kSince, "since", 'S', required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.since_ns); }},
-    {kUntil, "until", 'U', required_argument, kReads,
+    {kUntil, "until", 'U', required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.until_ns); }},
-    {kGrep, "grep", 'g', required_argument, kReads, OnGrep},
-    {kIgnoreCase, "ignore-case", 'i', no_argument, kReads, OnIgnoreCase},
-    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats), OnJson},
+    {kGrep, "grep", 'g', required_argument, kReads | kSites, OnGrep},
+    {kIgnoreCase, "ignore-case", 'i', no_argument, kReads | kSites, OnIgnoreCase},
+    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats) | kSites, OnJson},
     {kNoColor, "no-color", 0, no_argument, kTailCat, Set<&Options::no_color>},
     {kUtc, "utc", 0, no_argument, kTailCat, Set<&Options::utc>},
     {kFormat, "format", 0, required_argument, Bit(Command::kExport), OnFormat},
     {kOutput, "output", 'o', required_argument, kReads, OnOutput},
-    {kLines, "lines", 'n', required_argument, Bit(Command::kTail), OnLines},
+    {kLines, "lines", 'n', required_argument, Bit(Command::kTail) | kSites, OnLines},
     {kFollow, "follow", 'f', no_argument, Bit(Command::kTail), Set<&Options::follow>},
     {kHelp, "help", 'h', no_argument, kEvery, OnHelp},
     {kShowCursor, "show-cursor", 0, no_argument, kTailCat, Set<&Options::show_cursor>},
@@ -504,7 +515,7 @@ constexpr Spec kSpecs[] = {
     {kCursor, "cursor", 0, required_argument, kTailCat, Store<&Options::cursor>},
     {kWatch, "watch", 0, optional_argument, Bit(Command::kStats), OnWatch},
     {kCursorFile, "cursor-file", 0, required_argument, kTailCat, Store<&Options::cursor_file>},
-    {kTag, "tag", 't', required_argument, kReads | Bit(Command::kSend), OnApp},
+    {kTag, "tag", 't', required_argument, kReads | Bit(Command::kSend) | kSites, OnApp},
     {kPrioPrefix, "prio-prefix", 0, no_argument, kWrites, Set<&Options::prio_prefix>},
     {kId, "id", 0, optional_argument, Bit(Command::kSend), OnId},
     {kLevelStdout, "level-stdout", 0, required_argument, Bit(Command::kRun),
@@ -514,9 +525,9 @@ constexpr Spec kSpecs[] = {
     {kReverse, "reverse", 'r', no_argument, kTailCat, Set<&Options::reverse>},
     {kNoPager, "no-pager", 0, no_argument, kEvery, Set<&Options::no_pager>},
     {kPagerEnd, "pager-end", 'e', no_argument, kTailCat, Set<&Options::pager_end>},
-    {kUnit, "unit", 'u', required_argument, kReads, OnUnit},
-    {kBoot, "boot", 'b', optional_argument, kReads, OnBoot},
-    {kDmesg, "dmesg", 'k', no_argument, kReads, OnDmesg},
+    {kUnit, "unit", 'u', required_argument, kReads | kSites, OnUnit},
+    {kBoot, "boot", 'b', optional_argument, kReads | kSites, OnBoot},
+    {kDmesg, "dmesg", 'k', no_argument, kReads | kSites, OnDmesg},
     {kListBoots, "list-boots", 0, no_argument, kTailCat, Set<&Options::list_boots>},
 };
 
@@ -630,6 +641,7 @@ void PrintUsage(FILE *to) {
       "  run -- CMD [ARGS]  run CMD with its output captured into the ring\n"
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
+      "  sites              the census of call sites: which lines fill the ring\n"
       "  help [COMMAND]     this text, or a command's options\n\n"
       "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
       "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
@@ -654,7 +666,7 @@ void PrintCommandHelp(Command cmd, FILE *to) {
       "  --socket PATH    the daemon's socket (default: $LOGSINK_SOCKET, else the\n"
       "                   default socket)\n",
       to);
-  if (reads || cmd == Command::kExport) std::fputs(kFilterHelp, to);
+  if (reads || cmd == Command::kExport || cmd == Command::kSites) std::fputs(kFilterHelp, to);
   if (reads) std::fputs(kReadHelp, to);
   if (cmd == Command::kExport) std::fputs(kExportHelp, to);
 }

@@ -17,7 +17,7 @@ namespace logsink::logctl {
 // kLog is `logctl OPTIONS` without a command, as journalctl takes them: it
 // takes tail's and cat's options and becomes kTail when -n or -f is given
 // (journalctl -f shows the last 10 records, then follows), else kCat.
-enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun, kLog };
+enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun, kSites, kLog };
 
 // -b/--boot's value, as journalctl takes it: which boot of the ring to show
 // (resolved against RingReader::ListBoots when the ring is read).
@@ -35,10 +35,11 @@ bool ParseBootSpec(std::string_view s, BootSpec *out);
 
 struct Options {
   Command cmd = Command::kTail;
-  std::string file;     // --file (empty: default)
-  std::string socket;   // --socket
-  uint64_t lines = 10;  // -n
-  bool follow = false;  // -f
+  std::string file;          // --file (empty: default)
+  std::string socket;        // --socket
+  uint64_t lines = 10;       // -n
+  bool lines_given = false;  // -n was given (sites: the top N, else every site)
+  bool follow = false;       // -f
   render::OutputMode mode = render::OutputMode::kShort;
   bool json = false;               // --json (stats too)
   bool no_color = false;           // --no-color

@@ -1,6 +1,9 @@
-// read_setup.cc: -b's choice of a boot for the reading commands (see
-// read_setup.h).
+// read_setup.cc: -b's choice of a boot and the end of the output for the
+// reading commands (see read_setup.h).
 #include "read_setup.h"
+
+#include <cerrno>
+#include <cstring>
 
 #include "common.h"
 #include "logsink/render/filter.h"
@@ -61,6 +64,15 @@ int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
     return kExitError;
   }
   o.filter.boots.push_back(found->boot_id);
+  return kExitOk;
+}
+
+int FinishOutput(Out *out, const std::string &what) {
+  out->Flush();
+  if (out->failed() && out->error() != EPIPE) {
+    Error(what, std::strerror(out->error()));
+    return kExitError;
+  }
   return kExitOk;
 }
 

@@ -1,6 +1,6 @@
 // read_setup.h: what the commands that read records (tail, cat, export,
-// sites) share before they read: the reporter of skipped blocks and lost
-// records, and -b's choice of a boot.
+// sites) share: the reporter of skipped blocks and lost records, -b's
+// choice of a boot, and the end of their output.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "common.h"
 #include "logsink/storage/ring.h"
 #include "options.h"
+#include "out.h"
 #include "source.h"
 
 namespace logsink::logctl {
@@ -36,5 +37,9 @@ class ReadReporter : public storage::Reporter {
 // printed and its exit status when the ring holds no such boot (an empty
 // ring followed with -f and the last boot asked: this machine's boot).
 int SelectBoot(Options &o, RecordSource *r, const std::string &path);
+
+// Flushes out; a write error other than a reader gone away (EPIPE) is
+// printed as what's and returns kExitError, else kExitOk.
+int FinishOutput(Out *out, const std::string &what);
 
 }  // namespace logsink::logctl

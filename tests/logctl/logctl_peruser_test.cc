@@ -155,6 +155,21 @@ TEST(LogctlPerUserTest, EachUserReadsExactlyTheirOwnRecords) {
   ASSERT_EQ(got.size(), 2u) << r.out;
   EXPECT_EQ(got[0]["msg"], "B-text-line");
   EXPECT_EQ(got[1]["msg"], "B-syslog-line");
+  // sites through the daemon (no site numbers there): A's eight records by
+  // site, hello's native ones by file and line.
+  r = s.As(kUserA, {"sites", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  got = JsonLines(r.out);
+  uint64_t in_sites = 0, native = 0;
+  for (const json &j : got) {
+    in_sites += j["records"].get<uint64_t>();
+    if (j.contains("text")) continue;
+    native += j["records"].get<uint64_t>();
+    if (j["file"] == "") continue;  // ls_log_text: a site without a file
+    EXPECT_GT(j["line"].get<uint32_t>(), 0u) << j;
+  }
+  EXPECT_EQ(in_sites, a_msgs.size()) << r.out;
+  EXPECT_EQ(native, 5u) << r.out;
   // root: everything, from the file.
   const uint64_t served = s.Counter("readers_total");
   SpawnOptions root;

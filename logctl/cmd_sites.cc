@@ -1,0 +1,241 @@
+// cmd_sites.cc: `logctl sites`, the census of call sites: which lines of
+// which programs wrote the records in the ring, most records first, with
+// their share of the records counted, how many came in the last minute,
+// their level and format. Nothing is parsed out of messages: a native
+// record names its call site (file, line, level, format) and every free-text
+// record its kind (stdout, syslog, kernel, ...). It reads every record the
+// filters let through (the same FILTERS as cat; blocks they rule out are
+// skipped by their summaries), from the ring file or, for a user who may
+// not read it, through the daemon (the user's own records).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "commands.h"
+#include "common.h"
+#include "logsink/proto/facility.h"
+#include "logsink/proto/text_kinds.h"
+#include "logsink/render/escape.h"
+#include "logsink/render/printer.h"
+#include "out.h"
+#include "read_setup.h"
+
+namespace logsink::logctl {
+namespace {
+
+using storage::Record;
+using storage::Status;
+
+constexpr uint64_t kMinuteNs = 60ull * 1000000000ull;
+
+struct Row {
+  std::string app, file, fmt;
+  uint32_t line = 0;
+  uint8_t level = 0;
+  bool text = false;  // a kind of free text: no line, no format
+  uint64_t records = 0, last_minute = 0;
+};
+
+// The row's identity: what it shows, so that the connections (sources) of
+// one program that log from one site count as one row.
+std::string Key(const Row &r) {
+  std::string k;
+  k.reserve(r.app.size() + r.file.size() + r.fmt.size() + 16);
+  k += r.app;
+  k += '\0';
+  k += r.file;
+  k += '\0';
+  k += std::to_string(r.line);
+  k += '\0';
+  k += char('0' + r.level);
+  k += '\0';
+  k += r.fmt;
+  return k;
+}
+
+class Census {
+ public:
+  explicit Census(uint64_t now_ns) : now_ns_(now_ns) {}
+
+  void Add(const Record &rec) {
+    total_++;
+    const bool recent = storage::FilterTime(rec) + kMinuteNs > now_ns_;
+    recent_ += recent;
+    // A site of the string table, from one source: counted by number (the
+    // common case, no string built); others (inline sites, and every record
+    // read through the daemon, which numbers no site) by what they show.
+    Row *row;
+    if (rec.site_id && rec.site_known) {
+      auto [it, fresh] = by_id_.try_emplace(IdKey{rec.source_id, rec.site_id}, rows_.size());
+      if (fresh) rows_.push_back(MakeRow(rec));
+      row = &rows_[it->second];
+    } else {
+      row = &ByContent(rec);
+    }
+    row->records++;
+    row->last_minute += recent;
+  }
+
+  // The rows merged by what they show, most records first.
+  std::vector<Row> Rows() {
+    std::unordered_map<std::string, size_t> at;
+    std::vector<Row> out;
+    for (Row &r : rows_) {
+      auto [it, fresh] = at.try_emplace(Key(r), out.size());
+      if (fresh) {
+        out.push_back(std::move(r));
+      } else {
+        out[it->second].records += r.records;
+        out[it->second].last_minute += r.last_minute;
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const Row &a, const Row &b) {
+      if (a.records != b.records) return a.records > b.records;
+      return std::tie(a.app, a.file, a.line, a.level, a.fmt) <
+             std::tie(b.app, b.file, b.line, b.level, b.fmt);
+    });
+    return out;
+  }
+  uint64_t total() const { return total_; }
+  uint64_t recent() const { return recent_; }
+
+ private:
+  struct IdKey {
+    uint64_t source;
+    uint32_t site;
+    bool operator==(const IdKey &o) const { return source == o.source && site == o.site; }
+  };
+  struct IdHash {
+    size_t operator()(const IdKey &k) const {
+      return size_t((k.source * 0x9E3779B97F4A7C15ull) ^ k.site);
+    }
+  };
+
+  static Row MakeRow(const Record &rec) {
+    Row r;
+    r.app = std::string(rec.app.empty() ? rec.comm : rec.app);
+    r.file = std::string(rec.site.file);
+    r.text = ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) >= 0;
+    if (!r.text) {
+      r.line = rec.site.line;
+      r.fmt = std::string(rec.site.fmt);
+    }
+    r.level = rec.site.level;
+    return r;
+  }
+
+  Row &ByContent(const Record &rec) {
+    Row r = MakeRow(rec);
+    auto [it, fresh] = by_content_.try_emplace(Key(r), rows_.size());
+    if (fresh) rows_.push_back(std::move(r));
+    return rows_[it->second];
+  }
+
+  const uint64_t now_ns_;
+  uint64_t total_ = 0, recent_ = 0;
+  std::vector<Row> rows_;
+  std::unordered_map<IdKey, size_t, IdHash> by_id_;
+  std::unordered_map<std::string, size_t> by_content_;
+};
+
+// FILE:LINE; a kind of free text alone; "-" for a site without a file (a
+// run-time text or format: ls_log_text, ls_log).
+std::string SiteText(const Row &r) {
+  if (r.file.empty()) return "-";
+  return r.text || r.line == 0 ? r.file : r.file + ":" + std::to_string(r.line);
+}
+
+void AppendText(const std::vector<Row> &rows, uint64_t total, std::string *b) {
+  auto it = std::back_inserter(*b);
+  fmt::format_to(it, "{:>10} {:>6} {:>8}  {:<7}  {:<16}  {:<28}  {}\n", "RECORDS", "SHARE",
+                 "LAST MIN", "LEVEL", "APP", "SITE", "FORMAT");
+  for (const Row &r : rows) {
+    fmt::format_to(it, "{:>10} {:>5.1f}% {:>8}  {:<7}  ", r.records,
+                   total ? 100.0 * double(r.records) / double(total) : 0.0, r.last_minute,
+                   ls_level_name(r.level));
+    const size_t at = b->size();
+    render::AppendTerminalSafe(b, r.app);
+    b->append(b->size() - at < 16 ? 16 - (b->size() - at) : 0, ' ');
+    b->append("  ");
+    const size_t site_at = b->size();
+    render::AppendTerminalSafe(b, SiteText(r));
+    b->append(b->size() - site_at < 28 ? 28 - (b->size() - site_at) : 0, ' ');
+    b->append("  ");
+    if (r.text)
+      b->append("(text)");
+    else
+      render::AppendTerminalSafe(b, r.fmt);
+    b->push_back('\n');
+  }
+  fmt::format_to(it, "{} records from {} sites\n", total, rows.size());
+}
+
+// One JSON object per site and line, most records first.
+void AppendJson(const std::vector<Row> &rows, uint64_t total, std::string *b) {
+  auto it = std::back_inserter(*b);
+  for (const Row &r : rows) {
+    fmt::format_to(it, "{{\"records\":{},\"share\":{:.6f},\"last_minute\":{},\"level\":\"{}\",",
+                   r.records, total ? double(r.records) / double(total) : 0.0, r.last_minute,
+                   ls_level_name(r.level));
+    b->append("\"app\":");
+    render::AppendJsonString(b, r.app);
+    b->append(",\"file\":");
+    render::AppendJsonString(b, r.file);
+    if (r.text) {
+      b->append(",\"text\":true}\n");
+      continue;
+    }
+    fmt::format_to(it, ",\"line\":{},\"fmt\":", r.line);
+    render::AppendJsonString(b, r.fmt);
+    b->append("}\n");
+  }
+}
+
+}  // namespace
+
+int RunSites(Options &o) {
+  std::string path;
+  RingOrigin origin;
+  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
+  ReadReporter rep(path);
+  std::unique_ptr<RecordSource> r;
+  if (int rc = OpenSource(path, origin, false, &rep, &r)) return rc;
+  if (int rc = SelectBoot(o, r.get(), path)) return rc;
+  r->SetFilter(&o.filter, !ReadSwitchesFromEnv().no_index);
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  Census census(uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec));
+  render::Printer pr(render::OutputMode::kShort, false, o.utc);  // --grep's messages
+  std::string msg;
+  Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
+  Record rec;
+  while (s.ok() && (s = r->Next(&rec)).ok()) {
+    if (rec.kind != Record::Kind::kRecord || !o.filter.Match(rec)) continue;
+    if (!o.grep.empty()) {
+      pr.Message(rec, &msg);
+      if (!o.grep.Match(msg)) continue;
+    }
+    census.Add(rec);
+  }
+  if (!s.ok() && !s.IsNotFound()) {
+    Error(path, s.ToString());
+    return kExitError;
+  }
+  std::vector<Row> rows = census.Rows();
+  if (o.lines_given && rows.size() > o.lines) rows.resize(o.lines);
+  Out out(STDOUT_FILENO);
+  if (o.json)
+    AppendJson(rows, census.total(), out.buf());
+  else
+    AppendText(rows, census.total(), out.buf());
+  return FinishOutput(&out, "stdout");
+}
+
+}  // namespace logsink::logctl
