@@ -12,7 +12,7 @@ namespace logsink::logctl {
 
 int LevelFromEnvironment() {
   const char *env = std::getenv("LOGSINK_LEVEL");
-  if (!env) return LS_LEVEL_MAX;
+  if (!env || !*env) return LS_LEVEL_MAX;  // empty: as if unset
   ls_level_rules r;
   char why[192];
   if (ls_level_rules_parse(env, LS_LEVEL_MAX, &r, why, sizeof why) != 0) {

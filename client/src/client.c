@@ -100,7 +100,7 @@ static int ls__levels(ls_client *c, const ls_options *o, char *bad_env, size_t l
     c->levels.level = o->level;
   }
   const char *env = secure_getenv("LOGSINK_LEVEL");
-  if (env) {
+  if (env && *env) { /* empty: as if unset */
     ls_level_rules from_env;
     if (ls_level_rules_parse(env, LS_DEBUG, &from_env, why, sizeof why) == 0)
       c->levels = from_env;
@@ -112,9 +112,23 @@ static int ls__levels(ls_client *c, const ls_options *o, char *bad_env, size_t l
   return 0;
 }
 
-/* ls__level_max from the open clients' levels. Caller holds ls__all_mu. */
+/* The most verbose level the default client would give a site, while it
+ * is not open: $LOGSINK_LEVEL's when set and valid, else debug (its
+ * options are the defaults). */
+static int ls__default_most(void) {
+  const char *env = secure_getenv("LOGSINK_LEVEL");
+  ls_level_rules r;
+  char why[192];
+  if (env && *env && ls_level_rules_parse(env, LS_DEBUG, &r, why, sizeof why) == 0)
+    return ls_level_rules_most(&r);
+  return LS_DEBUG;
+}
+
+/* ls__level_max from the open clients' levels, and the default client's
+ * while it is not open (a call to it must reach the library, which opens
+ * it). Caller holds ls__all_mu. */
 static void ls__level_max_update(void) {
-  int m = ls__all ? LS_LEVEL_OFF : LS_DEBUG;
+  int m = __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE) ? LS_LEVEL_OFF : ls__default_most();
   for (ls_client *c = ls__all; c; c = c->gnext) {
     const int l = ls_level_rules_most(&c->levels);
     if (l > m) m = l;
@@ -310,7 +324,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   if (bad_env[0]) {
     /* Said where the records go, whatever the levels; no other thread
      * has c yet. */
-    (void)ls_log_text(c, LS_WARNING, bad_env, strlen(bad_env));
+    (void)ls__log_text_at_open(c, LS_WARNING, bad_env, strlen(bad_env));
     c->level_all = ls_level_rules_least(&c->levels);
   }
   return c;
@@ -450,6 +464,10 @@ static int ls__default_make(const char *path, const char *app, const ls_options 
     } else {
       c->is_default = 1;
       __atomic_store_n(&ls__def, c, __ATOMIC_RELEASE);
+      /* Now counted by its own levels, not by what it would have. */
+      pthread_mutex_lock(&ls__all_mu);
+      ls__level_max_update();
+      pthread_mutex_unlock(&ls__all_mu);
     }
   }
   pthread_mutex_unlock(&ls__def_mu);

@@ -98,6 +98,10 @@ LS__HIDDEN ls__ring *ls__client_add_ring(ls_client *c);
  * c->level_all): the cached answer, or the rules' (cached). log.c. */
 LS__HIDDEN int ls__site_on(ls_client *c, ls_site *s);
 
+/* ls_open's warning record: ls_log_text without its check of a call in
+ * progress on the thread (log.c). */
+LS__HIDDEN int ls__log_text_at_open(ls_client *c, int level, const char *msg, size_t len);
+
 /* Wakes the sender (a producer's batch is full, a flush, a close). */
 static inline void ls__wake(ls_client *c) {
   atomic_fetch_add_explicit(&c->wake_seq, 1, memory_order_release);

@@ -251,6 +251,9 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
 
 /* One call of site s with its arguments in *ap (LS_LOG, ls_log, ls_vlog). */
 static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
+  /* Below its level a call produces nothing and counts nowhere, not even
+   * as a call that interrupted another one (a pure check). */
+  if (c && LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) return 0;
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
   int rc;
@@ -260,10 +263,10 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
       rc = -ENOMEM;
       goto out;
     }
-  }
-  if (LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) {
-    rc = 0; /* below its level: nothing produced */
-    goto out;
+    if (LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) {
+      rc = 0; /* below its level: nothing produced */
+      goto out;
+    }
   }
   uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
@@ -282,6 +285,7 @@ out:
 
 /* Not inlined: it runs for sites above the client's level_all only. */
 __attribute__((noinline)) int ls__site_on(ls_client *c, ls_site *s) {
+  if ((unsigned)s->level > 7u) return 1; /* not a level: refused by ls__slow, counted */
   const uint32_t want = c->gate_gen << 1;
   const uint32_t g = __atomic_load_n(&s->ls__gate, __ATOMIC_RELAXED);
   if ((g & ~1u) == want) return (int)(g & 1);
@@ -306,33 +310,40 @@ static ls_site ls__text_sites[8] = {{"%s", "", 0, 0, 0, 0, 0}, {"%s", "", 0, 1, 
                                     {"%s", "", 0, 4, 0, 0, 0}, {"%s", "", 0, 5, 0, 0, 0},
                                     {"%s", "", 0, 6, 0, 0, 0}, {"%s", "", 0, 7, 0, 0, 0}};
 
-int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
-  if (level < 0 || level > 7 || (!msg && len)) return -EINVAL;
-  if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
-  ls__busy_enter();
-  int rc;
+/* Stages `len` bytes of text at `level` in c (NULL: the default client)
+ * for the calling thread, which is not inside a call of this file. */
+static int ls__text(ls_client *c, int level, const char *msg, size_t len) {
+  int rc = 0;
   if (!c) {
     c = ls__default_get();
-    if (!c) {
-      rc = -ENOMEM;
-      goto out;
-    }
+    if (!c) return -ENOMEM;
   }
   ls_site *s = &ls__text_sites[level];
-  if (LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, s)) {
-    rc = 0;
-    goto out;
-  }
+  if (LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, s)) return 0;
   uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
   if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r || r->owner != c ||
       r->owner_uid != c->uid) {
     rc = ls__slow(c, s, &p, &r);
-    if (rc) goto out;
+    if (rc) return rc;
   }
-  rc = ls__stage(c, r, p, level, stamp, NULL, 0, msg ? msg : "", len);
-out:
+  return ls__stage(c, r, p, level, stamp, NULL, 0, msg ? msg : "", len);
+}
+
+int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
+  if (level < 0 || level > 7 || (!msg && len)) return -EINVAL;
+  if (c && LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, &ls__text_sites[level])) return 0;
+  if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
+  ls__busy_enter();
+  int rc = ls__text(c, level, msg, len);
   ls__busy_leave();
   return rc;
+}
+
+/* ls_open's own warning record: staged whatever the calling thread is
+ * doing, since opening (the default client on a first call) happens inside
+ * a call of this file before it touched any ring. */
+int ls__log_text_at_open(ls_client *c, int level, const char *msg, size_t len) {
+  return ls__text(c, level, msg, len);
 }

@@ -85,6 +85,10 @@ static ls_site *ls__wrap_find(const char *fmt, int level) {
 
 int ls_vlog(ls_client *c, int level, const char *fmt, va_list ap) {
   if (level < 0 || level > 7 || !fmt) return -EINVAL;
+  /* Below the client's level (a run-time format has no file: the default
+   * level applies): nothing produced, and no slot of the table taken. */
+  if (!c) c = ls__default_get();
+  if (c && level > c->level_all && level > c->levels.level) return 0;
   ls_site *s = ls__wrap_find(fmt, level);
   va_list aq;
   va_copy(aq, ap);
@@ -97,7 +101,6 @@ int ls_vlog(ls_client *c, int level, const char *fmt, va_list ap) {
     int n = vsnprintf(buf, sizeof buf, fmt, aq);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
-    if (!c) c = ls__default_get();
     if (c) atomic_fetch_add_explicit(&c->formatted, 1, memory_order_relaxed);
     rc = ls_log_text(c, level, buf, (size_t)n);
   }

@@ -118,7 +118,7 @@ class Client:
         self._levels = _levels.Rules(levels, level)  # ValueError names the fault
         bad_env = None
         env = os.environ.get("LOGSINK_LEVEL")
-        if env is not None:
+        if env:  # empty: as if unset
             try:
                 self._levels = _levels.Rules(env)
             except ValueError as e:
@@ -247,6 +247,10 @@ class Client:
 
     # ---- logging ---------------------------------------------------------
 
+    def _enabled(self, level, file, line):
+        """Whether a record at `level` from that call site is produced."""
+        return level <= self._level_all or level <= self._levels.level_for(file, line)
+
     def _encode(self, level, fmt, args, file, line, counts):
         """(site key, argument bytes, truncated bytes, last resort) of one
         record; names of counters to add to are appended to counts."""
@@ -328,6 +332,8 @@ class Client:
         if not isinstance(level, int) or not 0 <= level <= 7:
             raise ValueError("level must be 0..7 (syslog), not %r" % (level,))
         if level > self._level_all and level > self._levels.level_for(file, line):
+            if self._closed:
+                raise ValueError("logsink: the client is closed")
             return True  # below its site's level: nothing produced, nothing counted
         counts = counts or []
         recs = [self._encode(level, fmt, args, file, line, counts)]

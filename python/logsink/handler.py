@@ -94,6 +94,8 @@ class Handler(logging.Handler):
 
     def __init__(self, app=None, socket=None, level=logging.NOTSET, client=None, levels=None):
         super().__init__(level)
+        if client is not None and levels is not None:
+            raise ValueError("levels are the Client's: give them to the Client you share")
         self._own = client is None
         self.client = (client if client is not None else
                        Client(socket=socket, app=app, levels=levels))
@@ -113,6 +115,8 @@ class Handler(logging.Handler):
     def emit(self, record):
         try:
             level = syslog_level(record.levelno)
+            if not self.client._enabled(level, record.pathname, record.lineno):
+                return  # below its site's level: nothing formatted, nothing sent
             msg, args = record.msg, record.args
             counts = None
             if not args:

@@ -28,8 +28,29 @@ class RulesTest(unittest.TestCase):
         self.assertEqual(_levels.Rules("Critical").default, 2)
         self.assertEqual(_levels.Rules("net.c=debug", 3).default, 3)
 
+    def test_globs_as_the_c_matcher(self):
+        # The cases of tests/proto/level_rules_test.cc.
+        for pattern, file, match in [
+                ("net.c", "src/net.c", True), ("n?t.c", "net.c", True), ("n?t.c", "nt.c", False),
+                ("[!n]*.c", "net.c", False), ("[^n]*.c", "net.c", False),
+                ("[^n]*.c", "db.c", True), ("[a-c]*.c", "db.c", False),
+                ("[a-d]*.c", "db.c", True), ("[]x]y.c", "]y.c", True), ("[x.c", "[x.c", True),
+                ("\\*.c", "\\a.c", True), ("\\*.c", "a.c", False),
+                ("[[:alpha:]]et.c", "net.c", False), ("*.c", "a.c.h", False),
+                ("*", "anything", True), ("a*b*c", "aXbYbZc", True), ("a*b*c", "aXbYbZ", False),
+                ("src/*.c", "x/src/net.c", True), ("src/*.c", "src/sub/net.c", False),
+                ("*/net.c", "a/b/net.c", True), ("s?c/net.c", "s/c/net.c", False),
+                ("\u00e9*.c", "\u00e9t\u00e9.c", True), ("?t.c", "\u00e9t.c", False)]:
+            r = _levels.Rules(pattern + "=err")
+            self.assertEqual(r.level_for(file, 1) == 3, match, (pattern, file))
+        for empty in ("", " ", " \t "):
+            self.assertEqual(_levels.Rules(empty, 5).level_for("x.c", 1), 5)
+        for blank in ("info\r", "\u00a0info", "info\n"):  # only spaces and tabs are blanks
+            with self.assertRaises(ValueError):
+                _levels.Rules(blank)
+
     def test_faults(self):
-        for text, why in [("", "an empty rule"), ("info,", "an empty rule"),
+        for text, why in [("info,", "an empty rule"),
                           ("inof", '"inof" is not a level'), ("8", '"8" is not a level'),
                           ("net.c=loud", '"loud" is not a level'), ("=debug", "no file before"),
                           (":12=debug", "no file before"),
@@ -92,6 +113,14 @@ class LevelsTest(DaemonTest):
         c.close()
         with self.assertRaises(ValueError):
             logsink.Client(socket=self.daemon.socket, levels="net.c=")
+        # A disabled record on a closed client raises as any other does.
+        os.environ.pop("LOGSINK_LEVEL")
+        c = logsink.Client(socket=self.daemon.socket, level=logsink.INFO)
+        c.close()
+        with self.assertRaises(ValueError):
+            c.log(logsink.DEBUG, "after close")
+        with self.assertRaises(ValueError):
+            logsink.Handler(client=c, levels="info")
 
     def test_handler_follows_the_rules(self):
         h = logsink.Handler(app="pyapp", socket=self.daemon.socket,

@@ -6,6 +6,8 @@
 // and options that do not parse (ls_open fails).
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -66,6 +68,7 @@ class LevelTest : public ::testing::Test {
 };
 
 TEST_F(LevelTest, InfoLeavesNoDebugRecordAndTheCallsCountNowhere) {
+  LevelEnv env("info");  // the default client, not open, would say info too
   ls_client *c = Open(LS_INFO);
   ASSERT_NE(c, nullptr);
   for (int i = 0; i < 100; i++) Sites(c, i);
@@ -83,11 +86,85 @@ TEST_F(LevelTest, InfoLeavesNoDebugRecordAndTheCallsCountNowhere) {
   EXPECT_EQ(s.dropped, 0u);
   EXPECT_EQ(s.errors, 0u);
   EXPECT_EQ(s.interned, 5u);  // the debug site was never made known
-  // The only client open says info at most: LS_LOG skips debug calls
-  // before calling into the library.
+  // No client says more than info (the default one, not open, would
+  // follow $LOGSINK_LEVEL): LS_LOG skips debug calls before calling into
+  // the library.
   EXPECT_EQ(ls__level_max, LS_INFO);
   ls_close(c);
-  EXPECT_EQ(ls__level_max, LS_DEBUG);  // no client open
+  EXPECT_EQ(ls__level_max, LS_INFO);  // no client open: the default one would say info
+}
+
+// Without $LOGSINK_LEVEL the default client, not open yet, would log
+// debug: a debug call must reach the library, whatever other clients say.
+TEST_F(LevelTest, TheDefaultClientCountsBeforeItIsOpen) {
+  ls_client *c = Open(LS_INFO);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(ls__level_max, LS_DEBUG);
+  ls_close(c);
+}
+
+// A program (a child of this test: its default client is its own) whose
+// explicit client is at info logs debug through the default client, which
+// opens on that call; with a $LOGSINK_LEVEL that does not parse, the
+// warning of the default client opened by a call lands too.
+TEST_F(LevelTest, TheDefaultClientOpenedByACallLogsAndWarns) {
+  for (const char *level : {"", "inof"}) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      setenv("LOGSINK_SOCKET", daemon_.socket.c_str(), 1);
+      setenv("LOGSINK_LEVEL", level, 1);
+      ls_client *c = Open(LS_INFO, nullptr, "child");
+      LS_DEBUG("default debug %s", level);
+      ls_stats s = Stats(ls_default());
+      const bool ok =
+          c && s.logged == (*level ? 2u : 1u) && s.dropped == 0 && ls_flush(ls_default()) == 0;
+      ls_close(c);
+      _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << level << ": status " << st;
+  }
+  auto v =
+      WaitRing(daemon_.ring, [](const auto &v) { return CountFmt(v, "default debug %s") >= 2; });
+  EXPECT_EQ(CountFmt(v, "default debug %s"), 2u);
+  // The warning, for "inof": one from each client of that child.
+  EXPECT_EQ(CountFmt(v, "%s"), 2u);
+}
+
+// A level outside 0..7 is refused and counted, as before levels at the
+// source; a disabled run-time format takes no slot of the table of them.
+TEST_F(LevelTest, BadLevelsAreCountedAndDisabledFormatsTakeNoSlot) {
+  ls_client *c = Open(LS_INFO);
+  ASSERT_NE(c, nullptr);
+  LS_LOG(c, 8, "no such level");
+  EXPECT_EQ(Stats(c).errors, 1u);
+  char fmt[32];
+  for (int i = 0; i < 5000; i++) {  // more than the table's 4096
+    snprintf(fmt, sizeof fmt, "disabled %d %%d", i);
+    EXPECT_EQ(ls_log(c, LS_DEBUG, fmt, i), 0);
+  }
+  EXPECT_EQ(ls_log(c, LS_INFO, "enabled %d", 1), 0);
+  auto v = ReadAfterEnd(c);
+  EXPECT_EQ(CountFmt(v, "enabled %d"), 1u);  // a format, not text
+  ls_stats s = Stats(c);
+  EXPECT_EQ(s.formatted, 0u);
+  EXPECT_EQ(s.logged, 2u);  // "enabled" and "end"
+  ls_close(c);
+}
+
+// An empty $LOGSINK_LEVEL is as if unset: the options apply, nothing said.
+TEST_F(LevelTest, AnEmptyEnvironmentIsUnset) {
+  LevelEnv env("");
+  ls_client *c = Open(LS_INFO);
+  ASSERT_NE(c, nullptr);
+  Sites(c, 1);
+  auto v = ReadAfterEnd(c);
+  EXPECT_EQ(CountFmt(v, "info %d"), 1u);
+  EXPECT_EQ(CountFmt(v, "debug %d"), 0u);
+  EXPECT_EQ(CountFmt(v, "%s"), 0u);
+  ls_close(c);
 }
 
 TEST_F(LevelTest, OffProducesNothingAndErrIsTheDefaultOfItsRules) {
@@ -142,8 +219,13 @@ TEST_F(LevelTest, TwoClientsKeepTheirOwnLevelsAtTheSameSites) {
     Sites(quiet, i);
     Sites(loud, i);
   }
+  LS_LOG(quiet, LS_EMERG, "end");
   ASSERT_EQ(ls_flush(quiet), 0);
-  auto v = ReadAfterEnd(loud);
+  ASSERT_EQ(ls_flush(loud), 0);
+  LS_LOG(loud, LS_EMERG, "end");
+  ASSERT_EQ(ls_flush(loud), 0);
+  // Each connection's records come in order: both "end"s, all before them.
+  auto v = WaitRing(daemon_.ring, [](const auto &v) { return CountFmt(v, "end") >= 2; });
   size_t quiet_n[8] = {}, loud_n[8] = {};
   for (const auto &r : v) {
     if (r.fmt == "end") continue;
@@ -153,7 +235,7 @@ TEST_F(LevelTest, TwoClientsKeepTheirOwnLevelsAtTheSameSites) {
   EXPECT_EQ(quiet_n[LS_INFO] + quiet_n[LS_DEBUG], 0u);
   for (int l : {LS_ERR, LS_WARNING, LS_INFO, LS_DEBUG}) EXPECT_EQ(loud_n[l], 50u) << l;
   ls_close(loud);
-  EXPECT_EQ(ls__level_max, LS_WARNING);
+  EXPECT_EQ(ls__level_max, LS_DEBUG);  // the default client, not open, would log debug
   ls_close(quiet);
 }
 

@@ -11,9 +11,9 @@
 #include <tuple>
 
 #include "cli_fixture.h"
-#include "logsink/proto/facility.h"
 #include "common/ring_check.h"
 #include "common/seed.h"
+#include "logsink/proto/facility.h"
 
 namespace logsink::test {
 namespace {

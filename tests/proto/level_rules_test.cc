@@ -80,7 +80,6 @@ TEST(LevelRules, TheOptionsLevelIsTheDefaultUntilABareLevel) {
 
 TEST(LevelRules, MalformedTextIsRefusedWithItsFault) {
   for (auto [text, why] : std::initializer_list<std::pair<const char *, const char *>>{
-           {"", "an empty rule"},
            {"info,", "an empty rule"},
            {",info", "an empty rule"},
            {"inof", "\"inof\" is not a level"},
@@ -119,6 +118,53 @@ TEST(LevelRules, LimitsAreErrors) {
   EXPECT_FALSE(too_long.ok);
   EXPECT_NE(std::string(too_long.err).find("a file of more than 255 bytes"), std::string::npos)
       << too_long.err;
+}
+
+// The globs are bytes: '*', '?', [set], [!set] and [^set], ranges; no
+// escapes, classes or locale; in a pattern with a '/' nothing matches a
+// '/'. An empty text (or only blanks) is no rule.
+TEST(LevelRules, GlobsAreBytesAndAnEmptyTextIsNoRule) {
+  struct Case {
+    const char *pattern, *file;
+    bool match;
+  } cases[] = {
+      {"net.c", "src/net.c", true},
+      {"n?t.c", "net.c", true},
+      {"n?t.c", "nt.c", false},
+      {"[!n]*.c", "net.c", false},
+      {"[^n]*.c", "net.c", false},
+      {"[^n]*.c", "db.c", true},
+      {"[a-c]*.c", "db.c", false},
+      {"[a-d]*.c", "db.c", true},
+      {"[]x]y.c", "]y.c", true},
+      {"[x.c", "[x.c", true},
+      {"\\*.c", "\\a.c", true},
+      {"\\*.c", "a.c", false},
+      {"[[:alpha:]]et.c", "net.c", false},
+      {"*.c", "a.c.h", false},
+      {"*", "anything", true},
+      {"a*b*c", "aXbYbZc", true},
+      {"a*b*c", "aXbYbZ", false},
+      {"src/*.c", "x/src/net.c", true},
+      {"src/*.c", "src/sub/net.c", false},
+      {"*/net.c", "a/b/net.c", true},
+      {"s?c/net.c", "s/c/net.c", false},
+      {"\xc3\xa9*.c", "\xc3\xa9t\xc3\xa9.c", true},
+      {"?t.c", "\xc3\xa9t.c", false},  // '?' is one byte
+  };
+  for (const Case &c : cases) {
+    Rules r((std::string(c.pattern) + "=err").c_str());
+    ASSERT_TRUE(r.ok) << c.pattern << ": " << r.err;
+    EXPECT_EQ(r.For(c.file) == 3, c.match) << c.pattern << " vs " << c.file;
+  }
+  for (const char *empty : {"", " ", " \t "}) {
+    Rules r(empty, 5);
+    ASSERT_TRUE(r.ok) << r.err;
+    EXPECT_EQ(r.For("x.c"), 5);
+  }
+  // Only spaces and tabs are blanks: anything else is part of a rule.
+  Rules cr("info\r");
+  EXPECT_FALSE(cr.ok);
 }
 
 // A colon that is not followed by digits only belongs to the file.

@@ -51,8 +51,12 @@
  * its site's level produces nothing and counts nowhere. A $LOGSINK_LEVEL
  * that does not parse is ignored as a whole (the options apply), and the
  * client logs one warning record that says why; bad ls_options.levels make
- * ls_open fail with EINVAL. Each client has its own levels (the default
- * client's come from the environment).
+ * ls_open fail with EINVAL. An empty $LOGSINK_LEVEL is as if unset. Each
+ * client has its own levels (the default client's come from the
+ * environment). LS_LOG's first check counts the default client too while
+ * it is not open, at what it would log ($LOGSINK_LEVEL, else everything):
+ * a program that sets its levels in code skips a disabled call at that
+ * check once its default client is opened with them (ls_default_open).
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had
@@ -196,7 +200,8 @@ typedef struct ls_options {
    * rules of $LOGSINK_LEVEL (below); a bare level in them replaces `level`.
    * $LOGSINK_LEVEL, when set, replaces both (the operator's choice wins).
    * A disabled LS_LOG costs about one load and one branch while no client
-   * of the process enables its level anywhere, else a call into the
+   * of the process (the default one, not open yet, included: see "Levels
+   * at the source" above) enables its level anywhere, else a call into the
    * library and a check of a value cached in its call site. */
   int level;
   const char *levels;
@@ -307,14 +312,17 @@ typedef struct ls_site {
   uint32_t ls__gate;    /* whether it produces records, for one client's rules */
 } ls_site;
 
-/* The most verbose level any open client produces at some call site (7
- * while no client is open): LS_LOG skips the call above it. The library's;
- * read only through LS__LEVEL_ON. */
+/* The most verbose level any open client produces at some call site, and
+ * the default client while it is not open would ($LOGSINK_LEVEL's, else 7):
+ * LS_LOG skips the call above it. The library's; read only through
+ * LS__LEVEL_ON. */
 LS__EXPORT extern int ls__level_max;
+/* A level outside 0..7 goes on to the library, which refuses and counts it. */
 #if defined(__GNUC__) || defined(__clang__)
-#define LS__LEVEL_ON(level) ((level) <= __atomic_load_n(&ls__level_max, __ATOMIC_RELAXED))
+#define LS__LEVEL_ON(level) \
+  ((unsigned)(level) > 7u || (level) <= __atomic_load_n(&ls__level_max, __ATOMIC_RELAXED))
 #else
-#define LS__LEVEL_ON(level) ((level) <= *(volatile int *)&ls__level_max)
+#define LS__LEVEL_ON(level) ((unsigned)(level) > 7u || (level) <= *(volatile int *)&ls__level_max)
 #endif
 
 /* Internal entry point of LS_LOG: fmt is site->fmt, passed again only so the

@@ -4,7 +4,8 @@
  * client in C and C++ (liblogsink, logctl run/send); the Python package
  * implements the same text, described here.
  *
- * Text: RULE[,RULE]...  (spaces around a rule and its '=' are ignored)
+ * Text: RULE[,RULE]...  (spaces and tabs around a rule and its '=' are
+ * ignored; an empty text is no rule: every level)
  *   LEVEL            the default level of every call site
  *   FILE=LEVEL       the level of the call sites in FILE
  *   FILE:LINE=LEVEL  the level of the call sites at that line of FILE
@@ -13,10 +14,13 @@
  * (nothing). A call site produces its
  * records when its level is at or more severe than (<=) the level that
  * applies to it: that of the last FILE rule that matches it, else the last
- * bare LEVEL, else debug (everything). FILE is a glob (fnmatch(3), '*', '?'
- * and [...]): without a '/' it is matched against the last component of the
- * file name the call site was compiled with (__FILE__), with one against
- * that whole name or any tail of it that starts after a '/'. Sites without a
+ * bare LEVEL, else debug (everything). FILE is a glob of bytes: '*' any run
+ * of bytes, '?' one byte, [set] one byte of a set ([a-z0-9_], [!...] or
+ * [^...]: not), any other byte itself; no escapes, no classes, no locale.
+ * Without a '/' it is matched against the last component of the file name
+ * the call site was compiled with (__FILE__); with one, component by
+ * component against that whole name or any tail of it that starts after a
+ * '/' (nothing in a pattern matches a '/'). Sites without a
  * file (run-time formats, text records) follow the default level only.
  * At most LS_LEVEL_RULES_MAX FILE rules, a FILE at most
  * LS_LEVEL_FILE_MAX bytes, LINE 1..2^31-1; anything else is an error and
@@ -24,7 +28,6 @@
 #ifndef LOGSINK_PROTO_LEVEL_RULES_H
 #define LOGSINK_PROTO_LEVEL_RULES_H
 
-#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +74,8 @@ static inline int ls_level_rules_parse(const char *text, int level, ls_level_rul
   ls_level_rules_init(out);
   out->level = level;
   const char *p = text;
+  while (*p == ' ' || *p == '\t') p++;
+  if (!*p) return 0; /* no rule */
   for (;;) {
     const char *end = strchr(p, ',');
     if (!end) end = p + strlen(p);
@@ -145,15 +150,97 @@ bad:
   return -1;
 }
 
+/* One [set] of the glob at p (p at '[', pe its end) against byte c: 1 when
+ * c is in it ([!set] and [^set]: not in it), 0 when not, with *after past
+ * its ']'; -1 when it has no ']' (the '[' is then a literal byte). A ']'
+ * first in the set is a member; a-z is a range of bytes. */
+static inline int ls_glob_set(const char *p, const char *pe, unsigned char c, const char **after) {
+  const char *q = p + 1;
+  int neg = 0, in = 0;
+  if (q < pe && (*q == '!' || *q == '^')) neg = 1, q++;
+  const char *first = q;
+  while (q < pe && (*q != ']' || q == first)) {
+    const unsigned char lo = (unsigned char)*q;
+    unsigned char hi = lo;
+    if (q + 2 < pe && q[1] == '-' && q[2] != ']') {
+      hi = (unsigned char)q[2];
+      q += 3;
+    } else {
+      q++;
+    }
+    if (lo <= c && c <= hi) in = 1;
+  }
+  if (q >= pe) return -1;
+  *after = q + 1;
+  return in != neg;
+}
+
+/* Whether the bytes [n, ne) match the glob [p, pe) as a whole: '*' any run
+ * of bytes, '?' one byte, [set] one byte of the set, any other byte itself
+ * (no escapes, no classes, no locale: the same in every language and safe
+ * in a signal handler). The classic one-star backtracking: linear in the
+ * common case, never exponential. */
+static inline int ls_glob(const char *p, const char *pe, const char *n, const char *ne) {
+  const char *star_p = NULL, *star_n = NULL;
+  while (n < ne) {
+    if (p < pe && *p == '*') {
+      star_p = ++p;
+      star_n = n;
+      continue;
+    }
+    const char *next = NULL;
+    if (p < pe) {
+      const unsigned char c = (unsigned char)*n;
+      if (*p == '?') {
+        next = p + 1;
+      } else if (*p == '[') {
+        const char *after = NULL;
+        const int in = ls_glob_set(p, pe, c, &after);
+        if (in == 1) next = after;
+        if (in == -1 && c == '[') next = p + 1;
+      } else if ((unsigned char)*p == c) {
+        next = p + 1;
+      }
+    }
+    if (next) {
+      p = next;
+      n++;
+    } else if (star_p) {
+      p = star_p;
+      n = ++star_n;
+    } else {
+      return 0;
+    }
+  }
+  while (p < pe && *p == '*') p++;
+  return p == pe;
+}
+
+/* Whether the glob pat matches the path name component by component (the
+ * same number of components, each matched by ls_glob: nothing in a
+ * pattern matches a '/'). */
+static inline int ls_glob_path(const char *pat, const char *name) {
+  for (;;) {
+    const char *pe = strchr(pat, '/'), *ne = strchr(name, '/');
+    if (!pe) pe = pat + strlen(pat);
+    if (!ne) ne = name + strlen(name);
+    if (!ls_glob(pat, pe, name, ne)) return 0;
+    if (!*pe || !*ne) return !*pe && !*ne;
+    pat = pe + 1;
+    name = ne + 1;
+  }
+}
+
 /* Whether the FILE rule r names a site of `file` at `line`. */
 static inline int ls_level_rule_matches(const ls_level_rule *r, const char *file, uint32_t line) {
   if (r->line && r->line != line) return 0;
   if (!strchr(r->file, '/')) {
     const char *base = strrchr(file, '/');
-    return fnmatch(r->file, base ? base + 1 : file, 0) == 0;
+    base = base ? base + 1 : file;
+    return ls_glob(r->file, r->file + strlen(r->file), base, base + strlen(base));
   }
   for (const char *t = file;;) {
-    if (fnmatch(r->file, t, FNM_PATHNAME) == 0) return 1;
+    if (ls_glob_path(r->file, t)) return 1;
     t = strchr(t, '/');
     if (!t) return 0;
     t++;
