@@ -12,7 +12,7 @@ shift || true
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${LOGSINK_FUZZ_BUILD_DIR:-$root/build/fuzz}
 jobs=${LOGSINK_FUZZ_JOBS:-2}
-all=(frame syslog kmsg ring render printf encode)
+all=(frame syslog kmsg ring render printf levels encode)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
