@@ -488,12 +488,11 @@ int ListBoots(const Options &o, RecordSource *r, const std::string &path) {
 namespace {
 
 int Tail(Options &o, bool tty) {
-  std::string path;
-  RingOrigin origin;
-  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
-  ReadReporter rep(path);
-  std::unique_ptr<RecordSource> r;
-  if (int rc = OpenSource(path, origin, o.follow, &rep, &r)) return rc;
+  Reading reading;
+  if (int rc = OpenReading(o, o.follow, &reading)) return rc;
+  const std::string &path = reading.path;
+  ReadReporter &rep = *reading.rep;
+  std::unique_ptr<RecordSource> &r = reading.source;
   if (o.list_boots) return ListBoots(o, r.get(), path);
   if (int rc = SelectBoot(o, r.get(), path)) return rc;
   render::Printer pr(o.mode, UseColor(o, tty), o.utc);
@@ -570,12 +569,11 @@ int RunTail(Options &o) {
 }
 
 int RunExport(Options &o) {
-  std::string path;
-  RingOrigin origin;
-  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
-  ReadReporter rep(path);
-  std::unique_ptr<RecordSource> r;
-  if (int rc = OpenSource(path, origin, false, &rep, &r)) return rc;
+  Reading reading;
+  if (int rc = OpenReading(o, false, &reading)) return rc;
+  const std::string &path = reading.path;
+  ReadReporter &rep = *reading.rep;
+  std::unique_ptr<RecordSource> &r = reading.source;
   if (int rc = SelectBoot(o, r.get(), path)) return rc;  // before FILE is created
   // "-" is standard output (a file named "-" is "./-").
   const bool to_stdout = o.export_path == "-";

@@ -201,13 +201,11 @@ void AppendJson(const std::vector<Row> &rows, uint64_t total, std::string *b) {
 }  // namespace
 
 int RunSites(Options &o) {
-  std::string path;
-  RingOrigin origin;
-  if (!RingPath(o.file, o.socket, &path, &origin)) return kExitError;
-  ReadReporter rep(path);
-  std::unique_ptr<RecordSource> r;
-  if (int rc = OpenSource(path, origin, false, &rep, &r)) return rc;
-  if (int rc = SelectBoot(o, r.get(), path)) return rc;
+  Reading reading;
+  if (int rc = OpenReading(o, false, &reading)) return rc;
+  const std::string &path = reading.path;
+  RecordSource *r = reading.source.get();
+  if (int rc = SelectBoot(o, r, path)) return rc;
   r->SetFilter(&o.filter, !ReadSwitchesFromEnv().no_index);
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);

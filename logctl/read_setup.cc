@@ -14,6 +14,13 @@ namespace logsink::logctl {
 using storage::Record;
 using storage::Status;
 
+int OpenReading(const Options &o, bool follow, Reading *out) {
+  RingOrigin origin;
+  if (!RingPath(o.file, o.socket, &out->path, &origin)) return kExitError;
+  out->rep = std::make_unique<ReadReporter>(out->path);
+  return OpenSource(out->path, origin, follow, out->rep.get(), &out->source);
+}
+
 int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
   if (!o.boot || o.boot->kind == BootSpec::Kind::kAll) return kExitOk;
   const BootSpec &b = *o.boot;

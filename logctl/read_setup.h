@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,20 @@ class ReadReporter : public storage::Reporter {
  private:
   std::string path_;
 };
+
+// What a reading command reads: the ring's path, the reporter of what the
+// reader skips and loses (the source keeps a pointer to it), and the
+// source itself (the file, or the daemon).
+struct Reading {
+  std::string path;
+  std::unique_ptr<ReadReporter> rep;
+  std::unique_ptr<RecordSource> source;
+};
+
+// Opens the ring o names (RingPath) from the file or through the daemon
+// (OpenSource; follow: for -f). kExitOk, or an exit code after an error
+// (printed).
+int OpenReading(const Options &o, bool follow, Reading *out);
 
 // -b: the boot o.boot names, added to the filter (records of other boots
 // are not shown, and their blocks are skipped unread). kExitOk, or an error
