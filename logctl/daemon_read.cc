@@ -69,6 +69,7 @@ Status DaemonSource::Start(uint8_t from, uint64_t arg) {
 }
 
 Status DaemonSource::Connect() {
+  refused_ = false;
   struct sockaddr_un addr {};
   addr.sun_family = AF_UNIX;
   if (socket_.size() >= sizeof addr.sun_path)
@@ -94,6 +95,7 @@ Status DaemonSource::Connect() {
       std::string reason;
       const bool refused = (e == EPIPE || e == ECONNRESET) && WaitingRefusal(fd_, &reason);
       Close();
+      refused_ = refused;
       if (refused)
         return Status::IOError("the daemon refused the read: " + Sv(reason.data(), reason.size()));
       return Status::IOError(socket_ + ": " + std::strerror(e));
@@ -193,8 +195,7 @@ Status DaemonSource::Next(storage::Record *rec) {
     if (ring.id != layout_.ring_id)
       return Status::InvalidArgument("the daemon is back writing another ring (" + ring.path + ")");
     Status s = Connect();
-    if (!s.ok())
-      return s.message().rfind("the daemon refused", 0) == 0 ? s : Status::NotFound("not back yet");
+    if (!s.ok()) return refused_ ? s : Status::NotFound("not back yet");
     resume_ = false;
     resumed_ = true;
     Warn("the daemon is back; reading on from record " + std::to_string(next_seq_));

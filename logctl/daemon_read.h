@@ -58,6 +58,7 @@ class DaemonSource : public RecordSource {
   uint64_t arg_ = 0;
   bool started_ = false;  // the current request was sent
   bool ended_ = false;    // READ_END arrived
+  bool refused_ = false;  // the last Connect() failed on the daemon's refusal
   uint64_t examined_ = 0;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0;  // bytes of buf_ consumed
