@@ -15,39 +15,52 @@ from logsink import _levels
 from harness import DaemonTest
 
 
-class RulesTest(unittest.TestCase):
-    def test_as_the_c_parser(self):
-        r = _levels.Rules("warning, net.c = debug, src/db/*.c=err, *.c:120=off, net.c=info, 7")
-        self.assertEqual((r.default, len(r.rules)), (7, 4))
-        for file, line, want in [("src/net.c", 1, 6), ("/abs/src/net.c", 120, 6),
-                                 ("../../src/db/query.c", 1, 3), ("src/db/query.c", 120, -1),
-                                 ("src/db/sub/query.c", 1, 7), ("xsrc/db/query.c", 1, 7),
-                                 ("main.cc", 120, 7), ("main.c", 120, -1), ("", 1, 7)]:
-            self.assertEqual(r.level_for(file, line), want, (file, line))
-        self.assertEqual(_levels.Rules("INFO").default, 6)
-        self.assertEqual(_levels.Rules("Critical").default, 2)
-        self.assertEqual(_levels.Rules("net.c=debug", 3).default, 3)
+VECTORS = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "golden",
+                       "level_rules.txt")
 
-    def test_globs_as_the_c_matcher(self):
-        # The cases of tests/proto/level_rules_test.cc.
-        for pattern, file, match in [
-                ("net.c", "src/net.c", True), ("n?t.c", "net.c", True), ("n?t.c", "nt.c", False),
-                ("[!n]*.c", "net.c", False), ("[^n]*.c", "net.c", False),
-                ("[^n]*.c", "db.c", True), ("[a-c]*.c", "db.c", False),
-                ("[a-d]*.c", "db.c", True), ("[]x]y.c", "]y.c", True), ("[x.c", "[x.c", True),
-                ("\\*.c", "\\a.c", True), ("\\*.c", "a.c", False),
-                ("[[:alpha:]]et.c", "net.c", False), ("*.c", "a.c.h", False),
-                ("*", "anything", True), ("a*b*c", "aXbYbZc", True), ("a*b*c", "aXbYbZ", False),
-                ("src/*.c", "x/src/net.c", True), ("src/*.c", "src/sub/net.c", False),
-                ("*/net.c", "a/b/net.c", True), ("s?c/net.c", "s/c/net.c", False),
-                ("\u00e9*.c", "\u00e9t\u00e9.c", True), ("?t.c", "\u00e9t.c", False)]:
-            r = _levels.Rules(pattern + "=err")
-            self.assertEqual(r.level_for(file, 1) == 3, match, (pattern, file))
-        for empty in ("", " ", " \t "):
-            self.assertEqual(_levels.Rules(empty, 5).level_for("x.c", 1), 5)
-        for blank in ("info\r", "\u00a0info", "info\n"):  # only spaces and tabs are blanks
-            with self.assertRaises(ValueError):
-                _levels.Rules(blank)
+
+def _unescape(s):
+    out, i = bytearray(), 0
+    b = s.encode()
+    while i < len(b):
+        if b[i] == 0x5C and i + 1 < len(b):  # '\\'
+            if b[i + 1] == 0x74:  # t
+                out.append(9)
+                i += 2
+                continue
+            if b[i + 1] == 0x5C:
+                out.append(0x5C)
+                i += 2
+                continue
+            if b[i + 1] == 0x78 and i + 3 < len(b):  # xNN
+                out.append(int(b[i + 2:i + 4], 16))
+                i += 4
+                continue
+        out.append(b[i])
+        i += 1
+    return os.fsdecode(bytes(out))
+
+
+class RulesTest(unittest.TestCase):
+    def test_shared_vectors_with_the_c_parser(self):
+        n = 0
+        with open(VECTORS, encoding="utf-8") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if not line or line.startswith("#"):
+                    continue
+                fields = line.split("\t")
+                text = _unescape(fields[0])
+                if fields[1] == "!":
+                    with self.assertRaises(ValueError, msg=line) as e:
+                        _levels.Rules(text)
+                    self.assertIn(_unescape(fields[2]), str(e.exception), line)
+                else:
+                    r = _levels.Rules(text)
+                    self.assertEqual(r.level_for(_unescape(fields[1]), int(fields[2])),
+                                     int(fields[3]), line)
+                n += 1
+        self.assertGreaterEqual(n, 60)
 
     def test_faults(self):
         for text, why in [("info,", "an empty rule"),

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -120,49 +122,65 @@ TEST(LevelRules, LimitsAreErrors) {
       << too_long.err;
 }
 
-// The globs are bytes: '*', '?', [set], [!set] and [^set], ranges; no
-// escapes, classes or locale; in a pattern with a '/' nothing matches a
-// '/'. An empty text (or only blanks) is no rule.
-TEST(LevelRules, GlobsAreBytesAndAnEmptyTextIsNoRule) {
-  struct Case {
-    const char *pattern, *file;
-    bool match;
-  } cases[] = {
-      {"net.c", "src/net.c", true},
-      {"n?t.c", "net.c", true},
-      {"n?t.c", "nt.c", false},
-      {"[!n]*.c", "net.c", false},
-      {"[^n]*.c", "net.c", false},
-      {"[^n]*.c", "db.c", true},
-      {"[a-c]*.c", "db.c", false},
-      {"[a-d]*.c", "db.c", true},
-      {"[]x]y.c", "]y.c", true},
-      {"[x.c", "[x.c", true},
-      {"\\*.c", "\\a.c", true},
-      {"\\*.c", "a.c", false},
-      {"[[:alpha:]]et.c", "net.c", false},
-      {"*.c", "a.c.h", false},
-      {"*", "anything", true},
-      {"a*b*c", "aXbYbZc", true},
-      {"a*b*c", "aXbYbZ", false},
-      {"src/*.c", "x/src/net.c", true},
-      {"src/*.c", "src/sub/net.c", false},
-      {"*/net.c", "a/b/net.c", true},
-      {"s?c/net.c", "s/c/net.c", false},
-      {"\xc3\xa9*.c", "\xc3\xa9t\xc3\xa9.c", true},
-      {"?t.c", "\xc3\xa9t.c", false},  // '?' is one byte
-  };
-  for (const Case &c : cases) {
-    Rules r((std::string(c.pattern) + "=err").c_str());
-    ASSERT_TRUE(r.ok) << c.pattern << ": " << r.err;
-    EXPECT_EQ(r.For(c.file) == 3, c.match) << c.pattern << " vs " << c.file;
+// The shared vectors (tests/golden/level_rules.txt), which the Python
+// package's tests read too: the same text gives the same answers.
+std::string Unescape(const std::string &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+    } else if (s[i + 1] == 't') {
+      out += '\t', i++;
+    } else if (s[i + 1] == '\\') {
+      out += '\\', i++;
+    } else if (s[i + 1] == 'x' && i + 3 < s.size()) {
+      out += char(std::stoi(s.substr(i + 2, 2), nullptr, 16)), i += 3;
+    } else {
+      out += s[i];
+    }
   }
+  return out;
+}
+
+TEST(LevelRules, SharedVectorsWithThePythonPackage) {
+  std::ifstream in(std::string(LOGSINK_SOURCE_DIR) + "/tests/golden/level_rules.txt");
+  ASSERT_TRUE(in) << "tests/golden/level_rules.txt";
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    for (size_t at = 0;;) {
+      const size_t tab = line.find('\t', at);
+      f.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+      if (tab == std::string::npos) break;
+      at = tab + 1;
+    }
+    ASSERT_GE(f.size(), 3u) << line;
+    const std::string text = Unescape(f[0]);
+    Rules r(text.c_str());
+    if (f[1] == "!") {
+      EXPECT_FALSE(r.ok) << line;
+      EXPECT_NE(std::string(r.err).find(Unescape(f[2])), std::string::npos)
+          << line << ": " << r.err;
+    } else {
+      ASSERT_EQ(f.size(), 4u) << line;
+      ASSERT_TRUE(r.ok) << line << ": " << r.err;
+      EXPECT_EQ(r.For(Unescape(f[1]).c_str(), uint32_t(std::stoul(f[2]))), std::stoi(f[3])) << line;
+    }
+    n++;
+  }
+  EXPECT_GE(n, 60);
+}
+
+// Only spaces and tabs are blanks: anything else is part of a rule (the
+// other blanks and the globs are in the shared vectors above).
+TEST(LevelRules, OnlySpacesAndTabsAreBlanks) {
   for (const char *empty : {"", " ", " \t "}) {
     Rules r(empty, 5);
     ASSERT_TRUE(r.ok) << r.err;
     EXPECT_EQ(r.For("x.c"), 5);
   }
-  // Only spaces and tabs are blanks: anything else is part of a rule.
   Rules cr("info\r");
   EXPECT_FALSE(cr.ok);
 }
