@@ -199,11 +199,17 @@ TEST_F(LogctlTextTest, SendAndRunLeaveOutLinesBelowLogsinkLevel) {
   EXPECT_EQ(r.err,
             "logctl: warning: LOGSINK_LEVEL=\"inof\" ignored: \"inof\" is not a level (emerg "
             ".. debug, 0..7 or off)\n");
-  auto v = JsonUntil(d_.ring, 8);
+  // An empty one is as if unset: everything goes, nothing is said.
+  SpawnOptions empty;
+  empty.env = {{"LOGSINK_LEVEL", ""}};
+  r = RunLogctl({"send", "--socket", d_.socket, "-p", "debug", "unset"}, empty);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  auto v = JsonUntil(d_.ring, 9);
   std::vector<std::string> msgs;
   for (const json &j : v) msgs.push_back(j["msg"]);
   EXPECT_EQ(msgs, (std::vector<std::string>{"loud", "err line", "plain line", "<03>not a pri", "w",
-                                            "o", "no newline", "said"}));
+                                            "o", "no newline", "said", "unset"}));
 }
 
 // A label longer than 64 bytes (LS_APP_MAX) is cut as the daemon cuts one

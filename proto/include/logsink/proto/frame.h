@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "logsink/proto/codec.h"
+#include "logsink/proto/facility.h" /* LS_LEVEL_MAX */
 #include "logsink/proto/format.h"
 #include "logsink/proto/printf.h"
 #include "logsink/proto/wire.h"
@@ -22,7 +23,6 @@ extern "C" {
 
 #define LS_INTERN_MAX_FMT LS_ST_MAX_FMT   /* longest INTERN format string */
 #define LS_INTERN_MAX_FILE LS_ST_MAX_FILE /* longest INTERN file name */
-#define LS_LEVEL_MAX 7                    /* syslog LOG_DEBUG (facility.h too) */
 
 /* One frame found at the start of a byte stream. */
 typedef struct ls_frame {
