@@ -23,6 +23,7 @@ enum class Err : int {
   kRepliesUnread,       // STATS_REQ/RING_REQ while 64 KiB of earlier replies are unsent
   kUidConnections,      // the uid holds max_connections_per_uid already: closed at once
   kBadRead,             // malformed READ_REQ, READ_REQ after HELLO, or a frame after READ_REQ
+  kStatsRefused,        // STATS_REQ from a peer that may not read the ring file
   kCount
 };
 
@@ -41,7 +42,8 @@ inline const char *ErrName(Err e) {
                                        "err_memory",
                                        "err_replies_unread",
                                        "err_uid_connections",
-                                       "err_bad_read"};
+                                       "err_bad_read",
+                                       "err_stats_refused"};
   static_assert(sizeof kNames / sizeof kNames[0] == int(Err::kCount));
   return kNames[int(e)];
 }

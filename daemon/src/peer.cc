@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -21,6 +22,30 @@ Peer PeerOf(int fd) {
     peer.gid = uint32_t(cr.gid);
   }
   return peer;
+}
+
+std::vector<uint32_t> PeerGroups(int fd) {
+  // SO_PEERGROUPS says ERANGE and the size it needs when the buffer is small.
+  std::vector<gid_t> g(32);
+  for (int i = 0; i < 2; i++) {
+    socklen_t len = socklen_t(g.size() * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g.data(), &len) == 0) {
+      g.resize(len / sizeof(gid_t));
+      return std::vector<uint32_t>(g.begin(), g.end());
+    }
+    if (errno != ERANGE) break;
+    g.resize(len / sizeof(gid_t) + 1);
+  }
+  return {};
+}
+
+bool MayReadFile(const Peer &p, uint32_t owner, uint32_t group, uint32_t mode) {
+  if (p.uid == 0) return true;
+  if (p.uid == owner) return (mode & 0400) != 0;
+  bool member = p.gid == group;
+  for (uint32_t g : p.groups) member = member || g == group;
+  if (member) return (mode & 0040) != 0;
+  return (mode & 0004) != 0;
 }
 
 std::string ReadProcFile(uint32_t pid, const char *name, size_t max) {

@@ -142,6 +142,7 @@ bool Server::DropOneWaiting(int err) {
 Server::Conn *Server::AddConn(int fd, Peer peer) {
   peer.comm = ReadComm(peer.pid);
   peer.unit = ReadUnit(peer.pid);
+  if (peer.uid != 0) peer.groups = PeerGroups(fd);  // who may have STATS (session.cc)
   conns_by_uid_[peer.uid]++;
   auto *c = new Conn;
   c->server = this;

@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -135,6 +136,13 @@ bool Session::TakeRequest(const char *name, bool well_formed) {
   return true;
 }
 
+bool Session::MayReadRing() const {
+  if (peer_.uid == 0) return true;
+  struct stat st;
+  if (stat(ctx_->ring_path.c_str(), &st) != 0) return false;
+  return MayReadFile(peer_, uint32_t(st.st_uid), uint32_t(st.st_gid), uint32_t(st.st_mode));
+}
+
 bool Session::HandleFrame(const ls_frame &f) {
   ++frames_;
   if (read_req_) {  // a read's client sends nothing after READ_REQ (PROTOCOL.md)
@@ -153,6 +161,15 @@ bool Session::HandleFrame(const ls_frame &f) {
     }
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
       if (!TakeRequest("STATS_REQ", ls_stats_req_decode(f.payload, f.len) >= 0)) return false;
+      if (!MayReadRing()) {
+        const std::string reason = fmt::format(
+            "uid {} may not read the ring file, and its counters tell about "
+            "everyone's records",
+            peer_.uid);
+        AppendRefuseFrame(LS_PROTO_VERSION, reason, &out_);
+        Fail(Err::kStatsRefused, "STATS_REQ: " + reason);
+        return false;
+      }
       ctx_->counters->stats_requests++;
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
       return true;

@@ -82,6 +82,10 @@ class Session {
   bool HandleFrame(const ls_frame &f);
   // A request frame that may be answered (else counted and logged: false).
   bool TakeRequest(const char *name, bool well_formed);
+  // Whether the peer may read the ring file now (its owner, group and mode,
+  // peer.h's MayReadFile): only then does it get STATS, every counter of
+  // everyone's records (PROTOCOL.md, "STATS counters").
+  bool MayReadRing() const;
   bool OnHello(const uint8_t *p, size_t n);
   bool OnIntern(const uint8_t *p, size_t n);
   bool OnRecords(const uint8_t *p, size_t n);

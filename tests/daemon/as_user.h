@@ -12,14 +12,17 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/process.h"
 
 namespace logsink::test {
 
 // fn's result, or nullopt when the child could not drop its rights, failed
-// or hung (killed after the hang limit).
-inline std::optional<std::string> RunAsUser(uint32_t uid, const std::function<std::string()> &fn) {
+// or hung (killed after the hang limit). The child's supplementary groups
+// are `groups` (none by default).
+inline std::optional<std::string> RunAsUser(uint32_t uid, const std::function<std::string()> &fn,
+                                            const std::vector<gid_t> &groups = {}) {
   int p[2];
   if (pipe(p) != 0) return std::nullopt;
   pid_t pid = fork();
@@ -30,7 +33,8 @@ inline std::optional<std::string> RunAsUser(uint32_t uid, const std::function<st
   }
   if (pid == 0) {
     close(p[0]);
-    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(126);
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(uid) != 0 || setuid(uid) != 0)
+      _exit(126);
     const std::string out = fn();
     size_t off = 0;
     while (off < out.size()) {

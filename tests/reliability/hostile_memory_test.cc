@@ -2,7 +2,7 @@
 // logsinkd, run by an unprivileged attacker (uid 65534, a forked child) while
 // root's good client logs: INTERN frames with huge site ids (a dense table
 // would cost 4 bytes per id up to the largest), thousands of 4 KiB formats
-// (stored inline once the small ring's string table is full), and STATS_REQ
+// (stored inline once the small ring's string table is full), and RING_REQ
 // floods whose replies are never read. The bound (limits.max_memory and
 // max_memory_per_uid) holds: the attacker's connections are closed and
 // counted, peak RSS stays under the baseline plus the bound, memory goes
@@ -65,9 +65,10 @@ int Attack(const std::string &socket) {
     if (ClosedAfterRead(c.get())) ++closed;
     held.push_back(std::move(c));
   }
-  // 3. STATS_REQ floods, never reading the replies.
+  // 3. RING_REQ floods, never reading the replies (STATS_REQ is refused to
+  // this uid at once: it may not read the ring).
   std::string flood;
-  while (flood.size() < (256u << 10)) flood += StatsReq();
+  while (flood.size() < (256u << 10)) flood += RingReq();
   for (int k = 0; k < 10; ++k) {
     auto c = std::make_unique<Client>(socket);
     c->Send(flood);
@@ -124,7 +125,7 @@ TEST(HostileMemory, BoundHoldsAndTheOtherUidLandsEverything) {
   EXPECT_EQ(good_seen, kGood);
   Figures(
       "hostile memory (uid 65534: 20 connections x 1,000 INTERNs with site ids near 2^31, "
-      "40 x 200 distinct 4 KiB formats, 10 x 256 KiB of unread STATS_REQ; max_memory 8 MiB, "
+      "40 x 200 distinct 4 KiB formats, 10 x 256 KiB of unread RING_REQ; max_memory 8 MiB, "
       "per uid 4 MiB): %d connections closed by the daemon, err_memory=%llu "
       "err_replies_unread=%llu; peak RSS %llu KiB (baseline %llu KiB); the other uid's "
       "%d/%d records landed",
