@@ -1,0 +1,94 @@
+// storm_logger.cc: a program that logs at a steady pace through liblogsink
+// (default options) and times every call, so that bench/storm/run.sh can
+// tell how long the daemon's other jobs made an application wait. Every
+// 100th record is a warning, which the library puts into the socket before
+// the call returns (flush_level's default): those calls wait whenever the
+// daemon is slow to read, the others only when a thread's buffer is full.
+//
+// usage: storm_logger --socket PATH [--seconds 5] [--rate 2000]
+// prints: calls=N info_p50_ns= info_p99_ns= info_max_us= warn_p50_ns=
+//         warn_p99_ns= warn_max_us= dropped=
+#include <logsink/logsink.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+uint64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+[[noreturn]] void Usage(const char *why) {
+  std::fprintf(stderr, "storm_logger: %s\nsee bench/storm/storm_logger.cc\n", why);
+  std::exit(2);
+}
+
+uint64_t Quantile(std::vector<uint64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string socket;
+  double seconds = 5;
+  double rate = 2000;
+  for (int i = 1; i < argc; i++) {
+    auto value = [&] {
+      if (i + 1 >= argc) Usage("missing value");
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--socket")) {
+      socket = value();
+    } else if (!std::strcmp(argv[i], "--seconds")) {
+      seconds = std::atof(value());
+    } else if (!std::strcmp(argv[i], "--rate")) {
+      rate = std::atof(value());
+    } else {
+      Usage("unknown option");
+    }
+  }
+  if (socket.empty() || seconds <= 0 || rate <= 0) Usage("--socket PATH is needed");
+  ls_client *c = ls_open(socket.c_str(), "storm_logger", nullptr);
+  if (!c) Usage("ls_open failed");
+  const uint64_t step = uint64_t(1e9 / rate), n = uint64_t(seconds * rate);
+  std::vector<uint64_t> info, warn;
+  info.reserve(n);
+  uint64_t next = MonoNs();
+  for (uint64_t i = 0; i < n; i++) {
+    next += step;
+    timespec at{time_t(next / 1000000000u), long(next % 1000000000u)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    const uint64_t t0 = MonoNs();
+    if (i % 100 == 99) {
+      LS_LOG(c, LS_WARNING, "storm warning %llu of the paced logger", (unsigned long long)i);
+      warn.push_back(MonoNs() - t0);
+    } else {
+      LS_LOG(c, LS_INFO, "storm record %llu port %d", (unsigned long long)i, int(i % 65536));
+      info.push_back(MonoNs() - t0);
+    }
+  }
+  ls_stats st;
+  st.size = sizeof st;
+  ls_get_stats(c, &st);
+  ls_close(c);
+  std::printf(
+      "calls=%llu info_p50_ns=%llu info_p99_ns=%llu info_max_us=%llu warn_p50_ns=%llu "
+      "warn_p99_ns=%llu warn_max_us=%llu dropped=%llu\n",
+      (unsigned long long)n, (unsigned long long)Quantile(info, 0.5),
+      (unsigned long long)Quantile(info, 0.99), (unsigned long long)Quantile(info, 1.0) / 1000,
+      (unsigned long long)Quantile(warn, 0.5), (unsigned long long)Quantile(warn, 0.99),
+      (unsigned long long)Quantile(warn, 1.0) / 1000, (unsigned long long)st.dropped);
+  return 0;
+}
