@@ -36,6 +36,7 @@ bool ReaderSession::Open(const std::string &path, const storage::RingWriter *wri
   storage::ReaderOptions opts;
   opts.crc_retries = 0;
   opts.sites_from = writer;
+  opts.tails_from = writer;  // no pass over a tier not yet written, on the loop
   // Blocks that hold no record of this uid (their summaries, FORMAT.md
   // "Block summaries", most from the summary index without reading the
   // block) are passed over, kPassOversPerBlock of them for a block's

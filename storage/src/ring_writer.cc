@@ -123,6 +123,10 @@ bool RingWriter::InlineSiteFits(const Source &src, const Site &site, size_t args
 }
 uint64_t RingWriter::next_record_seq() const { return impl_->cur_.first_rec + impl_->cur_.count; }
 uint64_t RingWriter::current_block_seq() const { return impl_->cur_.seq; }
+uint64_t RingWriter::current_block_seq(int tier) const {
+  const Impl *t = impl_->Tier(tier);
+  return t ? t->cur_.seq : 0;
+}
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }
 bool RingWriter::dirty() const { return impl_->AnyDirty(); }
 const std::string &RingWriter::moved_aside() const { return impl_->moved_aside_; }

@@ -69,6 +69,12 @@ class RingWriter::Impl {
   bool AnyDirty() const { return dirty_ || (next_ && next_->AnyDirty()); }
   // Adds this tier's counters, and those after it, to *out.
   void AddStats(WriterStats *out) const;
+  // Tier t's Impl (this one for its own number), nullptr when it has no slots.
+  const Impl *Tier(int t) const {
+    for (const Impl *i = this; i; i = i->next_)
+      if (i->tier_ == t) return i;
+    return nullptr;
+  }
 
   // This tier's slots (the whole file's geometry for tier 0 is full_).
   Layout layout_;

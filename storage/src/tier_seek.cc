@@ -51,6 +51,14 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
     if (ok) anchor = slot;
     return Status::OK();
   };
+  if (opts_.tails_from) {
+    // The writer's word (ReaderOptions::tails_from): its last sealed block,
+    // or, while it has sealed none, block 0 or nothing.
+    const uint64_t cur = opts_.tails_from->current_block_seq(int(layout_.tier));
+    Status s = try_slot(cur > 0 ? (cur - 1) % count : 0);
+    if (!s.ok()) return s;
+    if (!ok && cur == 0) return Status::OK();  // nothing in this tier
+  }
   for (uint64_t slot = 0; !ok && slot < std::min<uint64_t>(count, kAnchorSlots); slot++) {
     Status s = try_slot(slot);
     if (!s.ok()) return s;

@@ -32,6 +32,7 @@ class FaultEnv : public Env {
   bool fail_writes = false;  // every write fails (set by a cut: the process died)
   int64_t syncs = 0;
   int64_t reads = 0;                  // PRead calls so far
+  uint64_t bytes_read = 0;            // bytes those calls asked for
   int64_t sleeps = 0;                 // SleepMicros calls so far (never really sleeps)
   std::function<void()> before_read;  // runs before every PRead (e.g. to finish a "racing" write)
 
@@ -88,6 +89,7 @@ class FaultEnv : public Env {
     MemFile(FaultEnv *env, std::shared_ptr<MemData> d) : env_(env), d_(std::move(d)) {}
     Status PRead(uint64_t off, void *buf, size_t n, size_t *got) override {
       env_->reads++;
+      env_->bytes_read += n;
       if (env_->before_read) env_->before_read();
       const auto &v = d_->data;
       size_t avail = off < v.size() ? v.size() - off : 0;

@@ -233,6 +233,9 @@ class RingWriter {
   const WriterStats &stats() const;
   uint64_t next_record_seq() const;  // sequence number the next record gets
   uint64_t current_block_seq() const;
+  // The same for one tier (0, 1, 2): the block it appends to, 0 when the
+  // tier has never sealed one (then at most block 0 is in its slots).
+  uint64_t current_block_seq(int tier) const;
   uint64_t next_source_id() const;  // one past the largest source id seen in the file
   bool dirty() const;               // records appended since the last write
   // Where Open moved a ring of another format version ("" when it did not).
@@ -278,6 +281,14 @@ struct ReaderOptions {
   // through its socket). The reader must not outlive it nor be used on
   // another thread. (Summarize and Verify still read the file's table.)
   const RingWriter *sites_from = nullptr;
+  // The writer of this same file, on this thread, with the same rules: a
+  // tier's newest block is searched from the block the writer knows it
+  // wrote last (RingWriter::current_block_seq(tier)), and a tier the writer
+  // never sealed a block in is not searched beyond its first slot. Without
+  // it, a tier whose first slots hold no valid block (damage, or a tier not
+  // yet written: tiers 1 and 2 until tier 0 first wraps) costs a pass over
+  // all its slots at each search.
+  const RingWriter *tails_from = nullptr;
   // With a filter (SetFilter): one Next passes over at most this many
   // blocks by their summaries, then returns Status::Yield (call Next again
   // to go on; 0: no bound), for a caller that must not wait long (the
