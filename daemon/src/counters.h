@@ -59,6 +59,9 @@ struct Counters {
   // The longest turn of the loop since start, in microseconds: the time
   // between two waits of the loop, less the waiting (Server::MeasureTurn).
   uint64_t loop_turn_max_us = 0;
+  // Messages to the service manager dropped because its socket's queue was
+  // full (notify.h): the loop never waits for it.
+  uint64_t notify_dropped = 0;
   uint64_t err[int(Err::kCount)] = {};
   uint64_t connections_current = 0;
   uint64_t connections_total = 0;    // accepted and served

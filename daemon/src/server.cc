@@ -151,7 +151,11 @@ void Server::MeasureTurn() {
   turn_idle_ns_ = idle;
 }
 
-void Server::OnWatchdog(uv_timer_t *) { sd_notify(0, "WATCHDOG=1"); }
+void Server::OnWatchdog(uv_timer_t *t) { static_cast<Server *>(t->data)->Notify("WATCHDOG=1"); }
+
+void Server::Notify(std::string_view msg) {
+  if (!notifier_.Send(msg)) counters_.notify_dropped++;
+}
 
 void Server::OnStatusTimer(uv_timer_t *t) { static_cast<Server *>(t->data)->NotifyStatus(""); }
 
@@ -162,7 +166,12 @@ void Server::NotifyStatus(const char *prefix) {
                   counters_.dropped_reported, counters_.errors());
   if (!*prefix && status == last_status_) return;
   last_status_ = status;
-  sd_notify(0, (prefix + status).c_str());
+  // READY=1 is waited for by the manager, before the loop serves anyone:
+  // libsystemd's blocking send. The rest must never hold the loop.
+  if (*prefix)
+    sd_notify(0, (prefix + status).c_str());
+  else
+    Notify(status);
 }
 
 }  // namespace logsink::daemon

@@ -34,6 +34,7 @@
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
+#include "notify.h"
 #include "reader_session.h"
 #include "session.h"
 #include "signals.h"
@@ -71,6 +72,9 @@ class Server {
   static void OnWatchdog(uv_timer_t *t);
   static void OnStatusTimer(uv_timer_t *t);
   void NotifyStatus(const char *prefix);
+  // A message to the service manager that never waits (notify.h); counted
+  // in notify_dropped when it does not fit.
+  void Notify(std::string_view msg);
   Limits CurrentLimits() const;
 
   // server_accept.cc
@@ -125,6 +129,7 @@ class Server {
   // so such a turn would count waiting as work: it is not measured.
   bool signal_this_turn_ = false;
   uv_timer_t stall_timer_, accept_retry_, watchdog_, status_timer_;
+  Notifier notifier_;        // STATUS=, WATCHDOG=1, STOPPING=1: never waits
   std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
   uv_signal_t signals_[std::size(kLoopSignals)];
 

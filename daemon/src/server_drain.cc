@@ -33,7 +33,7 @@ void Server::Shutdown(int signum) {
   if (stopping_) return;
   stopping_ = true;
   durability_.Stopping();
-  sd_notify(0, "STOPPING=1");
+  Notify("STOPPING=1");
   // The listening socket stays polled (it may have been paused on EMFILE):
   // AcceptAll takes the backlog, see below.
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);

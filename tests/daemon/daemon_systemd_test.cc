@@ -1,8 +1,14 @@
 // daemon_systemd_test.cc: logsinkd's systemd seams, run as a real process:
-// sd_notify (READY=1, WATCHDOG=1 pings, STOPPING=1) and socket activation
-// (a listening socket passed as fd 3 with LISTEN_FDS/LISTEN_PID).
+// sd_notify (READY=1, WATCHDOG=1 pings, STOPPING=1; a full notify socket
+// never stops the loop) and socket activation (a listening socket passed as
+// fd 3 with LISTEN_FDS/LISTEN_PID).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstddef>
+#include <cstring>
 
 #include "daemon/harness.h"
 
@@ -20,6 +26,41 @@ TEST(DaemonSystemd, NotifiesReadyWatchdogAndStopping) {
   kill(d.pid(), SIGTERM);
   EXPECT_TRUE(n.WaitFor("STOPPING=1")) << n.Joined();
   EXPECT_EQ(d.Stop(), 0);
+}
+
+// A service manager that reads its notify socket late (or a launcher that
+// stops reading after READY=1, as bench/daemon_launch did): once the
+// socket's queue is full, libsystemd's blocking send would stop the loop
+// for good at the next STATUS= or WATCHDOG=1. They are dropped and counted
+// instead, and the daemon goes on serving. (Before: no STATS answer once
+// the queue was full.)
+TEST(DaemonSystemd, AFullNotifySocketNeverStopsTheLoop) {
+  TempDir dir;
+  Daemon d(dir);
+  d.child_setup = [] { setenv("WATCHDOG_USEC", "100000", 1); };  // ping every 50 ms
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  // Fill the listener's queue (an abstract address "@name").
+  const std::string addr = d.notify().address();
+  ASSERT_EQ(addr[0], '@');
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path + 1, addr.data() + 1, addr.size() - 1);
+  const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + addr.size());
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  ASSERT_GE(fd, 0);
+  int queued = 0;
+  while (sendto(fd, "X=1", 3, 0, reinterpret_cast<sockaddr *>(&a), len) == 3) queued++;
+  EXPECT_EQ(errno, EAGAIN);
+  close(fd);
+  ASSERT_GT(queued, 0);
+  Client c(d.socket);
+  std::map<std::string, uint64_t> st;
+  EXPECT_TRUE(WaitUntil([&] {
+    st = c.Stats();
+    return !st.empty() && st["notify_dropped"] >= 3;
+  })) << "notify_dropped "
+      << st["notify_dropped"] << ", STATS answered: " << !st.empty();
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
 TEST(DaemonSystemd, UsesTheSocketPassedBySystemd) {
