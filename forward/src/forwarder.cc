@@ -144,8 +144,13 @@ void Forwarder::BeginDrain() {
   Pump();
 }
 
-// Stops the loop, after the cursor write in flight (if any) completed.
+// Stops the loop, after the cursor write in flight (if any) completed:
+// the drain is over, its timeout no longer runs (nor reports one that did
+// not happen), and a write held up by its fsyncs is said to be the wait.
 void Forwarder::Finish() {
+  uv_timer_stop(&drain_);
+  if (commit_busy_ && !finish_pending_)
+    spdlog::info("stopping: waiting for the cursor write in flight to complete");
   finish_pending_ = commit_busy_;
   if (!commit_busy_) uv_stop(&loop_);
 }

@@ -1207,6 +1207,9 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
     })) << ReadFile(dir / "cursor.status");
     EXPECT_TRUE(WaitUntil([&] { return opens >= 2; })) << "it tries again";
     EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
+    // The first cursor write (with its fsyncs) is done: a stop waits for
+    // a write in flight, and this test is not about the disk.
+    EXPECT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 0; }));
     const auto stop_at = std::chrono::steady_clock::now();
     EXPECT_EQ(fwd.Stop(), 0);
     // A third of the shutdown timeout: not a speed bound (the exit takes
@@ -1276,6 +1279,9 @@ TEST(ForwardRelp, ASessionLostWhileStoppingEndsTheStop) {
     return StatusValue(dir / "cursor", "forwarded") == 10 &&
            ReadFile(dir / "cursor.status").find("\ndestination=connected\n") != std::string::npos;
   })) << ReadFile(dir / "cursor.status");
+  // The first cursor write (with its fsyncs) is done: a stop waits for a
+  // write in flight, and this test is not about the disk.
+  EXPECT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 0; }));
   // The connection is closed once the forwarder is stopping.
   std::thread closer([&] {
     EXPECT_TRUE(WaitUntil([&] {
