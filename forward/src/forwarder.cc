@@ -100,16 +100,34 @@ void Forwarder::Pump() {
   Commit(false);
   if (!resumed_ && !draining_) TryResume();  // in slices: SIGTERM is served between them
   if (resumed_) Fill();
-  if (draining_ &&
-      std::all_of(window_.begin(), window_.end(), [](const Entry &e) { return e.acked; })) {
-    Commit(true);
-    Finish();
+  if (draining_) EndDrainWhenDone();
+}
+
+// The drain ends once everything handed over is acknowledged, or at once
+// when nothing more can be (RELP with no session open: none is opened
+// while stopping); what is not acknowledged stays in the ring, the cursor
+// before it, and is sent again on the next start.
+void Forwarder::EndDrainWhenDone() {
+  if (!std::all_of(window_.begin(), window_.end(), [](const Entry &e) { return e.acked; })) {
+    if (sink_->CanStillAcknowledge()) return;
+    if (!drain_cut_) {
+      drain_cut_ = true;
+      const size_t unacked = size_t(
+          std::count_if(window_.begin(), window_.end(), [](const Entry &e) { return !e.acked; }));
+      spdlog::warn(
+          "stopping: no session with the destination, so {} messages cannot be acknowledged; "
+          "they stay in the ring and are sent again on restart",
+          unacked);
+    }
   }
+  Commit(true);
+  Finish();
 }
 
 void Forwarder::BeginDrain() {
   if (draining_) return;
   draining_ = true;
+  sink_->BeginDrain();
   spdlog::info("stopping: waiting up to {} ms for {} outstanding acknowledgments",
                o_.shutdown_timeout_ms, window_.size());
   uv_timer_start(
@@ -126,8 +144,13 @@ void Forwarder::BeginDrain() {
   Pump();
 }
 
-// Stops the loop, after the cursor write in flight (if any) completed.
+// Stops the loop, after the cursor write in flight (if any) completed:
+// the drain is over, its timeout no longer runs (nor reports one that did
+// not happen), and a write held up by its fsyncs is said to be the wait.
 void Forwarder::Finish() {
+  uv_timer_stop(&drain_);
+  if (commit_busy_ && !finish_pending_)
+    spdlog::info("stopping: waiting for the cursor write in flight to complete");
   finish_pending_ = commit_busy_;
   if (!commit_busy_) uv_stop(&loop_);
 }

@@ -4,7 +4,8 @@
 // unacknowledged, and moves the cursor file to the first record not yet
 // acknowledged. Records the writer overwrote before they were read become
 // one "lost" message. SIGTERM/SIGINT: stop reading, wait for outstanding
-// acknowledgments up to shutdown_timeout, write the cursor, exit 0.
+// acknowledgments up to shutdown_timeout (not at all when none can come:
+// RELP with no session open), write the cursor, exit 0.
 #pragma once
 
 #include <cstdint>

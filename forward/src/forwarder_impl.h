@@ -81,6 +81,7 @@ class Forwarder {
   bool OpenAndPosition();
   void Pump();
   void BeginDrain();
+  void EndDrainWhenDone();
   void Finish();
   static Forwarder *Of(void *h) {
     return static_cast<Forwarder *>(static_cast<uv_handle_t *>(h)->data);
@@ -146,6 +147,7 @@ class Forwarder {
   Position commit_pos_;
   std::string commit_err_;
   bool draining_ = false, fatal_ = false;
+  bool drain_cut_ = false;  // the drain ended with messages unacknowledged (said once)
   std::string line_, msg_;
   SubjectTemplate subject_;
   // --batch > 1: records go into batch_ until it is full or the ring has no

@@ -82,14 +82,25 @@ class RelpSink : public Sink {
     unacked_.push_back(Pending{m.seq, 0, false, m.body});
     if (state_ == State::kOpen)
       Frame(&unacked_.back());
-    else if (state_ == State::kDown && !uv_is_active((uv_handle_t *)&retry_))
+    else if (state_ == State::kDown && !draining_ && !uv_is_active((uv_handle_t *)&retry_))
       Connect();
     return true;
   }
 
-  // Does not wait: the forwarder's drain waited for every acknowledgment
-  // (what is still unacknowledged is sent again after a restart). Says
-  // goodbye to the receiver when nothing waits for an answer.
+  // No new session from now on: without one nothing can be acknowledged,
+  // so the forwarder's drain waits only while a session is open or being
+  // opened (one that breaks ends it).
+  void BeginDrain() override {
+    draining_ = true;
+    if (started_) uv_timer_stop(&retry_);
+  }
+
+  bool CanStillAcknowledge() override { return !draining_ || state_ != State::kDown; }
+
+  // Does not wait: the forwarder's drain waited for the acknowledgments
+  // that could come (what is still unacknowledged is sent again after a
+  // restart). Says goodbye to the receiver when nothing waits for an
+  // answer.
   void Stop(uint64_t) override {
     if (!started_ || stopped_) return;
     stopped_ = true;
@@ -390,6 +401,10 @@ class RelpSink : public Sink {
     for (Pending &p : unacked_) p.txnr = 0;
     state_ = State::kDown;
     if (stopped_) return;
+    if (draining_) {  // no new session: the forwarder's drain ends (CanStillAcknowledge)
+      Wake();
+      return;
+    }
     backoff_ms_ = std::clamp<uint64_t>(backoff_ms_ * 2, 50, opts_.backoff_max_ms);
     uv_timer_start(
         &retry_,
@@ -414,6 +429,7 @@ class RelpSink : public Sink {
   uv_check_t flush_{};
   uv_getaddrinfo_t resolve_{};
   bool resolving_ = false, started_ = false, stopped_ = false, ever_connected_ = false;
+  bool draining_ = false;  // BeginDrain: no new session
   Conn *conn_ = nullptr;
   State state_ = State::kDown;
   uint64_t state_ms_ = 0, progress_ms_ = 0, backoff_ms_ = 0;

@@ -10,7 +10,9 @@
 // failure), never a gap. A message the receiver refuses (an answer other
 // than 200) is sent again after a backoff, behind the ones handed over after
 // it: the receiver then sees it out of order. Only an answer to one of our
-// messages counts as progress for the 10 s rule.
+// messages counts as progress for the 10 s rule. Once the forwarder stops
+// (BeginDrain) it opens no new session: with none open or being opened,
+// nothing more can be acknowledged and the drain ends at once.
 //
 // Why not librelp (Debian's RELP client, which this replaced; docs/DESIGN.md,
 // decision 16):

@@ -67,6 +67,19 @@ class Sink {
   virtual void Stop(uint64_t timeout_ms) = 0;
   virtual SinkState state() = 0;
 
+  // The forwarder is stopping (SIGTERM): it hands over nothing new and
+  // waits for the acknowledgments of what it handed over. A sink that can
+  // deliver only within a session of its own makes no new attempt to open
+  // one from now on.
+  virtual void BeginDrain() {}
+  // After BeginDrain: whether what was handed over and is not acknowledged
+  // yet can still be acknowledged. False ends the drain at once (those
+  // messages stay in the ring, the cursor before them: they are sent again
+  // on the next start); a sink calls the wake function when it turns false.
+  // The default, kept by NATS: true (a connection that is reconnecting still
+  // delivers what it buffered, and its acknowledgments may come).
+  virtual bool CanStillAcknowledge() { return true; }
+
   // What the destination holds past a point, for destinations whose
   // messages' identities do not survive a restart on their own (batches:
   // their boundaries depend on timing): the record ranges [first, last] of

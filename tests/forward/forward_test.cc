@@ -1155,7 +1155,11 @@ int LoopbackListener(sockaddr_in *addr) {
 // The forwarder's own RELP client: a receiver that refuses to open the
 // session (here a listener of the test's that answers the open with 500,
 // with a code that only starts with 200, or without syslog among its
-// commands) is reported in the status, and nothing is acknowledged.
+// commands) is reported in the status, and nothing is acknowledged. Stopped
+// then, the forwarder does not wait for acknowledgments that cannot come
+// (no session is open, none is opened while stopping): it exits at once,
+// not after its shutdown timeout (30 s here; before, it waited all of it),
+// saying how many stay unacknowledged, and its cursor stays before them.
 TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
   for (const std::string answer : {"500 nope", "2001 OK\nrelp_version=0\ncommands=syslog",
                                    "200 OK\nrelp_version=0\ncommands=syslogx,other"}) {
@@ -1191,8 +1195,9 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
     });
     NumberedRing ring(dir / "r.ring", 1 << 20);
     ring.Add(10);
-    Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
-                        "--file", ring.path(), "--cursor-file", dir / "cursor"});
+    Forwarder fwd(dir,
+                  {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--file",
+                   ring.path(), "--cursor-file", dir / "cursor", "--shutdown-timeout", "30s"});
     fwd.Start();
     const std::string first_line = answer.substr(0, answer.find('\n'));
     EXPECT_TRUE(WaitUntil([&] {
@@ -1202,11 +1207,106 @@ TEST(ForwardRelp, AReceiverThatRefusesTheSessionIsReported) {
     })) << ReadFile(dir / "cursor.status");
     EXPECT_TRUE(WaitUntil([&] { return opens >= 2; })) << "it tries again";
     EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
+    // The first cursor write (with its fsyncs) is done: a stop waits for
+    // a write in flight, and this test is not about the disk.
+    EXPECT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 0; }));
+    const auto stop_at = std::chrono::steady_clock::now();
     EXPECT_EQ(fwd.Stop(), 0);
+    // A third of the shutdown timeout: not a speed bound (the exit takes
+    // milliseconds), the mark of a drain that waited for nothing.
+    const auto stop_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - stop_at)
+                             .count();
+    EXPECT_LT(stop_ms, 10000) << "the stop waited for acknowledgments that cannot come";
+    const std::string log = ReadFile(dir / "forward.log");
+    EXPECT_NE(log.find("no session with the destination, so 10 messages cannot be acknowledged"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("shutdown timeout"), std::string::npos) << log;
+    EXPECT_EQ(CursorNext(dir / "cursor"), 0) << "the unacknowledged records are not skipped";
     done = true;
     receiver.join();
     close(lfd);
   }
+}
+
+// A session that breaks while the forwarder stops ends the stop: without
+// a session nothing more can be acknowledged, and none is opened while
+// stopping. Here a listener of the test's opens the session, answers no
+// syslog message, and closes the connection once the forwarder said it is
+// stopping; the forwarder exits at once, not after its shutdown timeout
+// (30 s; before, it opened a session again and waited all of it), its
+// cursor before the 10 unacknowledged records.
+TEST(ForwardRelp, ASessionLostWhileStoppingEndsTheStop) {
+  TempDir dir("logsink-fwd");
+  sockaddr_in addr{};
+  const int lfd = LoopbackListener(&addr);
+  ASSERT_GE(lfd, 0);
+  std::atomic<bool> done{false}, hang_up{false};
+  std::atomic<int> connections{0};
+  std::thread receiver([&] {
+    while (!done) {
+      pollfd p{lfd, POLLIN, 0};
+      if (poll(&p, 1, 50) != 1) continue;
+      int c = accept(lfd, nullptr, nullptr);
+      if (c < 0) continue;
+      ++connections;
+      std::string got;
+      char buf[4096];
+      bool answered = false;
+      while (!done && !hang_up) {
+        pollfd q{c, POLLIN, 0};
+        if (poll(&q, 1, 50) != 1) continue;
+        ssize_t n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        got.append(buf, size_t(n));
+        if (!answered && got.rfind("1 open ", 0) == 0 && got.find('\n') != std::string::npos) {
+          answered = true;
+          const std::string ok = "200 OK\nrelp_version=0\ncommands=syslog";
+          const std::string rsp = "1 rsp " + std::to_string(ok.size()) + " " + ok + "\n";
+          EXPECT_EQ(write(c, rsp.data(), rsp.size()), ssize_t(rsp.size()));
+        }
+      }
+      close(c);
+    }
+  });
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(10);
+  Forwarder fwd(dir, {"--to", "relp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "--file",
+                      ring.path(), "--cursor-file", dir / "cursor", "--shutdown-timeout", "30s"});
+  fwd.Start();
+  EXPECT_TRUE(WaitUntil([&] {
+    return StatusValue(dir / "cursor", "forwarded") == 10 &&
+           ReadFile(dir / "cursor.status").find("\ndestination=connected\n") != std::string::npos;
+  })) << ReadFile(dir / "cursor.status");
+  // The first cursor write (with its fsyncs) is done: a stop waits for a
+  // write in flight, and this test is not about the disk.
+  EXPECT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 0; }));
+  // The connection is closed once the forwarder is stopping.
+  std::thread closer([&] {
+    EXPECT_TRUE(WaitUntil([&] {
+      return ReadFile(dir / "forward.log").find("stopping: waiting") != std::string::npos;
+    }));
+    hang_up = true;
+  });
+  const auto stop_at = std::chrono::steady_clock::now();
+  EXPECT_EQ(fwd.Stop(), 0);
+  const auto stop_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - stop_at)
+                           .count();
+  closer.join();
+  // A third of the shutdown timeout: not a speed bound, the mark of a
+  // drain that waited for nothing.
+  EXPECT_LT(stop_ms, 10000) << "the stop waited for acknowledgments that cannot come";
+  const std::string log = ReadFile(dir / "forward.log");
+  EXPECT_NE(log.find("no session with the destination, so 10 messages cannot be acknowledged"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(connections, 1) << "no session is opened while stopping";
+  EXPECT_EQ(CursorNext(dir / "cursor"), 0) << "the unacknowledged records are not skipped";
+  done = true;
+  receiver.join();
+  close(lfd);
 }
 
 // A message the receiver refuses every time (here a listener of the
