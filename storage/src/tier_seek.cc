@@ -68,8 +68,10 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
     if (!s.ok()) return s;
   }
   if (!ok) {
-    // Costs one pass over the ring; only a ring whose first slots are all
-    // damaged gets here, and the newest block found then anchors later searches.
+    // Costs one pass over the ring: a ring whose first slots are all
+    // damaged, or a tier never written (tiers 1 and 2 until tier 0 first
+    // wraps; the daemon's readers know from the writer and do not get
+    // here). The newest block found anchors later searches.
     Status s = internal::ForEachSlot(file_, layout_, [&](uint64_t slot, const uint8_t *img) {
       BlockHeader bh;
       if (internal::CheckBlock(img, layout_, slot, &bh) != BlockState::kValid) return;
