@@ -17,8 +17,7 @@
 namespace logsink::daemon {
 namespace {
 
-constexpr size_t kReadChunk = 256u << 10;   // one read() at most
-constexpr uint64_t kStatusPeriodMs = 2000;  // STATUS= refresh period
+constexpr size_t kReadChunk = 256u << 10;  // one read() at most
 
 }  // namespace
 
@@ -86,7 +85,7 @@ int Server::Run() {
   uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);
   if (!kernel_.Start(&loop_)) return 1;
   if (syslog_ && !syslog_->Start(&loop_)) return 1;
-  for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_, &status_timer_}) {
+  for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_}) {
     uv_timer_init(&loop_, t);
     t->data = this;
   }
@@ -117,10 +116,15 @@ int Server::Run() {
     uint64_t period = wd_usec / 2000;
     uv_timer_start(&watchdog_, OnWatchdog, period, period);
   }
-  // STATUS= (shown by `systemctl status`): a line of counters, refreshed
-  // every 2 s when it changed. Without NOTIFY_SOCKET these calls do nothing.
-  NotifyStatus("READY=1\n");
-  uv_timer_start(&status_timer_, OnStatusTimer, kStatusPeriodMs, kStatusPeriodMs);
+  // READY=1 is waited for by the manager, before the loop serves anyone:
+  // libsystemd's blocking send (the loop's later messages never wait:
+  // Notify). STATUS= (shown by `systemctl status` to every local user)
+  // names what is served and no counter: the counters tell about
+  // everyone's records, and go only to those who may read the ring (STATS).
+  // Without NOTIFY_SOCKET this does nothing.
+  sd_notify(0, fmt::format("READY=1\nSTATUS=serving {}; counters: logctl stats",
+                           listener_->from_systemd ? "the socket from systemd" : listener_->path)
+                   .c_str());
   turn_end_ns_ = uv_hrtime();
   turn_idle_ns_ = uv_metrics_idle_time(&loop_);
   uv_run(&loop_, UV_RUN_DEFAULT);
@@ -155,23 +159,6 @@ void Server::OnWatchdog(uv_timer_t *t) { static_cast<Server *>(t->data)->Notify(
 
 void Server::Notify(std::string_view msg) {
   if (!notifier_.Send(msg)) counters_.notify_dropped++;
-}
-
-void Server::OnStatusTimer(uv_timer_t *t) { static_cast<Server *>(t->data)->NotifyStatus(""); }
-
-void Server::NotifyStatus(const char *prefix) {
-  std::string status =
-      fmt::format("STATUS={} records, {} connections, {} dropped by clients, {} protocol errors",
-                  writer_->stats().records, counters_.connections_current,
-                  counters_.dropped_reported, counters_.errors());
-  if (!*prefix && status == last_status_) return;
-  last_status_ = status;
-  // READY=1 is waited for by the manager, before the loop serves anyone:
-  // libsystemd's blocking send. The rest must never hold the loop.
-  if (*prefix)
-    sd_notify(0, (prefix + status).c_str());
-  else
-    Notify(status);
 }
 
 }  // namespace logsink::daemon

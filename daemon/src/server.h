@@ -70,8 +70,6 @@ class Server {
   // ended, less the time the loop waited) into loop_turn_max_us.
   void MeasureTurn();
   static void OnWatchdog(uv_timer_t *t);
-  static void OnStatusTimer(uv_timer_t *t);
-  void NotifyStatus(const char *prefix);
   // A message to the service manager that never waits (notify.h); counted
   // in notify_dropped when it does not fit.
   void Notify(std::string_view msg);
@@ -128,9 +126,8 @@ class Server {
   // signal interrupts and loses the time already waited from its idle time,
   // so such a turn would count waiting as work: it is not measured.
   bool signal_this_turn_ = false;
-  uv_timer_t stall_timer_, accept_retry_, watchdog_, status_timer_;
-  Notifier notifier_;        // STATUS=, WATCHDOG=1, STOPPING=1: never waits
-  std::string last_status_;  // the last STATUS= sent to systemd (sent again only when changed)
+  uv_timer_t stall_timer_, accept_retry_, watchdog_;
+  Notifier notifier_;  // WATCHDOG=1, STOPPING=1: never waits
   uv_signal_t signals_[std::size(kLoopSignals)];
 
   Counters counters_;

@@ -122,7 +122,7 @@ void Server::DrainStep() {
   }
   uv_close(reinterpret_cast<uv_handle_t *>(&before_wait_), nullptr);
   durability_.Close();
-  for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_, &status_timer_})
+  for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);
   for (uv_signal_t &s : signals_) uv_close(reinterpret_cast<uv_handle_t *>(&s), nullptr);
   // Closing the last uv_signal of a signal restored its default action: a

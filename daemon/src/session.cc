@@ -138,8 +138,11 @@ bool Session::TakeRequest(const char *name, bool well_formed) {
 
 bool Session::MayReadRing() const {
   if (peer_.uid == 0) return true;
+  // The file the daemon writes, not whatever has taken its path since.
   struct stat st;
-  if (stat(ctx_->ring_path.c_str(), &st) != 0) return false;
+  if (stat(ctx_->ring_path.c_str(), &st) != 0 || uint64_t(st.st_dev) != ctx_->ring_dev ||
+      uint64_t(st.st_ino) != ctx_->ring_ino)
+    return false;
   return MayReadFile(peer_, uint32_t(st.st_uid), uint32_t(st.st_gid), uint32_t(st.st_mode));
 }
 
