@@ -15,6 +15,7 @@ pkgs=(
   libnats-dev
   libzstd-dev liblz4-dev             # compressed ring blocks (proto/FORMAT.md)
   nats-server rsyslog rsyslog-relp   # the servers logsink-forward's tests talk to
+  libnss-wrapper                     # a hosts file of a test's own (tests/forward)
   bsdutils                           # logger(1), tests/syslog (Essential: normally present)
 )
 

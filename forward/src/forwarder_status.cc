@@ -68,15 +68,16 @@ void Forwarder::WriteStatus() {
     spdlog::info("caught up with the ring again: {} records not shipped", lag);
   }
   std::string text = fmt::format(
-      "pid={}\nto={}\nring={}\nring_id={}\ndestination={}\nforwarded={}\nacked={}\nduplicates={}\n"
+      "pid={}\nto={}\nring={}\nring_id={}\ndestination={}\naddress={}\nforwarded={}\nacked={}"
+      "\nduplicates={}\n"
       "retries={}\nresent={}\nlost={}\nfiltered={}\nskipped_blocks={}\nin_flight={}\n"
       "cursor_next={}\nlag_records={}\nlag_seconds={}\nreconnects={}\nlast_error={}\n"
       "records_per_second={:.0f}\nring_records_per_second={:.0f}\ncatch_up_seconds={}\n"
       "ring_records={}\nbatch={}\noversize={}\nrefused={}\nlap_seconds={}\ncompress={}\n",
-      getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", c_.forwarded,
-      c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered, c_.skipped_blocks,
-      window_.size(), next, lag, lag_s, st.reconnects, st.last_error, out_rate_, in_rate_, catch_up,
-      ring_records, o_.batch, c_.oversize, c_.refused, lap, o_.compress);
+      getpid(), o_.to, o_.file, ring_id_, st.connected ? "connected" : "disconnected", st.address,
+      c_.forwarded, c_.acked, c_.duplicates, c_.retries, st.resent, c_.lost, c_.filtered,
+      c_.skipped_blocks, window_.size(), next, lag, lag_s, st.reconnects, st.last_error, out_rate_,
+      in_rate_, catch_up, ring_records, o_.batch, c_.oversize, c_.refused, lap, o_.compress);
   // Through a new file of a unique name (O_EXCL|O_NOFOLLOW) renamed over the
   // status: never a fixed "<status>.tmp" that whoever can write in the
   // directory could point at a file of root's. Whatever is at the status

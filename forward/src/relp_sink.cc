@@ -1,14 +1,18 @@
 // relp_sink.cc: see relp_sink.h.
 #include "relp_sink.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <deque>
+#include <vector>
 
 namespace logsink::forward {
 namespace {
@@ -122,6 +126,7 @@ class RelpSink : public Sink {
     st.reconnects = reconnects_;
     st.resent = resent_;
     st.last_error = last_error_;
+    if (state_ == State::kOpen) st.address = address_;
     return st;
   }
 
@@ -233,12 +238,51 @@ class RelpSink : public Sink {
     }
   }
 
+  // Keeps every address HOST resolved to, in the resolver's order (RFC
+  // 6724's, as configured in gai.conf), and tries them from the first.
   void Resolved(int status, struct addrinfo *res) {
     if (stopped_) return;
     if (status < 0 || !res) {
       Break("cannot resolve " + opts_.host + ": " + uv_strerror(status));
       return;
     }
+    addrs_.clear();
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+      if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+          ai->ai_addrlen > sizeof(sockaddr_storage))
+        continue;
+      Address a;
+      std::memcpy(&a.sa, ai->ai_addr, ai->ai_addrlen);
+      a.text = AddressText(ai->ai_addr);
+      if (std::none_of(addrs_.begin(), addrs_.end(),
+                       [&](const Address &b) { return b.text == a.text; }))
+        addrs_.push_back(std::move(a));
+    }
+    if (addrs_.empty()) {
+      Break("cannot resolve " + opts_.host + ": no IPv4 or IPv6 address");
+      return;
+    }
+    addr_at_ = 0;
+    failures_.clear();
+    TryAddress();
+  }
+
+  // "127.0.0.1:2514", "[::1]:2514".
+  static std::string AddressText(const struct sockaddr *sa) {
+    char ip[INET6_ADDRSTRLEN] = {};
+    if (sa->sa_family == AF_INET6) {
+      const auto *in6 = reinterpret_cast<const sockaddr_in6 *>(sa);
+      uv_ip6_name(in6, ip, sizeof ip);
+      return fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
+    }
+    const auto *in = reinterpret_cast<const sockaddr_in *>(sa);
+    uv_ip4_name(in, ip, sizeof ip);
+    return fmt::format("{}:{}", ip, ntohs(in->sin_port));
+  }
+
+  // Connects to addrs_[addr_at_]; a failure moves on to the next address
+  // at once (ConnectFailed).
+  void TryAddress() {
     conn_ = new Conn;
     conn_->sink = this;
     conn_->tcp.data = conn_;
@@ -246,21 +290,37 @@ class RelpSink : public Sink {
     uv_tcp_init(loop(), &conn_->tcp);
     uv_tcp_nodelay(&conn_->tcp, 1);
     state_ = State::kConnecting;
-    int rc = uv_tcp_connect(&conn_->connect, &conn_->tcp, res->ai_addr,
+    state_ms_ = NowMs();  // each address has 10 s to accept (Tick)
+    int rc = uv_tcp_connect(&conn_->connect, &conn_->tcp,
+                            reinterpret_cast<const sockaddr *>(&addrs_[addr_at_].sa),
                             [](uv_connect_t *req, int status) {
                               Conn *c = static_cast<Conn *>(req->data);
                               if (c->closed) return;
                               c->sink->Connected(status);
                             });
-    if (rc < 0) Break(ConnectError(rc));
+    if (rc < 0) ConnectFailed(uv_strerror(rc));
   }
 
-  std::string ConnectError(int rc) {
-    return "cannot connect to relp://" + opts_.host + ":" + opts_.port + ": " + uv_strerror(rc);
+  // The current address did not connect: the next one is tried at once;
+  // after the last one (or when the forwarder is stopping: no new session)
+  // the attempt failed and the backoff applies (Break).
+  void ConnectFailed(const std::string &why) {
+    failures_.push_back(addrs_[addr_at_].text + ": " + why);
+    CloseConn();
+    if (++addr_at_ < addrs_.size() && !stopped_ && !draining_) return TryAddress();
+    std::string to = "cannot connect to relp://" + opts_.host + ":" + opts_.port;
+    if (addrs_.size() == 1)
+      Break(to + " at " + failures_[0]);
+    else if (failures_.size() == addrs_.size())
+      Break(fmt::format("{}: all {} addresses failed ({})", to, addrs_.size(),
+                        fmt::join(failures_, "; ")));
+    else
+      Break(fmt::format("{}: {} of its {} addresses failed, no other tried while stopping ({})", to,
+                        failures_.size(), addrs_.size(), fmt::join(failures_, "; ")));
   }
 
   void Connected(int status) {
-    if (status < 0) return Break(ConnectError(status));
+    if (status < 0) return ConnectFailed(uv_strerror(status));
     uv_read_start((uv_stream_t *)&conn_->tcp,
                   [](uv_handle_t *h, size_t, uv_buf_t *b) {
                     auto *s = static_cast<Conn *>(h->data)->sink;
@@ -324,6 +384,7 @@ class RelpSink : public Sink {
       }
       state_ = State::kOpen;
       state_ms_ = NowMs();
+      address_ = addrs_[addr_at_].text;
       SetConnected();
       for (Pending &p : unacked_) Frame(&p);
       return true;
@@ -351,9 +412,16 @@ class RelpSink : public Sink {
     return true;
   }
 
+  // Says which address the session is open at (and which ones failed
+  // before it in this attempt).
   void SetConnected() {
     if (ever_connected_) ++reconnects_;
-    if (!last_error_.empty()) spdlog::info("RELP session open again (after: {})", last_error_);
+    std::string at = fmt::format("relp://{}:{} at {}", opts_.host, opts_.port, address_);
+    if (!failures_.empty()) at += fmt::format(" (failed: {})", fmt::join(failures_, "; "));
+    if (!last_error_.empty())
+      spdlog::info("RELP session open again to {} (after: {})", at, last_error_);
+    else
+      spdlog::info("RELP session open to {}", at);
     ever_connected_ = true;
     last_error_.clear();
   }
@@ -417,8 +485,9 @@ class RelpSink : public Sink {
 
   void Tick() {
     uint64_t now = NowMs();
-    bool waiting_to_open = state_ == State::kConnecting || state_ == State::kOpening;
-    if (waiting_to_open && now - state_ms_ > kResponseTimeoutMs)
+    if (state_ == State::kConnecting && now - state_ms_ > kResponseTimeoutMs)
+      ConnectFailed("no connection within 10 s");
+    else if (state_ == State::kOpening && now - state_ms_ > kResponseTimeoutMs)
       Break("no RELP session within 10 s");
     else if (state_ == State::kOpen && framed_ && now - progress_ms_ > kResponseTimeoutMs)
       Break("no RELP response within 10 s");
@@ -431,6 +500,16 @@ class RelpSink : public Sink {
   bool resolving_ = false, started_ = false, stopped_ = false, ever_connected_ = false;
   bool draining_ = false;  // BeginDrain: no new session
   Conn *conn_ = nullptr;
+  // The addresses HOST resolved to; the one being tried (or open); the
+  // failures of this attempt ("ADDRESS: why"); the open session's address.
+  struct Address {
+    sockaddr_storage sa{};
+    std::string text;
+  };
+  std::vector<Address> addrs_;
+  size_t addr_at_ = 0;
+  std::vector<std::string> failures_;
+  std::string address_;
   State state_ = State::kDown;
   uint64_t state_ms_ = 0, progress_ms_ = 0, backoff_ms_ = 0;
   uint64_t next_txnr_ = 1;

@@ -3,13 +3,17 @@
 // `syslog` frame, all frames waiting in one write (a window of them per
 // syscall), and reads the receiver's `rsp` frames, each naming the
 // transaction number it answers: a message is acknowledged exactly when its
-// own response says "200". After a broken session (an error, the receiver's
-// `serverclose`, or no response for 10 s) it reconnects with backoff and
-// sends the unacknowledged messages again, in order (counted as `resent`):
-// the receiver may see duplicates (at most the forwarder's window per
-// failure), never a gap. A message the receiver refuses (an answer other
-// than 200) is sent again after a backoff, behind the ones handed over after
-// it: the receiver then sees it out of order. Only an answer to one of our
+// own response says "200". To connect it tries the addresses HOST
+// resolves to in turn, in the resolver's order, until one accepts: an
+// address that refuses, fails or does not accept within 10 s moves it on
+// to the next at once; only when all of them failed does the attempt fail
+// (and the backoff below applies). After a broken session (an error, the
+// receiver's `serverclose`, or no response for 10 s) it reconnects with
+// backoff and sends the unacknowledged messages again, in order (counted
+// as `resent`): the receiver may see duplicates (at most the forwarder's
+// window per failure), never a gap. A message the receiver refuses (an
+// answer other than 200) is sent again after a backoff, behind the ones
+// handed over after it: the receiver then sees it out of order. Only an answer to one of our
 // messages counts as progress for the 10 s rule. Once the forwarder stops
 // (BeginDrain) it opens no new session: with none open or being opened,
 // nothing more can be acknowledged and the drain ends at once.

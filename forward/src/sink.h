@@ -46,6 +46,9 @@ struct SinkState {
   bool connected = false;
   uint64_t reconnects = 0;
   uint64_t resent = 0;  // messages sent again after a broken session (RELP)
+  // The address of the open session ("127.0.0.1:2514", "[::1]:2514"; RELP),
+  // "" when none is open.
+  std::string address;
   std::string last_error;
 };
 

@@ -6,6 +6,7 @@
 // checks the destination record by record: JetStream holds each record
 // exactly once; rsyslog received each at least once, with the duplicates
 // after a kill bounded by the window.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <lz4frame.h>
 #include <nats/nats.h>
@@ -19,8 +20,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -136,12 +140,15 @@ class NumberedRing {
 // The forwarder as a child; ready = its sd_notify READY=1.
 class Forwarder {
  public:
-  Forwarder(const TempDir &dir, std::vector<std::string> args)
-      : dir_(dir), args_(std::move(args)) {}
+  // child_setup: run in the child before exec (its environment).
+  Forwarder(const TempDir &dir, std::vector<std::string> args,
+            std::function<void()> child_setup = nullptr)
+      : dir_(dir), args_(std::move(args)), child_setup_(std::move(child_setup)) {}
   void Start() {
     DaemonOptions o;
     o.bin = BinPath("logsink-forward");
     o.args = args_;
+    o.child_setup = child_setup_;
     o.stderr_path = dir_ / "forward.log";
     std::string err;
     ASSERT_TRUE(p_.Start(o, &err)) << err << "\n" << ReadFile(dir_ / "forward.log");
@@ -161,6 +168,7 @@ class Forwarder {
  private:
   const TempDir &dir_;
   std::vector<std::string> args_;
+  std::function<void()> child_setup_;
   DaemonProcess p_;
 };
 
@@ -1133,6 +1141,124 @@ TEST(ForwardRelp, TheReceiverExampleWorksAsWritten) {
   EXPECT_EQ(seen.size(), 100u);
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("[logsink@32473 cursor=\""), std::string::npos) << lines[0];
+}
+
+// Whether a connect to ip:port is refused (nothing listens there), as
+// opposed to accepted or left unanswered.
+bool Refused(const char *ip, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  const int rc = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  const int e = errno;
+  close(fd);
+  return rc == -1 && e == ECONNREFUSED;
+}
+
+// Where nss_wrapper (Debian's libnss-wrapper) was found when the build was
+// configured ("" = not installed: the tests that need it fail, saying so).
+const std::string kNssWrapper = LOGSINK_NSS_WRAPPER;
+const char *const kNoNssWrapper =
+    "libnss_wrapper.so was not found when the build was configured: install libnss-wrapper "
+    "(scripts/deps.sh) and configure again";
+
+// The forwarder's environment for resolving names through `hosts` (a
+// hosts file of the test's) with nss_wrapper.
+std::function<void()> ResolveThrough(const std::string &hosts) {
+  return [hosts] {
+    setenv("LD_PRELOAD", kNssWrapper.c_str(), 1);
+    setenv("NSS_WRAPPER_HOSTS", hosts.c_str(), 1);
+    // For the sanitizer builds (the asan preset): nss_wrapper without deep
+    // binding, and a preloaded library allowed ahead of the sanitizer's
+    // runtime.
+    setenv("NSS_WRAPPER_DISABLE_DEEPBIND", "1", 1);
+    const char *asan = getenv("ASAN_OPTIONS");
+    const std::string opts =
+        (asan && *asan ? std::string(asan) + ":" : std::string()) + "verify_asan_link_order=0";
+    setenv("ASAN_OPTIONS", opts.c_str(), 1);
+  };
+}
+
+// A name that resolves to two addresses, the first of which refuses: a
+// hosts file of the test's own, read through nss_wrapper, maps
+// multi.logsink.test to 127.0.0.2 (nothing listens there) and then to
+// 127.0.0.1 (rsyslogd). The forwarder moves on to the second address at
+// once, every record arrives, and the status and the log name the address
+// in use. Before, it tried only the first address, again and again, and
+// shipped nothing.
+TEST(ForwardRelp, EveryAddressOfTheNameIsTriedInOrder) {
+  ASSERT_FALSE(kNssWrapper.empty()) << kNoNssWrapper;
+  TempDir dir("logsink-fwd");
+  RsyslogServer rs;
+  std::string err;
+  ASSERT_TRUE(rs.Start(dir.path(), &err)) << err;
+  const std::string port = std::to_string(rs.port());
+  // rsyslogd listens on 127.0.0.1 only.
+  ASSERT_TRUE(Refused("127.0.0.2", rs.port())) << "127.0.0.2:" << port << " does not refuse";
+  const std::string hosts = dir / "hosts";
+  WriteFile(hosts, "127.0.0.2 multi.logsink.test\n127.0.0.1 multi.logsink.test\n");
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(100);
+  Forwarder fwd(dir,
+                {"--to", "relp://multi.logsink.test:" + port, "--file", ring.path(),
+                 "--cursor-file", dir / "cursor"},
+                ResolveThrough(hosts));
+  fwd.Start();
+  ASSERT_TRUE(WaitUntil([&] { return CursorNext(dir / "cursor") == 100; }))
+      << ReadFile(dir / "forward.log");
+  EXPECT_TRUE(WaitUntil([&] {
+    return ReadFile(dir / "cursor.status").find("\naddress=127.0.0.1:" + port + "\n") !=
+           std::string::npos;
+  })) << ReadFile(dir / "cursor.status");
+  const std::string log = ReadFile(dir / "forward.log");
+  EXPECT_NE(log.find("RELP session open to relp://multi.logsink.test:" + port + " at 127.0.0.1:" +
+                     port + " (failed: 127.0.0.2:" + port + ": connection refused)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(fwd.Stop(), 0);
+  rs.Kill(SIGTERM);  // flushes its output file
+  std::vector<std::string> lines = Lines(ReadFile(rs.output()));
+  std::vector<std::string> other;
+  std::map<int, int> seen = Numbers(lines, &other);
+  EXPECT_TRUE(other.empty()) << other.front();
+  EXPECT_EQ(seen.size(), 100u);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.begin()->first, 0);
+  EXPECT_EQ(seen.rbegin()->first, 99);
+}
+
+// When every address of the name refuses, the attempt fails (and is tried
+// again after the backoff): the status says that all of them failed, each
+// with its error, in order, and that no address is in use.
+TEST(ForwardRelp, AllAddressesOfTheNameFailingIsReported) {
+  ASSERT_FALSE(kNssWrapper.empty()) << kNoNssWrapper;
+  TempDir dir("logsink-fwd");
+  const int p = FreePort();
+  const std::string port = std::to_string(p);
+  ASSERT_TRUE(Refused("127.0.0.3", p)) << "127.0.0.3:" << port << " does not refuse";
+  ASSERT_TRUE(Refused("127.0.0.2", p)) << "127.0.0.2:" << port << " does not refuse";
+  const std::string hosts = dir / "hosts";
+  WriteFile(hosts, "127.0.0.3 multi.logsink.test\n127.0.0.2 multi.logsink.test\n");
+  NumberedRing ring(dir / "r.ring", 1 << 20);
+  ring.Add(10);
+  Forwarder fwd(dir,
+                {"--to", "relp://multi.logsink.test:" + port, "--file", ring.path(),
+                 "--cursor-file", dir / "cursor"},
+                ResolveThrough(hosts));
+  fwd.Start();
+  const std::string want = "\nlast_error=cannot connect to relp://multi.logsink.test:" + port +
+                           ": all 2 addresses failed (127.0.0.3:" + port +
+                           ": connection refused; 127.0.0.2:" + port + ": connection refused)\n";
+  EXPECT_TRUE(WaitUntil([&] {
+    const std::string st = ReadFile(dir / "cursor.status");
+    return st.find(want) != std::string::npos &&
+           st.find("\ndestination=disconnected\naddress=\n") != std::string::npos;
+  })) << ReadFile(dir / "cursor.status");
+  EXPECT_EQ(StatusValue(dir / "cursor", "acked"), 0);
+  EXPECT_EQ(fwd.Stop(), 0);
 }
 
 // A listening TCP socket of the test's own on a free loopback port (*addr);
