@@ -204,6 +204,10 @@ class TierReader {
   // write in progress: Next skips it without searching again, which keeps
   // reading a ring with many damaged blocks linear.
   bool have_newest_ = false;
+  // A pass over all slots found no valid block (FindNewest): the tier was
+  // empty. Its first block goes to slot 0, so later searches look no
+  // further than the first slots while they still hold no valid block.
+  bool seen_empty_ = false;
   uint64_t newest_ = 0;
 };
 

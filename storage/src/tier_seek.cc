@@ -59,6 +59,18 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
     if (!s.ok()) return s;
     if (!ok && cur == 0) return Status::OK();  // nothing in this tier
   }
+  if (!ok && seen_empty_) {
+    // A tier seen empty gets its first block in slot 0 (and keeps one there
+    // once it wraps): while that slot was never written (no byte of a
+    // header), the tier still is empty. Anything else there (a block, a
+    // torn write) ends the shortcut: searched as any tier.
+    Status s = try_slot(0);
+    if (!s.ok()) return s;
+    if (!ok &&
+        std::all_of(tmp_.begin(), tmp_.begin() + LS_BLK_HDR, [](uint8_t b) { return b == 0; }))
+      return Status::OK();
+    seen_empty_ = false;
+  }
   for (uint64_t slot = 0; !ok && slot < std::min<uint64_t>(count, kAnchorSlots); slot++) {
     Status s = try_slot(slot);
     if (!s.ok()) return s;
@@ -71,7 +83,8 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
     // Costs one pass over the ring: a ring whose first slots are all
     // damaged, or a tier never written (tiers 1 and 2 until tier 0 first
     // wraps; the daemon's readers know from the writer and do not get
-    // here). The newest block found anchors later searches.
+    // here; another reader makes this pass once, see seen_empty_). The
+    // newest block found anchors later searches.
     Status s = internal::ForEachSlot(file_, layout_, [&](uint64_t slot, const uint8_t *img) {
       BlockHeader bh;
       if (internal::CheckBlock(img, layout_, slot, &bh) != BlockState::kValid) return;
@@ -82,6 +95,7 @@ Status TierReader::FindNewest(bool *found, BlockHeader *out) {
       }
     });
     if (!s.ok()) return s;
+    seen_empty_ = !ok;
   }
   if (!ok) return Status::OK();  // empty ring
   const uint64_t base = h.seq;

@@ -558,3 +558,71 @@ TEST(RetentionTails, AReaderGivenTheWriterSearchesNoTierNotYetWritten) {
 
 }  // namespace
 }  // namespace logsink::test
+
+namespace logsink::test {
+namespace {
+
+// A reader of the file itself (logctl: no writer to ask) passes over an
+// empty tier's slots once, however often it searches the tier's newest
+// block (opening, positioning, reading on): before, each search read both
+// kept tiers whole, and every search their first eight slots (653 KB to
+// read 200 records here; 1 GiB on a fresh 1 GiB file). Once the tiers fill, their records are read.
+TEST(RetentionTails, AReaderPassesOverAnEmptyTierOnce) {
+  FaultEnv env;
+  WriterOptions o;
+  o.codec = LS_CODEC_ZSTD;
+  o.block_size = 4096;
+  o.file_size = RingSize(256, o.block_size);
+  o.kept_share = 0.125;  // 32 slots each
+  o.error_share = 0.125;
+  std::unique_ptr<RingWriter> w;
+  ASSERT_TRUE(RingWriter::Open(&env, "/ring", o, &w).ok());
+  const uint32_t site = w->Intern(Site{3, 1, "error %s", "a.c"});
+  Source src;
+  src.id = 1;
+  src.pid = 7;
+  src.uid = src.gid = 1000;
+  src.app = src.comm = "app";
+  uint64_t ts = 1700000000000000000ull;
+  auto log = [&](int n) {
+    for (int i = 0; i < n; i++) {
+      Args a;
+      a.Str("record " + std::to_string(ts));
+      ASSERT_TRUE(AppendRecord(w.get(), src, site, "s", a.str(), ts++).ok());
+    }
+    ASSERT_TRUE(w->Flush().ok());
+  };
+  log(200);
+  ReaderOptions ro;
+  ro.crc_retries = 0;
+  std::unique_ptr<RingReader> r;
+  const uint64_t before = env.bytes_read;
+  ASSERT_TRUE(RingReader::Open(&env, "/ring", nullptr, ro, &r).ok());
+  ASSERT_TRUE(r->SeekOldest().ok());
+  std::vector<OwnedRecord> got;
+  ASSERT_TRUE(ReadAllRecords(r.get(), &got).ok());
+  ASSERT_EQ(got.size(), 200u);
+  const uint64_t bytes = env.bytes_read - before, one_pass = 2 * 32 * uint64_t(o.block_size);
+  std::printf(
+      "200 records of a fresh tiered file: %llu bytes read (one pass over both kept "
+      "tiers: %llu)\n",
+      (unsigned long long)bytes, (unsigned long long)one_pass);
+  EXPECT_LT(bytes, one_pass + one_pass / 2);
+  ASSERT_EQ(w->current_block_seq(1), 0u);
+  // The tiers fill: the reader that saw them empty, positioned again, reads
+  // what a new reader reads, the kept tiers' records first.
+  while (w->current_block_seq(2) < 3) log(500);
+  ASSERT_GT(w->stats().kept[2], 0u);
+  std::vector<OwnedRecord> again, fresh;
+  ASSERT_TRUE(r->SeekOldest().ok());
+  ASSERT_TRUE(ReadAllRecords(r.get(), &again).ok());
+  std::unique_ptr<RingReader> r2;
+  ASSERT_TRUE(RingReader::Open(&env, "/ring", nullptr, ro, &r2).ok());
+  ASSERT_TRUE(ReadAllRecords(r2.get(), &fresh).ok());
+  ASSERT_EQ(again.size(), fresh.size());
+  for (size_t i = 0; i < fresh.size(); i++) ASSERT_EQ(again[i].seq, fresh[i].seq) << i;
+  EXPECT_FALSE(fresh.empty());
+}
+
+}  // namespace
+}  // namespace logsink::test
