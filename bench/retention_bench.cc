@@ -7,7 +7,10 @@
 // flood records the first error outlived (and so how many seconds at 100 k,
 // 1 M and 10 M records/s), how many of C's records are kept, and the
 // writer's CPU per flood record (median of the repetitions) with the ratio
-// to one ring.
+// to one ring. Then the flood an unprivileged user can send: C of another
+// uid at level err, with the tiers and fairness on beside fairness off
+// (where the last tier overwrites oldest first): what A and B keep, and
+// what moving their records on in the last tier costs the writer.
 //
 // usage: retention_bench [--smoke] [--reps N] [--size MiB]
 #include <time.h>
@@ -57,11 +60,14 @@ void PutStr(std::string *s, const std::string &v) {
   s->append(v);
 }
 
+// err_flood: C is another uid (65534) and floods at level err; fair: the
+// writer's fairness.
 bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uint64_t seed,
-         Result *out) {
+         Result *out, bool err_flood = false, bool fair = true) {
   *out = Result();
   storage::WriterOptions o;
   o.file_size = size;
+  o.fairness = fair;
   if (tiers) o.kept_share = o.error_share = 0.125;
   std::unique_ptr<RingWriter> w;
   Status s = RingWriter::Open(storage::Env::Default(), path, o, &w);
@@ -71,9 +77,11 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
   }
   const uint32_t err = w->Intern(Site{3, 10, "disk %s failed: code=%d", "a.c"});
   const uint32_t info = w->Intern(Site{6, 20, "job %s done in %dms", "b.c"});
-  const uint32_t dbg = w->Intern(Site{7, 30, "%s k=%ld code=%d path=%s", "c.c"});
+  const uint32_t dbg =
+      w->Intern(Site{uint8_t(err_flood ? 3 : 7), 30, "%s k=%ld code=%d path=%s", "c.c"});
+  const uint32_t cuid = err_flood ? 65534 : 1000;
   Source a{1, 101, 1000, 1000, "a", "a"}, b{2, 102, 1000, 1000, "b", "b"},
-      c{3, 103, 1000, 1000, "c", "c"};
+      c{3, 103, cuid, cuid, "c", "c"};
   uint64_t ts = 1800000000000000000ull;
   std::mt19937_64 rng(seed);
   std::string args;
@@ -233,5 +241,35 @@ int main(int argc, char **argv) {
   std::printf(
       "(\"s @R\": seconds the first error outlived a flood at R records/s; \">\": all 200 "
       "errors were still there when the flood ended)\n");
+  if (!ok) return 1;
+
+  std::printf("\nthe flood at level err from another uid (65534), tiers, fairness off vs on:\n");
+  std::printf("%-13s %5s %10s %10s %14s %14s %11s\n", "fairness", "F", "errors", "quiet",
+              "flood kept", "flood written", "ns/record");
+  for (double f : floods) {
+    double ns[2] = {0, 0};
+    for (int t = 0; t < 2 && ok; t++) {
+      std::vector<double> costs;
+      Result last;
+      for (int rep = 0; rep < reps; rep++) {
+        const std::string path = dir.File("fair.ring");
+        std::remove(path.c_str());
+        if (!Run(path, mib << 20, true, f, seed + uint64_t(rep), &last, true, t == 1)) {
+          ok = false;
+          break;
+        }
+        costs.push_back(last.ns_per_record);
+      }
+      if (!ok) break;
+      ns[t] = MedianOf(costs);
+      std::printf("%-13s %5.0f %6llu/200 %6llu/200 %14llu %14llu %11.1f\n", t ? "on" : "off", f,
+                  (unsigned long long)last.errors_left, (unsigned long long)last.quiet_left,
+                  (unsigned long long)last.flood_kept, (unsigned long long)last.flood_written,
+                  ns[t]);
+    }
+    if (!ok) break;
+    std::printf("%-13s %5.0f writer CPU per flood record, fairness on / off: %s\n\n", "", f,
+                Ratio(ns[1] / ns[0]).c_str());
+  }
   return ok ? 0 : 1;
 }

@@ -127,6 +127,12 @@ Status RingWriter::Impl::MakeTiers(const WriterOptions &opts) {
     prev = impl.get();
     tiers_.push_back(std::move(impl));
   }
+  if (prev != this && opts.fairness) {
+    // The last tier counts bytes too: whose share a class holds decides what
+    // its overwritten blocks give up (Rescue).
+    prev->account_ = true;
+    prev->slot_use_.assign(prev->layout_.block_count, {});
+  }
   return Status::OK();
 }
 

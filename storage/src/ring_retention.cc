@@ -16,8 +16,11 @@ uint32_t SourceKeys::Of(uint32_t uid, std::string_view app) {
   std::memcpy(k.data() + 4, app.data(), app.size());
   auto it = ids_.find(k);
   if (it != ids_.end()) return it->second;
+  const bool kernel = uid == 0 && app == "kernel";  // a class of its own: never shares a key
   uint32_t &labels = labels_[uid];
-  const bool full = uid == 0 ? labels >= kMax : labels >= kPerUid || others_ >= kMax;
+  const bool full = kernel     ? false
+                    : uid == 0 ? labels >= kMax
+                               : labels >= kPerUid || others_ >= kMax;
   if (full) {
     // This uid's further labels count together (a key no label has: labels
     // never hold a NUL byte... and if one did it would only share it).
@@ -29,8 +32,8 @@ uint32_t SourceKeys::Of(uint32_t uid, std::string_view app) {
     labels++;
     if (uid != 0) others_++;
   }
-  const uint32_t id = uint32_t(uids_.size());
-  uids_.push_back(uid);
+  const uint32_t id = uint32_t(classes_.size());
+  classes_.push_back(kernel ? kKernelClass : uid);
   ids_.emplace(std::move(k), id);
   return id;
 }
@@ -39,7 +42,7 @@ void RingWriter::Impl::AddUse(uint64_t slot, std::vector<std::pair<uint32_t, uin
   DropUse(slot);
   for (const auto &[key, n] : use) {
     key_bytes_[key] += n;
-    uid_bytes_[keys_->uid(key)] += n;
+    class_bytes_[keys_->cls(key)] += n;
   }
   slot_use_[slot] = std::move(use);
 }
@@ -55,22 +58,22 @@ void RingWriter::Impl::DropUse(uint64_t slot) {
         it->second -= v;
     };
     sub(key_bytes_, key, n);
-    sub(uid_bytes_, keys_->uid(key), n);
+    sub(class_bytes_, keys_->cls(key), n);
   }
   slot_use_[slot].clear();
 }
 
 uint32_t RingWriter::Impl::Dominant() const {
-  uint32_t uid = 0;
+  uint32_t cls = 0;
   uint64_t most = 0;
-  for (const auto &[u, n] : uid_bytes_) {
-    if (n > most || (n == most && u < uid)) uid = u, most = n;
+  for (const auto &[c, n] : class_bytes_) {
+    if (n > most || (n == most && c < cls)) cls = c, most = n;
   }
   if (most == 0) return ~0u;
   uint32_t key = ~0u;
   most = 0;
   for (const auto &[k, n] : key_bytes_) {
-    if (keys_->uid(k) == uid && (n > most || (n == most && k < key))) key = k, most = n;
+    if (keys_->cls(k) == cls && (n > most || (n == most && k < key))) key = k, most = n;
   }
   return key;
 }
@@ -93,6 +96,11 @@ Status RingWriter::Impl::Evict(uint64_t victim) {
     DropUse(slot);
   }
   if (!valid || h.count == 0) return Status::OK();  // damaged or never written: nothing to move
+  if (!next_ && account_ && fairness_) {
+    bool done = false;
+    s = Rescue(victim, h, use, &done);
+    if (!s.ok() || done) return s;
+  }
 
   const KeepPolicy p = Policy();
   // The summary and the byte counts may prove that nothing in it is kept:
@@ -148,8 +156,8 @@ RingWriter::Impl::KeepPolicy RingWriter::Impl::Policy() const {
   // and a user who spreads a flood over many labels must not carry it into
   // the last tier (where one uid is alone, only its level keeps a record).
   p.dominant = fairness_ && next_ ? Dominant() : ~0u;
-  p.by_uid = tier_ > 0 && p.dominant != ~0u;
-  p.dominant_uid = p.dominant != ~0u ? keys_->uid(p.dominant) : 0;
+  p.by_class = tier_ > 0 && p.dominant != ~0u;
+  p.dominant_class = p.dominant != ~0u ? keys_->cls(p.dominant) : 0;
   return p;
 }
 

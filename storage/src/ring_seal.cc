@@ -36,6 +36,10 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
 constexpr double kFirstFill = 0.96;
 void RingWriter::Impl::SetLimit() {
   const size_t slot = layout_.block_size;
+  if (rewriting_) {  // Rescue's writer: it says where blocks end
+    limit_ = cap_;
+    return;
+  }
   if (codec_ == LS_CODEC_NONE) {
     limit_ = slot;
     return;
@@ -120,6 +124,10 @@ Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
   h.used = LS_BLK_HDR + pk_stored_;
   uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
   internal::FinishBlock(img, h);
+  if (rewriting_) {
+    captured_.emplace_back(cur_.seq, std::vector<uint8_t>(img, img + layout_.block_size));
+    return Status::OK();
+  }
   // buf_ is zero past cur_.used, zimg_ past the payload: the whole slot is written.
   Status s = f_->PWrite(layout_.SlotOffset(cur_.seq), img, layout_.block_size);
   // A sealed block's summary goes to the index after the block (FORMAT.md,
@@ -157,7 +165,11 @@ Status RingWriter::Impl::Seal() {
   stats_.sealed_raw_bytes += cur_.used - LS_BLK_HDR;
   stats_.sealed_stored_bytes += pk_stored_;
   if (pk_stored_) ratio_ = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
-  if (account_) AddUse(cur_.seq % layout_.block_count, std::move(block_use_));
+  if (rewriting_) {
+    rewritten_.emplace_back(cur_.seq % layout_.block_count, std::move(block_use_));
+  } else if (account_) {
+    AddUse(cur_.seq % layout_.block_count, std::move(block_use_));
+  }
   if (builder_) {
     s = DictionaryStep();
     if (!s.ok()) return s;

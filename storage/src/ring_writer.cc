@@ -57,6 +57,8 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
       out->kept[c] += s.kept[c];
       out->evicted[c] += s.evicted[c];
     }
+    out->rescued += s.rescued;
+    out->evicted_over_share += s.evicted_over_share;
   }
 }
 

@@ -1,7 +1,7 @@
 // ring_writer_impl.h: RingWriter's state, shared by ring_writer.cc (its
 // calls), ring_append.cc (appending), ring_seal.cc (packing, sealing),
-// ring_retention.cc (moves between tiers) and ring_recover.cc (creating,
-// opening and recovering). Internal.
+// ring_retention.cc (moves between tiers), ring_rescue.cc (fairness in the
+// last tier) and ring_recover.cc (creating, opening and recovering). Internal.
 #pragma once
 
 #include <memory>
@@ -30,16 +30,20 @@ using internal::RecordFields;
 // them together at most kMax, and root at most kMax of its own; past its
 // bound a uid's further labels share one key of that uid (the uid's
 // records still count as its own).
+// A key's class is whose share its bytes count against (FORMAT.md,
+// "Tiers"): its uid, except the kernel's records (uid 0, label "kernel"),
+// a class of their own (kKernelClass: no uid is -1).
 class SourceKeys {
  public:
   static constexpr size_t kMax = 4096;
   static constexpr size_t kPerUid = 64;
+  static constexpr uint32_t kKernelClass = ~0u;
   uint32_t Of(uint32_t uid, std::string_view app);
-  uint32_t uid(uint32_t key) const { return uids_[key]; }
+  uint32_t cls(uint32_t key) const { return classes_[key]; }
 
  private:
   std::unordered_map<std::string, uint32_t> ids_;
-  std::vector<uint32_t> uids_;
+  std::vector<uint32_t> classes_;
   std::unordered_map<uint32_t, uint32_t> labels_;  // uid -> labels with a key of their own
   size_t others_ = 0;                              // those labels of uids other than root
 };
@@ -109,15 +113,26 @@ class RingWriter::Impl {
   // What retention keeps of the records of a block leaving this tier.
   struct KeepPolicy {
     bool take_all = false;  // the next tier takes every record (it has not filled once)
-    // The source whose records go first (~0u: none), judged by its uid
-    // alone (by_uid, past tier 0) or by uid and label.
-    uint32_t dominant = ~0u, dominant_uid = 0;
-    bool by_uid = false;
+    // The source whose records go first (~0u: none), judged by its class
+    // alone (by_class, past tier 0) or by class and label.
+    uint32_t dominant = ~0u, dominant_class = 0;
+    bool by_class = false;
   };
   KeepPolicy Policy() const;
   bool IsDominant(const KeepPolicy &p, uint32_t key) const {
-    return p.by_uid ? keys_->uid(key) == p.dominant_uid : key == p.dominant;
+    return p.by_class ? keys_->cls(key) == p.dominant_class : key == p.dominant;
   }
+  // The last tier, as it overwrites block victim (header h, its byte counts
+  // use; its image in evict_img_): the records of classes under their share
+  // move into the next block, rewritten in place without records of classes
+  // over their share (FORMAT.md, "Tiers"). *done: it did (the victim's
+  // other records are counted as evicted); else the caller evicts the block
+  // as it is.
+  using Use = std::vector<std::pair<uint32_t, uint32_t>>;
+  Status Rescue(uint64_t victim, const BlockHeader &h, const Use &use, bool *done);
+  // The writer Rescue builds the next block with (same tier, its own block
+  // state; it never evicts).
+  Impl *RescueWriter();
   // Evict's record by record case: each record of block h (in evict_img_)
   // the policy keeps goes to next_ (none when none_kept), the others are
   // counted as evicted.
@@ -276,7 +291,16 @@ class RingWriter::Impl {
   std::unordered_map<uint32_t, uint32_t> use_idx_;        // key -> its entry in block_use_
   std::vector<std::pair<uint32_t, uint32_t>> block_use_;  // the current block's
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> slot_use_;  // per slot
-  std::unordered_map<uint32_t, uint64_t> key_bytes_, uid_bytes_;
+  std::unordered_map<uint32_t, uint64_t> key_bytes_, class_bytes_;
+  std::unique_ptr<Impl> rescue_;
+  // Rescue's writer: blocks are sealed only where Rescue says (limit_ is
+  // the buffer), and their byte counts collected (slot, counts), not kept.
+  // The blocks it would write (sequence, slot image) are captured_, not
+  // written: Rescue writes them once all of them are known.
+  bool rewriting_ = false;
+  std::vector<std::pair<uint64_t, Use>> rewritten_;
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> captured_;
+  std::vector<uint8_t> rescue_img_;  // the block after the victim, as Rescue reads it
   std::vector<uint8_t> evict_img_, newest_img_;
   bool found_ = false;  // ScanTier found a valid block (newest_img_)
   std::unique_ptr<internal::BlockExpander> evict_exp_;

@@ -1,10 +1,10 @@
 // logctl_retention_test.cc: retention (proto/FORMAT.md, "Tiers") with the
 // real logsinkd and logctl: a program's errors and a quiet program's records
 // outlive a flood of twenty times the ring, another user's flood leaves
-// root's records, a flood of errors alone still laps, logctl stats shows the
-// tiers and the daemon's eviction counters. Each scenario also runs with the
-// tiers off ([retention] shares 0), where the same flood wipes them: what the
-// tiers are for, and proof the checks can fail.
+// root's records (its flood of errors too), a flood of errors alone still laps, logctl stats shows
+// the tiers and the daemon's eviction counters. Each scenario also runs with the tiers off
+// ([retention] shares 0), where the same flood wipes them: what the tiers are for, and proof the
+// checks can fail.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +117,40 @@ TEST(Retention, AnotherUsersFloodLeavesRootsRecords) {
     EXPECT_EQ(n["rootd"], tiers ? 300 : 0);
     std::printf("retention %s, flood as %s: rootd %d/300\n", tiers ? "on" : "off",
                 root ? "uid 65534" : "the same uid", n["rootd"]);
+  }
+}
+
+// An unprivileged user's flood of errors (the level any sender may claim),
+// about five times the ring: root's info records and root's errors are all
+// still there, because the last tier moves the records of classes under
+// their share on instead of overwriting them (FORMAT.md, "Tiers"). With
+// [retention] fairness off the flood wipes both, as it did before the rule.
+TEST(Retention, AnotherUsersErrorFloodLeavesEveryoneElsesRecords) {
+  ASSERT_EQ(geteuid(), 0u) << "the flood must come from another uid: run as root";
+  for (bool fair : {true, false}) {
+    SCOPED_TRACE(fair ? "fairness on" : "fairness off");
+    TempDir dir;
+    ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);  // the other user must reach the socket
+    Daemon d(dir, {}, fair ? "" : "[retention]\nfairness = false\n");
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    ASSERT_EQ(Send(d, {"-t", "rootd"}, TextLines("r", 300)).status, 0);
+    ASSERT_EQ(Send(d, {"-t", "errs", "-p", "err"}, TextLines("e", 200)).status, 0);
+    Result f = Send(d, {"-t", "flood", "-p", "err"}, TextLines("f", 60000), true);
+    ASSERT_EQ(f.status, 0) << f.err;
+    auto n = CountByApp(d.ring);
+    EXPECT_EQ(n["rootd"], fair ? 300 : 0);
+    EXPECT_EQ(n["errs"], fair ? 200 : 0);
+    EXPECT_GT(n["flood"], 0);
+    std::printf("error flood of uid 65534, fairness %s: rootd %d/300, errs %d/200\n",
+                fair ? "on" : "off", n["rootd"], n["errs"]);
+    Result st = RunLogctl({"stats", "--json", "--file", d.ring, "--socket", d.socket});
+    ASSERT_EQ(st.status, 0) << st.err;
+    const json j = ParseJson(st.out);
+    const json &c = j["daemon"]["counters"];
+    EXPECT_EQ(c["rescued"].get<uint64_t>() > 0, fair) << st.out;
+    EXPECT_EQ(c["evicted_over_share"].get<uint64_t>() > 0, fair) << st.out;
+    Result v = RunLogctl({"verify", "--file", d.ring});
+    EXPECT_EQ(v.status, 0) << v.out << v.err;
   }
 }
 

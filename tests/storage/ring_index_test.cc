@@ -315,10 +315,17 @@ TEST(RingIndex, ABoundedReadLappedFindsTheKeptRecordsAsAnUnboundedOne) {
   RecordingReporter rep0;
   const std::vector<OwnedRecord> now = Read(&env, nullptr, &rep0);
   ASSERT_FALSE(now.empty());
-  ASSERT_GT(now.front().seq, stopped) << "not lapped";
+  // Lapped: every record present but the rare uid's is newer than where
+  // they stopped (the rare uid, far under its share of the last tier, keeps
+  // its oldest records there: FORMAT.md, "Tiers").
+  for (const OwnedRecord &r : now) {
+    if (IsRare(r)) continue;
+    ASSERT_GT(r.seq, stopped) << "not lapped";
+    break;
+  }
   std::vector<uint64_t> want = before;
   for (const OwnedRecord &r : now)
-    if (IsRare(r)) want.push_back(r.seq);
+    if (IsRare(r) && r.seq >= stopped) want.push_back(r.seq);
   for (Follower *rd : {&bounded, &unbounded}) ASSERT_NO_FATAL_FAILURE(rd->Drain());
   EXPECT_EQ(unbounded.seqs, want);
   EXPECT_EQ(bounded.seqs, want);

@@ -76,6 +76,9 @@ extern "C" {
  * Tier 0 (recent) takes every record; a record leaving it may be kept in
  * tier 1, and one leaving tier 1 in tier 2. Slots: tier 0 first, then 1, 2. */
 #define LS_TIERS 3u
+/* The most blocks after a tier's oldest that a fairness rewrite of the
+ * last tier writes (FORMAT.md, "Tiers"). */
+#define LS_TIER_REWRITE_MAX 8u
 
 /* ---- string table entries, packed from the start of the region ---------- */
 #define LS_ST_HDR 20u         /* fixed part of an entry */
