@@ -95,5 +95,34 @@ TEST(StatsAccess, OnlyThoseWhoMayReadTheRingGetTheCounters) {
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
+// SO_PEERGROUPS fills a buffer of 32 groups first; a peer with more gets
+// ERANGE and the size needed, and the daemon asks again. Here the ring's
+// group is the last of 40 supplementary groups: it is seen, and the
+// counters are answered. (Without the second request the peer has no
+// groups at all and is refused.)
+TEST(StatsAccess, TheRingsGroupCountsAsTheFortiethSupplementaryGroup) {
+  ASSERT_EQ(geteuid(), 0u) << "the suite runs as root, to act as another user";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ASSERT_EQ(chmod(d.socket.c_str(), 0666), 0);
+  ASSERT_EQ(chown(d.ring.c_str(), 0, kGroup), 0);
+  ASSERT_EQ(chmod(d.ring.c_str(), 0640), 0);
+
+  std::vector<gid_t> groups;
+  for (gid_t g = 5000; groups.size() < 39; g++) groups.push_back(g);  // none may read the ring
+  const std::string others_only = AskAs(d.socket, kUser, groups);
+  EXPECT_EQ(others_only.rfind("refused: ", 0), 0u) << others_only;
+  groups.push_back(kGroup);
+  ASSERT_EQ(groups.size(), 40u);
+  Client root(d.socket);
+  const size_t all = root.Stats().size();
+  ASSERT_GT(all, 0u);
+  EXPECT_EQ(AskAs(d.socket, kUser, groups), "stats " + std::to_string(all));
+  EXPECT_EQ(root.Stats().at("err_stats_refused"), 1u);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -13,6 +13,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -164,6 +167,7 @@ class Forwarder {
     return st;
   }
   bool running() const { return p_.running(); }
+  pid_t pid() const { return p_.pid(); }
 
  private:
   const TempDir &dir_;
@@ -187,6 +191,122 @@ int64_t StatusValue(const std::string &cursor, const std::string &key) {
   if (!std::regex_search(s, m, std::regex("(^|\n)" + key + "=([0-9]+)\n"))) return -1;
   return std::stoll(m[2]);
 }
+
+// Holds one open(2) of a file in a directory until the test lets it go
+// (fanotify permission events, which need root): the first open whose path
+// `hold` accepts waits in the kernel until Release(); every other open in
+// the directory is allowed at once. A write the test must see in flight
+// is held there, without sleeping. The directory itself and its
+// subdirectories are not watched.
+class OpenGate {
+ public:
+  OpenGate(const std::string &dir, std::function<bool(const std::string &)> hold)
+      : hold_(std::move(hold)) {
+    fan_ = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK,
+                         O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+    wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fan_ < 0 || wake_ < 0 ||
+        fanotify_mark(fan_, FAN_MARK_ADD, FAN_OPEN_PERM | FAN_EVENT_ON_CHILD, AT_FDCWD,
+                      dir.c_str()) != 0) {
+      error_ = std::string("fanotify on ") + dir + ": " + std::strerror(errno);
+      return;
+    }
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~OpenGate() { Close(); }
+  OpenGate(const OpenGate &) = delete;
+  OpenGate &operator=(const OpenGate &) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string &error() const { return error_; }
+  // Waits until an open is held (or was, and has been released); its path
+  // in *path.
+  bool WaitHeld(std::string *path, Ms limit = kHang) {
+    std::unique_lock<std::mutex> l(m_);
+    if (!cv_.wait_for(l, limit, [&] { return !held_path_.empty(); })) return false;
+    *path = held_path_;
+    return true;
+  }
+  // Lets the held open (if any) go; later ones matching are not held.
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      released_ = true;
+    }
+    Wake();
+  }
+  // Lets everything go and stops watching (the kernel allows what was
+  // still waiting when the fanotify descriptor closes).
+  void Close() {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> l(m_);
+        released_ = stop_ = true;
+      }
+      Wake();
+      thread_.join();
+    }
+    if (fan_ >= 0) close(fan_);
+    if (wake_ >= 0) close(wake_);
+    fan_ = wake_ = -1;
+  }
+
+ private:
+  void Wake() {
+    const uint64_t one = 1;
+    (void)!write(wake_, &one, sizeof one);
+  }
+  void Allow(int fd) {
+    fanotify_response r{fd, FAN_ALLOW};
+    (void)!write(fan_, &r, sizeof r);
+    close(fd);
+  }
+  void Serve() {
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> l(m_);
+        if (released_ && held_fd_ >= 0) {
+          Allow(held_fd_);
+          held_fd_ = -1;
+        }
+        if (stop_) return;
+      }
+      pollfd p[2] = {{fan_, POLLIN, 0}, {wake_, POLLIN, 0}};
+      if (poll(p, 2, -1) < 0) continue;
+      uint64_t n;
+      if (p[1].revents) (void)!read(wake_, &n, sizeof n);
+      alignas(fanotify_event_metadata) char buf[4096];
+      ssize_t len = read(fan_, buf, sizeof buf);
+      if (len <= 0) continue;
+      auto *m = reinterpret_cast<fanotify_event_metadata *>(buf);
+      for (; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+        if (m->fd < 0) continue;
+        char link[64], path[4096];
+        std::snprintf(link, sizeof link, "/proc/self/fd/%d", m->fd);
+        ssize_t k = readlink(link, path, sizeof path - 1);
+        const std::string p_str(path, size_t(k > 0 ? k : 0));
+        std::lock_guard<std::mutex> l(m_);
+        if (!released_ && held_fd_ < 0 && held_path_.empty() && hold_(p_str)) {
+          held_fd_ = m->fd;
+          held_path_ = p_str;
+          cv_.notify_all();
+        } else {
+          Allow(m->fd);
+        }
+      }
+    }
+  }
+
+  std::function<bool(const std::string &)> hold_;
+  int fan_ = -1, wake_ = -1;
+  std::string error_;
+  std::thread thread_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  int held_fd_ = -1;  // the open waiting, until released
+  std::string held_path_;
+  bool released_ = false, stop_ = false;
+};
 
 // A JetStream client for checking what a stream holds.
 // A message's body as a consumer reads it: a batch with the header
@@ -957,6 +1077,53 @@ TEST_F(ForwardNatsTest, RefusesACursorOfAnotherRing) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("belongs to another ring"), std::string::npos) << r.err;
   EXPECT_EQ(CursorNext(dir_ / "cursor"), 10);  // untouched
+}
+
+// A stop while the cursor write is in flight (the open of its temporary
+// file held by the test) waits for that write: the forwarder says so, and
+// once the write completes it writes the final cursor and exits 0. The
+// window is 4, so the forwarder ships 4 records, all acknowledged, and
+// then waits for the cursor (entries leave the window only once the
+// cursor is past them); the write held is the first one, of an earlier
+// position, so only the final cursor covers all 4.
+TEST_F(ForwardNatsTest, AStopWaitsForTheCursorWriteInFlight) {
+  ASSERT_EQ(geteuid(), 0u) << "the suite runs as root (fanotify's permission events)";
+  NumberedRing ring(dir_ / "r.ring", 1 << 20);
+  ring.Add(20);
+  const std::string gated = dir_ / "gated";  // the cursor's directory, watched
+  ASSERT_EQ(mkdir(gated.c_str(), 0700), 0);
+  const std::string cursor = gated + "/cursor";
+  // The cursor's temporary files (".cursor.XXXXXX"), not the status's
+  // (".cursor.status.XXXXXX").
+  OpenGate gate(gated, [&](const std::string &p) {
+    return p.rfind(gated + "/.cursor.", 0) == 0 && p.rfind(gated + "/.cursor.status.", 0) != 0;
+  });
+  ASSERT_TRUE(gate.ok()) << gate.error();
+  std::vector<std::string> args = NatsArgs(ring, dir_, nats_.url());
+  *(std::find(args.begin(), args.end(), "--cursor-file") + 1) = cursor;
+  *(std::find(args.begin(), args.end(), "--window") + 1) = "4";
+  Forwarder fwd(dir_, args);
+  fwd.Start();
+  std::string held;
+  ASSERT_TRUE(gate.WaitHeld(&held)) << ReadFile(dir_ / "forward.log");
+  JsCheck js(nats_.url());
+  ASSERT_TRUE(js.ok());
+  ASSERT_TRUE(WaitUntil([&] { return js.Count("LOGS") == 4; })) << js.Count("LOGS") << "\n"
+                                                                << ReadFile(dir_ / "forward.log");
+
+  ASSERT_EQ(kill(fwd.pid(), SIGTERM), 0);
+  const std::string waiting = "stopping: waiting for the cursor write in flight to complete";
+  EXPECT_TRUE(WaitUntil([&] {
+    return ReadFile(dir_ / "forward.log").find(waiting) != std::string::npos;
+  })) << "held "
+      << held << "\n"
+      << ReadFile(dir_ / "forward.log");
+  EXPECT_EQ(CursorNext(cursor), -1) << "the write held completed";
+  gate.Release();
+  EXPECT_EQ(fwd.Stop(), 0);
+  gate.Close();
+  EXPECT_EQ(CursorNext(cursor), 4) << ReadFile(dir_ / "forward.log");
+  EXPECT_EQ(js.Count("LOGS"), 4);
 }
 
 // --level and --app: only matching records are shipped; skipped ones still
