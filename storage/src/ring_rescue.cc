@@ -25,6 +25,7 @@ struct Loaded {
     const internal::SourceInfo *si = nullptr;
     uint64_t seq = 0;
     uint32_t bytes = 0, cls = 0;  // its entry's bytes (with a SOURCE entry before it), class
+    uint32_t decl = 0;            // the bytes of that SOURCE entry (0: none)
     uint8_t level = 0;
     bool keep = true;
     bool duplicate = false;  // found again in a later block: kept in its first place
@@ -105,6 +106,7 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
       x.d = d;
       x.seq = bh.first_rec + d.seq_off;
       x.bytes = b->cursor.pos() - prev;
+      x.decl = d.entry_off - prev;
       prev = b->cursor.pos();
       x.level = d.kind == Record::Kind::kRecord
                     ? (d.site_id ? SiteLevel(d.site_id) : d.inline_site.level)
@@ -198,12 +200,20 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
     std::stable_sort(order.begin(), order.end(), [](const Loaded::Rec *a, const Loaded::Rec *c) {
       return a->level != c->level ? a->level > c->level : a->seq < c->seq;
     });
-    size_t need = w->cur_.used - LS_BLK_HDR;
+    // Entries are written again, not copied: the first one after the
+    // records carried in may gain fields (a source, a gap, a longer time
+    // delta), the one after a record left out a gap, and the next record
+    // of its source the SOURCE entry it declared. Counted so, a block's
+    // new content nearly always fits where the old one did (a block
+    // compressed or stored as it is had little room to spare), instead of
+    // being split with its last records carried into one more rewrite.
+    constexpr size_t kJoin = 24, kLeftOut = 4;
+    size_t need = w->cur_.used - LS_BLK_HDR + (w->cur_.count ? kJoin : 0);
     for (const Loaded::Rec &x : b.recs) need += x.bytes;
     for (Loaded::Rec *x : order) {
       if (need <= room) break;
       x->keep = false;
-      need -= x->bytes;
+      need = need - x->bytes + kLeftOut + x->decl;
     }
     s = append(b);
     if (!s.ok()) break;
