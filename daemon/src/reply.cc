@@ -37,7 +37,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("evicted_warning", s.evicted[1]);
   f("evicted_info", s.evicted[2]);
   f("rescued", s.rescued);
-  f("evicted_over_share", s.evicted_over_share);
+  f("evicted_for_rescue", s.evicted_for_rescue);
   f("flushes", s.flushes);
   f("syncs", c.syncs);
   f("sync_errors", c.sync_errors);

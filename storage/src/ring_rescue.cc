@@ -1,9 +1,10 @@
 // ring_rescue.cc: fairness in the last tier (FORMAT.md, "Tiers"). Nothing
 // moves on from the last tier, so overwriting its oldest block would take
-// everyone's records in it with it: the records of classes holding less
-// than their share of the tier move into the next block instead, rewritten
-// in place with the same sequence number, without records of classes
-// holding more than theirs.
+// everyone's records in it with it: only the records of the class holding
+// the most of the tier leave (or of the classes over their share, when
+// several floods leave too little room); the others move on into the
+// blocks after it, rewritten in place with their own sequence numbers,
+// where those classes' records give way to make room.
 #include <algorithm>
 #include <cstring>
 
@@ -65,25 +66,22 @@ RingWriter::Impl *RingWriter::Impl::RescueWriter() {
 Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use &use,
                                 bool *done_out) {
   *done_out = false;
-  // Shares, over the tier's sealed blocks (the victim's included): k
-  // classes hold total bytes; a class is under its share below total / k,
-  // over it above.
+  // The classes of the tier ranked by the bytes they hold over its sealed
+  // blocks (the victim's included), the smallest first (a tie: the higher
+  // class number first); the last is the largest.
   std::unordered_map<uint32_t, uint64_t> bytes = class_bytes_;
   for (const auto &[key, n] : use) bytes[keys_->cls(key)] += n;
-  uint64_t total = 0;
-  for (const auto &[c, n] : bytes) total += n;
-  const uint64_t k = bytes.size();
-  auto under = [&](uint32_t c) {
-    auto it = bytes.find(c);
-    return (it == bytes.end() ? 0 : it->second) * k < total;
-  };
-  auto over = [&](uint32_t c) {
-    auto it = bytes.find(c);
-    return it != bytes.end() && it->second * k > total;
-  };
+  std::vector<std::pair<uint64_t, uint32_t>> ranked;  // (bytes, class)
+  for (const auto &[c, n] : bytes) ranked.emplace_back(n, c);
+  std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  std::unordered_map<uint32_t, size_t> rank;
+  for (size_t i = 0; i < ranked.size(); i++) rank[ranked[i].second] = i;
+  const uint32_t largest = ranked.empty() ? 0 : ranked.back().second;
   bool any = false;
-  for (const auto &[key, n] : use) any = any || under(keys_->cls(key));
-  if (!any) return Status::OK();  // nobody under its share loses a record here
+  for (const auto &[key, n] : use) any = any || keys_->cls(key) != largest;
+  if (!any) return Status::OK();  // only the largest class loses records here
   Impl *w = RescueWriter();
   if (!w) return Status::OK();
   if (!evict_exp_) evict_exp_ = std::make_unique<internal::BlockExpander>();
@@ -142,95 +140,161 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
   std::vector<std::unique_ptr<Loaded>> blocks;
   blocks.push_back(std::make_unique<Loaded>());
   if (!load(evict_img_.data(), h, blocks[0].get())) return Status::OK();  // evicted as it is
-  for (Loaded::Rec &x : blocks[0]->recs) x.keep = under(x.cls);
-  // The victim's records move on into the blocks after it, each rewritten
-  // with its number: a block's records of classes over their share give
-  // way first (least severe, then oldest) to make room; what still does
-  // not fit moves on into the next block, and so on. The new blocks are
-  // kept in memory (w captures them) and written only once the records
-  // all found a place within kMaxRewrites blocks, never into the current
-  // one; else nothing is written and the victim leaves as it is.
+  // The blocks the victim's records may move into: up to kMaxRewrites
+  // after it, never the current one (a damaged one is read as empty: room),
+  // each read when first needed. ensure(i): blocks[i] is there (false: past
+  // the last one, or a read failed: *io).
   constexpr size_t kMaxRewrites = LS_TIER_REWRITE_MAX;
-  w->captured_.clear();
-  w->rewritten_.clear();
-  w->StartBlock(victim + 1, 0);
-  w->last_opened_ = 0;  // a block's clocks are its first record's block's
-  uint64_t last = 0;    // the number of the last record appended (0: none yet)
-  bool any_appended = false;
-  auto append = [&](Loaded &b) -> Status {
-    for (Loaded::Rec &x : b.recs) {
-      if (!x.keep) continue;
-      // A record found again (a crash came during an earlier rewrite,
-      // FORMAT.md "Tiers"): it is there once, in its first place.
-      if (any_appended && x.seq <= last) {
-        x.keep = false;
-        x.duplicate = true;
-        continue;
+  Status io;
+  auto ensure = [&](size_t i) {
+    while (blocks.size() <= i) {
+      const uint64_t seq = victim + blocks.size();
+      if (!io.ok() || seq >= cur_.seq || blocks.size() > kMaxRewrites) return false;
+      blocks.push_back(std::make_unique<Loaded>());
+      io = read(seq, blocks.back().get());
+      if (!io.ok()) {
+        blocks.pop_back();
+        return false;
       }
-      // A block holds one boot's records (FORMAT.md, "Boots").
-      if (w->cur_.count > 0 && w->cur_.boot_id != b.h.boot_id) {
-        Status st = w->Seal();
-        if (!st.ok()) return st;
-      }
-      w->rseq_ = x.seq;
-      w->origin_ = &b.h;
-      Status st = w->AppendAgain(x.d, *x.si);
-      w->origin_ = nullptr;
-      if (!st.ok()) return st;
-      last = x.seq;
-      any_appended = true;
     }
-    return Status::OK();
+    return true;
   };
-  Status s = append(*blocks[0]);
+  auto room_of = [&](const Loaded &b) -> uint64_t { return b.recs.empty() ? w->cap_ : b.h.raw; };
+  // Entries are written again, not copied: the first one after the
+  // records carried in may gain fields (a source, a gap, a longer time
+  // delta), the one after a record left out a gap, and the next record
+  // of its source the SOURCE entry it declared. Counted so, a block's
+  // new content nearly always fits where the old one did (a block
+  // compressed or stored as it is had little room to spare), instead of
+  // being split with its last records carried into one more rewrite.
+  constexpr size_t kJoin = 24, kLeftOut = 4;
+
+  // Which classes move on, and which give way in the blocks after the
+  // victim. First choice: every class but the largest moves on, and the
+  // largest gives way. When that does not fit (several floods of about
+  // one size share the tier), the classes under their share (holding less
+  // than the tier's bytes over the number of classes) move on and those
+  // over it give way, the largest first. Whether a choice fits is found by
+  // adding up entry bytes, no block built.
+  uint64_t total = 0;
+  for (const auto &[c, n] : bytes) total += n;
+  const uint64_t k = bytes.size();
+  bool all_but_largest = true;
+  auto moves = [&](uint32_t c) { return all_but_largest ? c != largest : bytes[c] * k < total; };
+  auto gives_way = [&](uint32_t c) {
+    return all_but_largest ? c == largest : bytes[c] * k > total;
+  };
+  auto fits = [&]() {
+    uint64_t carry = 0;
+    for (const Loaded::Rec &x : blocks[0]->recs)
+      if (moves(x.cls)) carry += x.bytes;
+    if (!carry) return false;  // nothing would move
+    for (size_t i = 1; ensure(i); i++) {
+      const Loaded &b = *blocks[i];
+      uint64_t need = carry + kJoin, droppable = 0;
+      for (const Loaded::Rec &x : b.recs) {
+        need += x.bytes;
+        if (gives_way(x.cls)) droppable += x.bytes - std::min<uint64_t>(x.bytes, kLeftOut + x.decl);
+      }
+      const uint64_t room = room_of(b);
+      need -= std::min(droppable, need > room ? need - room : 0);
+      if (need <= room) return true;
+      carry = need - room;
+    }
+    return false;
+  };
+  // The first choice that fits, and is built (a count that fitted may
+  // still not pack), is written.
+  Status s;
   bool done = false;
-  for (uint64_t seq = victim + 1; s.ok() && !done; seq++) {
-    if (seq >= cur_.seq || blocks.size() > kMaxRewrites || w->cur_.seq > seq) break;
-    blocks.push_back(std::make_unique<Loaded>());
-    Loaded &b = *blocks.back();
-    s = read(seq, &b);
-    if (!s.ok()) break;
-    // A damaged block's records are lost already: its slot is room.
-    const uint64_t room = b.recs.empty() ? w->cap_ : b.h.raw;
-    // Room: what the block held, in entry bytes; its records of classes
-    // over their share give way until what comes into it fits that.
-    std::vector<Loaded::Rec *> order;
-    for (Loaded::Rec &x : b.recs)
-      if (over(x.cls)) order.push_back(&x);
-    std::stable_sort(order.begin(), order.end(), [](const Loaded::Rec *a, const Loaded::Rec *c) {
-      return a->level != c->level ? a->level > c->level : a->seq < c->seq;
-    });
-    // Entries are written again, not copied: the first one after the
-    // records carried in may gain fields (a source, a gap, a longer time
-    // delta), the one after a record left out a gap, and the next record
-    // of its source the SOURCE entry it declared. Counted so, a block's
-    // new content nearly always fits where the old one did (a block
-    // compressed or stored as it is had little room to spare), instead of
-    // being split with its last records carried into one more rewrite.
-    constexpr size_t kJoin = 24, kLeftOut = 4;
-    size_t need = w->cur_.used - LS_BLK_HDR + (w->cur_.count ? kJoin : 0);
-    for (const Loaded::Rec &x : b.recs) need += x.bytes;
-    for (Loaded::Rec *x : order) {
-      if (need <= room) break;
-      x->keep = false;
-      need = need - x->bytes + kLeftOut + x->decl;
+  for (int choice = 0; choice < 2 && !done; choice++) {
+    all_but_largest = choice == 0;
+    if (!fits()) continue;
+    for (size_t i = 0; i < blocks.size(); i++) {
+      for (Loaded::Rec &x : blocks[i]->recs) {
+        x.keep = i > 0 || moves(x.cls);
+        x.duplicate = false;
+      }
     }
-    s = append(b);
-    if (!s.ok()) break;
-    if (w->cur_.seq == seq && w->Pack()) {
-      s = w->WriteCurrent(LS_BLK_F_SEALED);  // captured, as every block before it
-      w->rewritten_.emplace_back(seq % layout_.block_count, std::move(w->block_use_));
-      done = s.ok();
-    } else if (w->cur_.seq == seq) {
-      s = w->Split();  // the part that fits is this block; the rest moves on
-    }
-  }
-  if (!s.ok()) return s;
-  if (!done) {
+
+    // The victim's records move on into the blocks after it, each rewritten
+    // with its number: a block's records of the classes that give way go
+    // (the largest class first; least severe, then oldest) to make room;
+    // what still does not fit moves on into the next block, and so on. The
+    // new blocks are kept in memory (w captures them) and written only once
+    // the records all found a place; else nothing is written and the victim
+    // leaves as it is.
     w->captured_.clear();
     w->rewritten_.clear();
-    return Status::OK();  // no room within reach: evicted as it is
+    w->StartBlock(victim + 1, 0);
+    w->last_opened_ = 0;  // a block's clocks are its first record's block's
+    uint64_t last = 0;    // the number of the last record appended (0: none yet)
+    bool any_appended = false;
+    auto append = [&](Loaded &b) -> Status {
+      for (Loaded::Rec &x : b.recs) {
+        if (!x.keep) continue;
+        // A record found again (a crash came during an earlier rewrite,
+        // FORMAT.md "Tiers"): it is there once, in its first place.
+        if (any_appended && x.seq <= last) {
+          x.keep = false;
+          x.duplicate = true;
+          continue;
+        }
+        // A block holds one boot's records (FORMAT.md, "Boots").
+        if (w->cur_.count > 0 && w->cur_.boot_id != b.h.boot_id) {
+          Status st = w->Seal();
+          if (!st.ok()) return st;
+        }
+        w->rseq_ = x.seq;
+        w->origin_ = &b.h;
+        Status st = w->AppendAgain(x.d, *x.si);
+        w->origin_ = nullptr;
+        if (!st.ok()) return st;
+        last = x.seq;
+        any_appended = true;
+      }
+      return Status::OK();
+    };
+    s = append(*blocks[0]);
+    for (size_t i = 1; s.ok() && !done && ensure(i); i++) {
+      Loaded &b = *blocks[i];
+      const uint64_t seq = victim + i;
+      if (w->cur_.seq > seq) break;
+      // Room: what the block held, in entry bytes; the records that give
+      // way go until what comes into it fits that.
+      std::vector<Loaded::Rec *> order;
+      for (Loaded::Rec &x : b.recs)
+        if (gives_way(x.cls)) order.push_back(&x);
+      std::stable_sort(order.begin(), order.end(), [&](const Loaded::Rec *a, const Loaded::Rec *c) {
+        if (a->cls != c->cls) return rank[a->cls] > rank[c->cls];  // the largest class first
+        return a->level != c->level ? a->level > c->level : a->seq < c->seq;
+      });
+      const uint64_t room = room_of(b);
+      size_t need = w->cur_.used - LS_BLK_HDR + (w->cur_.count ? kJoin : 0);
+      for (const Loaded::Rec &x : b.recs) need += x.bytes;
+      for (Loaded::Rec *x : order) {
+        if (need <= room) break;
+        x->keep = false;
+        need = need - x->bytes + kLeftOut + x->decl;
+      }
+      s = append(b);
+      if (!s.ok()) break;
+      if (w->cur_.seq == seq && w->Pack()) {
+        s = w->WriteCurrent(LS_BLK_F_SEALED);  // captured, as every block before it
+        w->rewritten_.emplace_back(seq % layout_.block_count, std::move(w->block_use_));
+        done = s.ok();
+      } else if (w->cur_.seq == seq) {
+        s = w->Split();  // the part that fits is this block; the rest moves on
+      }
+    }
+    if (!s.ok()) return s;
+    if (!done) {
+      w->captured_.clear();
+      w->rewritten_.clear();
+    }
   }
+  if (!io.ok()) return io;
+  if (!done) return Status::OK();  // no room within reach: evicted as it is
   // Written newest first, each block before its index entry: a block takes
   // records only from blocks at or before its own, so whenever a crash
   // comes, every record is in a block not yet rewritten or in one written
@@ -252,7 +316,7 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
         stats_.rescued++;
       } else if (!x.keep && !x.duplicate) {
         stats_.evicted[LevelClass(x.level)]++;
-        if (i > 0) stats_.evicted_over_share++;
+        if (i > 0) stats_.evicted_for_rescue++;
       }
     }
   }

@@ -58,7 +58,7 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
       out->evicted[c] += s.evicted[c];
     }
     out->rescued += s.rescued;
-    out->evicted_over_share += s.evicted_over_share;
+    out->evicted_for_rescue += s.evicted_for_rescue;
   }
 }
 

@@ -30,7 +30,7 @@ using internal::RecordFields;
 // them together at most kMax, and root at most kMax of its own; past its
 // bound a uid's further labels share one key of that uid (the uid's
 // records still count as its own).
-// A key's class is whose share its bytes count against (FORMAT.md,
+// A key's class is whose records its bytes count with (FORMAT.md,
 // "Tiers"): its uid, except the kernel's records (uid 0, label "kernel"),
 // a class of their own (kKernelClass: no uid is -1).
 class SourceKeys {
@@ -123,11 +123,12 @@ class RingWriter::Impl {
     return p.by_class ? keys_->cls(key) == p.dominant_class : key == p.dominant;
   }
   // The last tier, as it overwrites block victim (header h, its byte counts
-  // use; its image in evict_img_): the records of classes under their share
-  // move into the next block, rewritten in place without records of classes
-  // over their share (FORMAT.md, "Tiers"). *done: it did (the victim's
-  // other records are counted as evicted); else the caller evicts the block
-  // as it is.
+  // use; its image in evict_img_): the records of every class but the one
+  // holding the most of the tier (or of those under their share, when that
+  // does not fit) move into the blocks after it, rewritten in place without
+  // enough of the largest (or over-share) classes' records to make room
+  // (FORMAT.md, "Tiers"). *done: it did (the victim's other records are
+  // counted as evicted); else the caller evicts the block as it is.
   using Use = std::vector<std::pair<uint32_t, uint32_t>>;
   Status Rescue(uint64_t victim, const BlockHeader &h, const Use &use, bool *done);
   // The writer Rescue builds the next block with (same tier, its own block

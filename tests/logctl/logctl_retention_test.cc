@@ -148,7 +148,7 @@ TEST(Retention, AnotherUsersErrorFloodLeavesEveryoneElsesRecords) {
     const json j = ParseJson(st.out);
     const json &c = j["daemon"]["counters"];
     EXPECT_EQ(c["rescued"].get<uint64_t>() > 0, fair) << st.out;
-    EXPECT_EQ(c["evicted_over_share"].get<uint64_t>() > 0, fair) << st.out;
+    EXPECT_EQ(c["evicted_for_rescue"].get<uint64_t>() > 0, fair) << st.out;
     Result v = RunLogctl({"verify", "--file", d.ring});
     EXPECT_EQ(v.status, 0) << v.out << v.err;
   }

@@ -249,7 +249,23 @@ TEST_F(Retention, AnErrorFloodOfOneUidLeavesEveryoneElsesRecords) {
   EXPECT_EQ(Count(recs, "kernel"), 50u);
   EXPECT_GT(Count(recs, "flood"), 0u);
   EXPECT_GT(st.rescued, 0u);
-  EXPECT_GT(st.evicted_over_share, 0u);
+  EXPECT_GT(st.evicted_for_rescue, 0u);
+}
+
+// A class over its share but not the largest (root, a third or more of
+// the last tier, beside the kernel and a flood of another uid) still keeps
+// every record: only the largest class's records leave or give way while
+// there is room for the others.
+TEST_F(Retention, AClassOverItsShareButNotTheLargestKeepsItsRecords) {
+  Open(true);
+  Log(Src(1, 0, "rootd"), info_, 600);
+  Log(Src(2, 0, "rootd-errs"), err_, 600);
+  Log(Src(3, 0, "kernel"), info_, 20);
+  Flood(Src(4, 65534, "flood"), err_, 20);
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "rootd"), 600u);
+  EXPECT_EQ(Count(recs, "rootd-errs"), 600u);
+  EXPECT_EQ(Count(recs, "kernel"), 20u);
 }
 
 // Root over its share (its own errors fill the file) keeps its newest

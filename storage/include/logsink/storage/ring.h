@@ -177,11 +177,11 @@ struct WriterStats {
   // and debug.
   uint64_t kept[3] = {};
   uint64_t evicted[3] = {};
-  // Fairness in the last tier (FORMAT.md, "Tiers"): records of classes under
-  // their share moved on from an overwritten block into the next one
-  // (rescued), and records of classes over their share taken out of that
-  // block to make room (also counted in evicted).
-  uint64_t rescued = 0, evicted_over_share = 0;
+  // Fairness in the last tier (FORMAT.md, "Tiers"): records moved on from an
+  // overwritten block into the blocks after it (rescued), and records of
+  // the largest (or over-share) classes taken out of those blocks to make
+  // room (evicted_for_rescue, also counted in evicted).
+  uint64_t rescued = 0, evicted_for_rescue = 0;
   // The file's compression dictionary: its id and size (0: none in use), and
   // whether training one failed (the writer then compresses without one).
   uint32_t dict_id = 0, dict_bytes = 0;
