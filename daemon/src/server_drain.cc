@@ -124,10 +124,15 @@ void Server::DrainStep() {
   durability_.Close();
   for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);
+  // Closing the last uv_signal of a signal restores its default action: a
+  // second SIGTERM would kill us during the final flush. Held while the
+  // handles close and until they are ignored, one arriving meanwhile stays
+  // pending and is discarded (it killed the daemon, status 143, when it
+  // came between the close and the ignore).
+  HoldLoopSignals();
   for (uv_signal_t &s : signals_) uv_close(reinterpret_cast<uv_handle_t *>(&s), nullptr);
-  // Closing the last uv_signal of a signal restored its default action: a
-  // second SIGTERM would kill us during the final flush. Ignore them now.
   IgnoreLoopSignals();
+  ReleaseLoopSignals();
   // A fdatasync still running keeps uv_run alive until it completes.
 }
 
