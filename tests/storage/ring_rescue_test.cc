@@ -2,11 +2,12 @@
 // "Tiers") under every codec and tier layout, against senders that spread
 // their records to force the most rewrites, and with the writer restarted
 // in the middle: readers see each record once and in order, Verify is
-// clean, the classes under their share keep their records, and a rescue
+// clean, the classes other than the flood keep their records, and a rescue
 // rewrites no more blocks than its records need.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -28,6 +29,9 @@ struct Layout {
   uint8_t codec;
   double kept_share, error_share;
 };
+// Named as its test is (ctest's test names then stay the same from build to
+// build, instead of carrying the struct's bytes, pointer included).
+void PrintTo(const Layout &l, std::ostream *os) { *os << l.name; }
 
 class Rescue : public testing::TestWithParam<Layout> {
  protected:
