@@ -128,8 +128,8 @@ Status RingWriter::Impl::MakeTiers(const WriterOptions &opts) {
     tiers_.push_back(std::move(impl));
   }
   if (prev != this && opts.fairness) {
-    // The last tier counts bytes too: whose share a class holds decides what
-    // its overwritten blocks give up (Rescue).
+    // The last tier counts bytes too: the classes' bytes decide which
+    // records of its overwritten blocks move on (Rescue).
     prev->account_ = true;
     prev->slot_use_.assign(prev->layout_.block_count, {});
   }

@@ -53,15 +53,7 @@ class Rescue : public testing::TestWithParam<Layout> {
     err_ = w_->Intern(err);
     info_ = w_->Intern(info);
   }
-  Source Src(uint64_t id, uint32_t uid, const char *app) {
-    Source s;
-    s.id = id;
-    s.pid = uint32_t(100 + id);
-    s.uid = s.gid = uid;
-    s.app = app;
-    s.comm = app;
-    return s;
-  }
+  Source Src(uint64_t id, uint32_t uid, const char *app) { return TestSource(id, uid, app); }
   void Log(const Source &src, uint32_t site, int n) {
     for (int i = 0; i < n; i++) {
       Args a;

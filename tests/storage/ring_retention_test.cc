@@ -49,15 +49,7 @@ class Retention : public testing::Test {
     info_ = w_->Intern(info);
     dbg_ = w_->Intern(dbg);
   }
-  Source Src(uint64_t id, uint32_t uid, const char *app) {
-    Source s;
-    s.id = id;
-    s.pid = uint32_t(100 + id);
-    s.uid = s.gid = uid;
-    s.app = app;
-    s.comm = app;
-    return s;
-  }
+  Source Src(uint64_t id, uint32_t uid, const char *app) { return TestSource(id, uid, app); }
   // Appends n records of src at site, each with a distinct payload.
   void Log(const Source &src, uint32_t site, int n) {
     for (int i = 0; i < n; i++) {

@@ -63,6 +63,18 @@ struct Model {
   std::string args;  // one string argument, "%s"-style records
 };
 
+// A source of uid (gid the same) labelled app, its pid 100 + id: the
+// retention tests' writers, each source apart by id.
+inline Source TestSource(uint64_t id, uint32_t uid, const char *app) {
+  Source s;
+  s.id = id;
+  s.pid = uint32_t(100 + id);
+  s.uid = s.gid = uid;
+  s.app = app;
+  s.comm = app;
+  return s;
+}
+
 // Small ring geometry used by most tests: 4 KiB blocks.
 inline uint64_t RingSize(uint32_t blocks, uint32_t block_size = 4096) {
   return 8192 + 4096 + uint64_t(blocks) * block_size;
