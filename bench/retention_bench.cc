@@ -10,7 +10,9 @@
 // to one ring. Then the flood an unprivileged user can send: C of another
 // uid at level err, with the tiers and fairness on beside fairness off
 // (where the last tier overwrites oldest first): what A and B keep, and
-// what moving their records on in the last tier costs the writer.
+// what moving their records on in the last tier costs the writer. Last, a
+// debug flood with a trickle of another program (1 record in 50): the
+// tiers' cost when every block leaving tier 0 has records that move on.
 //
 // usage: retention_bench [--smoke] [--reps N] [--size MiB]
 #include <time.h>
@@ -43,6 +45,7 @@ struct Result {
   uint64_t outlived = 0;  // flood records written before the first error left (all: none left)
   bool errors_all_survived = false;
   double ns_per_record = 0;
+  double writes_per_block = 0;  // slot writes (sealed and partial) per sealed block
 };
 
 uint64_t CpuNs() {
@@ -61,9 +64,10 @@ void PutStr(std::string *s, const std::string &v) {
 }
 
 // err_flood: C is another uid (65534) and floods at level err; fair: the
-// writer's fairness.
+// writer's fairness; trickle: every trickle-th flood record is program D's
+// (same uid as C, info) instead (0: none).
 bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uint64_t seed,
-         Result *out, bool err_flood = false, bool fair = true) {
+         Result *out, bool err_flood = false, bool fair = true, uint64_t trickle = 0) {
   *out = Result();
   storage::WriterOptions o;
   o.file_size = size;
@@ -81,7 +85,7 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
       w->Intern(Site{uint8_t(err_flood ? 3 : 7), 30, "%s k=%ld code=%d path=%s", "c.c"});
   const uint32_t cuid = err_flood ? 65534 : 1000;
   Source a{1, 101, 1000, 1000, "a", "a"}, b{2, 102, 1000, 1000, "b", "b"},
-      c{3, 103, cuid, cuid, "c", "c"};
+      c{3, 103, cuid, cuid, "c", "c"}, d{4, 104, cuid, cuid, "d", "d"};
   uint64_t ts = 1800000000000000000ull;
   std::mt19937_64 rng(seed);
   std::string args;
@@ -134,9 +138,10 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
   const uint64_t cpu0 = CpuNs();
   while (bytes < budget) {
     const std::string &x = pool[n % pool.size()];
+    const bool from_d = trickle && n % trickle == trickle - 1;
     RecordIn in;
-    in.source = &c;
-    in.tid = c.pid;
+    in.source = from_d ? &d : &c;
+    in.tid = in.source->pid;
     in.site_id = dbg;
     in.signature = "sdds";
     in.ts_ns = ts += 1500;
@@ -155,18 +160,34 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
   out->ns_per_record = double(CpuNs() - cpu0) / double(n);
   out->flood_written = n;
   if (!w->Flush().ok()) return false;
+  const storage::WriterStats &st = w->stats();
+  out->writes_per_block =
+      st.blocks_written ? double(st.blocks_written + st.flushes) / double(st.blocks_written) : 0;
   std::unique_ptr<RingReader> r;
   if (!RingReader::Open(storage::Env::Default(), path, nullptr, &r).ok()) return false;
   storage::Record rec;
   while ((s = r->Next(&rec)).ok()) {
     if (rec.source_id == 1) out->errors_left++;
     if (rec.source_id == 2) out->quiet_left++;
-    if (rec.source_id == 3) out->flood_kept++;
+    if (rec.source_id == 3 || rec.source_id == 4) out->flood_kept++;
   }
   if (!s.IsNotFound()) return false;
   out->errors_all_survived = out->errors_left == 200;
   if (out->errors_all_survived) out->outlived = n;
   if (!tiers && !first_lost) out->outlived = n;  // the flood never lapped
+  return true;
+}
+
+// reps runs of run(rep, &result): the last one's result in *last, the
+// median of their writer CPU per record in *ns. false: a run failed.
+template <typename F>
+bool Repeat(int reps, F run, Result *last, double *ns) {
+  std::vector<double> costs;
+  for (int rep = 0; rep < reps; rep++) {
+    if (!run(uint64_t(rep), last)) return false;
+    costs.push_back(last->ns_per_record);
+  }
+  *ns = MedianOf(costs);
   return true;
 }
 
@@ -209,19 +230,16 @@ int main(int argc, char **argv) {
     double ns[2] = {0, 0};
     for (int t = 0; t < 2; t++) {
       const bool tiers = t == 1;
-      std::vector<double> costs;
       Result last;
-      for (int rep = 0; rep < reps; rep++) {
-        const std::string path = dir.File(t ? "tiers.ring" : "one.ring");
-        std::remove(path.c_str());
-        if (!Run(path, mib << 20, tiers, f, seed + uint64_t(rep), &last)) {
-          ok = false;
-          break;
-        }
-        costs.push_back(last.ns_per_record);
-      }
+      ok = Repeat(
+          reps,
+          [&](uint64_t rep, Result *r) {
+            const std::string path = dir.File(t ? "tiers.ring" : "one.ring");
+            std::remove(path.c_str());
+            return Run(path, mib << 20, tiers, f, seed + rep, r);
+          },
+          &last, &ns[t]);
       if (!ok) break;
-      ns[t] = MedianOf(costs);
       auto secs = [&](double rate) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%s%.1f", last.errors_all_survived ? ">" : "",
@@ -249,19 +267,16 @@ int main(int argc, char **argv) {
   for (double f : floods) {
     double ns[2] = {0, 0};
     for (int t = 0; t < 2 && ok; t++) {
-      std::vector<double> costs;
       Result last;
-      for (int rep = 0; rep < reps; rep++) {
-        const std::string path = dir.File("fair.ring");
-        std::remove(path.c_str());
-        if (!Run(path, mib << 20, true, f, seed + uint64_t(rep), &last, true, t == 1)) {
-          ok = false;
-          break;
-        }
-        costs.push_back(last.ns_per_record);
-      }
+      ok = Repeat(
+          reps,
+          [&](uint64_t rep, Result *r) {
+            const std::string path = dir.File("fair.ring");
+            std::remove(path.c_str());
+            return Run(path, mib << 20, true, f, seed + rep, r, true, t == 1);
+          },
+          &last, &ns[t]);
       if (!ok) break;
-      ns[t] = MedianOf(costs);
       std::printf("%-13s %5.0f %6llu/200 %6llu/200 %14llu %14llu %11.1f\n", t ? "on" : "off", f,
                   (unsigned long long)last.errors_left, (unsigned long long)last.quiet_left,
                   (unsigned long long)last.flood_kept, (unsigned long long)last.flood_written,
@@ -269,6 +284,37 @@ int main(int argc, char **argv) {
     }
     if (!ok) break;
     std::printf("%-13s %5.0f writer CPU per flood record, fairness on / off: %s\n\n", "", f,
+                Ratio(ns[1] / ns[0]).c_str());
+  }
+  if (!ok) return 1;
+
+  // Every block leaving tier 0 now holds a few records that move on: the
+  // tiers' cost on a steady mix (each such move writes the next tier's
+  // current block before the old block's slot is overwritten).
+  std::printf(
+      "\na debug flood with a trickle of another program (D, 1 record in 50), tiers vs one "
+      "ring:\n");
+  std::printf("%-9s %5s %14s %14s %13s %11s\n", "policy", "F", "flood kept", "flood written",
+              "writes/block", "ns/record");
+  for (double f : floods) {
+    double ns[2] = {0, 0};
+    for (int t = 0; t < 2 && ok; t++) {
+      Result last;
+      ok = Repeat(
+          reps,
+          [&](uint64_t rep, Result *r) {
+            const std::string path = dir.File("mix.ring");
+            std::remove(path.c_str());
+            return Run(path, mib << 20, t == 1, f, seed + rep, r, false, true, 50);
+          },
+          &last, &ns[t]);
+      if (!ok) break;
+      std::printf("%-9s %5.0f %14llu %14llu %13.2f %11.1f\n", t ? "tiers" : "one ring", f,
+                  (unsigned long long)last.flood_kept, (unsigned long long)last.flood_written,
+                  last.writes_per_block, ns[t]);
+    }
+    if (!ok) break;
+    std::printf("%-9s %5.0f writer CPU per flood record, tiers / one ring: %s\n\n", "", f,
                 Ratio(ns[1] / ns[0]).c_str());
   }
   return ok ? 0 : 1;

@@ -304,6 +304,7 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
     s = f_->PWrite(layout_.SlotOffset(seq), img.data(), layout_.block_size);
     if (s.ok()) s = internal::WriteIndexEntry(f_, layout_, img.data());
     if (!s.ok()) return s;
+    stats_.rewrites++;
   }
   w->captured_.clear();
   // The counts follow the records: the rewritten slots' are the new blocks'.

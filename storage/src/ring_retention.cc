@@ -169,6 +169,7 @@ Status RingWriter::Impl::KeepRecords(const BlockHeader &h, const KeepPolicy &p, 
   BlockCursor cursor;
   cursor.Reset(entries, h);
   internal::DecodedRecord d;
+  bool kept_any = false;
   while (cursor.Next(&d) == BlockCursor::kRecord) {
     const internal::SourceInfo *si = d.has_source ? cursor.FindSource(d.source_id) : nullptr;
     uint8_t level = kDroppedLevel;  // a drop report counts as a warning
@@ -185,8 +186,12 @@ Status RingWriter::Impl::KeepRecords(const BlockHeader &h, const KeepPolicy &p, 
     }
     Status s = next_->AppendKept(d, *si, h.first_rec + d.seq_off, h);
     if (!s.ok()) return s;
+    kept_any = true;
   }
-  return Status::OK();
+  // The kept records are written before their block's slot is overwritten
+  // (the caller's next write): a crash in between would lose records that
+  // were already in the file, not only ones that had just come in.
+  return kept_any ? next_->Flush() : Status::OK();
 }
 
 // A record decoded from a block (r, its source si) appended again, as it

@@ -59,6 +59,7 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
     }
     out->rescued += s.rescued;
     out->evicted_for_rescue += s.evicted_for_rescue;
+    out->rewrites += s.rewrites;
   }
 }
 

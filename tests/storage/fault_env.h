@@ -35,6 +35,9 @@ class FaultEnv : public Env {
   uint64_t bytes_read = 0;            // bytes those calls asked for
   int64_t sleeps = 0;                 // SleepMicros calls so far (never really sleeps)
   std::function<void()> before_read;  // runs before every PRead (e.g. to finish a "racing" write)
+  // Runs before every PWrite with its index and offset (e.g. to set
+  // cut_write to the write a test wants the process to die in).
+  std::function<void(int64_t, uint64_t)> before_write;
 
   void PowerLoss() {
     for (auto &[name, f] : files_) f->data = f->synced;
@@ -99,6 +102,7 @@ class FaultEnv : public Env {
     }
     Status PWrite(uint64_t off, const void *buf, size_t n) override {
       int64_t idx = env_->writes++;
+      if (env_->before_write && !env_->fail_writes) env_->before_write(idx, off);
       if (env_->fail_writes) return Status::IOError("injected write failure");
       size_t len = n;
       if (idx == env_->cut_write) len = std::min(n, env_->cut_after);

@@ -182,6 +182,7 @@ struct WriterStats {
   // the largest (or over-share) classes taken out of those blocks to make
   // room (evicted_for_rescue, also counted in evicted).
   uint64_t rescued = 0, evicted_for_rescue = 0;
+  uint64_t rewrites = 0;  // blocks those rescues wrote again in place
   // The file's compression dictionary: its id and size (0: none in use), and
   // whether training one failed (the writer then compresses without one).
   uint32_t dict_id = 0, dict_bytes = 0;
