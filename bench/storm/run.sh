@@ -21,7 +21,9 @@
 #     bench/results/storm-smoke.txt. Environment: BUILD_DIR (default
 #     build/compare), SECONDS_PER_PHASE, REPS, STORM (the storm's parts:
 #     default "readers syslog errors"; one part alone tells which job the
-#     waits come from).
+#     waits come from), STORM_CONFIG (a logsinkd.toml for the daemon: e.g.
+#     [limits] read_slice = "1s" for the loop without per-connection
+#     slices).
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "storm-bench: run as root (the storm runs as uid 65534)" >&2; exit 2; }
 cd "$(dirname "$0")/../.."
@@ -51,7 +53,7 @@ chmod 644 "$tmp/errors.txt"
 log "seed 42, $secs s phases, $reps repetitions of each, storm: $storm"
 
 logsinkd_start "$tmp/daemon.log" --socket "$tmp/s" --file "$tmp/r" --size 64MiB \
-  --syslog-socket "$tmp/syslog"
+  --syslog-socket "$tmp/syslog" ${STORM_CONFIG:+--config "$STORM_CONFIG"}
 export LOGSINK_SOCKET=$tmp/s
 # Warm up: the ring's first blocks and its compression dictionary (trained
 # off the loop, written into the file once) before anything is timed.
@@ -125,7 +127,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; 
   echo "# bench/storm/run.sh ($mode): a paced liblogsink logger (2,000 records/s, every 100th a warning) and root's"
   echo "# logctl send of one line every 100 ms, quiet and during a storm of uid 65534 (3 whole-ring cat loops and a"
   echo "# tail -n 1 loop through the daemon, a syslog datagram flood, logctl send -p err of 200,000 lines in a loop);"
-  echo "# storm parts: $storm; $secs s phases, $reps each, 64 MiB ring; $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# storm parts: $storm; config: ${STORM_CONFIG:-none}; $secs s phases, $reps each, 64 MiB ring; $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# columns: info call p50 ns, p99 ns, max us; warning call p50 ns, p99 ns, max us; root send median ms, max ms"
   echo "quiet: $(paste -sd'|' "$tmp/quiet")"
   echo "storm: $(paste -sd'|' "$tmp/storm")"

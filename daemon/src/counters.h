@@ -115,6 +115,7 @@ struct Counters {
   uint64_t read_bytes = 0;           // READ_RECORD bytes sent
   uint64_t read_lost = 0;            // records overwritten before a reader got to them (READ_LOST)
   uint64_t read_budget_yields = 0;   // turns a read stopped at read_blocks_per_turn
+  uint64_t conn_slice_yields = 0;    // wakeups a connection's reading stopped at read_slice
   uint64_t read_socket_waits = 0;    // turns a read stopped because its socket had not drained
   uint64_t read_blocks_skipped = 0;  // blocks reads passed over: no record of their uid
   uint64_t read_errors = 0;          // reads ended by an error of the ring reader

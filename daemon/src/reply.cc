@@ -90,6 +90,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("read_bytes", c.read_bytes);
   f("read_lost", c.read_lost);
   f("read_budget_yields", c.read_budget_yields);
+  f("conn_slice_yields", c.conn_slice_yields);
   f("read_socket_waits", c.read_socket_waits);
   f("read_blocks_skipped", c.read_blocks_skipped);
   f("read_errors", c.read_errors);

@@ -17,7 +17,7 @@
 namespace logsink::daemon {
 namespace {
 
-constexpr size_t kReadChunk = 256u << 10;  // one read() at most
+constexpr size_t kReadChunk = 32u << 10;  // one read() at most (see ReadConn)
 
 }  // namespace
 

@@ -39,12 +39,20 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
   if (events & UV_READABLE) s->ReadConn(c, s->cfg_.read_budget);
 }
 
-// Reads at most `budget` bytes (fairness: the loop then serves the others;
-// the poll is level-triggered, so what is left wakes us again). Memory stays
-// bounded without pausing reads: every complete frame is written to the ring
-// synchronously and only a partial frame (<= max_frame + 4) is kept.
+// Reads at most `budget` bytes, and stops once storing them took
+// read_slice (fairness: the loop then serves the others; the poll is
+// level-triggered, so what is left wakes us again). Storing a record may
+// seal a block and move the tiers' oldest records on (decode, compress
+// again, rewrite): an error flood costs the writer ~1.5 us a record, so
+// 256 KiB of its lines held the loop for tens of ms at once, and every
+// other client waited that long for each of its turns. Read in pieces of
+// kReadChunk (32 KiB: a read() more per ~40 us of native records stored,
+// about 1%), the slice is checked after each. Memory stays bounded without
+// pausing reads: every complete frame is written to the ring synchronously
+// and only a partial frame (<= max_frame + 4) is kept.
 void Server::ReadConn(Conn *c, size_t budget) {
   uint64_t now = uv_now(&loop_);
+  const uint64_t start = uv_hrtime(), slice = cfg_.read_slice_ms * 1000000;
   size_t total = 0;
   while (total < budget) {
     size_t want = std::min(rbuf_.size(), budget - total);
@@ -61,6 +69,10 @@ void Server::ReadConn(Conn *c, size_t budget) {
         return;
       }
       if (size_t(r) < want) break;  // the socket is (very likely) empty now
+      if (total < budget && uv_hrtime() - start >= slice) {
+        counters_.conn_slice_yields++;
+        break;
+      }
       continue;
     }
     if (r == 0) {  // EOF; a partial frame is discarded

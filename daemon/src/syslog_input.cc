@@ -45,7 +45,7 @@ void SyslogInput::Announce() const {
 // kSyslogStoreDelayMs, so that a sender's datagrams are stored a batch per
 // loop wakeup, not one each (their records are not visible before the next
 // flush anyway); a queue half full is stored at once. Either way at most the
-// read budget per turn, then back to the loop, which comes back after the
+// read budget (or read_slice of work) per turn, then back to the loop, which comes back after the
 // connections had their turn, so a syslog flood cannot starve native clients.
 void SyslogInput::OnQueued(uv_async_t *h) {
   auto *in = static_cast<SyslogInput *>(h->data);
@@ -61,12 +61,13 @@ void SyslogInput::OnQueued(uv_async_t *h) {
 void SyslogInput::OnTimer(uv_timer_t *t) {
   auto *in = static_cast<SyslogInput *>(t->data);
   uv_timer_stop(t);
-  bool more = in->rx_.DrainQueue(in->cfg_->read_budget);
+  const uint64_t slice = in->cfg_->read_slice_ms * 1000000;
+  bool more = in->rx_.DrainQueue(in->cfg_->read_budget, slice);
   // At a stop the receive thread is gone (Stop): once what it queued is
   // stored, the loop reads the socket itself, a budget per turn, until it
   // is empty; then the socket is closed.
   if (!more && in->stopping_) {
-    more = in->rx_.ReadSome(in->cfg_->read_budget);
+    more = in->rx_.ReadSome(in->cfg_->read_budget, slice);
     if (!more) {
       in->Close();
       return;

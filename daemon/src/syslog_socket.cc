@@ -183,9 +183,11 @@ ssize_t SyslogReceiver::Receive(uint32_t *pid, uint32_t *uid, uint32_t *gid, boo
   return r;
 }
 
-bool SyslogReceiver::ReadSome(size_t byte_budget) {
+bool SyslogReceiver::ReadSome(size_t byte_budget, uint64_t slice_ns) {
+  const uint64_t start = uv_hrtime();
   size_t bytes = 0;
   for (size_t n = 0; n < kSyslogDatagramsPerWakeup && bytes < byte_budget; n++) {
+    if (n > 0 && uv_hrtime() - start >= slice_ns) break;
     uint32_t pid, uid, gid;
     bool have;
     ssize_t r = Receive(&pid, &uid, &gid, &have);
@@ -423,10 +425,12 @@ size_t SyslogReceiver::DiscardQueued() {
   return n;
 }
 
-bool SyslogReceiver::DrainQueue(size_t byte_budget) {
+bool SyslogReceiver::DrainQueue(size_t byte_budget, uint64_t slice_ns) {
   FoldThreadCounters();
+  const uint64_t start = uv_hrtime();
   size_t bytes = 0;
   for (size_t n = 0; n < kSyslogDatagramsPerWakeup && bytes < byte_budget; n++) {
+    if (n > 0 && uv_hrtime() - start >= slice_ns) break;
     if (store_pos_ == store_.size()) {
       store_.clear();
       store_pos_ = 0;

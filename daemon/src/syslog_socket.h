@@ -82,10 +82,11 @@ class SyslogReceiver {
   void StopThread();
 
   // Loop thread: stores queued datagrams until the queue is empty,
-  // byte_budget bytes or kSyslogDatagramsPerWakeup datagrams. Returns true
+  // byte_budget bytes, kSyslogDatagramsPerWakeup datagrams or slice_ns of
+  // work (limits.read_slice; checked after each datagram). Returns true
   // when it stopped on the budget (the caller wakes itself again after the
   // loop served the others).
-  bool DrainQueue(size_t byte_budget);
+  bool DrainQueue(size_t byte_budget, uint64_t slice_ns = UINT64_MAX);
   // Loop thread: adds what the receive thread counted (errors, waits for
   // room) to the Counters; DrainQueue and StopThread do it too.
   void FoldThreadCounters();
@@ -98,7 +99,7 @@ class SyslogReceiver {
   // StopThread and DrainQueue): reads datagrams from the socket itself until
   // it is empty or the budget as above. Returns true when it stopped on the
   // budget.
-  bool ReadSome(size_t byte_budget);
+  bool ReadSome(size_t byte_budget, uint64_t slice_ns = UINT64_MAX);
 
   // Stores one datagram: `len` bytes at p kept, `real_len` its size as sent.
   void Store(const uint8_t *p, size_t len, size_t real_len, uint32_t pid, uint32_t uid,

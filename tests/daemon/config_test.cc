@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 34);
+  EXPECT_EQ(keys, 35);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -296,6 +296,7 @@ const std::map<std::string, std::string> kOther = {
     {"limits.max_sites_per_connection", "100"},
     {"limits.stall_timeout", "\"3s\""},
     {"limits.read_budget", "\"64KiB\""},
+    {"limits.read_slice", "\"5ms\""},
     {"limits.max_app", "32"},
     {"limits.max_memory", "\"128MiB\""},
     {"limits.max_memory_per_uid", "\"1MiB\""},
@@ -324,7 +325,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 34u);
+  EXPECT_EQ(names.size(), 35u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);

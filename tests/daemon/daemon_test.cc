@@ -646,6 +646,41 @@ TEST(Daemon, SigtermDrainsEverythingSentBeforeIt) {
   for (int i = 0; i < n; i++) ASSERT_EQ(Ints(got[i].args.substr(0, 3))[0], i);
 }
 
+// Reading one connection stops per turn once storing what it sent took
+// limits.read_slice (conn_slice_yields): at 0 each wakeup stores one 32 KiB
+// read while more is queued, the rest is read at the connection's next
+// turns, and nothing is lost. The daemon is stopped while the frames are
+// queued, so every wakeup finds more than a read.
+TEST(Daemon, AConnectionsReadStopsAtItsSliceAndLosesNothing) {
+  constexpr int kFrames = 48, kPerFrame = 100;  // about 113 KiB: the socket holds it
+  TempDir dir;
+  Daemon d(dir, {"--size", "8MiB"}, "[limits]\nread_slice = \"0ms\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.Send(Hello(1, "slices") + Intern(1, 6, 1, "n %d %s", "s.c")));
+  int n = 0;
+  std::string all;
+  for (int f = 0; f < kFrames; f++) {
+    std::vector<Rec> recs;
+    for (int k = 0; k < kPerFrame; k++, n++)
+      recs.push_back({1, kT0 + uint64_t(n), {Arg::I(n), Arg::S("payload of a record")}});
+    all += Records(1, recs);
+  }
+  ASSERT_GT(all.size(), 3u * (32u << 10));
+  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
+  const bool sent = c.Send(all);  // returns once the bytes are in the socket
+  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
+  ASSERT_TRUE(sent);
+  // The reply comes after every frame before it was stored.
+  auto st = c.Stats();
+  EXPECT_EQ(st["next_record_seq"], uint64_t(n));
+  EXPECT_GE(st["conn_slice_yields"], all.size() / (32u << 10) - 1) << all.size();
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  auto got = ReadRing(d.ring);
+  ASSERT_EQ(got.size(), size_t(n));
+  for (int i = 0; i < n; i++) ASSERT_EQ(Ints(got[i].args.substr(0, 3))[0], i);
+}
+
 // Hundreds of connections still in the listen backlog at SIGTERM (the daemon
 // was stopped while they connected and sent) are drained too.
 TEST(Daemon, SigtermDrainsHundredsOfQueuedConnections) {

@@ -193,11 +193,24 @@ TEST_F(SyslogReceiverTest, ThreadQueuesAndTheLoopStoresWithinItsBudget) {
   EXPECT_EQ(counters_.syslog_received, 8u);
   EXPECT_FALSE(rx.DrainQueue(4096));  // empty
   EXPECT_EQ(counters_.syslog_budget_yields, 2u);
+  // A slice of no time stores one datagram per wakeup (limits.read_slice).
+  for (int i = 8; i < 11; i++) {
+    std::string d = Numbered(i, 1024);
+    ASSERT_EQ(send(sv[1], d.data(), d.size(), 0), ssize_t(d.size()));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return rx.queued_bytes() == 3 * (24 + 1024); }));
+  EXPECT_TRUE(rx.DrainQueue(1u << 30, 0));
+  EXPECT_EQ(counters_.syslog_received, 9u);
+  EXPECT_TRUE(rx.DrainQueue(1u << 30, 0));
+  EXPECT_EQ(counters_.syslog_received, 10u);
+  EXPECT_TRUE(rx.DrainQueue(1u << 30, 0));  // stopped by the slice, the queue just emptied
+  EXPECT_FALSE(rx.DrainQueue(1u << 30, 0));
+  EXPECT_EQ(counters_.syslog_received, 11u);
   rx.StopThread();
   close(sv[0]);
   close(sv[1]);
   auto got = Flushed();
-  ASSERT_EQ(got.size(), 8u);
+  ASSERT_EQ(got.size(), 11u);
   for (int i = 0; i < 8; i++) EXPECT_EQ(got[size_t(i)].pid, uint32_t(getpid()));
 }
 

@@ -61,6 +61,7 @@ struct Config {
   uint32_t max_sites_per_connection{};  // max_sites_per_connection
   uint64_t stall_timeout_ms{};          // stall_timeout
   uint32_t read_budget{};               // read_budget (bytes per wakeup per connection)
+  uint64_t read_slice_ms{};             // read_slice (work per wakeup per connection)
   uint32_t max_app{};                   // max_app (longer HELLO labels are cut)
   uint64_t shutdown_timeout_ms{};       // shutdown_timeout
   uint64_t max_memory{};                // max_memory (all connection state together)
