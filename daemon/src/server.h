@@ -138,6 +138,7 @@ class Server {
   KernelInput kernel_;
   std::vector<Conn *> conns_;
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
+  std::unordered_map<uint32_t, uint32_t> conns_by_pid_;  // ... per peer pid (ReadConn)
   std::vector<Conn *> readers_;                          // connections that are reads
   std::unordered_map<uint32_t, uint32_t> readers_by_uid_;
   int reserve_fd_ = -1;  // /dev/null, given up on EMFILE

@@ -144,14 +144,17 @@ Server::Conn *Server::AddConn(int fd, Peer peer) {
   peer.unit = ReadUnit(peer.pid);
   if (peer.uid != 0) peer.groups = PeerGroups(fd);  // who may have STATS (session.cc)
   conns_by_uid_[peer.uid]++;
+  conns_by_pid_[peer.pid]++;
   auto *c = new Conn;
   c->server = this;
   c->fd = fd;
+  c->pid = peer.pid;
   c->accepted_ms = uv_now(&loop_);
   c->session = std::make_unique<Session>(&ctx_, CurrentLimits(), std::move(peer));
   if (int rc = uv_poll_init(&loop_, &c->poll, fd); rc < 0) {
     spdlog::error("uv_poll_init: {}", uv_strerror(rc));
     if (--conns_by_uid_[c->session->peer().uid] == 0) conns_by_uid_.erase(c->session->peer().uid);
+    if (--conns_by_pid_[c->pid] == 0) conns_by_pid_.erase(c->pid);
     close(fd);
     delete c;
     return nullptr;

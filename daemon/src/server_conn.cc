@@ -47,12 +47,20 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
 // 256 KiB of its lines held the loop for tens of ms at once, and every
 // other client waited that long for each of its turns. Read in pieces of
 // kReadChunk (32 KiB: a read() more per ~40 us of native records stored,
-// about 1%), the slice is checked after each. Memory stays bounded without
-// pausing reads: every complete frame is written to the ring synchronously
-// and only a partial frame (<= max_frame + 4) is kept.
+// about 1%), the slice is checked after each. Not while the peer's process
+// holds another connection: a client that reconnected (liblogsink after a
+// send timeout) may have records on the old one, unread, older than those
+// on the new one; the old one's socket buffer (~208 KiB) read whole in
+// one wakeup, as before the slice, keeps each thread's records in order.
+// Memory stays bounded without pausing reads: every complete frame is
+// written to the ring synchronously and only a partial frame
+// (<= max_frame + 4) is kept.
 void Server::ReadConn(Conn *c, size_t budget) {
   uint64_t now = uv_now(&loop_);
-  const uint64_t start = uv_hrtime(), slice = cfg_.read_slice_ms * 1000000;
+  const uint64_t start = uv_hrtime();
+  auto pid = conns_by_pid_.find(c->pid);
+  const uint64_t slice =
+      pid != conns_by_pid_.end() && pid->second > 1 ? UINT64_MAX : cfg_.read_slice_ms * 1000000;
   size_t total = 0;
   while (total < budget) {
     size_t want = std::min(rbuf_.size(), budget - total);
@@ -180,6 +188,8 @@ void Server::CloseConn(Conn *c) {
   uint32_t uid = c->session->peer().uid;
   if (auto it = conns_by_uid_.find(uid); it != conns_by_uid_.end() && --it->second == 0)
     conns_by_uid_.erase(it);
+  if (auto it = conns_by_pid_.find(c->pid); it != conns_by_pid_.end() && --it->second == 0)
+    conns_by_pid_.erase(it);
   if (c->from_backlog && backlog_open_-- == kBacklogAtOnce && backlog_listening_)
     uv_poll_start(&listen_poll_, UV_READABLE, OnListenReadable);  // room for one more
   if (c->reader) {

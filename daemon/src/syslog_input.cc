@@ -15,6 +15,8 @@ bool SyslogInput::Start(uv_loop_t *loop) {
   async_.data = this;
   uv_timer_init(loop, &timer_);
   timer_.data = this;
+  uv_idle_init(loop, &idle_);
+  idle_.data = this;
   if (int e = rx_.StartThread(&async_); e != 0) {
     spdlog::critical("syslog socket: cannot start the receive thread: {}", strerror(e));
     return false;
@@ -50,6 +52,7 @@ void SyslogInput::Announce() const {
 void SyslogInput::OnQueued(uv_async_t *h) {
   auto *in = static_cast<SyslogInput *>(h->data);
   if (in->stopping_) return;
+  if (uv_is_active(reinterpret_cast<uv_handle_t *>(&in->idle_))) return;  // stored next turn
   if (in->rx_.queued_bytes() < kSyslogQueueBytes / 2) {
     if (!uv_is_active(reinterpret_cast<uv_handle_t *>(&in->timer_)))
       uv_timer_start(&in->timer_, OnTimer, kSyslogStoreDelayMs, 0);
@@ -73,7 +76,17 @@ void SyslogInput::OnTimer(uv_timer_t *t) {
       return;
     }
   }
-  if (more) uv_timer_start(t, OnTimer, 0, 0);
+  // The rest at the next turn, after the loop polled the connections: an
+  // idle handle runs once per turn (and keeps the poll from waiting). Not
+  // a timer of 0 ms: started from its own callback, libuv before 1.48 runs
+  // it again in the same pass, so the budget never gave the loop back.
+  if (more) uv_idle_start(&in->idle_, OnIdle);
+}
+
+void SyslogInput::OnIdle(uv_idle_t *h) {
+  auto *in = static_cast<SyslogInput *>(h->data);
+  uv_idle_stop(h);
+  OnTimer(&in->timer_);
 }
 
 // The receive thread stops first: datagrams already sent were sent before
@@ -95,6 +108,7 @@ void SyslogInput::Close() {
         "syslog socket: {} datagrams received but not stored: shutdown_timeout ({} ms) passed", n,
         cfg_->shutdown_timeout_ms);
   uv_close(reinterpret_cast<uv_handle_t *>(&timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t *>(&idle_), nullptr);
   CloseListener(socket_);
 }
 

@@ -43,12 +43,14 @@ class SyslogInput {
  private:
   static void OnQueued(uv_async_t *h);
   static void OnTimer(uv_timer_t *t);
+  static void OnIdle(uv_idle_t *h);
 
   const config::Config *cfg_;
   Listener *socket_;
   SyslogReceiver rx_;
   uv_async_t async_;  // the receive thread: datagrams queued
   uv_timer_t timer_;  // stores them (OnQueued, OnTimer)
+  uv_idle_t idle_;    // stores the rest at the loop's next turn (OnIdle)
   bool stopping_ = false, draining_ = false;
 };
 
