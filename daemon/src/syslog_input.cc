@@ -78,8 +78,9 @@ void SyslogInput::OnTimer(uv_timer_t *t) {
   }
   // The rest at the next turn, after the loop polled the connections: an
   // idle handle runs once per turn (and keeps the poll from waiting). Not
-  // a timer of 0 ms: started from its own callback, libuv before 1.48 runs
-  // it again in the same pass, so the budget never gave the loop back.
+  // a timer of 0 ms: started from its own callback, Debian 12's libuv
+  // (1.44) runs it again in the same pass, so the budget never gave the
+  // loop back.
   if (more) uv_idle_start(&in->idle_, OnIdle);
 }
 
