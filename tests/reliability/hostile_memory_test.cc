@@ -82,6 +82,7 @@ TEST(HostileMemory, BoundHoldsAndTheOtherUidLandsEverything) {
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);  // the attacker must reach the socket
   Daemon d(dir, {"--size", "1MiB"},
            "[limits]\nmax_memory = \"8MiB\"\nmax_memory_per_uid = \"4MiB\"\n");
+  d.child_setup = SmallQuarantine;
   ASSERT_TRUE(d.Start()) << d.Stderr();
   Client good(d.socket);
   ASSERT_TRUE(good.Send(Hello(1, "good") + Intern(1, 6, 1, "good %d", "g.c")));
@@ -109,8 +110,12 @@ TEST(HostileMemory, BoundHoldsAndTheOtherUidLandsEverything) {
   uint64_t peak_kib = StatusKiB(d.pid(), "VmHWM");
   EXPECT_GT(stats["err_memory"], 0u);
   EXPECT_EQ(stats["err_replies_unread"], 10u);
-  // ASan's redzones and quarantine make each charged byte cost more.
-  EXPECT_LE(peak_kib, base_kib + (Small() ? 3 : 1) * (kMaxMemory >> 10) + 4096)
+  // Under ASan each charged byte costs more (redzones), and up to 16 MiB of
+  // freed buffers wait in its quarantine: how many depends on the daemon's
+  // read pieces and the machine's timing, not on what it holds (measured
+  // there: +19 to +34 MiB; in a Release build +4.6 MiB).
+  const uint64_t asan_kib = kAsanBuild ? 16384 + 2 * (kMaxMemory >> 10) : 0;
+  EXPECT_LE(peak_kib, base_kib + (kMaxMemory >> 10) + asan_kib + 4096)
       << "peak RSS " << peak_kib << " KiB, baseline " << base_kib << " KiB";
   // The attacker is gone: once the daemon has seen its connections close
   // (their EOFs may still be queued behind the good client's frames), only

@@ -30,18 +30,6 @@ constexpr int kEach = 20;  // connections of each hostile kind
 constexpr uint64_t kRssRiseBoundKiB = (kAsanBuild ? 96 : 48) * 1024;
 constexpr uint64_t kRssBoundKiB = (kAsanBuild ? 192 : 64) * 1024;
 
-// ASan keeps freed blocks in a quarantine of up to 256 MiB before reusing
-// them, so with its default the peak grows with the number of connections
-// the hostile thread manages to open (more on a loaded machine), not with
-// what the daemon holds. A small fixed quarantine keeps the bound about the
-// daemon.
-void SmallQuarantine() {
-  if (!kAsanBuild) return;
-  const char *o = getenv("ASAN_OPTIONS");
-  std::string v = o ? std::string(o) + ":" : "";
-  setenv("ASAN_OPTIONS", (v + "quarantine_size_mb=16").c_str(), 1);
-}
-
 std::string HelloFrame() { return logsink::test::Hello(1, "hostile"); }
 
 // The hostile kinds, one connection each; each returns whether the daemon
