@@ -207,7 +207,10 @@ void Server::CloseConn(Conn *c) {
 }
 
 // Half frames and silent connections are judged a quarter of
-// stall_timeout apart (5 ms to 1 s).
+// stall_timeout apart (5 ms to 1 s). The verdict is about the client: a
+// connection with bytes waiting in its socket is not judged (the daemon
+// owes it a read: a long turn elsewhere, its read_slice or read_budget, or
+// the timer running first after a wakeup); the next read tells.
 void Server::StartStallTimer() {
   uint64_t period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
   uv_timer_start(&stall_timer_, OnStallTimer, period, period);
@@ -219,16 +222,19 @@ void Server::OnStallTimer(uv_timer_t *t) {
   // Backwards: CloseConn moves the last connection into the freed index.
   for (size_t i = s->conns_.size(); i-- > 0;) {
     Conn *c = s->conns_[i];
-    if (c->session->partial() && now - c->session->partial_since_ms() >= s->cfg_.stall_timeout_ms) {
+    const bool partial = c->session->partial();
+    const uint64_t since = partial ? c->session->partial_since_ms() : c->accepted_ms;
+    if (now - since < s->cfg_.stall_timeout_ms || (!partial && c->session->any_frame()) ||
+        Readable(c->fd))
+      continue;
+    if (partial) {
       c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
                                                   now - c->session->partial_since_ms()));
-      s->CloseConn(c);
-    } else if (!c->session->any_frame() && !c->session->partial() &&
-               now - c->accepted_ms >= s->cfg_.stall_timeout_ms) {
+    } else {
       c->session->Fail(Err::kStalled,
                        fmt::format("no frame within {} ms of connecting", now - c->accepted_ms));
-      s->CloseConn(c);
     }
+    s->CloseConn(c);
   }
 }
 

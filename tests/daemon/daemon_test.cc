@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -679,6 +680,40 @@ TEST(Daemon, AConnectionsReadStopsAtItsSliceAndLosesNothing) {
   auto got = ReadRing(d.ring);
   ASSERT_EQ(got.size(), size_t(n));
   for (int i = 0; i < n; i++) ASSERT_EQ(Ints(got[i].args.substr(0, 3))[0], i);
+}
+
+// stall_timeout judges the client, not the daemon: a frame whose rest
+// waits unread in the socket (the daemon busy elsewhere, or stopped, past
+// the timeout) is not stalled. The daemon holds the start of a ~26 KiB
+// frame and is stopped while the rest is sent; resumed, it reads 4 KiB a
+// turn (read_budget), and the stall timer, long due, runs between turns
+// with the rest of the frame still in the socket.
+TEST(Daemon, AFrameWhoseRestWaitsUnreadIsNotJudgedStalled) {
+  constexpr auto kStall = std::chrono::milliseconds(100);
+  TempDir dir;
+  Daemon d(dir, {"--size", "8MiB"},
+           "[limits]\nstall_timeout = \"100ms\"\nread_budget = \"4KiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client c(d.socket);
+  ASSERT_TRUE(c.Send(Hello(1, "late") + Intern(1, 6, 1, "n %d %s", "l.c")));
+  std::vector<Rec> recs;
+  for (int i = 0; i < 100; i++)
+    recs.push_back({1, kT0 + uint64_t(i), {Arg::I(i), Arg::S(std::string(250, 'x'))}});
+  const std::string frame = Records(1, recs);
+  ASSERT_GT(frame.size(), 6u * (4u << 10));
+  ASSERT_TRUE(c.Send(frame.substr(0, 100)));
+  ASSERT_TRUE(c.WaitRead());  // the daemon holds the start of the frame
+  const auto held = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
+  ASSERT_TRUE(c.Send(frame.substr(100)));
+  // Not a synchronization: the stall clock must pass its timeout (and a
+  // timer period) while the rest of the frame waits in the socket.
+  std::this_thread::sleep_until(held + 3 * kStall);
+  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
+  EXPECT_EQ(c.Stats()["next_record_seq"], 100u) << "the connection was closed";
+  EXPECT_EQ(Client(d.socket).Stats()["err_stalled"], 0u);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  EXPECT_EQ(ReadRing(d.ring).size(), 100u);
 }
 
 // Hundreds of connections still in the listen backlog at SIGTERM (the daemon
