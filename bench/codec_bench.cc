@@ -943,13 +943,17 @@ int main(int argc, char **argv) {
         }
         printf("%-15s rep %d: written %9" PRIu64 ", kept %9" PRIu64
                ", write %6.1f ns/rec (CPU %6.1f), read %8s rec/s, raw/stored %5.2fx, packs %" PRIu64
-               " splits %" PRIu64 " blocks %" PRIu64 ", verified %" PRIu64 "\n",
+               " splits %" PRIu64 " blocks %" PRIu64
+               ", compressed %.2fx per byte, verified %" PRIu64 "\n",
                k.c_str(), rep + 1, r.written, r.kept, r.write_ns, r.write_cpu_ns,
                Si(r.read_rps).c_str(),
                r.ws.sealed_stored_bytes
                    ? double(r.ws.sealed_raw_bytes) / double(r.ws.sealed_stored_bytes)
                    : NAN,
-               r.ws.packs, r.ws.splits, r.ws.blocks_written, r.verified);
+               r.ws.packs, r.ws.splits, r.ws.blocks_written,
+               r.ws.sealed_raw_bytes ? double(r.ws.compressed_bytes) / double(r.ws.sealed_raw_bytes)
+                                     : 0.0,
+               r.verified);
         fflush(stdout);
         rows[k].runs.push_back(r);
       }

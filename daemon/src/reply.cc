@@ -39,6 +39,9 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("rescued", s.rescued);
   f("evicted_for_rescue", s.evicted_for_rescue);
   f("flushes", s.flushes);
+  f("sealed_raw_bytes", s.sealed_raw_bytes);
+  f("sealed_stored_bytes", s.sealed_stored_bytes);
+  f("compressed_bytes", s.compressed_bytes);
   f("syncs", c.syncs);
   f("sync_errors", c.sync_errors);
   f("write_errors", c.write_errors);

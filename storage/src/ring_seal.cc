@@ -79,6 +79,7 @@ bool RingWriter::Impl::Pack() {
       ZSTD_CCtx_refCDict(cctx, cdict);
       // dst holds exactly the slot's room: a payload that would not fit
       // fails with dstSize_tooSmall instead of being written anywhere.
+      stats_.compressed_bytes += raw;
       size_t r = ZSTD_compress2(cctx, dst, room, src, raw);
       codec = cdict ? LS_CODEC_ZSTD_DICT : LS_CODEC_ZSTD;
       if (cdict && ZSTD_isError(r)) {
@@ -90,6 +91,7 @@ bool RingWriter::Impl::Pack() {
       }
       c = ZSTD_isError(r) ? 0 : r;
     } else {
+      stats_.compressed_bytes += raw;
       int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
                                    reinterpret_cast<char *>(dst), int(raw), int(room));
       c = r > 0 ? size_t(r) : 0;

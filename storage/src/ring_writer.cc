@@ -47,6 +47,7 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
     out->sealed_raw_bytes += s.sealed_raw_bytes;
     out->sealed_stored_bytes += s.sealed_stored_bytes;
     out->packs += s.packs;
+    out->compressed_bytes += s.compressed_bytes;
     out->splits += s.splits;
     if (t->tier_ == 0 && t->dict_) {
       out->dict_id = t->dict_->id();

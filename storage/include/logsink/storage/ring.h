@@ -169,7 +169,11 @@ struct WriterStats {
   uint64_t strtab_full = 0;        // Intern() calls that returned 0
   // Compression (sealed blocks only): entry bytes in, payload bytes stored.
   uint64_t sealed_raw_bytes = 0, sealed_stored_bytes = 0;
-  uint64_t packs = 0;   // payloads compressed (several per block: see FORMAT.md)
+  uint64_t packs = 0;  // payloads compressed (several per block: see FORMAT.md)
+  // Entry bytes given to the compressor: with sealed_raw_bytes, how many
+  // times each byte was compressed (zstd: once, but for splits; lz4 packs
+  // the whole block each time).
+  uint64_t compressed_bytes = 0;
   uint64_t splits = 0;  // blocks whose last records moved on to the next block
   // Retention (tiered files only): records kept in tier t (1, 2) as they
   // left the tier before it, and records that left the file, by class:
