@@ -210,7 +210,10 @@ void Server::CloseConn(Conn *c) {
 // stall_timeout apart (5 ms to 1 s). The verdict is about the client: a
 // connection with bytes waiting in its socket is not judged (the daemon
 // owes it a read: a long turn elsewhere, its read_slice or read_budget, or
-// the timer running first after a wakeup); the next read tells.
+// the timer running first after a wakeup); the next read tells. Up to
+// twice stall_timeout: a client that times its bytes to be waiting at each
+// check (easy while it keeps the loop busy from other connections) does
+// not hold a half frame longer than that.
 void Server::StartStallTimer() {
   uint64_t period = std::clamp<uint64_t>(cfg_.stall_timeout_ms / 4, 5, 1000);
   uv_timer_start(&stall_timer_, OnStallTimer, period, period);
@@ -224,8 +227,9 @@ void Server::OnStallTimer(uv_timer_t *t) {
     Conn *c = s->conns_[i];
     const bool partial = c->session->partial();
     const uint64_t since = partial ? c->session->partial_since_ms() : c->accepted_ms;
-    if (now - since < s->cfg_.stall_timeout_ms || (!partial && c->session->any_frame()) ||
-        Readable(c->fd))
+    const uint64_t waited = now - since, timeout = s->cfg_.stall_timeout_ms;
+    if (waited < timeout || (!partial && c->session->any_frame()) ||
+        (waited < 2 * timeout && Readable(c->fd)))
       continue;
     if (partial) {
       c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
