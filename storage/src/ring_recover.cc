@@ -241,6 +241,7 @@ void RingWriter::Impl::AllocBuffers() {
       codec_ == LS_CODEC_NONE ? layout_.block_size : size_t(LS_BLK_RAW_FACTOR) * layout_.block_size;
   buf_.assign(cap_, 0);
   zimg_.assign(layout_.block_size, 0);
+  if (codec_ == LS_CODEC_ZSTD) zs_.assign(2 * layout_.block_size, 0);
   scratch_.resize(layout_.block_size);
   evict_img_.assign(layout_.block_size, 0);
   newest_img_.assign(layout_.block_size, 0);
@@ -402,6 +403,17 @@ Status RingWriter::Impl::ResumeTier() {
   std::memset(buf_.data() + cur_.used, 0, cap_ - cur_.used);
   opened_ns_ = cur_.opened ? layout_.created_ns + uint64_t(cur_.opened - 1) * 1000000000ull : 0;
   packed_used_ = 0;
+  if (res != BlockCursor::kMalformed) {
+    // Its image as stored is the packed image of these entries (Split
+    // falls back on it: packed again in one piece they may take more).
+    std::memcpy(zimg_.data(), newest_img.data(), layout_.block_size);
+    pk_codec_ = h.codec;
+    pk_stored_ = h.used - LS_BLK_HDR;
+    packed_used_ = cur_.used;
+  }
+  zs_in_ = 0;  // compressed again from its start, as it was: with or without the dictionary
+  zs_use_dict_ = h.codec == LS_CODEC_ZSTD_DICT;
+  zs_pick_dict_ = false;
   SetLimit();
   fit_used_ = cur_.used;  // it was stored, so it packs
   limit_ = std::max(limit_, size_t(cur_.used));

@@ -237,6 +237,9 @@ class RingWriter::Impl {
   // Compresses the current entries into the slot image (once per content).
   // false: they no longer fit one slot.
   bool Pack();
+  // zstd's part of Pack: the frame for the current entries into dst (at
+  // most room bytes); 0 when it does not fit (or cannot be made).
+  size_t StreamZstd(size_t raw, uint8_t *dst, size_t room);
   // Writes the packed current block (Pack() returned true) with flags.
   Status WriteCurrent(uint32_t flags);
   // Room for an entry of `need` bytes that passes limit_: raises the limit
@@ -325,7 +328,15 @@ class RingWriter::Impl {
   bool dict_blocks_ = false;   // ScanTier found a valid block compressed with a dictionary
   void *cctx_ = nullptr;       // ZSTD_CCtx, reused
   std::vector<uint8_t> zimg_;  // the slot image of a compressed block
-  size_t packed_used_ = 0;     // cur_.used that zimg_ / pk_* describe (0: none)
+  // zstd compresses the current block as a stream (StreamZstd): each Pack
+  // feeds only the entries added since the last one. zs_ holds the frame
+  // so far; zs_in_ entry bytes went in (0: the next Pack starts a frame).
+  std::vector<uint8_t> zs_;
+  size_t zs_in_ = 0, zs_out_ = 0;
+  bool zs_broken_ = false;    // output past zs_: packs no more (Split starts again)
+  bool zs_use_dict_ = false;  // this block's frames use the dictionary
+  bool zs_pick_dict_ = true;  // a new block: its first frame decides zs_use_dict_
+  size_t packed_used_ = 0;    // cur_.used that zimg_ / pk_* describe (0: none)
   // The longest content of the current block known to pack (everything a
   // flush or a reopen may have shown readers): Split never cuts below it.
   size_t fit_used_ = LS_BLK_HDR;

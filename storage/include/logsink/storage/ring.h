@@ -171,8 +171,9 @@ struct WriterStats {
   uint64_t sealed_raw_bytes = 0, sealed_stored_bytes = 0;
   uint64_t packs = 0;  // payloads compressed (several per block: see FORMAT.md)
   // Entry bytes given to the compressor: with sealed_raw_bytes, how many
-  // times each byte was compressed (zstd: once, but for splits; lz4 packs
-  // the whole block each time).
+  // times each byte was compressed (zstd: once, but for splits and a
+  // reopened partial block; lz4 packs the whole block each time). Records
+  // kept into tiers 1 and 2 are compressed and sealed there again.
   uint64_t compressed_bytes = 0;
   uint64_t splits = 0;  // blocks whose last records moved on to the next block
   // Retention (tiered files only): records kept in tier t (1, 2) as they
