@@ -171,7 +171,11 @@ size_t RingWriter::Impl::StreamZstd(size_t raw, uint8_t *dst, size_t room) {
     stats_.compressed_bytes += in.size;
     const size_t r = ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_flush);
     if (ZSTD_isError(r) || r != 0 || in.pos != in.size) {
-      zs_broken_ = true;  // did not fit zs_ (two slots): far past the slot anyway
+      // Did not fit zs_ (two slots): far past the slot anyway. The stream
+      // is unusable from here: a content of this size or more packs no
+      // more, a shorter one (Split cutting back) starts a new frame.
+      zs_broken_ = true;
+      zs_in_ = raw;
       return 0;
     }
     zs_in_ = raw;
