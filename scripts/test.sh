@@ -47,7 +47,7 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -E '^systemd_deb$'  # sanitizer options: CMakePresets.json
 
-stage "3/6 TSan: client threading tests, the daemon's syslog receive thread (preset tsan)"
+stage "3/6 TSan: client threading tests, the daemon's syslog receive thread, the ring's writer thread (preset tsan)"
 # The preset leaves out the install test (builds with the system compiler) and
 # the fork test: TSan does not support a threaded process that forks and
 # starts threads in the child ("starting new threads after multi-threaded
@@ -75,6 +75,7 @@ BUILD_DIR=build/bench-release bash bench/forward/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/python/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/text/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/visibility/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/writer_thread/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/storm/run.sh --smoke  # as root (CI is)
 
 stage "6/6 private checkout: plain Release build, ctest, .deb packages, lintian"

@@ -17,6 +17,8 @@
 
 namespace logsink::daemon {
 
+class WriteWake;  // durability.h
+
 // The rate limiter's kind for storage and accept errors (one past the Err kinds):
 // they are rare and come from the disk or the kernel, not from one client.
 constexpr int kLogKindWrite = int(Err::kCount);
@@ -36,7 +38,8 @@ struct ParsedRecord {
 
 struct Context {
   storage::RingWriter *writer = nullptr;
-  TextSites *text = nullptr;  // free-text records (text streams, syslog, kernel)
+  WriteWake *write_wake = nullptr;  // with the writer thread (durability.h)
+  TextSites *text = nullptr;        // free-text records (text streams, syslog, kernel)
   // The ring file as RING replies name it: its absolute path, and its
   // stat(2) st_dev and st_ino.
   std::string ring_path;

@@ -41,6 +41,12 @@ void Durability::Start(uv_loop_t *loop) {
     t->data = this;
   }
   // flush_timer_ is one-shot, armed by AfterWrites() when records wait.
+  if (ctx_->write_wake && cfg_->write_queue > 0) {
+    uv_async_init(loop_, &written_, OnWritten);
+    written_.data = this;
+    ctx_->write_wake->Attach(&written_);
+    wake_attached_ = true;
+  }
   StartFsyncTimer();
   sync_policy_.Reset(cfg_->fsync, ctx_->writer->stats());
 }
@@ -60,6 +66,24 @@ void Durability::Reload() {
 void Durability::Close() {
   for (uv_timer_t *t : {&flush_timer_, &fsync_timer_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);
+  if (wake_attached_) {
+    ctx_->write_wake->Attach(nullptr);
+    uv_close(reinterpret_cast<uv_handle_t *>(&written_), nullptr);
+    wake_attached_ = false;
+  }
+}
+
+void Durability::OnWritten(uv_async_t *a) {
+  // The turn this wakeup makes runs OnBeforeWait: followers read on.
+  CountWriterErrors(static_cast<Durability *>(a->data)->ctx_);
+}
+
+void CountWriterErrors(Context *ctx) {
+  std::string why;
+  if (const uint64_t n = ctx->writer->TakeErrors(&why)) {
+    ctx->counters->write_errors += n;
+    ctx->log_limit.Log(kLogKindWrite, spdlog::level::err, "writing failed ({} times): {}", n, why);
+  }
 }
 
 uint64_t Durability::FlushGapNs() const {
@@ -94,12 +118,17 @@ void Durability::OnFlushTimer(uv_timer_t *t) {
   if (d->ctx_->writer->dirty()) d->FlushWhenDue();
 }
 
-void Durability::FlushNow() {
+void Durability::FlushNow(bool wait) {
   uv_timer_stop(&flush_timer_);
   const uint64_t start = uv_hrtime();
-  storage::Status st = ctx_->writer->Flush();
+  const bool thread = cfg_->write_queue > 0;
+  storage::Status st = thread && !wait ? ctx_->writer->Post() : ctx_->writer->Flush();
   last_flush_end_ns_ = uv_hrtime();
   last_flush_cost_ns_ = last_flush_end_ns_ - start;
+  if (thread) {
+    CountWriterErrors(ctx_);  // the thread's, st among them: counted once
+    return;
+  }
   if (!st.ok()) {
     ctx_->counters->write_errors++;
     ctx_->log_limit.Log(kLogKindWrite, spdlog::level::err, "flush failed: {}", st.message());

@@ -8,12 +8,38 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <mutex>
 
 #include "context.h"
 #include "logsink/config/config.h"
 #include "sync_policy.h"
 
 namespace logsink::daemon {
+
+// Wakes the loop when the ring's writer thread has written a batch
+// (storage::WriterOptions::on_written, called on that thread), so that
+// followers read on and the thread's errors are counted at once rather
+// than at the loop's next event. Made before the writer, so it outlives
+// the writer's thread; the loop attaches its handle while it runs.
+class WriteWake {
+ public:
+  void Ring() {
+    std::lock_guard lock(mu_);
+    if (async_) uv_async_send(async_);
+  }
+  void Attach(uv_async_t *async) {
+    std::lock_guard lock(mu_);
+    async_ = async;
+  }
+
+ private:
+  std::mutex mu_;
+  uv_async_t *async_ = nullptr;
+};
+
+// The writer thread's failed calls since the last look: counted
+// (write_errors) and logged.
+void CountWriterErrors(Context *ctx);
 
 class Durability {
  public:
@@ -38,8 +64,10 @@ class Durability {
   // check.
   void AfterWrites();
   // Writes the partial block now (one pwrite) and notes when and at what
-  // cost.
-  void FlushNow();
+  // cost. With the writer thread ([writer] queue), asks the thread to
+  // write it and goes on, unless wait: then returns once the thread has
+  // written everything stored so far (a text stream's acknowledgment).
+  void FlushNow(bool wait = false);
   // After a SIGHUP changed the configuration: the fsync policy and timer,
   // and the gap of a flush that waits.
   void Reload();
@@ -52,6 +80,7 @@ class Durability {
   static void OnFlushTimer(uv_timer_t *t);
   static void OnFsyncTimer(uv_timer_t *t);
   static void OnSyncDone(uv_fs_t *req);
+  static void OnWritten(uv_async_t *a);
   void StartFsyncTimer();
   uint64_t FlushGapNs() const;
   void FlushWhenDue();
@@ -61,6 +90,8 @@ class Durability {
   const config::Config *cfg_;
   uv_loop_t *loop_ = nullptr;
   uv_timer_t flush_timer_, fsync_timer_;
+  uv_async_t written_;  // WriteWake's, with the writer thread
+  bool wake_attached_ = false;
   // The last partial-block write: when it ended and what it cost
   // (uv_hrtime, ns); the next one waits FlushGapNs() after it.
   uint64_t last_flush_end_ns_ = 0, last_flush_cost_ns_ = 0;

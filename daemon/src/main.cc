@@ -218,15 +218,18 @@ storage::WriterOptions WriterOptionsOf(const config::Config &cfg) {
   config::ParseLevelName(cfg.kept_level, &wo.kept_level);
   config::ParseLevelName(cfg.error_level, &wo.error_level);
   wo.fairness = cfg.fairness;
+  wo.queue_bytes = cfg.write_queue;
   return wo;
 }
 
 // Step 5: the ring writer; nullptr (the reason logged) when the ring cannot
 // be opened or created.
-std::unique_ptr<storage::RingWriter> OpenRing(const config::Config &cfg) {
+std::unique_ptr<storage::RingWriter> OpenRing(const config::Config &cfg, daemon::WriteWake *wake) {
   std::unique_ptr<storage::RingWriter> writer;
-  storage::Status s = storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file,
-                                                WriterOptionsOf(cfg), &writer);
+  storage::WriterOptions wo = WriterOptionsOf(cfg);
+  wo.on_written = [wake] { wake->Ring(); };
+  storage::Status s =
+      storage::RingWriter::Open(storage::Env::Default(), cfg.ring_file, wo, &writer);
   if (!s.ok()) {
     if (s.IsMismatch())
       spdlog::critical(
@@ -294,13 +297,15 @@ int main(int argc, char **argv) {
   StartLogging(cfg);
   Sockets sockets;
   if (!OpenSockets(cfg, cli.create_dirs, &sockets)) return 1;
-  std::unique_ptr<storage::RingWriter> writer = OpenRing(cfg);
+  daemon::WriteWake wake;  // outlives the writer's thread, which rings it
+  std::unique_ptr<storage::RingWriter> writer = OpenRing(cfg, &wake);
   if (!writer) {
     sockets.Close();
     return 1;
   }
   // Step 6: serve until SIGTERM/SIGINT and the drain.
-  daemon::Server server(cfg, writer.get(), &sockets.stream, ReloadWith(cli), &sockets.syslog);
+  daemon::Server server(cfg, writer.get(), &sockets.stream, ReloadWith(cli), &sockets.syslog,
+                        &wake);
   int rc = server.Run();
   if (!FinalFlush(writer.get(), cfg)) rc = 1;
   sockets.Close();

@@ -42,6 +42,9 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("sealed_raw_bytes", s.sealed_raw_bytes);
   f("sealed_stored_bytes", s.sealed_stored_bytes);
   f("compressed_bytes", s.compressed_bytes);
+  f("write_queue_batches", s.queue_batches);
+  f("write_queue_waits", s.queue_waits);
+  f("write_queue_wait_us", s.queue_wait_ns / 1000);
   f("syncs", c.syncs);
   f("sync_errors", c.sync_errors);
   f("write_errors", c.write_errors);

@@ -22,7 +22,7 @@ constexpr size_t kReadChunk = 32u << 10;  // one read() at most (see ReadConn)
 }  // namespace
 
 Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener,
-               Reload reload, Listener *syslog)
+               Reload reload, Listener *syslog, WriteWake *wake)
     : cfg_(cfg),
       writer_(writer),
       listener_(listener),
@@ -31,6 +31,7 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
       durability_(&ctx_, &cfg_),
       kernel_(&ctx_, &cfg_) {
   ctx_.writer = writer_;
+  ctx_.write_wake = wake;
   ctx_.text = &text_;
   counters_.started_mono_ns = uv_hrtime();  // CLOCK_MONOTONIC, as uptime_ms reads it
   // RING replies name the file absolutely, whatever the client's directory.

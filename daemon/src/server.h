@@ -49,8 +49,10 @@ class Server {
   using Reload = std::function<bool(config::Config *)>;
 
   // syslog: the syslog datagram socket, or nullptr (or fd -1) for none.
+  // wake: what the writer's thread rings after it wrote (the writer's
+  // WriterOptions::on_written), or nullptr without the thread.
   Server(const config::Config &cfg, storage::RingWriter *writer, Listener *listener, Reload reload,
-         Listener *syslog = nullptr);
+         Listener *syslog = nullptr, WriteWake *wake = nullptr);
   ~Server();
   Server(const Server &) = delete;
   Server &operator=(const Server &) = delete;

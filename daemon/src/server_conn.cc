@@ -117,11 +117,13 @@ void Server::EndStream(Conn *c, bool eof) {
     return;
   }
   if (!c->session->text()) {
-    if (eof && writer_->dirty()) durability_.FlushNow();
+    if (eof && writer_->dirty()) durability_.FlushNow(true);
   } else {
     c->session->Finish();
     uint64_t errors = counters_.write_errors;
-    if (writer_->dirty()) durability_.FlushNow();
+    // (With the writer thread, records a timer's flush handed it may be
+    // unwritten yet: it is waited for even when nothing is new.)
+    if (writer_->dirty() || cfg_.write_queue > 0) durability_.FlushNow(true);
     // No acknowledgment when the lines could not be written: the client
     // then reports that it has none (logctl send fails).
     if (eof && counters_.write_errors == errors) {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "durability.h"
 #include "inline_site.h"
 #include "log_escape.h"
 #include "logsink/proto/codec.h"
@@ -174,6 +175,11 @@ bool Session::HandleFrame(const ls_frame &f) {
         return false;
       }
       ctx_->counters->stats_requests++;
+      // Counting every record stored before the request (with the writer
+      // thread: once it has appended them; the loop waits for at most the
+      // queue's bound of work, which it would have done itself without it).
+      ctx_->writer->Drain();
+      CountWriterErrors(ctx_);
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
       return true;
     case LS_F_RING_REQ:  // allowed before HELLO too (logctl finding the ring)

@@ -111,7 +111,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
   const Source *src = rec.source;
   if (src && rec.site_id != 0 && rec.truncated == 0 && cur_.count != 0 &&
       rec.args_len < layout_.block_size &&
-      (rec.site_id <= sites_ || rec.site_id <= (sites_ = stp_->last_id()))) {
+      (rec.site_id <= sites_ || rec.site_id <= (sites_ = LastSiteId()))) {
     const uint64_t id = src->id;
     const bool new_src = !has_src_ || src_ != id;
     if (!new_src || Declared(id)) {
@@ -161,7 +161,7 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
 
 Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
   if (!rec.source) return Status::InvalidArgument("record without a source");
-  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > stp_->last_id()) {
+  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > LastSiteId()) {
     return Status::InvalidArgument("record with an unknown site id " + std::to_string(rec.site_id));
   }
   for (;;) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "locked_file.h"
 #include "ring_reader_impl.h"
 #include "superblock.h"
 #include "verify.h"
@@ -53,6 +54,10 @@ class RingReader::Impl {
     path_ = path;
     reporter_ = reporter;
     file_ = std::move(file);
+    // The writer in this process writes on a thread of its own: no read
+    // overlaps one of its writes (so none sees a block half written).
+    if (std::mutex *mu = opts.tails_from ? opts.tails_from->io_lock() : nullptr)
+      file_ = LockFile(std::move(file_), mu);
     internal::Superblock sb;
     Status s = internal::ReadSuperblock(file_.get(), path, &sb);
     if (!s.ok()) return s;

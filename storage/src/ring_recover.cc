@@ -103,6 +103,7 @@ Status RingWriter::Impl::MakeTiers(const WriterOptions &opts) {
     impl->env_ = env_;
     impl->f_ = f_;
     impl->stp_ = &st_;
+    impl->st_mup_ = &st_mu_;
     impl->keys_ = &own_keys_;
     impl->codec_ = codec_;
     impl->level_ = level_;

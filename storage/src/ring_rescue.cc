@@ -43,6 +43,7 @@ RingWriter::Impl *RingWriter::Impl::RescueWriter() {
   w->env_ = env_;
   w->f_ = f_;
   w->stp_ = stp_;
+  w->st_mup_ = st_mup_;
   w->keys_ = keys_;
   w->codec_ = codec_;
   w->level_ = level_;

@@ -214,7 +214,7 @@ Status RingWriter::Impl::AppendAgain(const internal::DecodedRecord &r,
   // the next block can push a record near the slot size over it).
   Site site = r.inline_site;
   char sig[LS_FMT_MAX_ARGS + 1] = {};
-  if ((r.site_id == 0 || stp_->Get(r.site_id, &site)) &&
+  if ((r.site_id == 0 || SiteOf(r.site_id, &site)) &&
       ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
     sig[0] = 0;
   }

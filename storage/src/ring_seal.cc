@@ -53,7 +53,7 @@ void RingWriter::Impl::SetLimit() {
 
 uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
   Site site;
-  const uint8_t level = stp_->Get(id, &site) ? site.level : 7;
+  const uint8_t level = SiteOf(id, &site) ? site.level : 7;
   // Dense for the ids a writer normally hands out; a far id (damage retired
   // everything below it) is looked up each time rather than sizing the array by it.
   if (id < (1u << 20)) {

@@ -5,6 +5,7 @@
 // ring_retention.cc, opening and recovery in ring_recover.cc.
 #include <zstd.h>
 
+#include "ring_thread.h"
 #include "ring_writer_impl.h"
 
 namespace logsink::storage {
@@ -28,7 +29,6 @@ uint32_t RingWriter::Impl::Intern(const Site &site) {
   if (id) return id;
   // An I/O error also yields 0: the caller stores the site inline, nothing is lost.
   if (!stp_->Append(f_, site, &id).ok()) id = 0;
-  if (!id) stats_.strtab_full++;
   return id;
 }
 
@@ -39,7 +39,6 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
       out->records += s.records;
       out->bytes += s.bytes;
       out->truncated_records += s.truncated_records;
-      out->strtab_full += s.strtab_full;
       out->wraps += s.wraps;
     }
     out->blocks_written += s.blocks_written;
@@ -99,19 +98,66 @@ Status RingWriter::Open(Env *env, const std::string &path, const WriterOptions &
   Status s = impl->Open(env, path, opts);
   if (!s.ok()) return s;
   out->reset(new RingWriter(std::move(impl)));
+  if (opts.queue_bytes > 0) {
+    (*out)->thread_ =
+        std::make_unique<Thread>((*out)->impl_.get(), opts.queue_bytes, opts.on_written);
+  }
   return Status::OK();
 }
 
-uint32_t RingWriter::Intern(const Site &site) { return impl_->Intern(site); }
+// With the thread, the string table is the one part of the writer both
+// threads use: this thread is its only writer (under the lock, which the
+// thread takes to look sites up) and reads it without the lock.
+uint32_t RingWriter::Intern(const Site &site) {
+  uint32_t id;
+  if (thread_) {
+    std::unique_lock lock(impl_->st_mu_);
+    id = impl_->Intern(site);
+  } else {
+    id = impl_->Intern(site);
+  }
+  if (!id) strtab_full_++;
+  return id;
+}
 bool RingWriter::LookupSite(uint32_t id, Site *out) const { return impl_->LookupSite(id, out); }
-Status RingWriter::Append(const RecordIn &rec) { return impl_->Append(rec); }
+Status RingWriter::Append(const RecordIn &rec) {
+  if (!thread_) return impl_->Append(rec);
+  // What Append would refuse at once is refused here, before the record is queued.
+  if (!rec.source) return Status::InvalidArgument("record without a source");
+  if (rec.site_id == 0 ? !rec.inline_site : rec.site_id > impl_->last_site_id()) {
+    return Status::InvalidArgument("record with an unknown site id " + std::to_string(rec.site_id));
+  }
+  thread_->Record(rec);
+  return Status::OK();
+}
 Status RingWriter::AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count,
                                  uint64_t since_ns) {
-  return impl_->AppendDropped(src, ts_ns, count, since_ns);
+  if (!thread_) return impl_->AppendDropped(src, ts_ns, count, since_ns);
+  thread_->Dropped(src, ts_ns, count, since_ns);
+  return Status::OK();
 }
-Status RingWriter::Flush() { return impl_->FlushAll(); }
-Status RingWriter::Sync() { return impl_->Sync(); }
+Status RingWriter::Flush() { return thread_ ? thread_->Wait(true) : impl_->FlushAll(); }
+Status RingWriter::Drain() { return thread_ ? thread_->Wait(false) : Status::OK(); }
+Status RingWriter::Post() {
+  if (!thread_) return impl_->FlushAll();
+  thread_->Hand(true);
+  return Status::OK();
+}
+uint64_t RingWriter::TakeErrors(std::string *why) { return thread_ ? thread_->TakeErrors(why) : 0; }
+std::mutex *RingWriter::io_lock() const { return thread_ ? thread_->io_lock() : nullptr; }
+Status RingWriter::Sync() {
+  if (thread_) {
+    Status s = thread_->Wait(true);
+    if (!s.ok()) return s;
+  }
+  return impl_->Sync();
+}
 Status RingWriter::FinishDictionary() {
+  if (thread_) {
+    Status s =
+        thread_->Wait(true);  // the thread idle: the writer is this thread's until the next call
+    if (!s.ok()) return s;
+  }
   if (!impl_->builder_ || impl_->builder_->collecting()) return Status::OK();
   impl_->builder_->Wait();
   return impl_->DictionaryStep();
@@ -119,20 +165,28 @@ Status RingWriter::FinishDictionary() {
 const Layout &RingWriter::layout() const { return impl_->full_; }
 const WriterStats &RingWriter::stats() const {
   merged_ = WriterStats();
-  impl_->AddStats(&merged_);
+  if (thread_)
+    thread_->Stats(&merged_);
+  else
+    impl_->AddStats(&merged_);
+  merged_.strtab_full = strtab_full_;
   return merged_;
 }
 bool RingWriter::InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const {
   return impl_->InlineSiteFits(src, site, args_floor);
 }
-uint64_t RingWriter::next_record_seq() const { return impl_->cur_.first_rec + impl_->cur_.count; }
-uint64_t RingWriter::current_block_seq() const { return impl_->cur_.seq; }
+uint64_t RingWriter::next_record_seq() const {
+  if (thread_) return thread_->next_record_seq();
+  return impl_->cur_.first_rec + impl_->cur_.count;
+}
+uint64_t RingWriter::current_block_seq() const { return current_block_seq(0); }
 uint64_t RingWriter::current_block_seq(int tier) const {
+  if (thread_) return thread_->current_block_seq(tier);
   const Impl *t = impl_->Tier(tier);
   return t ? t->cur_.seq : 0;
 }
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }
-bool RingWriter::dirty() const { return impl_->AnyDirty(); }
+bool RingWriter::dirty() const { return thread_ ? thread_->dirty() : impl_->AnyDirty(); }
 const std::string &RingWriter::moved_aside() const { return impl_->moved_aside_; }
 
 }  // namespace logsink::storage

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -63,6 +64,16 @@ class RingWriter::Impl {
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
   Status Flush();
   Status Sync() { return f_->Sync(); }
+  // The file, taken out and put back (the writer thread's LockedFile): every
+  // tier (and rescue writer) writes through the one put back.
+  std::unique_ptr<File> TakeFile() { return std::move(file_); }
+  void UseFile(std::unique_ptr<File> f) {
+    file_ = std::move(f);
+    for (Impl *t = this; t; t = t->next_) {
+      t->f_ = file_.get();
+      if (t->rescue_) t->rescue_->f_ = file_.get();
+    }
+  }
   // Tier 0, after each sealed block (and RingWriter::FinishDictionary):
   // feeds the dictionary's builder (builder_, while a dictionary is being
   // made), and once it has trained one writes it into the file and uses it.
@@ -88,6 +99,12 @@ class RingWriter::Impl {
   bool dirty_ = false;
   uint64_t next_source_id_ = 1;
   std::string moved_aside_;  // where Open moved a ring of another version
+  // Guards the string table when a writer thread appends (RingWriter::Thread):
+  // the caller's thread interns (exclusive), the writer thread looks sites
+  // up (shared). The caller's own lookups need no lock: it is the table's
+  // only writer.
+  std::shared_mutex st_mu_;
+  uint32_t last_site_id() const { return st_.last_id(); }  // tier 0, the table's writer
 
  private:
   Status Create(Env *env, const std::string &path, const Layout &want, uint32_t mode);
@@ -277,7 +294,16 @@ class RingWriter::Impl {
   bool sparse_ = false;
   Impl *next_ = nullptr;
   std::vector<std::unique_ptr<Impl>> tiers_;
-  internal::StringTable *stp_ = &st_;  // tier 0's table, for every tier
+  internal::StringTable *stp_ = &st_;    // tier 0's table, for every tier
+  std::shared_mutex *st_mup_ = &st_mu_;  // tier 0's st_mu_, for every tier
+  bool SiteOf(uint32_t id, Site *out) const {
+    std::shared_lock lock(*st_mup_);
+    return stp_->Get(id, out);
+  }
+  uint32_t LastSiteId() const {
+    std::shared_lock lock(*st_mup_);
+    return stp_->last_id();
+  }
   // Sparse tiers: the number of the record being appended, and of the last one in the block.
   uint64_t rseq_ = 0, last_seq_ = 0;
   const BlockHeader *origin_ = nullptr;  // the block a kept record comes from

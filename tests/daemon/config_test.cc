@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 35);
+  EXPECT_EQ(keys, 36);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -280,6 +280,7 @@ const std::map<std::string, std::string> kOther = {
     {"ring.block_size", "\"64KiB\""},
     {"ring.compression", "\"lz4\""},
     {"ring.compression_level", "3"},
+    {"ring.write_queue", "\"1MiB\""},
     {"retention.kept_share", "0.25"},
     {"retention.error_share", "0.0"},
     {"retention.kept_level", "\"warning\""},
@@ -325,7 +326,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 35u);
+  EXPECT_EQ(names.size(), 36u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);

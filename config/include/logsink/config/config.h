@@ -37,6 +37,8 @@ struct Config {
   bool recreate = false;           // command line only (--recreate), never in TOML
   bool allow_other_owner = false;  // command line only (--allow-other-owner), never in TOML
 
+  uint64_t write_queue{};  // write_queue (bytes; 0: no writer thread)
+
   // [retention] (proto/FORMAT.md, "Tiers"); shares apply when the ring is created
   double kept_share{};      // kept_share
   double error_share{};     // error_share

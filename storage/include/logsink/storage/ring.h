@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,6 +154,15 @@ struct WriterOptions {
   // ever takes what the policy keeps).
   uint8_t kept_level = 5, error_level = 3;
   bool fairness = true;
+  // A writer thread (RingWriter, "Writer thread"): with queue_bytes > 0,
+  // Append and AppendDropped copy the record into a queue of at most about
+  // queue_bytes bytes and return; a thread of the writer's own appends,
+  // seals, compresses and writes it, in order. 0: the caller's thread does
+  // all of it within each call.
+  size_t queue_bytes = 0;
+  // With the thread: called on it after each batch of the queue it wrote
+  // (for a caller that sleeps until then, such as an event loop's wakeup).
+  std::function<void()> on_written;
 };
 
 // Parses "none", "zstd", "lz4" into LS_CODEC_*; false for anything else.
@@ -192,6 +202,11 @@ struct WriterStats {
   // whether training one failed (the writer then compresses without one).
   uint32_t dict_id = 0, dict_bytes = 0;
   bool dict_failed = false;
+  // The writer thread's queue (WriterOptions::queue_bytes): batches handed
+  // to it, times the caller waited because the queue was full and how long
+  // in all, and calls that failed on the thread (their records are lost;
+  // RingWriter::TakeError says why).
+  uint64_t queue_batches = 0, queue_waits = 0, queue_wait_ns = 0, queue_errors = 0;
 };
 
 // The class of a syslog level for retention counters: 0 (0-3), 1 (4-5), 2 (6-7).
@@ -228,8 +243,26 @@ class RingWriter {
   // since since_ns).
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
   // Writes the current partial block to its slot if it changed since the last
-  // write, so readers see its records. One pwrite.
+  // write, so readers see its records. One pwrite. With the writer thread:
+  // waits until it has written everything appended before the call, and
+  // returns the first error it met since the last Flush.
   Status Flush();
+  // With the writer thread: waits until it has appended everything
+  // appended before the call (no flush of the partial block), so that
+  // stats() and next_record_seq() count it; the first error it met since
+  // the last Flush or Drain. Without: nothing to do.
+  Status Drain();
+  // Flush without waiting: with the writer thread, hands it what was
+  // appended and asks it to write the partial block after it; without,
+  // the same as Flush().
+  Status Post();
+  // With the writer thread: calls that failed on it since the last call
+  // (0: none), and the first one's reason in *why.
+  uint64_t TakeErrors(std::string *why);
+  // With the writer thread: the lock it holds while it writes the file, for
+  // a reader of the same file in the same process (ReaderOptions::tails_from
+  // takes it), so that no read sees a block half written; nullptr without.
+  std::mutex *io_lock() const;
   // fdatasync of the file.
   Status Sync();
   // Waits for a compression dictionary being trained (see
@@ -253,11 +286,14 @@ class RingWriter {
   const std::string &moved_aside() const;
 
   class Impl;
+  class Thread;
 
  private:
   explicit RingWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  mutable WriterStats merged_;  // stats(): every tier's counters together
+  std::unique_ptr<Thread> thread_;  // WriterOptions::queue_bytes > 0
+  uint64_t strtab_full_ = 0;        // Intern's, counted on the caller's thread
+  mutable WriterStats merged_;      // stats(): every tier's counters together
 };
 
 // Told about everything a reader skips, with a reason (LevelDB's Reporter).
