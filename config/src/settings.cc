@@ -103,7 +103,7 @@ constexpr Setting kSettings[] = {
      .member = &Config::write_queue,
      .def = uint64_t{0},
      .min = 0,
-     .max = 1024 * kMiB,
+     .max = 64 * kMiB,
      .help = "records waiting for the writer thread (0: the loop writes them itself)"},
     // [retention]
     {.section = "retention",

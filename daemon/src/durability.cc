@@ -41,7 +41,7 @@ void Durability::Start(uv_loop_t *loop) {
     t->data = this;
   }
   // flush_timer_ is one-shot, armed by AfterWrites() when records wait.
-  if (ctx_->write_wake && cfg_->write_queue > 0) {
+  if (ctx_->write_wake && ctx_->writer->io_lock()) {
     uv_async_init(loop_, &written_, OnWritten);
     written_.data = this;
     ctx_->write_wake->Attach(&written_);
@@ -121,7 +121,7 @@ void Durability::OnFlushTimer(uv_timer_t *t) {
 void Durability::FlushNow(bool wait) {
   uv_timer_stop(&flush_timer_);
   const uint64_t start = uv_hrtime();
-  const bool thread = cfg_->write_queue > 0;
+  const bool thread = ctx_->writer->io_lock() != nullptr;
   storage::Status st = thread && !wait ? ctx_->writer->Post() : ctx_->writer->Flush();
   last_flush_end_ns_ = uv_hrtime();
   last_flush_cost_ns_ = last_flush_end_ns_ - start;
@@ -137,7 +137,8 @@ void Durability::FlushNow(bool wait) {
 
 void Durability::OnFsyncTimer(uv_timer_t *t) {
   auto *d = static_cast<Durability *>(t->data);
-  if (d->ctx_->writer->dirty()) d->FlushNow();  // what the sync is for
+  // What the sync is for: written before it (with the writer thread, too).
+  if (d->ctx_->writer->dirty()) d->FlushNow(true);
   if (d->sync_policy_.Due(d->ctx_->writer->stats())) d->RequestSync();
 }
 

@@ -150,6 +150,7 @@ Server::Conn *Server::AddConn(int fd, Peer peer) {
   c->fd = fd;
   c->pid = peer.pid;
   c->accepted_ms = uv_now(&loop_);
+  if (writer_->io_lock()) c->thread_failed_at_accept = writer_->stats().queue_errors;
   c->session = std::make_unique<Session>(&ctx_, CurrentLimits(), std::move(peer));
   if (int rc = uv_poll_init(&loop_, &c->poll, fd); rc < 0) {
     spdlog::error("uv_poll_init: {}", uv_strerror(rc));

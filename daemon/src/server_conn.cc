@@ -116,17 +116,23 @@ void Server::EndStream(Conn *c, bool eof) {
     CloseConn(c);
     return;
   }
+  // With the writer thread, records a timer's flush handed it may be
+  // unwritten yet: it is waited for even when nothing is new.
+  const bool thread = writer_->io_lock() != nullptr;
   if (!c->session->text()) {
-    if (eof && writer_->dirty()) durability_.FlushNow(true);
+    if (eof && (writer_->dirty() || thread)) durability_.FlushNow(true);
   } else {
     c->session->Finish();
     uint64_t errors = counters_.write_errors;
-    // (With the writer thread, records a timer's flush handed it may be
-    // unwritten yet: it is waited for even when nothing is new.)
-    if (writer_->dirty() || cfg_.write_queue > 0) durability_.FlushNow(true);
+    if (writer_->dirty() || thread) durability_.FlushNow(true);
     // No acknowledgment when the lines could not be written: the client
-    // then reports that it has none (logctl send fails).
-    if (eof && counters_.write_errors == errors) {
+    // then reports that it has none (logctl send fails). With the writer
+    // thread, when any of its calls failed since the stream was accepted
+    // (the lines' own failures cannot be told apart: no acknowledgment
+    // rather than a false one).
+    const bool failed = thread ? writer_->stats().queue_errors != c->thread_failed_at_accept
+                               : counters_.write_errors != errors;
+    if (eof && !failed) {
       c->session->AppendTextAck();
       SendOut(c);
     }

@@ -36,7 +36,10 @@ struct Server::Conn {
   size_t index = 0;     // in conns_
   int events = UV_READABLE;
   uint64_t accepted_ms = 0;  // loop time at accept (silent connections time out)
-  uint32_t pid = 0;          // the peer's pid at accept (conns_by_pid_)
+  // The writer thread's failed calls at accept (WriterStats::queue_errors):
+  // a text stream is acknowledged only when none failed since.
+  uint64_t thread_failed_at_accept = 0;
+  uint32_t pid = 0;  // the peer's pid at accept (conns_by_pid_)
   std::unique_ptr<Session> session;
   std::unique_ptr<ReaderSession> reader;  // a read through the daemon (READ_REQ)
   uint64_t read_gen = 0;                  // WriteGen() when the reader last stepped

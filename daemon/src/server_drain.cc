@@ -116,7 +116,9 @@ void Server::DrainStep() {
   if (backlog_taken_)
     spdlog::info("drained {} connections from the listen backlog", backlog_taken_);
   storage::Status st = writer_->Flush();
-  if (!st.ok()) {
+  if (writer_->io_lock()) {
+    CountWriterErrors(&ctx_);  // the thread's, this flush's among them: counted once
+  } else if (!st.ok()) {
     counters_.write_errors++;
     spdlog::error("flush failed: {}", st.message());
   }

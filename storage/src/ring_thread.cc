@@ -107,12 +107,12 @@ void RingWriter::Thread::SendSource(const Source &src) {
   p = PutBytes(p, src.app);
   p = PutBytes(p, src.comm);
   PutBytes(p, src.unit);
-  sent_[src.id % kSourceSlots] = src.id;
+  sent_[src.id % kSourceSlots] = {src.id, true};
 }
 
 void RingWriter::Thread::Record(const RecordIn &rec) {
   const Source &src = *rec.source;
-  if (sent_[src.id % kSourceSlots] != src.id) SendSource(src);
+  if (!Sent(src.id)) SendSource(src);
   size_t n = 1 + 8 + 8 + 4 + 8 + 8 + 4 + 1 + rec.signature.size() + rec.args_len;
   const Site *in = rec.site_id == 0 ? rec.inline_site : nullptr;
   if (in) n += 1 + 4 + 8 + in->fmt.size() + in->file.size();
@@ -140,7 +140,7 @@ void RingWriter::Thread::Record(const RecordIn &rec) {
 
 void RingWriter::Thread::Dropped(const Source &src, uint64_t ts_ns, uint64_t count,
                                  uint64_t since_ns) {
-  if (sent_[src.id % kSourceSlots] != src.id) SendSource(src);
+  if (!Sent(src.id)) SendSource(src);
   uint8_t *p = Grow(1 + 4 * 8);
   p = Put(p, kDropped);
   p = Put(p, src.id);
@@ -156,7 +156,7 @@ void RingWriter::Thread::Dropped(const Source &src, uint64_t ts_ns, uint64_t cou
 // caller's thread then waits for the writer thread, as it would have
 // written the records itself without one (counted: queue_waits).
 void RingWriter::Thread::Hand(bool flush) {
-  if (flush && dirty_) {
+  if (flush && (dirty_ || RetryFlush())) {
     *Grow(1) = kFlush;
     dirty_ = false;
   }
@@ -219,11 +219,30 @@ void RingWriter::Thread::Run() {
   }
 }
 
-void RingWriter::Thread::Failed(const Status &s) {
+// A failed call: counted for TakeErrors. A failed flush is also what the
+// next Wait returns, and is asked again by the next Hand(true) (the
+// partial block stays unwritten until a flush works, as without the
+// thread); a failed append is reported through TakeErrors only.
+void RingWriter::Thread::Failed(const Status &s, bool flush) {
   std::lock_guard lock(mu_);
   failed_++;
   if (errors_++ == 0) error_why_ = s.message();
-  if (wait_error_.ok()) wait_error_ = s;
+  if (flush) {
+    retry_flush_ = true;
+    if (wait_error_.ok()) wait_error_ = s;
+  }
+}
+
+bool RingWriter::Thread::RetryFlush() const {
+  std::lock_guard lock(mu_);
+  return retry_flush_;
+}
+
+bool RingWriter::Thread::dirty() const { return dirty_ || RetryFlush(); }
+
+void RingWriter::Thread::Republish() {
+  std::lock_guard lock(mu_);
+  Publish();
 }
 
 void RingWriter::Thread::Apply(const std::vector<uint8_t> &batch) {
@@ -285,8 +304,12 @@ void RingWriter::Thread::Apply(const std::vector<uint8_t> &batch) {
       s = impl_->AppendDropped(sources_[id % kSourceSlots].src, ts, count, since);
     } else {  // kFlush
       s = impl_->FlushAll();
+      if (s.ok()) {
+        std::lock_guard lock(mu_);
+        retry_flush_ = false;
+      }
     }
-    if (!s.ok()) Failed(s);
+    if (!s.ok()) Failed(s, kind == kFlush);
   }
 }
 

@@ -37,7 +37,12 @@ class RingWriter::Thread {
   // Hand(flush), then waits until the thread has done everything handed
   // to it: the first error it met since the last Wait.
   Status Wait(bool flush);
-  bool dirty() const { return dirty_; }  // appended since the last Hand(true)
+  // Appended since the last Hand(true), or the thread's last flush failed
+  // (the next Hand(true) asks it again).
+  bool dirty() const;
+  // The counters published again (the caller changed the writer after
+  // Wait: FinishDictionary).
+  void Republish();
   // The counters as the thread last published them, with the queue's.
   void Stats(WriterStats *out) const;
   uint64_t next_record_seq() const;
@@ -48,8 +53,9 @@ class RingWriter::Thread {
  private:
   void Run();
   void Apply(const std::vector<uint8_t> &batch);  // on the thread
-  void Failed(const Status &s);                   // on the thread
-  void Publish();                                 // on the thread, under mu_
+  void Failed(const Status &s, bool flush);       // on the thread
+  bool RetryFlush() const;
+  void Publish();  // on the thread, under mu_
   void SendSource(const Source &src);
   uint8_t *Grow(size_t n);  // n more bytes at the end of cur_
 
@@ -62,10 +68,19 @@ class RingWriter::Thread {
   std::vector<uint8_t> cur_;  // the batch being filled
   bool dirty_ = false;
   // The sources the thread knows (by id, direct-mapped): a record's source
-  // is sent whole before it when its slot names another id. The thread's
-  // table mirrors this one.
+  // is sent whole before it when its slot names another id (or none yet).
+  // The thread's table mirrors this one. A source id names one source for
+  // the writer's life (RecordIn, ring.h), so a slot that names it is it.
   static constexpr size_t kSourceSlots = 256;
-  uint64_t sent_[kSourceSlots] = {};
+  struct SentSlot {
+    uint64_t id = 0;
+    bool valid = false;
+  };
+  SentSlot sent_[kSourceSlots];
+  bool Sent(uint64_t id) const {
+    const SentSlot &s = sent_[id % kSourceSlots];
+    return s.valid && s.id == id;
+  }
 
   // The thread's side.
   struct OwnedSource {
@@ -81,7 +96,8 @@ class RingWriter::Thread {
   std::vector<std::vector<uint8_t>> spare_;
   size_t queued_ = 0;  // bytes in queue_ and in the batch being applied
   bool busy_ = false, stop_ = false;
-  Status wait_error_;  // the first since the last Wait
+  Status wait_error_;         // the first failed flush since the last Wait
+  bool retry_flush_ = false;  // the last flush failed
   uint64_t errors_ = 0;
   std::string error_why_;
   WriterStats snap_;

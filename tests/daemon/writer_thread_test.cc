@@ -17,31 +17,33 @@ namespace {
 constexpr uint64_t kT0 = 1700000000000000000ull;
 
 // [ring] write_queue: records go through the writer thread (a small queue,
-// so the loop also waits for it). Two clients' records all land, each
-// client's in its order; STATS counts every record sent before it; a
-// clean close makes a client's records visible at once, as without it.
+// so the loop also waits for it; the flush timer as by default, so it
+// hands the thread flushes while records are queued). Two clients' records
+// all land, each client's in its order; STATS counts every record sent
+// before it; a clean close makes a client's records visible at once, as
+// without the thread.
 TEST(DaemonWriterThread, EveryRecordLandsInOrder) {
   TempDir dir;
-  Daemon d(dir, {},
-           "[ring]\nwrite_queue = \"64KiB\"\n"
-           "[writer]\nflush_interval = \"60s\"\nflush_min_interval = \"60s\"\n");
+  Daemon d(dir, {}, "[ring]\nwrite_queue = \"64KiB\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
   const int kPerClient = 20000, kPerFrame = 500;
   Client a(d.socket), b(d.socket);
   ASSERT_TRUE(a.ok() && b.ok());
   ASSERT_TRUE(a.Send(Hello(1, "thread-a") + Intern(3, 6, 1, "a=%d", "a.c")));
   ASSERT_TRUE(b.Send(Hello(1, "thread-b") + Intern(3, 6, 1, "b=%d", "b.c")));
-  for (int i = 0; i < kPerClient; i += kPerFrame) {
-    std::vector<Rec> ra, rb;
-    for (int k = i; k < i + kPerFrame; k++) {
-      ra.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
-      rb.push_back({3, kT0 + uint64_t(k), {Arg::I(-k)}});
+  auto send_all = [&](Client &c, uint64_t tid, int sign) {
+    for (int i = 0; i < kPerClient; i += kPerFrame) {
+      std::vector<Rec> recs;
+      for (int k = i; k < i + kPerFrame; k++)
+        recs.push_back({3, kT0 + uint64_t(k), {Arg::I(sign * k)}});
+      if (!c.Send(Records(tid, recs))) return false;
     }
-    ASSERT_TRUE(a.Send(Records(7, ra)));
-    ASSERT_TRUE(b.Send(Records(8, rb)));
-  }
-  auto st = a.Stats();  // after a's records; b's may still be in its socket
-  EXPECT_GE(st["next_record_seq"], uint64_t(kPerClient));
+    return true;
+  };
+  ASSERT_TRUE(send_all(a, 7, 1));
+  auto st = a.Stats();  // after a's records, and before b sent any
+  EXPECT_EQ(st["next_record_seq"], uint64_t(kPerClient));
+  ASSERT_TRUE(send_all(b, 8, -1));
   EXPECT_GT(st["write_queue_batches"], 0u);
   EXPECT_EQ(st["write_errors"], 0u);
   for (Client *c : {&a, &b}) {

@@ -130,9 +130,9 @@ void SameFile(uint64_t seed) {
     }
     EXPECT_EQ(b->next_record_seq(), a->next_record_seq());
     for (int t = 0; t < 3; t++) EXPECT_EQ(b->current_block_seq(t), a->current_block_seq(t));
-    // The queue of 4 KiB filled: the caller waited for the thread.
+    // Through a queue of 4 KiB (whether the caller waited for the thread
+    // depends on the two threads' pace: not checked).
     EXPECT_GT(sb.queue_batches, 100u);
-    EXPECT_GT(sb.queue_waits, 0u);
     EXPECT_EQ(sb.queue_errors, 0u);
     EXPECT_EQ(sa.queue_batches, 0u);
     // Byte for byte the same file after the superblock (which names each
@@ -204,7 +204,8 @@ TEST(WriterThread, DrainCountsEverythingAppendedAndWritesNothingMore) {
 }
 
 // A write the thread makes fails: Flush returns the error, TakeErrors
-// counts the failed calls once and says why, and the writer goes on.
+// counts the failed calls once and says why, the failed flush is asked
+// again, and the writer goes on.
 TEST(WriterThread, AFailedWriteReachesFlushAndTakeErrors) {
   FaultEnv env;
   std::unique_ptr<RingWriter> w;
@@ -228,7 +229,12 @@ TEST(WriterThread, AFailedWriteReachesFlushAndTakeErrors) {
   EXPECT_NE(why, "");
   EXPECT_EQ(w->TakeErrors(&why), 0u);  // taken once
   EXPECT_EQ(w->stats().queue_errors, failed);
+  // The flush that failed is asked again (dirty), as without the thread.
+  EXPECT_TRUE(w->dirty());
   env.fail_writes = false;
+  EXPECT_TRUE(w->Flush().ok());
+  EXPECT_FALSE(w->dirty());
+  EXPECT_EQ(w->TakeErrors(&why), 0u);
   ASSERT_TRUE(w->Append(in).ok());
   EXPECT_TRUE(w->Flush().ok());
   EXPECT_EQ(w->TakeErrors(&why), 0u);

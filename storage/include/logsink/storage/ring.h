@@ -100,7 +100,7 @@ struct Source {
 };
 
 struct RecordIn {
-  const Source *source = nullptr;  // required
+  const Source *source = nullptr;  // required; an id names one source for the writer's life
   uint64_t tid = 0;
   uint32_t site_id = 0;               // from Intern(); 0 = use inline_site
   const Site *inline_site = nullptr;  // required when site_id == 0
@@ -245,12 +245,13 @@ class RingWriter {
   // Writes the current partial block to its slot if it changed since the last
   // write, so readers see its records. One pwrite. With the writer thread:
   // waits until it has written everything appended before the call, and
-  // returns the first error it met since the last Flush.
+  // returns a failure of the thread's flushes since the last Flush (its
+  // failed appends: TakeErrors).
   Status Flush();
   // With the writer thread: waits until it has appended everything
   // appended before the call (no flush of the partial block), so that
-  // stats() and next_record_seq() count it; the first error it met since
-  // the last Flush or Drain. Without: nothing to do.
+  // stats() and next_record_seq() count it; as Flush, a failed flush.
+  // Without: nothing to do.
   Status Drain();
   // Flush without waiting: with the writer thread, hands it what was
   // appended and asks it to write the partial block after it; without,
