@@ -20,10 +20,14 @@ uint8_t *Put(uint8_t *p, T v) {
   std::memcpy(p, &v, sizeof v);
   return p + sizeof v;
 }
+// (memcpy only with bytes: an empty view's data() may be null.)
+uint8_t *PutRaw(uint8_t *p, const void *src, size_t n) {
+  if (n) std::memcpy(p, src, n);
+  return p + n;
+}
 uint8_t *PutBytes(uint8_t *p, std::string_view s) {
   p = Put(p, uint32_t(s.size()));
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
+  return PutRaw(p, s.data(), s.size());
 }
 template <typename T>
 const uint8_t *Get(const uint8_t *p, T *v) {
@@ -131,9 +135,8 @@ void RingWriter::Thread::Record(const RecordIn &rec) {
     p = PutBytes(p, in->fmt);
     p = PutBytes(p, in->file);
   }
-  std::memcpy(p, rec.signature.data(), rec.signature.size());
-  p += rec.signature.size();
-  if (rec.args_len) std::memcpy(p, rec.args, rec.args_len);
+  p = PutRaw(p, rec.signature.data(), rec.signature.size());
+  PutRaw(p, rec.args, rec.args_len);
   dirty_ = true;
   if (cur_.size() >= batch_bytes_) Hand(false);
 }
