@@ -31,7 +31,7 @@ expect() {
     fi
   done
 }
-expect logctl "" -- tail cat stats send run verify export sites help
+expect logctl "" -- tail cat stats send run verify export sites level help
 expect logctl ta -- tail '!cat'
 expect logctl tail --fo -- --follow
 expect logctl cat --cur -- --cursor --cursor-file '!--follow'
@@ -40,6 +40,11 @@ expect logctl cat -p "" -- emerg err warning debug
 expect logctl tail -o j -- json json-pretty
 expect logctl send --le -- --level '!--follow'
 expect logctl help ex -- export
+expect logctl level "" -- debug info off
+expect logctl level --app web d -- debug
+expect logctl level --app "" -- '!debug'
+expect logctl level --re -- --reset '!--follow'
+expect logctl level --si -- --site
 expect logsinkd --sys -- --syslog-socket
 expect logsinkd --log-level w -- warn
 expect logsink-forward --create -- --create-stream

@@ -25,7 +25,7 @@ _logctl() {
   local cur prev cmd="" i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD - 1]}
-  local commands="tail cat stats send run verify export sites help"
+  local commands="tail cat stats send run verify export sites level help"
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
       --) [[ $cmd == run ]] && { compopt -o default 2>/dev/null; COMPREPLY=(); return; } ;;
@@ -62,6 +62,15 @@ _logctl() {
   fi
   if [[ -z $cmd && $cur != -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
+    return
+  fi
+  # level's one word is the LEVEL to set (after an option that takes a
+  # value, the value was completed above or is free text).
+  if [[ $cmd == level && $cur != -* ]]; then
+    case $prev in
+      --app | --pid | --unit | -u | --uid | --site) return ;;
+    esac
+    mapfile -t COMPREPLY < <(compgen -W "$_logsink_levels off" -- "$cur")
     return
   fi
   if [[ $cur == -* ]]; then

@@ -12,5 +12,6 @@ int RunVerify(Options &o);
 int RunSend(Options &o);
 int RunRun(Options &o);  // run -- CMD ARGS...
 int RunSites(Options &o);
+int RunLevel(Options &o);  // level [LEVEL|--reset] [--app ...] [--site ...]
 
 }  // namespace logsink::logctl

@@ -1,5 +1,6 @@
 // daemon_stats.cc: the STATS_REQ and RING_REQ client used by `logctl stats`
-// and to find the daemon's ring. Frames are
+// and to find the daemon's ring, and the one-request one-answer exchange of
+// `logctl level`. Frames are
 // encoded and decoded with proto's codec; every step, connect included, is
 // bounded by the one timeout.
 #include "daemon_stats.h"
@@ -105,41 +106,53 @@ std::string Reason(int rc) {
   return rc == -ETIMEDOUT ? "no answer within the timeout" : std::strerror(-rc);
 }
 
+// Reads one whole frame (at most max_frame bytes of type and payload) into
+// *buf before the deadline and parses it into *f, which points into *buf.
+int ReadFrame(int fd, int64_t deadline, uint32_t max_frame, std::string *buf, ls_frame *f,
+              std::string *why) {
+  uint8_t hdr[LS_FRAME_HDR];
+  int rc = ReadFull(fd, hdr, sizeof hdr, deadline);
+  if (rc < 0) {
+    *why = Reason(rc);
+    return rc;
+  }
+  uint32_t len = ls_get_u32(hdr);
+  if (len == 0 || len > max_frame) {
+    *why = "bad frame length " + std::to_string(len);
+    return -EPROTO;
+  }
+  buf->assign(reinterpret_cast<const char *>(hdr), sizeof hdr);
+  buf->resize(4 + size_t(len));
+  auto *p = reinterpret_cast<uint8_t *>(buf->data());
+  rc = ReadFull(fd, p + sizeof hdr, len - 1, deadline);
+  if (rc < 0) {
+    *why = Reason(rc);
+    return rc;
+  }
+  if (ls_frame_parse(p, buf->size(), max_frame, f) != ptrdiff_t(buf->size())) {
+    *why = "malformed frame";
+    return -EPROTO;
+  }
+  return 0;
+}
+
+// A REFUSE frame's reason, as *why. Always -EPROTO.
+int Refused(const ls_frame &f, std::string *why) {
+  ls_refuse r;
+  std::string reason =
+      ls_refuse_decode(f.payload, f.len, &r) == 0 ? std::string(r.reason, r.reason_len) : "";
+  *why = "the daemon refused: " + reason;
+  return -EPROTO;
+}
+
 // Reads frames until the STATS answer (when stats) and the RING answer (when
 // ring) are in, or a REFUSE, and decodes them.
 int ReadAnswers(int fd, int64_t deadline, StatList *stats, DaemonRing *ring, std::string *why) {
+  std::string frame;
   while (stats || ring) {
-    uint8_t hdr[LS_FRAME_HDR];
-    int rc = ReadFull(fd, hdr, sizeof hdr, deadline);
-    if (rc < 0) {
-      *why = Reason(rc);
-      return rc;
-    }
-    uint32_t len = ls_get_u32(hdr);
-    if (len == 0 || len > kMaxStatsFrame) {
-      *why = "bad frame length " + std::to_string(len);
-      return -EPROTO;
-    }
-    std::string frame(reinterpret_cast<const char *>(hdr), sizeof hdr);
-    frame.resize(4 + size_t(len));
-    auto *p = reinterpret_cast<uint8_t *>(frame.data());
-    rc = ReadFull(fd, p + sizeof hdr, len - 1, deadline);
-    if (rc < 0) {
-      *why = Reason(rc);
-      return rc;
-    }
     ls_frame f{};
-    if (ls_frame_parse(p, frame.size(), kMaxStatsFrame, &f) != ptrdiff_t(frame.size())) {
-      *why = "malformed frame";
-      return -EPROTO;
-    }
-    if (f.type == LS_F_REFUSE) {
-      ls_refuse r;
-      std::string reason =
-          ls_refuse_decode(f.payload, f.len, &r) == 0 ? std::string(r.reason, r.reason_len) : "";
-      *why = "the daemon refused: " + reason;
-      return -EPROTO;
-    }
+    if (int rc = ReadFrame(fd, deadline, kMaxStatsFrame, &frame, &f, why); rc < 0) return rc;
+    if (f.type == LS_F_REFUSE) return Refused(f, why);
     if (f.type == LS_F_RING && ring) {
       ls_ring r{};
       if (ls_ring_decode(f.payload, f.len, &r) < 0) {
@@ -159,7 +172,7 @@ int ReadAnswers(int fd, int64_t deadline, StatList *stats, DaemonRing *ring, std
     size_t name_len;
     uint64_t value;
     stats->clear();
-    rc = ls_statsframe_begin(f.payload, f.len, &it);
+    int rc = ls_statsframe_begin(f.payload, f.len, &it);
     while (rc == 0 && (rc = ls_statsframe_next(&it, &name, &name_len, &value)) == 1) {
       stats->emplace_back(std::string(name, name_len), value);
       rc = 0;
@@ -173,10 +186,13 @@ int ReadAnswers(int fd, int64_t deadline, StatList *stats, DaemonRing *ring, std
   return 0;
 }
 
-}  // namespace
-
-int QueryDaemonStatsAndRing(const std::string &socket_path, int timeout_ms, StatList *stats,
-                            DaemonRing *ring, std::string *why) {
+// Connects to the daemon on socket_path before the deadline and sends the
+// n request bytes at req. Returns the connected fd (the caller closes it),
+// or a negative errno with the reason in *why: -ENOENT / -ECONNREFUSED
+// when nothing listens, -EPROTO when the daemon refused the connection
+// before it read the request (its REFUSE's reason).
+int ConnectAndSend(const std::string &socket_path, int64_t deadline, const uint8_t *req, size_t n,
+                   std::string *why) {
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) {
@@ -189,27 +205,63 @@ int QueryDaemonStatsAndRing(const std::string &socket_path, int timeout_ms, Stat
     *why = std::strerror(errno);
     return -errno;
   }
-  int64_t deadline = NowMs() + timeout_ms;
   int rc = ConnectBy(fd, addr, deadline);
   if (rc < 0) {
     *why = rc == -ETIMEDOUT ? "connect: no answer within the timeout" : std::strerror(-rc);
   } else {
-    // RING_REQ and STATS_REQ need no HELLO (PROTOCOL.md): a query is not a
-    // logging client.
-    uint8_t req[2 * LS_FRAME_HDR];
-    size_t n = 0;
-    if (ring) n += size_t(ls_ring_req_encode(req + n, sizeof req - n));
-    if (stats) n += size_t(ls_stats_req_encode(req + n, sizeof req - n));
     rc = SendAll(fd, req, n, deadline);
     std::string reason;
-    if (rc >= 0) {
-      rc = ReadAnswers(fd, deadline, stats, ring, why);
-    } else if ((rc == -EPIPE || rc == -ECONNRESET) && WaitingRefusal(fd, &reason)) {
+    if (rc >= 0) return fd;
+    if ((rc == -EPIPE || rc == -ECONNRESET) && WaitingRefusal(fd, &reason)) {
       *why = "the daemon refused: " + reason;  // before it read our request
       rc = -EPROTO;
     } else {
       *why = std::string("send: ") + Reason(rc);
     }
+  }
+  close(fd);
+  return rc;
+}
+
+}  // namespace
+
+int QueryDaemonStatsAndRing(const std::string &socket_path, int timeout_ms, StatList *stats,
+                            DaemonRing *ring, std::string *why) {
+  // RING_REQ and STATS_REQ need no HELLO (PROTOCOL.md): a query is not a
+  // logging client.
+  uint8_t req[2 * LS_FRAME_HDR];
+  size_t n = 0;
+  if (ring) n += size_t(ls_ring_req_encode(req + n, sizeof req - n));
+  if (stats) n += size_t(ls_stats_req_encode(req + n, sizeof req - n));
+  const int64_t deadline = NowMs() + timeout_ms;
+  const int fd = ConnectAndSend(socket_path, deadline, req, n, why);
+  if (fd < 0) return fd;
+  const int rc = ReadAnswers(fd, deadline, stats, ring, why);
+  close(fd);
+  return rc;
+}
+
+int QueryDaemonFrame(const std::string &socket_path, int timeout_ms, const uint8_t *req,
+                     size_t req_len, uint8_t want, uint32_t max_frame, std::string *payload,
+                     std::string *why) {
+  const int64_t deadline = NowMs() + timeout_ms;
+  const int fd = ConnectAndSend(socket_path, deadline, req, req_len, why);
+  if (fd < 0) return fd;
+  std::string frame;
+  int rc;
+  for (;;) {
+    ls_frame f{};
+    if ((rc = ReadFrame(fd, deadline, max_frame, &frame, &f, why)) < 0) {
+      if (rc == -ECONNRESET) *why = "the daemon closed the connection without answering";
+      break;
+    }
+    if (f.type == LS_F_REFUSE) {
+      rc = Refused(f, why);
+      break;
+    }
+    if (f.type != want) continue;  // nothing else is sent unasked; skip
+    payload->assign(reinterpret_cast<const char *>(f.payload), f.len);
+    break;
   }
   close(fd);
   return rc;

@@ -17,12 +17,12 @@ namespace {
 const struct {
   const char *name;
   Command cmd;
-} kCommands[] = {{"tail", Command::kTail},     {"cat", Command::kCat},
-                 {"stats", Command::kStats},   {"send", Command::kSend},
-                 {"verify", Command::kVerify}, {"export", Command::kExport},
-                 {"run", Command::kRun},       {"sites", Command::kSites}};
+} kCommands[] = {
+    {"tail", Command::kTail}, {"cat", Command::kCat},       {"stats", Command::kStats},
+    {"send", Command::kSend}, {"verify", Command::kVerify}, {"export", Command::kExport},
+    {"run", Command::kRun},   {"sites", Command::kSites},   {"level", Command::kLevel}};
 const char kUnknownCommand[] =
-    "unknown command (tail, cat, stats, send, run, verify, export, sites, help)";
+    "unknown command (tail, cat, stats, send, run, verify, export, sites, level, help)";
 
 // `logctl help [COMMAND]`.
 int HelpCommand(int argc, char **argv) {
@@ -86,6 +86,8 @@ int Main(int argc, char **argv) {
         return RunRun(o);
       case Command::kSites:
         return RunSites(o);
+      case Command::kLevel:
+        return RunLevel(o);
     }
   }
   Error(c, kUnknownCommand);

@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.h"
 #include "logsink/config/long_options.h"
 #include "logsink/proto/facility.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/level_rules.h"
 #include "timeparse.h"
 
 namespace logsink::logctl {
@@ -54,6 +57,8 @@ enum Opt {
   kListBoots,
   kCursor,
   kWatch,
+  kSite,
+  kReset,
 };
 
 const char *Name(Command c) {
@@ -74,6 +79,8 @@ const char *Name(Command c) {
       return "run";
     case Command::kSites:
       return "sites";
+    case Command::kLevel:
+      return "level";
     case Command::kLog:
       return "logctl";
   }
@@ -135,6 +142,28 @@ const char *Help(Command c) {
              "the last minute, level, app, file:line (or the kind of free text) and format.\n"
              "  -n, --lines N    the first N sites only\n"
              "  --json           one JSON object per site and line\n";
+    case Command::kLevel:
+      return "usage: logctl level [--json]\n"
+             "       logctl level LEVEL [--app APP] [--pid PID] [--unit UNIT] [--uid UID]\n"
+             "                          [--site FILE[:LINE]]\n"
+             "       logctl level --reset [--app APP] [--pid PID] [--unit UNIT] [--uid UID]\n"
+             "                          [--site FILE[:LINE]]\n"
+             "Levels at run time: the daemon pushes level rules to the programs connected to\n"
+             "it (liblogsink, the Python package), which then produce only the records at or\n"
+             "more severe than them, as $LOGSINK_LEVEL says at their start. Without LEVEL,\n"
+             "lists the rules in force and every connected client: its own rules, the rules\n"
+             "pushed to it and its default level.\n"
+             "  LEVEL            emerg alert crit err warning notice info debug (any case),\n"
+             "                   0-7, or off: set the rule of these selectors and site\n"
+             "  --app APP, --pid PID, --unit UNIT, --uid UID   the clients the rule applies\n"
+             "                   to (all must match; none: every client; -u sshd is\n"
+             "                   sshd.service)\n"
+             "  --site FILE[:LINE]  the call sites of FILE (a glob as in $LOGSINK_LEVEL: net.c,\n"
+             "                   src/*.c), or of that line of it; without: the default level\n"
+             "  --reset          remove the rule with exactly these selectors and site\n"
+             "  --json           the list as one JSON object\n"
+             "root may set any rule; another user only rules for the clients of their own uid\n"
+             "(a rule without --uid gets theirs).\n";
     case Command::kVerify:
       return "usage: logctl verify [--file PATH]\n"
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
@@ -261,6 +290,7 @@ constexpr unsigned kReads = kTailCat | Bit(Command::kExport);
 constexpr unsigned kWrites = Bit(Command::kSend) | Bit(Command::kRun);
 constexpr unsigned kEvery = ~0u;
 constexpr unsigned kSites = Bit(Command::kSites);
+constexpr unsigned kLevels = Bit(Command::kLevel);
 
 // A parse in progress: what the option handlers read and fill.
 struct Parse {
@@ -340,12 +370,48 @@ int AddId(Parse &p, const char *arg, std::vector<uint32_t> *to) {
   return kGoOn;
 }
 
-// --app, -t: the label to send with (send, run), else one to filter on.
+// level's selectors: at most one of each (all of a rule's selectors must
+// match a client, so two values of one could never both match).
+template <typename T>
+int LevelSelector(Parse &p, std::optional<T> *to, T v) {
+  if (*to)
+    return p.Usage(p.opt + " is given twice: a rule has one of each selector, and all must match");
+  *to = std::move(v);
+  return kGoOn;
+}
+
+// --pid, --uid of level: a 32-bit number (a pid is not 0).
+int LevelId(Parse &p, const char *arg, std::optional<uint32_t> *to, bool zero_ok) {
+  uint64_t v;
+  if (!ParseU64(arg, &v) || v > UINT32_MAX || (v == 0 && !zero_ok))
+    return p.Usage("bad number '" + std::string(arg) + "' for " + p.opt);
+  return LevelSelector(p, to, static_cast<uint32_t>(v));
+}
+
+int OnPid(Parse &p, const char *arg) {
+  if (p.cmd == Command::kLevel) return LevelId(p, arg, &p.o->level.pid, false);
+  return AddId(p, arg, &p.o->filter.pids);
+}
+
+int OnUid(Parse &p, const char *arg) {
+  if (p.cmd == Command::kLevel) return LevelId(p, arg, &p.o->level.uid, true);
+  return AddId(p, arg, &p.o->filter.uids);
+}
+
+// --app, -t: the label to send with (send, run), level's selector, else one
+// to filter on.
 int OnApp(Parse &p, const char *arg) {
-  if (p.cmd == Command::kSend || p.cmd == Command::kRun)
+  if (p.cmd == Command::kSend || p.cmd == Command::kRun) {
     p.o->send_app = arg;
-  else
+  } else if (p.cmd == Command::kLevel) {
+    // The daemon cuts a longer label to LS_APP_MAX: no client has one.
+    if (!*arg || std::strlen(arg) > LS_APP_MAX)
+      return p.Usage("bad app '" + std::string(arg) + "' for " + p.opt + ": 1 to " +
+                     std::to_string(LS_APP_MAX) + " bytes");
+    return LevelSelector(p, &p.o->level.app, std::string(arg));
+  } else {
     p.o->filter.apps.emplace_back(arg);
+  }
   return kGoOn;
 }
 
@@ -451,7 +517,52 @@ int OnWatch(Parse &p, const char *arg) {
 
 int OnUnit(Parse &p, const char *arg) {
   if (!*arg) return p.Usage("an empty unit name for " + p.opt);
-  p.o->filter.units.push_back(render::UnitName(arg));
+  std::string unit = render::UnitName(arg);
+  if (p.cmd != Command::kLevel) {
+    p.o->filter.units.push_back(std::move(unit));
+    return kGoOn;
+  }
+  if (unit.size() > LS_LEVEL_UNIT_MAX)
+    return p.Usage("a unit name of more than " + std::to_string(LS_LEVEL_UNIT_MAX) + " bytes for " +
+                   p.opt);
+  return LevelSelector(p, &p.o->level.unit, std::move(unit));
+}
+
+// level --site FILE[:LINE], read as a FILE[:LINE]=LEVEL rule of
+// $LOGSINK_LEVEL reads it (level_rules.h): the last ':' followed by digits
+// only starts the line. The daemon sends the rule to clients as such a
+// piece of rules text, so FILE must be one a client would parse back the
+// same: no ',' or '=', no space or tab at either end.
+int OnSite(Parse &p, const char *arg) {
+  const std::string_view s(arg);
+  const std::string quoted = "bad site '" + std::string(arg) + "' for " + p.opt + ": ";
+  size_t end = s.size(), digits = s.size();
+  while (digits > 0 && s[digits - 1] >= '0' && s[digits - 1] <= '9') digits--;
+  uint32_t line = 0;
+  if (digits < end && digits > 0 && s[digits - 1] == ':') {
+    uint64_t v = 0;
+    for (size_t i = digits; i < end && v <= LS_LEVEL_LINE_MAX; i++)
+      v = v * 10 + uint64_t(s[i] - '0');
+    if (v == 0 || v > LS_LEVEL_LINE_MAX)
+      return p.Usage(quoted + "the line must be 1.." + std::to_string(LS_LEVEL_LINE_MAX));
+    line = uint32_t(v);
+    end = digits - 1;
+  }
+  const std::string_view file = s.substr(0, end);
+  if (file.empty()) return p.Usage(quoted + "expected FILE or FILE:LINE");
+  if (file.size() > LS_LEVEL_FILE_MAX)
+    return p.Usage(quoted + "a FILE of more than " + std::to_string(LS_LEVEL_FILE_MAX) + " bytes");
+  if (file.find_first_of(",=") != std::string_view::npos)
+    return p.Usage(quoted + "FILE must not hold ',' or '='");
+  if (file.front() == ' ' || file.front() == '\t' || file.back() == ' ' || file.back() == '\t')
+    return p.Usage(quoted + "FILE must not start or end with a space or tab");
+  if (int rc = LevelSelector(p, &p.o->level.file, std::string(file)); rc != kGoOn) return rc;
+  p.o->level.line = line;
+  return kGoOn;
+}
+
+int OnReset(Parse &p, const char *) {
+  p.o->level.op = LevelArgs::Op::kReset;
   return kGoOn;
 }
 
@@ -487,22 +598,20 @@ struct Spec {
 };
 
 constexpr Spec kSpecs[] = {
-    {kFile, "file", 0, required_argument, kEvery & ~kWrites, Store<&Options::file>},
+    {kFile, "file", 0, required_argument, kEvery & ~kWrites & ~kLevels, Store<&Options::file>},
     {kSocket, "socket", 0, required_argument, kEvery, Store<&Options::socket>},
     {kLevel, "level", 'p', required_argument, kReads | kWrites | kSites, OnLevel},
     {kLevel, "priority", 0, required_argument, kReads | kWrites | kSites, OnLevel},
-    {kPid, "pid", 0, required_argument, kReads | kSites,
-     [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.pids); }},
-    {kUid, "uid", 0, required_argument, kReads | kSites,
-     [](Parse &p, const char *arg) { return AddId(p, arg, &p.o->filter.uids); }},
-    {kApp, "app", 0, required_argument, kReads | kWrites | kSites, OnApp},
+    {kPid, "pid", 0, required_argument, kReads | kSites | kLevels, OnPid},
+    {kUid, "uid", 0, required_argument, kReads | kSites | kLevels, OnUid},
+    {kApp, "app", 0, required_argument, kReads | kWrites | kSites | kLevels, OnApp},
     {kSince, "since", 'S', required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.since_ns); }},
     {kUntil, "until", 'U', required_argument, kReads | kSites,
      [](Parse &p, const char *arg) { return TimeBound(p, arg, &p.o->filter.until_ns); }},
     {kGrep, "grep", 'g', required_argument, kReads | kSites, OnGrep},
     {kIgnoreCase, "ignore-case", 'i', no_argument, kReads | kSites, OnIgnoreCase},
-    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats) | kSites, OnJson},
+    {kJson, "json", 0, no_argument, kTailCat | Bit(Command::kStats) | kSites | kLevels, OnJson},
     {kNoColor, "no-color", 0, no_argument, kTailCat, Set<&Options::no_color>},
     {kUtc, "utc", 0, no_argument, kTailCat, Set<&Options::utc>},
     {kFormat, "format", 0, required_argument, Bit(Command::kExport), OnFormat},
@@ -525,10 +634,12 @@ constexpr Spec kSpecs[] = {
     {kReverse, "reverse", 'r', no_argument, kTailCat, Set<&Options::reverse>},
     {kNoPager, "no-pager", 0, no_argument, kEvery, Set<&Options::no_pager>},
     {kPagerEnd, "pager-end", 'e', no_argument, kTailCat, Set<&Options::pager_end>},
-    {kUnit, "unit", 'u', required_argument, kReads | kSites, OnUnit},
+    {kUnit, "unit", 'u', required_argument, kReads | kSites | kLevels, OnUnit},
     {kBoot, "boot", 'b', optional_argument, kReads | kSites, OnBoot},
     {kDmesg, "dmesg", 'k', no_argument, kReads | kSites, OnDmesg},
     {kListBoots, "list-boots", 0, no_argument, kTailCat, Set<&Options::list_boots>},
+    {kSite, "site", 0, required_argument, kLevels, OnSite},
+    {kReset, "reset", 0, no_argument, kLevels, OnReset},
 };
 
 bool Allowed(Command c, int opt) {
@@ -587,6 +698,31 @@ std::string Spelled(int c, int li, int argc, char **argv) {
                             : "";
 }
 
+// level's words: LEVEL (set), or none (with --reset: reset; else the list).
+int FinishLevel(Parse &p) {
+  LevelArgs &l = p.o->level;
+  std::vector<std::string> &words = p.o->words;
+  if (words.size() > 1) return p.Usage("unexpected argument '" + words[1] + "'");
+  if (!words.empty()) {
+    if (l.op == LevelArgs::Op::kReset)
+      return p.Usage("--reset removes a rule and takes no LEVEL (got '" + words[0] + "')");
+    l.level = ls_level_rules_level(words[0].data(), words[0].size());
+    if (l.level == -2)
+      return p.Usage("bad level '" + words[0] +
+                     "': expected emerg, alert, crit, err, warning, notice, info, debug (any "
+                     "case), 0-7 or off");
+    l.op = LevelArgs::Op::kSet;
+    words.clear();
+  }
+  if (l.op == LevelArgs::Op::kList && l.any_selector())
+    return p.Usage(
+        "--app, --pid, --unit, --uid and --site name a rule to set (with a LEVEL) or to "
+        "remove (with --reset); 'logctl level' alone lists every rule");
+  if (l.op != LevelArgs::Op::kList && p.o->json)
+    return p.Usage("--json applies to the list ('logctl level --json'), not to a change");
+  return kGoOn;
+}
+
 // The checks once every option is in: the command words, options that
 // exclude each other, --grep's patterns (compiled now that -i is known).
 int Finish(Parse &p) {
@@ -595,6 +731,7 @@ int Finish(Parse &p) {
   if (cmd == Command::kLog) o->cmd = p.lines_given || o->follow ? Command::kTail : Command::kCat;
   if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
   for (int i = optind; i < p.argc; i++) o->words.emplace_back(p.argv[i]);
+  if (cmd == Command::kLevel) return FinishLevel(p);
   if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
     return p.Usage("unexpected argument '" + o->words[0] + "'");
   if (cmd == Command::kRun && o->words.empty()) return p.Usage("a command to run is required");
@@ -642,6 +779,7 @@ void PrintUsage(FILE *to) {
       "  verify             check the file's integrity (exit 1 on corruption)\n"
       "  export [-o FILE]   write a chronological, rendered copy (default: standard output)\n"
       "  sites              the census of call sites: which lines fill the ring\n"
+      "  level [LEVEL]      list or change the levels the daemon pushes to programs\n"
       "  help [COMMAND]     this text, or a command's options\n\n"
       "'logctl' alone prints the whole log through the pager, like 'logctl cat'.\n"
       "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
@@ -657,7 +795,7 @@ void PrintUsage(FILE *to) {
 void PrintCommandHelp(Command cmd, FILE *to) {
   const bool reads = cmd == Command::kTail || cmd == Command::kCat || cmd == Command::kLog;
   std::fputs(Help(cmd), to);
-  if (cmd != Command::kSend && cmd != Command::kRun)
+  if (cmd != Command::kSend && cmd != Command::kRun && cmd != Command::kLevel)
     std::fputs(
         "  --file PATH      the ring file (default: $LOGSINK_FILE, else the ring the daemon\n"
         "                   on the socket writes, else the system ring)\n",

@@ -17,7 +17,7 @@ namespace logsink::logctl {
 // kLog is `logctl OPTIONS` without a command, as journalctl takes them: it
 // takes tail's and cat's options and becomes kTail when -n or -f is given
 // (journalctl -f shows the last 10 records, then follows), else kCat.
-enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun, kSites, kLog };
+enum class Command { kTail, kCat, kStats, kSend, kVerify, kExport, kRun, kSites, kLevel, kLog };
 
 // -b/--boot's value, as journalctl takes it: which boot of the ring to show
 // (resolved against RingReader::ListBoots when the ring is read).
@@ -32,6 +32,22 @@ struct BootSpec {
 // Parses OFFSET (an integer, optionally signed), ID (see ParseBootId) or
 // "all". False for anything else.
 bool ParseBootSpec(std::string_view s, BootSpec *out);
+
+// `logctl level`'s rule: LEVEL (or --reset) and the selectors, checked as
+// the protocol takes them (LEVEL_REQ, proto/frame.h). No LEVEL and no
+// --reset: the list.
+struct LevelArgs {
+  enum class Op { kList, kSet, kReset };
+  Op op = Op::kList;
+  int level = 0;                    // kSet: -1 (off) .. 7
+  std::optional<std::string> app;   // --app
+  std::optional<uint32_t> pid;      // --pid (not 0)
+  std::optional<std::string> unit;  // --unit, as -u takes it (UNIT.service for a bare name)
+  std::optional<uint32_t> uid;      // --uid
+  std::optional<std::string> file;  // --site FILE[:LINE]'s FILE glob
+  uint32_t line = 0;                // --site's LINE (0: every line of FILE)
+  bool any_selector() const { return app || pid || unit || uid || file; }
+};
 
 struct Options {
   Command cmd = Command::kTail;
@@ -63,6 +79,7 @@ struct Options {
   bool list_boots = false;         // --list-boots (tail, cat): list the boots, nothing else
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
   uint64_t watch_ms = 0;           // stats --watch[=SECONDS]: a line per interval (0: off)
+  LevelArgs level;                 // level LEVEL|--reset [--app ...] [--site ...]
   // Which records tail, cat and export show: their fields (a reader skips
   // the blocks it rules out), and --grep on the rendered message.
   storage::RecordFilter filter;

@@ -103,7 +103,8 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
   // UTF-8 character boundary (PROTOCOL.md, HELLO).
   const size_t app_len =
       ls_utf8_cut(reinterpret_cast<const uint8_t *>(app.data()), app.size(), LS_APP_MAX);
-  ls_hello h = {LS_PROTO_VERSION, flags, app.data(), app_len, relay_pid};
+  // Version 1: a text stream uses nothing of version 2 (PROTOCOL.md).
+  ls_hello h = {LS_PROTO_VERSION_MIN, flags, app.data(), app_len, relay_pid, 0, nullptr, 0};
   ptrdiff_t n = ls_hello_encode(hello, sizeof hello, &h);
   if (n < 0) {
     *why = "bad HELLO flags";

@@ -32,8 +32,21 @@ static ls_client *ls__def;
 
 /* logsink.h: LS_LOG's first check. Written under ls__all_mu. */
 int ls__level_max = LS_DEBUG;
-/* ls_client.gate_gen: unique per client's rules, 31 bits, never 0. */
+/* ls__lv.gen: unique per published rules, 31 bits, never 0. */
 static _Atomic uint32_t ls__next_gate = 1;
+
+/* A new ls__lv holding r (its FILE rules only), or NULL. */
+static ls__lv *ls__lv_new(const ls_level_rules *r, ls__lv *older) {
+  ls__lv *lv = malloc(offsetof(ls__lv, rules.rule) + (size_t)r->n * sizeof r->rule[0]);
+  if (!lv) return NULL;
+  lv->older = older;
+  lv->gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
+  if (!lv->gen) lv->gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
+  lv->rules.level = r->level;
+  lv->rules.n = r->n;
+  memcpy(lv->rules.rule, r->rule, (size_t)r->n * sizeof r->rule[0]);
+  return lv;
+}
 
 void ls_options_init(ls_options *o) {
   memset(o, 0, sizeof *o);
@@ -94,22 +107,40 @@ static int ls__levels(ls_client *c, const ls_options *o, char *bad_env, size_t l
   char why[192];
   bad_env[0] = 0;
   if (o->levels) {
-    if (ls_level_rules_parse(o->levels, o->level, &c->levels, why, sizeof why)) return -EINVAL;
+    if (ls_level_rules_parse(o->levels, o->level, &c->own, why, sizeof why)) return -EINVAL;
   } else {
-    ls_level_rules_init(&c->levels);
-    c->levels.level = o->level;
+    ls_level_rules_init(&c->own);
+    c->own.level = o->level;
   }
   const char *env = secure_getenv("LOGSINK_LEVEL");
   if (env && *env) { /* empty: as if unset */
     ls_level_rules from_env;
     if (ls_level_rules_parse(env, LS_DEBUG, &from_env, why, sizeof why) == 0)
-      c->levels = from_env;
+      c->own = from_env;
     else
       snprintf(bad_env, len, "liblogsink: LOGSINK_LEVEL=\"%.128s\" ignored: %s", env, why);
   }
-  c->gate_gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
-  if (!c->gate_gen) c->gate_gen = atomic_fetch_add(&ls__next_gate, 1) & 0x7fffffffu;
   return 0;
+}
+
+/* c's first levels (its own rules) and their text for HELLO. 0 or -ENOMEM. */
+static int ls__levels_publish_own(ls_client *c) {
+  char text[LS_LEVELS_TEXT_MAX + 1];
+  if (ls_level_rules_text(&c->own, text, sizeof text) < 0) text[0] = 0; /* cannot happen */
+  c->own_text = strdup(text);
+  c->lv = ls__lv_new(&c->own, NULL);
+  return c->own_text && c->lv ? 0 : -ENOMEM;
+}
+
+/* Frees c's levels, the replaced ones too. */
+static void ls__levels_free(ls_client *c) {
+  for (ls__lv *lv = c->lv, *older; lv; lv = older) {
+    older = lv->older;
+    free(lv);
+  }
+  c->lv = NULL;
+  free(c->own_text);
+  c->own_text = NULL;
 }
 
 /* The most verbose level the default client would give a site, while it
@@ -130,7 +161,7 @@ static int ls__default_most(void) {
 static void ls__level_max_update(void) {
   int m = __atomic_load_n(&ls__def, __ATOMIC_ACQUIRE) ? LS_LEVEL_OFF : ls__default_most();
   for (ls_client *c = ls__all; c; c = c->gnext) {
-    const int l = ls_level_rules_most(&c->levels);
+    const int l = ls_level_rules_most(&ls__lv_of(c)->rules);
     if (l > m) m = l;
   }
   __atomic_store_n(&ls__level_max, m, __ATOMIC_RELAXED);
@@ -299,8 +330,16 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
     errno = EINVAL;
     return NULL;
   }
+  if (ls__levels_publish_own(c)) {
+    ls__levels_free(c);
+    ls__conn_free(&c->conn);
+    free(c);
+    errno = ENOMEM;
+    return NULL;
+  }
+  c->conn.cfg.own_levels = c->own_text;
   /* Every level until the warning below is staged. */
-  c->level_all = bad_env[0] ? LS_DEBUG : ls_level_rules_least(&c->levels);
+  c->level_all = bad_env[0] ? LS_DEBUG : ls_level_rules_least(&c->own);
   pthread_mutex_init(&c->mu, NULL);
   pthread_once(&ls__proc_once, ls__proc_init);
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
@@ -317,6 +356,7 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   if (rc) {
     pthread_mutex_destroy(&c->mu);
     ls__conn_free(&c->conn);
+    ls__levels_free(c);
     free(c);
     errno = -rc;
     return NULL;
@@ -325,7 +365,9 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
     /* Said where the records go, whatever the levels; no other thread
      * has c yet. */
     (void)ls__log_text_at_open(c, LS_WARNING, bad_env, strlen(bad_env));
-    c->level_all = ls_level_rules_least(&c->levels);
+    pthread_mutex_lock(&ls__all_mu); /* the sender may have published pushed rules */
+    __atomic_store_n(&c->level_all, ls_level_rules_least(&ls__lv_of(c)->rules), __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ls__all_mu);
   }
   return c;
 }
@@ -402,9 +444,35 @@ void ls_close(ls_client *c) {
   ls__registry_free(&c->reg);
   free(c->snap);
   ls__conn_free(&c->conn);
+  ls__levels_free(c);
   pthread_mutex_destroy(&c->mu);
   free(c);
   errno = e;
+}
+
+int ls__client_push_levels(ls_client *c, const char *text) {
+  ls_level_rules pushed, merged;
+  char why[192];
+  if (ls_level_rules_parse(text, LS_LEVEL_UNSET, &pushed, why, sizeof why)) return -EINVAL;
+  merged = c->own;
+  ls_level_rules_merge(&merged, &pushed);
+  const ls__lv *cur = ls__lv_of(c); /* only this thread (the sender) publishes */
+  int same = cur->rules.level == merged.level && cur->rules.n == merged.n;
+  for (int i = 0; same && i < merged.n; i++)
+    same = cur->rules.rule[i].line == merged.rule[i].line &&
+           cur->rules.rule[i].level == merged.rule[i].level &&
+           strcmp(cur->rules.rule[i].file, merged.rule[i].file) == 0;
+  if (same) return 0;
+  ls__lv *lv = ls__lv_new(&merged, (ls__lv *)cur);
+  if (!lv) return -ENOMEM;
+  /* Under ls__all_mu: ls__level_max follows at once, and ls_open's store
+   * of level_all after its warning does not undo this one. */
+  pthread_mutex_lock(&ls__all_mu);
+  __atomic_store_n(&c->lv, lv, __ATOMIC_RELEASE);
+  __atomic_store_n(&c->level_all, ls_level_rules_least(&merged), __ATOMIC_RELAXED);
+  ls__level_max_update();
+  pthread_mutex_unlock(&ls__all_mu);
+  return 0;
 }
 
 int ls_get_stats(ls_client *c, ls_stats *out) {

@@ -19,6 +19,17 @@
 #include "registry.h"
 #include "ring.h"
 
+/* A client's levels as producers read them: immutable once published.
+ * When the daemon pushes rules (PROTOCOL.md, "Levels at run time") the
+ * sender publishes a new one; the one it replaced stays allocated until
+ * ls_close, since a producer may be reading it (a change is an operator's
+ * act: a few hundred bytes each). */
+typedef struct ls__lv {
+  struct ls__lv *older; /* replaced ones, freed by ls_close */
+  uint32_t gen;         /* unique per published rules, 31 bits, never 0 */
+  ls_level_rules rules; /* allocated for rules.n FILE rules only */
+} ls__lv;
+
 struct ls_client {
   /* Read on every call by logging threads; written rarely (open, fork). */
   _Alignas(LS__CACHELINE) uint32_t uid;
@@ -29,10 +40,11 @@ struct ls_client {
   size_t max_record_bytes;
   size_t ring_bytes;
   /* Levels at the source: every site at or below level_all produces; one
-   * above it asks its cache (ls_site.ls__gate), valid when it holds
-   * gate_gen (unique to this client's rules), else `levels`. */
+   * above it asks its cache (ls_site.ls__gate), valid when it holds lv's
+   * gen, else lv's rules. Both change when the daemon pushes rules: read
+   * with ls__level_all and ls__lv. */
   int level_all;
-  uint32_t gate_gen;
+  ls__lv *lv;
 
   /* Wake-up word of the sender (futex), bumped by producers once per batch. */
   _Alignas(LS__CACHELINE) _Atomic uint32_t wake_seq;
@@ -81,8 +93,23 @@ struct ls_client {
   size_t snap_cap;
 
   ls_options opts;
-  ls_level_rules levels; /* set at open, read-only afterwards */
+  /* The client's own rules ($LOGSINK_LEVEL, else the options), set at
+   * open, and as text (HELLO). Pushed rules go on top of them. */
+  ls_level_rules own;
+  char *own_text;
 };
+
+static inline int ls__level_all(const ls_client *c) {
+  return __atomic_load_n(&c->level_all, __ATOMIC_RELAXED);
+}
+static inline const ls__lv *ls__lv_of(const ls_client *c) {
+  return __atomic_load_n(&c->lv, __ATOMIC_ACQUIRE);
+}
+
+/* The sender's: the daemon pushed `text` (level_rules.h's text; "" none):
+ * c's levels become its own rules with these on top. A text that does not
+ * parse changes nothing (returns -EINVAL). */
+LS__HIDDEN int ls__client_push_levels(ls_client *c, const char *text);
 
 /* The default client, opened on first use. NULL (errno set) on failure. */
 LS__HIDDEN ls_client *ls__default_get(void);

@@ -15,11 +15,16 @@
 #include "logsink/proto/frame_encode.h"
 #include "logsink/proto/paths.h"
 
+/* One frame of what the daemon sends a client: the largest is LEVELS. */
+#define LS__IN_CAP (LS_FRAME_HDR + LS_VARINT_MAX + LS_LEVELS_TEXT_MAX + 16u)
+
 int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap) {
   memset(k, 0, sizeof *k);
   k->cfg = *cfg;
   k->out = malloc(out_cap);
-  if (!k->out) return -ENOMEM;
+  k->in = malloc(LS__IN_CAP);
+  k->levels = malloc(LS_LEVELS_TEXT_MAX + 1);
+  if (!k->out || !k->in || !k->levels) return -ENOMEM; /* ls__conn_free frees */
   k->out_cap = out_cap;
   k->fd = -1;
   ls__conn_reset(k);
@@ -29,6 +34,8 @@ int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap) {
 void ls__conn_free(ls__conn *k) {
   ls__conn_close(k);
   free(k->out);
+  free(k->in);
+  free(k->levels);
   free(k->marks);
   free(k->resend);
 }
@@ -164,6 +171,42 @@ void ls__conn_queue_resend(ls__conn *k, uint64_t close_by) {
   k->resend_records = 0;
 }
 
+/* Whether a connection that failed now (closed: the daemon closed it)
+ * starts or continues a reconnect window, so that its records wait for
+ * the next daemon. A window starts at the first close, or again after a
+ * connection that lasted longer than a window; else the one running goes
+ * on, and once it ended (window_spent) none starts until a connection
+ * outlives one: a daemon that accepts and closes at once gets no second
+ * window. */
+static int ls__conn_keep(ls__conn *k, int closed, uint64_t now) {
+  const uint64_t window = (uint64_t)k->cfg.reconnect_window_ms * 1000000u;
+  const int lasted = k->connected_ns && now - k->connected_ns >= window;
+  if (lasted) k->window_spent = 0;
+  return closed && window && !k->window_spent &&
+         (!k->lost_ns || lasted || now - k->lost_ns < window);
+}
+
+/* Gives the failed connection up (keep: from ls__conn_keep). */
+static void ls__conn_lost(ls__conn *k, int keep, uint64_t now) {
+  const uint64_t window = (uint64_t)k->cfg.reconnect_window_ms * 1000000u;
+  int link = LS__LINK_DOWN;
+  if (keep) {
+    if (!k->lost_ns || now - k->connected_ns >= window) k->lost_ns = now;
+    link = LS__LINK_RESTARTING; /* one store: never "down" in between */
+  } else {
+    k->lost_ns = 0;
+  }
+  if (ls__conn_check(k)) { /* a lost number was counted and let go there */
+    close(k->fd);
+    k->fd = -1;
+    atomic_store_explicit(&k->st_link, link, memory_order_relaxed);
+    atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
+    /* Restarting: soon (a restarted daemon may already listen). */
+    k->next_connect_ns =
+        now + (uint64_t)(keep ? k->cfg.reconnect_min_ms : k->backoff_ms) * 1000000u;
+  }
+}
+
 int ls__conn_send(ls__conn *k, uint64_t close_by) {
   if (!k->out_len) return 0;
   int rc = -ENOTCONN;
@@ -182,15 +225,8 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
    * of every connection when it stops, and reads all that was written
    * before), the RECORDS frames it did not get are kept for the next one. */
   const int closed = rc == -EPIPE || rc == -ECONNRESET;
-  const uint64_t now = ls__now_mono_ns(), window = (uint64_t)k->cfg.reconnect_window_ms * 1000000u;
-  /* A window starts at the first close, or again after a connection that
-   * lasted longer than a window; else the one running goes on, and once it
-   * ended (window_spent) none starts until a connection outlives one: a
-   * daemon that accepts and closes at once gets no second window. */
-  const int lasted = k->connected_ns && now - k->connected_ns >= window;
-  if (lasted) k->window_spent = 0;
-  const int keep =
-      closed && window && !k->window_spent && (!k->lost_ns || lasted || now - k->lost_ns < window);
+  const uint64_t now = ls__now_mono_ns();
+  const int keep = rc != 0 && ls__conn_keep(k, closed, now);
   uint64_t delivered = 0, reported = 0, kept = 0;
   if (rc == 0) {
     delivered = k->out_records;
@@ -209,22 +245,7 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
     }
     k->dropped_sender += k->out_records - delivered - kept;
     if (k->out_records > delivered + kept) k->pass_lost = 1;
-    int link = LS__LINK_DOWN;
-    if (keep) {
-      if (!k->lost_ns || now - k->connected_ns >= window) k->lost_ns = now;
-      link = LS__LINK_RESTARTING; /* one store: never "down" in between */
-    } else {
-      k->lost_ns = 0;
-    }
-    if (ls__conn_check(k)) { /* a lost number was counted and let go there */
-      close(k->fd);
-      k->fd = -1;
-      atomic_store_explicit(&k->st_link, link, memory_order_relaxed);
-      atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
-      /* Restarting: soon (a restarted daemon may already listen). */
-      k->next_connect_ns =
-          now + (uint64_t)(keep ? k->cfg.reconnect_min_ms : k->backoff_ms) * 1000000u;
-    }
+    ls__conn_lost(k, keep, now);
   }
   atomic_fetch_add_explicit(&k->st_sent, delivered, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_bytes, done, memory_order_relaxed);
@@ -256,12 +277,138 @@ static int ls__conn_socket(const char *path, const char *user_dir) {
   return fd;
 }
 
+/* Takes the frames at the start of k->in: a LEVELS frame's text goes to
+ * k->levels; the daemon's other frames to a client are skipped (a later
+ * version may send more). Returns the bytes consumed, or -1 when the
+ * daemon sent what this client cannot read. */
+static ptrdiff_t ls__conn_take_in(ls__conn *k, ls_welcome *welcome, ls_refuse *refuse) {
+  size_t at = 0;
+  for (;;) {
+    ls_frame f;
+    ptrdiff_t n = ls_frame_parse(k->in + at, k->in_len - at, LS__IN_CAP - LS_FRAME_HDR + 1, &f);
+    if (n < 0) return -1;
+    if (n == 0) return (ptrdiff_t)at;
+    const char *text = NULL;
+    size_t len = 0;
+    if (f.type == LS_F_LEVELS) {
+      if (ls_levels_decode(f.payload, f.len, &text, &len) < 0) return -1;
+    } else if (f.type == LS_F_WELCOME && welcome) {
+      if (ls_welcome_decode(f.payload, f.len, welcome) < 0) return -1;
+      text = welcome->levels;
+      len = welcome->levels_len;
+      welcome = NULL;
+    } else if (f.type == LS_F_REFUSE && refuse) {
+      if (ls_refuse_decode(f.payload, f.len, refuse) < 0) return -1;
+      return (ptrdiff_t)(at + (size_t)n);
+    }
+    if (text) {
+      memcpy(k->levels, text, len);
+      k->levels[len] = 0;
+      k->levels_new = 1;
+    }
+    at += (size_t)n;
+  }
+}
+
+/* Keeps what is left of k->in after `used` bytes. */
+static void ls__conn_shift_in(ls__conn *k, size_t used) {
+  memmove(k->in, k->in + used, k->in_len - used);
+  k->in_len -= used;
+}
+
+void ls__conn_read(ls__conn *k) {
+  if (k->fd < 0 || k->in_bad || !(k->caps & LS_CAP_LEVELS) || !ls__conn_check(k)) return;
+  for (;;) {
+    ssize_t n = recv(k->fd, k->in + k->in_len, LS__IN_CAP - k->in_len, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 && !k->out_len) {
+      /* The daemon closed (a stop, a restart): found now, not at the next
+       * send, which a program whose levels leave nothing to send would
+       * never make; the next daemon is connected to as after a failed
+       * send, and its rules arrive with its WELCOME. */
+      ls__conn_lost(k, ls__conn_keep(k, 1, ls__now_mono_ns()), ls__now_mono_ns());
+      return;
+    }
+    if (n <= 0) return; /* nothing now (or the end, with frames to send: they find out) */
+    k->in_len += (size_t)n;
+    ptrdiff_t used = ls__conn_take_in(k, NULL, NULL);
+    if (used < 0) {
+      k->in_bad = 1;
+      return;
+    }
+    ls__conn_shift_in(k, (size_t)used);
+  }
+}
+
+/* Version 2's HELLO on fd, and the daemon's answer within send_timeout_ms.
+ * Returns 2 (WELCOME: k->caps and k->levels set), 1 (the daemon speaks
+ * version 1 only: it refused and closed), or -1 (refused otherwise, closed,
+ * silent or gone). */
+static int ls__conn_hello2(ls__conn *k, int fd) {
+  uint8_t
+      hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4 + LS_VARINT_MAX + LS_LEVELS_TEXT_MAX];
+  const char *own = k->cfg.own_levels ? k->cfg.own_levels : "";
+  size_t own_len = strlen(own);
+  if (own_len > LS_LEVELS_TEXT_MAX) own_len = 0; /* cannot happen: 32 rules fit */
+  ls_hello h = {2, 0, k->cfg.app, strlen(k->cfg.app), 0, LS_CAP_LEVELS, own, own_len};
+  ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
+  if (len < 0) return -1;
+  const uint64_t deadline = ls__now_mono_ns() + (uint64_t)k->cfg.send_timeout_ms * 1000000u;
+  size_t done = 0;
+  k->in_len = 0;
+  k->in_bad = 0;
+  for (;;) {
+    const uint64_t now = ls__now_mono_ns();
+    if (now >= deadline) return -1;
+    struct pollfd pfd = {fd, done < (size_t)len ? POLLOUT : POLLIN, 0};
+    if (poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR) return -1;
+    if (done < (size_t)len) {
+      ssize_t n = send(fd, hello + done, (size_t)len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) done += (size_t)n;
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return -1;
+      continue;
+    }
+    ssize_t n = recv(fd, k->in + k->in_len, LS__IN_CAP - k->in_len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) return -1;
+    k->in_len += (size_t)n;
+    ls_welcome w = {0, UINT32_MAX, NULL, 0};
+    ls_refuse r = {0, NULL, 0};
+    ptrdiff_t used = ls__conn_take_in(k, &w, &r);
+    if (used < 0) return -1;
+    ls__conn_shift_in(k, (size_t)used);
+    if (r.reason) return r.version < 2 ? 1 : -1;
+    if (w.caps != UINT32_MAX) {
+      k->caps = w.caps & LS_CAP_LEVELS;
+      atomic_fetch_add_explicit(&k->st_frames, 1, memory_order_relaxed); /* the HELLO */
+      atomic_fetch_add_explicit(&k->st_bytes, (uint64_t)len, memory_order_relaxed);
+      return 2;
+    }
+  }
+}
+
 void ls__conn_connect(ls__conn *k) {
   int fd = ls__conn_socket(k->cfg.path, k->cfg.user_dir);
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) < 0) {
     close(fd);
     fd = -1;
+  }
+  /* Version 2 first; a daemon of version 1 only says so (REFUSE) and
+   * closes, and is asked again with version 1, in a new connection. */
+  int version = 2;
+  k->caps = 0;
+  k->levels_new = 0;
+  if (fd >= 0) {
+    version = ls__conn_hello2(k, fd);
+    if (version != 2) {
+      close(fd);
+      fd = version == 1 ? ls__conn_socket(k->cfg.path, k->cfg.user_dir) : -1;
+      if (fd >= 0 && fstat(fd, &st) < 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
   }
   /* st_attempted is stored after st_link (on success, below), and read
    * before it (ls__no_daemon): a producer that sees the attempt made and no
@@ -288,9 +435,10 @@ void ls__conn_connect(ls__conn *k) {
   k->ever_connected = 1;
   atomic_store_explicit(&k->st_link, LS__LINK_UP, memory_order_relaxed);
   atomic_store(&k->st_attempted, 1);
+  if (version == 2) return; /* HELLO said, WELCOME read */
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */
-  ls_hello h = {LS_PROTO_VERSION, 0, k->cfg.app, strlen(k->cfg.app), 0};
+  ls_hello h = {1, 0, k->cfg.app, strlen(k->cfg.app), 0, 0, NULL, 0};
   ptrdiff_t n = ls_hello_encode(k->out + k->out_len, k->out_cap - k->out_len, &h);
   if (n > 0) {
     k->out_len += (size_t)n;

@@ -29,6 +29,9 @@ typedef struct ls__conn_cfg {
   /* After the daemon closed a connection (a restart): how long records wait
    * for the next daemon (the client's block_timeout_ms). */
   unsigned reconnect_window_ms;
+  /* The client's own level rules as text (HELLO version 2; the client owns
+   * the bytes, NUL-terminated). */
+  const char *own_levels;
 } ls__conn_cfg;
 
 /* Where a RECORDS or DROPPED frame ends in out, so a send that fails half-way
@@ -51,6 +54,11 @@ typedef struct ls__conn {
    * restart (2 x out_cap: the frames of one out buffer and their prefixes). */
   uint8_t *resend;
   size_t resend_cap;
+  /* What the daemon sends (version 2: LEVELS frames), read between passes:
+   * in holds one frame at most (LS__IN_CAP); levels the last rules text
+   * read, NUL-terminated (LS_LEVELS_TEXT_MAX + 1 bytes). */
+  uint8_t *in;
+  char *levels;
 
   /* Everything below is zeroed by ls__conn_reset (fd -1, backoff minimal). */
   int fd;
@@ -58,6 +66,13 @@ typedef struct ls__conn {
    * application may close the number and open its own file on it (a
    * close-all-fds loop); each write and close re-checks these first. */
   uint64_t fd_dev, fd_ino;
+  /* The capabilities the daemon uses on this connection (its WELCOME; 0
+   * with a version 1 daemon). */
+  uint32_t caps;
+  size_t in_len;
+  /* levels holds a text not applied yet; in_bad: the daemon sent what this
+   * client cannot read, and nothing more is read from this connection. */
+  int levels_new, in_bad;
   unsigned backoff_ms;
   uint64_t next_connect_ns;
   int ever_connected;
@@ -135,9 +150,15 @@ LS__HIDDEN void ls__conn_close(ls__conn *k);
  * One fstat. */
 LS__HIDDEN int ls__conn_check(ls__conn *k);
 
-/* Connects (non-blocking) and queues HELLO; on failure schedules the next
- * attempt with exponential backoff. */
+/* Connects (non-blocking) and says HELLO: version 2 first, and waits for
+ * the daemon's WELCOME (its rules text then waits in k->levels) at most
+ * send_timeout_ms; a daemon that speaks only version 1 (REFUSE) gets a new
+ * connection with version 1's HELLO, queued in out. On failure schedules
+ * the next attempt with exponential backoff. */
 LS__HIDDEN void ls__conn_connect(ls__conn *k);
+/* Reads what the daemon sent since (never waits): a LEVELS frame's text
+ * goes to k->levels (levels_new). Frames of other types are skipped. */
+LS__HIDDEN void ls__conn_read(ls__conn *k);
 /* Sends all of out, waiting for a slow daemon until the send timeout or
  * close_by (CLOCK_MONOTONIC ns, 0: none). On failure the connection is given
  * up and the records of the frames that did not reach the socket whole are

@@ -253,7 +253,7 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
 static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
   /* Below its level a call produces nothing and counts nowhere, not even
    * as a call that interrupted another one (a pure check). */
-  if (c && LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) return 0;
+  if (c && LS__UNLIKELY(s->level > ls__level_all(c)) && !ls__site_on(c, s)) return 0;
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
   int rc;
@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
       rc = -ENOMEM;
       goto out;
     }
-    if (LS__UNLIKELY(s->level > c->level_all) && !ls__site_on(c, s)) {
+    if (LS__UNLIKELY(s->level > ls__level_all(c)) && !ls__site_on(c, s)) {
       rc = 0; /* below its level: nothing produced */
       goto out;
     }
@@ -286,10 +286,11 @@ out:
 /* Not inlined: it runs for sites above the client's level_all only. */
 __attribute__((noinline)) int ls__site_on(ls_client *c, ls_site *s) {
   if ((unsigned)s->level > 7u) return 1; /* not a level: refused by ls__slow, counted */
-  const uint32_t want = c->gate_gen << 1;
+  const ls__lv *lv = ls__lv_of(c);
+  const uint32_t want = lv->gen << 1;
   const uint32_t g = __atomic_load_n(&s->ls__gate, __ATOMIC_RELAXED);
   if ((g & ~1u) == want) return (int)(g & 1);
-  const int on = s->level <= ls_level_rules_for(&c->levels, s->file, (uint32_t)s->line);
+  const int on = s->level <= ls_level_rules_for(&lv->rules, s->file, (uint32_t)s->line);
   __atomic_store_n(&s->ls__gate, want | (uint32_t)on, __ATOMIC_RELAXED);
   return on;
 }
@@ -319,7 +320,7 @@ static int ls__text(ls_client *c, int level, const char *msg, size_t len) {
     if (!c) return -ENOMEM;
   }
   ls_site *s = &ls__text_sites[level];
-  if (LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, s)) return 0;
+  if (LS__UNLIKELY(level > ls__level_all(c)) && !ls__site_on(c, s)) return 0;
   uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
@@ -333,7 +334,8 @@ static int ls__text(ls_client *c, int level, const char *msg, size_t len) {
 
 int ls_log_text(ls_client *c, int level, const char *msg, size_t len) {
   if (level < 0 || level > 7 || (!msg && len)) return -EINVAL;
-  if (c && LS__UNLIKELY(level > c->level_all) && !ls__site_on(c, &ls__text_sites[level])) return 0;
+  if (c && LS__UNLIKELY(level > ls__level_all(c)) && !ls__site_on(c, &ls__text_sites[level]))
+    return 0;
   if (LS__UNLIKELY(ls__tl_busy)) return ls__reentered(c);
   ls__busy_enter();
   int rc = ls__text(c, level, msg, len);

@@ -18,6 +18,9 @@
 #include "logsink/proto/frame_encode.h"
 #include "site.h"
 
+/* The longest the sender sleeps while a daemon may push levels: it reads
+ * them between passes (the socket is not watched while it sleeps). */
+#define LS__LEVELS_POLL_MS 50u
 #define LS__FRAME_LIMIT (64u << 10) /* RECORDS frames stay below this (daemon max 256 KiB) */
 #define LS__OUT_FLUSH (192u << 10)  /* send once the buffer holds this much */
 /* Largest INTERN frame: fmt (4096) and file (1024) plus the varints. */
@@ -258,6 +261,13 @@ static int ls__pass(ls_client *c, int urgent) {
   (void)ls__conn_check(k);
   ls__conn_tick(k, ls__now_mono_ns());
   if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
+  /* Rules the daemon pushed (its WELCOME's at a connect), before the
+   * records of this pass are taken. */
+  ls__conn_read(k);
+  if (k->levels_new) {
+    k->levels_new = 0;
+    (void)ls__client_push_levels(c, k->levels);
+  }
   ls__cal_update(&c->cal);
 
   pthread_mutex_lock(&c->mu);
@@ -327,6 +337,9 @@ static void *ls__sender_main(void *arg) {
       (void)ls__pass(c, 1);
       break;
     }
+    /* A daemon that pushes levels is heard within LS__LEVELS_POLL_MS. */
+    if ((c->conn.caps & LS_CAP_LEVELS) && wait_ms > LS__LEVELS_POLL_MS)
+      wait_ms = LS__LEVELS_POLL_MS;
     if (ls__restarting(&c->conn)) {
       /* The daemon closed: try again every reconnect_min_ms. */
       if (c->opts.reconnect_min_ms < wait_ms) wait_ms = c->opts.reconnect_min_ms;

@@ -88,7 +88,7 @@ int ls_vlog(ls_client *c, int level, const char *fmt, va_list ap) {
   /* Below the client's level (a run-time format has no file: the default
    * level applies): nothing produced, and no slot of the table taken. */
   if (!c) c = ls__default_get();
-  if (c && level > c->level_all && level > c->levels.level) return 0;
+  if (c && level > ls__level_all(c) && level > ls__lv_of(c)->rules.level) return 0;
   ls_site *s = ls__wrap_find(fmt, level);
   va_list aq;
   va_copy(aq, ap);

@@ -316,6 +316,14 @@ constexpr Setting kSettings[] = {
      .max = 10 * kMinute,
      .live = true,
      .help = "how long a stop keeps reading what clients already sent"},
+    // [levels]
+    {.section = "levels",
+     .key = "rules",
+     .kind = Kind::kString,
+     .member = &Config::level_rules,
+     .def = "",
+     .live = true,
+     .help = "level rules pushed to running programs, as logctl level sets them"},
 };
 
 }  // namespace

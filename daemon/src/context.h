@@ -1,7 +1,8 @@
 // context.h: what the daemon's inputs share on the loop thread (connections,
 // the syslog socket, the kernel's log): the ring writer and its identity,
-// the free-text sites, the counters, the rate-limited error log, the source
-// ids and the memory bound of connection state.
+// the free-text sites, the run-time level rules, the counters, the
+// rate-limited error log, the source ids and the memory bound of
+// connection state.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,8 @@
 
 namespace logsink::daemon {
 
-class WriteWake;  // durability.h
+class WriteWake;   // durability.h
+class LevelRules;  // levels.h
 
 // The rate limiter's kind for storage and accept errors (one past the Err kinds):
 // they are rare and come from the disk or the kernel, not from one client.
@@ -26,6 +28,8 @@ constexpr int kLogKindWrite = int(Err::kCount);
 constexpr int kLogKindRelay = int(Err::kCount) + 1;
 // ... and for refused reads through the daemon (Server::StartReader).
 constexpr int kLogKindRead = int(Err::kCount) + 2;
+// ... and for refused level changes (Server::ServeLevelRequest).
+constexpr int kLogKindLevel = int(Err::kCount) + 3;
 
 // A record of a RECORDS frame that passed validation, waiting to be appended.
 struct ParsedRecord {
@@ -40,13 +44,14 @@ struct Context {
   storage::RingWriter *writer = nullptr;
   WriteWake *write_wake = nullptr;  // with the writer thread (durability.h)
   TextSites *text = nullptr;        // free-text records (text streams, syslog, kernel)
+  LevelRules *levels = nullptr;     // run-time level rules (levels.h)
   // The ring file as RING replies name it: its absolute path, and its
   // stat(2) st_dev and st_ino.
   std::string ring_path;
   uint64_t ring_dev = 0, ring_ino = 0;
   Counters *counters = nullptr;
   uint64_t next_source_id = 1;  // the next ring source's id (a connection, a syslog sender)
-  RateLimit<int(Err::kCount) + 3> log_limit;
+  RateLimit<int(Err::kCount) + 4> log_limit;
   // One frame's validated records; shared (one thread), its capacity reused.
   std::vector<ParsedRecord> scratch;
   MemoryBudget memory;

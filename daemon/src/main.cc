@@ -40,6 +40,8 @@ bool Effective(const daemon::Cli &cli, config::Config *out, std::string *error) 
   if (!cli.config_file.empty() && !config::LoadFile(cli.config_file, &c, error)) return false;
   daemon::ApplyCli(cli, &c);
   if (!config::ResolvePaths(&c, error) || !config::Validate(c, error)) return false;
+  std::vector<daemon::LevelRule> rules;
+  if (!daemon::LevelRules::ParseConfig(c.level_rules, &rules, error)) return false;
   storage::Layout layout;
   storage::Status s = storage::Layout::Compute(c.ring_size, c.block_size, 0, &layout);
   if (!s.ok()) {

@@ -60,6 +60,9 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("sites_renamed", c.sites_renamed);
   f("stats_requests", c.stats_requests);
   f("ring_requests", c.ring_requests);
+  f("level_requests", c.level_requests);
+  f("level_refused", c.level_refused);
+  f("level_pushes", c.level_pushes);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);
   f("text_streams", c.text_streams);
@@ -135,6 +138,19 @@ void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint6
   ls_ring r = {ring_id.data(), dev, ino, path.data(), path.size()};
   Append(out, LS_RING_FRAME_MAX,
          [&](uint8_t *buf, size_t cap) { return ls_ring_encode(buf, cap, &r); });
+}
+
+void AppendWelcomeFrame(uint32_t version, uint32_t caps, std::string_view levels,
+                        std::string *out) {
+  const ls_welcome w = {version, caps, levels.data(), levels.size()};
+  Append(out, LS_FRAME_HDR + 8 + LS_VARINT_MAX + levels.size(),
+         [&](uint8_t *b, size_t cap) { return ls_welcome_encode(b, cap, &w); });
+}
+
+void AppendLevelsFrame(std::string_view levels, std::string *out) {
+  Append(out, LS_FRAME_HDR + LS_VARINT_MAX + levels.size(), [&](uint8_t *b, size_t cap) {
+    return ls_levels_encode(b, cap, levels.data(), levels.size());
+  });
 }
 
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out) {

@@ -38,5 +38,9 @@ void AppendReadEnd(const std::array<uint8_t, 16> &ring_id, uint64_t examined, ui
                    std::string *out);
 // Appends a REFUSE frame to *out.
 void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *out);
+// The frames of run-time levels (PROTOCOL.md, "Levels at run time"): the
+// answer to a version 2 HELLO, and the rules text pushed to a client.
+void AppendWelcomeFrame(uint32_t version, uint32_t caps, std::string_view levels, std::string *out);
+void AppendLevelsFrame(std::string_view levels, std::string *out);
 
 }  // namespace logsink::daemon

@@ -33,6 +33,8 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
   ctx_.writer = writer_;
   ctx_.write_wake = wake;
   ctx_.text = &text_;
+  ctx_.levels = &levels_;
+  ApplyConfigLevels();
   counters_.started_mono_ns = uv_hrtime();  // CLOCK_MONOTONIC, as uptime_ms reads it
   // RING replies name the file absolutely, whatever the client's directory.
   if (char *abs = realpath(cfg_.ring_file.c_str(), nullptr)) {

@@ -15,6 +15,7 @@
 //   server_accept.cc  accepting connections: limits, EMFILE, REFUSE
 //   server_conn.cc    serving a connection: reads, replies, end, stalls
 //   server_readers.cc reads through the daemon (READ_REQ) and followers
+//   server_levels.cc  run-time levels: LEVEL_REQ answered, LEVELS pushed
 //   server_drain.cc   the stop: draining connections, backlog and inputs
 //   server_reload.cc  signals: stop, and SIGHUP's live settings
 #pragma once
@@ -31,6 +32,7 @@
 #include "counters.h"
 #include "durability.h"
 #include "kernel_input.h"
+#include "levels.h"
 #include "listener.h"
 #include "logsink/config/config.h"
 #include "logsink/storage/ring.h"
@@ -103,6 +105,16 @@ class Server {
   void StepFollowers();
   uint64_t WriteGen() const;  // changes whenever the writer writes to the file
 
+  // server_levels.cc: a connection's LEVEL_REQ: the change made (or
+  // refused), recorded in the ring, pushed to the clients it changes, and
+  // the answer (the rules and the clients) sent; the connection then ends.
+  void ServeLevelRequest(Conn *c);
+  void PushLevels();
+  void AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out) const;
+  // [levels] rules (checked when the configuration was read) in force, and
+  // pushed to the clients whose text they change.
+  void ApplyConfigLevels();
+
   // server_drain.cc
   void Shutdown(int signum);
   void StopBacklog();
@@ -134,6 +146,7 @@ class Server {
 
   Counters counters_;
   TextSites text_;
+  LevelRules levels_;
   Context ctx_;
   Durability durability_;
   std::unique_ptr<SyslogInput> syslog_;  // nullptr: no syslog socket

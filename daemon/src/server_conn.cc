@@ -76,6 +76,10 @@ void Server::ReadConn(Conn *c, size_t budget) {
         StartReader(c);
         return;
       }
+      if (c->session->level_request() && !c->close_when_sent) {
+        ServeLevelRequest(c);
+        return;
+      }
       if (size_t(r) < want) break;  // the socket is (very likely) empty now
       if (total < budget && uv_hrtime() - start >= slice) {
         counters_.conn_slice_yields++;
@@ -173,7 +177,11 @@ void Server::SendOut(Conn *c) {
     }
     return;
   }
-  if (out.size() > kMaxOut) {
+  if (c->close_when_sent && out.empty()) {
+    CloseConn(c);
+    return;
+  }
+  if (out.size() > kMaxOut && !c->close_when_sent) {
     spdlog::warn("pid {} does not read its STATS replies; connection closed",
                  c->session->peer().pid);
     CloseConn(c);

@@ -45,7 +45,8 @@ struct Server::Conn {
   uint64_t read_gen = 0;                  // WriteGen() when the reader last stepped
   // Last: placed before session, it cost the daemon ~15% more CPU per record
   // in bench/compare, with the same instructions executed: a placement effect.
-  bool from_backlog = false;  // taken from the listen backlog after the stop
+  bool from_backlog = false;     // taken from the listen backlog after the stop
+  bool close_when_sent = false;  // a LEVEL_REQ's answer: closed once sent
 };
 
 // At a stop: connections from the listen backlog drained at once (each holds

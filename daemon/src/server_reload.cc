@@ -36,6 +36,7 @@ void Server::ApplyLive(const config::Config &n) {
   durability_.Reload();  // the fsync policy and timer, the gap of a waiting flush
   if (stall_changed) StartStallTimer();
   if (syslog_) syslog_->set_max_app(cfg_.max_app);
+  ApplyConfigLevels();
   // New charges are checked against the new bounds.
   ctx_.memory.limit = cfg_.max_memory;
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;

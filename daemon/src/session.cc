@@ -38,7 +38,7 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
 uint64_t Session::Holding() const {
   constexpr uint64_t kFixed = 1024;
   return kFixed + sites_.Holding() + pending_.capacity() + out_.capacity() + app_.capacity() +
-         (text_ ? text_->Holding() : 0);
+         own_levels_.capacity() + pushed_levels_.capacity() + (text_ ? text_->Holding() : 0);
 }
 
 bool Session::Account() {
@@ -153,6 +153,10 @@ bool Session::HandleFrame(const ls_frame &f) {
     Fail(Err::kBadRead, fmt::format("frame type {:#04x} after READ_REQ", f.type));
     return false;
   }
+  if (level_req_) {  // nor a level request's after LEVEL_REQ
+    Fail(Err::kBadPayload, fmt::format("frame type {:#04x} after LEVEL_REQ", f.type));
+    return false;
+  }
   switch (f.type) {
     case LS_F_READ_REQ: {  // before HELLO only: a writing connection never turns reader
       ls_read_req r;
@@ -161,6 +165,15 @@ bool Session::HandleFrame(const ls_frame &f) {
         return false;
       }
       read_req_ = r;
+      return true;
+    }
+    case LS_F_LEVEL_REQ: {  // before HELLO only, like READ_REQ
+      ls_level_req r;
+      if (hello_ || ls_level_req_decode(f.payload, f.len, &r) < 0) {
+        Fail(Err::kBadPayload, hello_ ? "LEVEL_REQ after HELLO" : "malformed LEVEL_REQ");
+        return false;
+      }
+      level_req_ = LevelRequest{r.op, LevelRule::From(r.rule)};
       return true;
     }
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
@@ -227,6 +240,14 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   }
   app_ = CutAppLabel(ctx_, std::string_view(h.app, h.app_len), limits_.max_app);
   hello_ = true;
+  if (h.version >= 2) {
+    // Version 2: capabilities, answered with those in use (PROTOCOL.md,
+    // "Versions and capabilities"); levels are for frame connections.
+    caps_ = (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & LS_CAP_LEVELS;
+    own_levels_.assign(h.levels, h.levels_len);
+    if (caps_ & LS_CAP_LEVELS) pushed_levels_ = ctx_->levels->TextFor(level_client());
+    AppendWelcomeFrame(h.version, caps_, pushed_levels_, &out_);
+  }
   if (h.flags & LS_HELLO_TEXT) {
     text_.emplace(ctx_, &source_, h.flags);
     ctx_->counters->text_streams++;
@@ -381,6 +402,31 @@ bool Session::OnDropped(const uint8_t *p, size_t n) {
   storage::Status s = ctx_->writer->AppendDropped(source_, d.now_ns, d.count, d.since_ns);
   if (!s.ok()) WriteFailed(ctx_, s);
   return true;
+}
+
+LevelClient Session::level_client() const {
+  return LevelClient{source_.pid, peer_.uid, app_, peer_.unit};
+}
+
+bool Session::PushLevels(const std::string &text) {
+  if (!(caps_ & LS_CAP_LEVELS) || text == pushed_levels_) return false;
+  pushed_levels_ = text;
+  AppendLevelsFrame(text, &out_);
+  ctx_->counters->level_pushes++;
+  return true;
+}
+
+void Session::RecordLevelChange(std::string_view what) {
+  if (source_.id == 0) source_.id = ctx_->next_source_id++;
+  if (app_.empty()) app_ = "logctl";
+  source_.app = app_;
+  const std::string msg = fmt::format("{} (by uid {} pid {} comm '{}')", what, peer_.uid, peer_.pid,
+                                      LogEscape(peer_.comm));
+  TextFields f;
+  f.msg = msg;
+  // Facility daemon (3), level notice (5): a change an operator made.
+  storage::Status s = ctx_->text->Append(source_, TextKind::kText, 3, 5, WallClockNanos(), f, 0);
+  if (!s.ok()) WriteFailed(ctx_, s);
 }
 
 }  // namespace logsink::daemon

@@ -15,6 +15,7 @@
 
 #include "context.h"
 #include "counters.h"
+#include "levels.h"
 #include "logsink/proto/read.h"
 #include "logsink/storage/ring.h"
 #include "memory_budget.h"
@@ -78,6 +79,28 @@ class Session {
   bool any_frame() const { return frames_ > 0; }
   uint64_t source_id() const { return source_.id; }
 
+  // Run-time levels (PROTOCOL.md, "Levels at run time"). A LEVEL_REQ this
+  // connection sent, if any: the owner answers it (server_levels.cc).
+  struct LevelRequest {
+    uint8_t op;
+    LevelRule rule;
+  };
+  const std::optional<LevelRequest> &level_request() const { return level_req_; }
+  // Whether HELLO came, and with which capabilities in use (LS_CAP_*).
+  bool hello() const { return hello_; }
+  uint32_t caps() const { return caps_; }
+  // What rules match this client against, its own rules (HELLO v2) and the
+  // text last sent to it.
+  LevelClient level_client() const;
+  const std::string &own_levels() const { return own_levels_; }
+  const std::string &pushed_levels() const { return pushed_levels_; }
+  // Sends `text` in a LEVELS frame (appended to out()) when the client
+  // takes them and its text changed. Returns whether it did.
+  bool PushLevels(const std::string &text);
+  // Stores a record of a level change made by this connection's peer (who,
+  // what) in the ring.
+  void RecordLevelChange(std::string_view what);
+
  private:
   bool HandleFrame(const ls_frame &f);
   // A request frame that may be answered (else counted and logged: false).
@@ -110,6 +133,9 @@ class Session {
   uint64_t frames_ = 0;  // whole frames handled
   std::string out_;
   std::optional<ls_read_req> read_req_;
+  std::optional<LevelRequest> level_req_;
+  uint32_t caps_ = 0;
+  std::string own_levels_, pushed_levels_;
   SiteCache sites_;
   MemoryCharge charge_;
   std::optional<TextLines> text_;  // a text stream's lines (PROTOCOL.md, "Text streams")

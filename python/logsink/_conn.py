@@ -1,11 +1,18 @@
-"""_conn: the Unix socket to logsinkd: a non-blocking connect, and writes
-bounded by a deadline (the daemon never answers unasked, so a client only
-writes)."""
+"""_conn: the Unix socket to logsinkd: a non-blocking connect, version 2's
+handshake (HELLO, then the daemon's WELCOME), and writes bounded by a
+deadline (after the handshake the daemon sends only LEVELS, read by the
+sender between sends)."""
 
 import errno
 import select
 import socket
+import struct
 import time
+
+from . import _wire as W
+
+# One frame the daemon sends a client: the largest is LEVELS or WELCOME.
+IN_LIMIT = 1 + 8 + 3 + W.LEVELS_TEXT_MAX
 
 
 def connect(path):
@@ -66,3 +73,49 @@ def refused(sock):
     except OSError:
         return False
     return len(b) >= 5 and b[4] == 0x81
+
+
+def handshake(sock, hello, deadline):
+    """Says a version 2 HELLO and reads the daemon's answer before the
+    monotonic deadline: ("welcome", caps, levels bytes, bytes read after
+    it), ("v1",) when the daemon speaks version 1 only (its REFUSE; it
+    closes), or None (refused otherwise, closed, silent, malformed)."""
+    st, _ = write(sock, hello, deadline)
+    if st != OK:
+        return None
+    buf = bytearray()
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    while True:
+        got = W.next_frame(buf, IN_LIMIT)
+        if got is None:
+            return None
+        if got:
+            ftype, payload, size = got
+            if ftype == W.F_REFUSE:
+                if len(payload) >= 4 and struct.unpack_from("<I", payload)[0] < 2:
+                    return ("v1",)
+                return None
+            if ftype == W.F_WELCOME:
+                if len(payload) < 8:
+                    return None
+                caps = struct.unpack_from("<I", payload, 4)[0]
+                text = W.get_str(payload, 8, W.LEVELS_TEXT_MAX)
+                if text is None or text[1] != len(payload):
+                    return None
+                return ("welcome", caps, text[0], bytes(buf[size:]))
+            del buf[:size]  # another frame: not for this version
+            continue
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            poller.poll(max(1, int(left * 1000 + 0.999)))
+            b = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            return None
+        if not b:
+            return None
+        buf += b

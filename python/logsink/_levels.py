@@ -13,9 +13,11 @@ component by component against the whole name or any tail of it after a
 import os
 
 OFF = -1
+UNSET = -3  # a default that says "none given" (rules a daemon pushed)
 RULES_MAX = 32
 FILE_MAX = 255
 _BLANKS = " \t"
+_LEVEL_NAMES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 _NAMES = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6,
           "debug": 7, "error": 3, "warn": 4, "emergency": 0, "critical": 2, "off": OFF}
 
@@ -168,3 +170,23 @@ class Rules:
     def least(self):
         """The level every site gets at least."""
         return min([self.default] + [lv for _, _, lv in self.rules])
+
+    def text(self):
+        """The rules as text that parses back into them ("LEVEL,FILE=LEVEL,...")."""
+        def name(lv):
+            return _LEVEL_NAMES[lv] if 0 <= lv <= 7 else "off"
+        parts = [name(self.default)]
+        for file, line, lv in self.rules:
+            f = os.fsdecode(file)
+            parts.append("%s:%d=%s" % (f, line, name(lv)) if line else "%s=%s" % (f, name(lv)))
+        return ",".join(parts)
+
+    def merged(self, pushed):
+        """These rules with those a daemon pushed (parsed with UNSET as the
+        default) on top, as level_rules.h's ls_level_rules_merge: a bare
+        LEVEL among them replaces the default, their FILE rules come after
+        these (so they win), the oldest of these give way past RULES_MAX."""
+        out = Rules(None, self.default if pushed.default == UNSET else pushed.default)
+        keep = max(0, RULES_MAX - len(pushed.rules))
+        out.rules = (self.rules[-keep:] if keep else []) + list(pushed.rules)
+        return out

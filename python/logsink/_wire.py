@@ -3,9 +3,11 @@ client sends. Every encoder returns bytes of one whole frame."""
 
 import struct
 
-PROTO_VERSION = 1
+PROTO_VERSION = 1  # hello(); hello2() says version 2 ("Versions and capabilities")
 F_HELLO, F_INTERN, F_RECORDS, F_DROPPED, F_STATS_REQ = 1, 2, 3, 4, 5
-F_REFUSE, F_STATS = 0x81, 0x82
+F_REFUSE, F_STATS, F_WELCOME, F_LEVELS = 0x81, 0x82, 0x87, 0x88
+CAP_LEVELS = 0x1
+LEVELS_TEXT_MAX = 16384
 FRAME_HDR = 5
 APP_MAX = 64          # longest app label sent (LS_APP_MAX)
 SITE_MAX = 1 << 20    # largest site id (LS_SITE_MAX)
@@ -73,6 +75,47 @@ def frame(ftype: int, payload: bytes) -> bytes:
 
 def hello(app: bytes) -> bytes:
     return frame(F_HELLO, struct.pack("<II", PROTO_VERSION, 0) + put_str(app[:utf8_cut(app, APP_MAX)]))
+
+
+def hello2(app: bytes, caps: int, levels: bytes) -> bytes:
+    """Version 2's HELLO: version 1's fields, then u32 caps | str levels."""
+    return frame(F_HELLO, struct.pack("<II", 2, 0) + put_str(app[:utf8_cut(app, APP_MAX)]) +
+                 struct.pack("<I", caps) + put_str(levels))
+
+
+def get_varint(b, pos):
+    """(value, next position) of the varint at pos, or None when it does not end."""
+    v = shift = 0
+    while pos < len(b) and shift < 70:
+        x = b[pos]
+        v |= (x & 0x7F) << shift
+        pos += 1
+        if not x & 0x80:
+            return v, pos
+        shift += 7
+    return None
+
+
+def get_str(b, pos, limit):
+    """(bytes, next position) of the str at pos, or None when malformed."""
+    got = get_varint(b, pos)
+    if got is None or got[0] > limit or got[1] + got[0] > len(b):
+        return None
+    n, pos = got
+    return bytes(b[pos:pos + n]), pos + n
+
+
+def next_frame(buf, limit):
+    """(type, payload, frame size) of the whole frame at the start of buf,
+    0 when more bytes are needed, None when its length is 0 or above limit."""
+    if len(buf) < 4:
+        return 0
+    n = struct.unpack_from("<I", buf)[0]
+    if n == 0 or n > limit:
+        return None
+    if len(buf) < 4 + n:
+        return 0
+    return buf[4], bytes(buf[5:4 + n]), 4 + n
 
 
 def intern(site: int, level: int, line: int, fmt: bytes, file: bytes) -> bytes:

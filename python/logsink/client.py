@@ -31,6 +31,7 @@ default policy (client/include/logsink/logsink.h):
 
 import atexit
 import os
+import socket as _socket
 import sys
 import threading
 import time
@@ -123,6 +124,10 @@ class Client:
                 self._levels = _levels.Rules(env)
             except ValueError as e:
                 bad_env = 'logsink: LOGSINK_LEVEL="%s" ignored: %s' % (env[:128], e)
+        # Rules a daemon pushes go on top of these (PROTOCOL.md, "Levels at
+        # run time"); they are sent, as text, in HELLO.
+        self._own = self._levels
+        self._own_text = self._own.text().encode()
         self._specs = {}  # format (str) -> parsed conversions or None (refused)
         self._closed = False
         self._level_all = 7  # until the warning is staged
@@ -163,6 +168,8 @@ class Client:
         self._since_ns = 0
         self._in_flight_report = 0
         self._thread = None
+        self._caps = 0  # capabilities the daemon uses on this connection (its WELCOME)
+        self._in = bytearray()  # what the daemon sent, not read whole yet
         self._stats = dict.fromkeys(
             ("logged", "sent", "dropped", "dropped_reported", "errors", "truncated",
              "bytes_sent", "frames_sent", "interned", "connects", "reconnects",
@@ -457,13 +464,76 @@ class Client:
 
     # ---- connection ------------------------------------------------------
 
+    def _handshake(self, sock, now):
+        """Version 2's HELLO on sock and its answer: (socket, version), the
+        socket a new one of version 1 when the daemon speaks no other, or
+        (None, 0) when there is no connection."""
+        got = _conn.handshake(sock, W.hello2(self._app, W.CAP_LEVELS, self._own_text),
+                              now + self.send_timeout)
+        if got is not None and got[0] == "welcome":
+            _, caps, text, rest = got
+            self._caps = caps & W.CAP_LEVELS
+            self._in = bytearray(rest)
+            self._apply_levels(text)
+            return sock, 2
+        sock.close()
+        if got is None:
+            return None, 0
+        return _conn.connect(self._path), 1
+
+    def _apply_levels(self, text):
+        """The daemon's rules text on top of this client's own ($LOGSINK_LEVEL
+        or the options); a text that does not parse changes nothing."""
+        try:
+            pushed = _levels.Rules(text.decode("utf-8", "surrogateescape"), _levels.UNSET)
+        except ValueError:
+            return
+        levels = self._own.merged(pushed)
+        self._levels = levels
+        self._level_all = levels.least()
+
+    def _read_pushed(self):
+        """Reads what the daemon sent since (never waits): LEVELS frames
+        are applied; an end of file is the daemon closing (a restart), found
+        even when nothing is sent. Caller holds the lock."""
+        if self._sock is None or not self._caps & W.CAP_LEVELS:
+            return
+        while True:
+            try:
+                b = self._sock.recv(65536, _socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                return
+            if not b:
+                if not self._out and not self._keep_for_restart(b"", [], 0):
+                    self._disconnect(count=True)
+                return
+            self._in += b
+        while True:
+            got = W.next_frame(self._in, _conn.IN_LIMIT)
+            if not got:
+                if got is None:
+                    self._caps = 0  # what this client cannot read: nothing more is read
+                return
+            ftype, payload, size = got
+            del self._in[:size]
+            if ftype == W.F_LEVELS:
+                text = W.get_str(payload, 0, W.LEVELS_TEXT_MAX)
+                if text is not None and text[1] == len(payload):
+                    self._apply_levels(text[0])
+
     def _maybe_connect(self, force=False):
         now = time.monotonic()
         if not force and now < self._next_connect:
             return
         sock = None
+        version = 0
         if self._user_dir is None or _paths.user_dir_ok(self._user_dir):
             sock = _conn.connect(self._path)
+        self._caps = 0
+        if sock is not None:
+            sock, version = self._handshake(sock, now)
         if sock is None:
             if self._restarting():  # the next daemon is expected any moment
                 self._next_connect = now + self.reconnect_min
@@ -484,8 +554,15 @@ class Client:
         # HELLO first; after a restart, every site again under its id, then
         # the frames kept from the last connection and those staged since.
         self._close_cur()
-        head = bytearray(W.hello(self._app))
-        marks = [(len(head), 0, 0)]
+        if version == 2:  # said and answered already
+            head = bytearray()
+            marks = []
+            self._stats["frames_sent"] += 1
+            if self._caps and self._thread is None:
+                self._start_sender()  # it reads what the daemon pushes
+        else:
+            head = bytearray(W.hello(self._app))
+            marks = [(len(head), 0, 0)]
         for key, site in sorted(self._sites.items(), key=lambda kv: kv[1]):
             head += self._intern_frame(key, site)
             marks.append((len(head), 0, 0))
@@ -674,9 +751,13 @@ def _sender(ref, pid):
             return
         with c._lock:
             restarting = c._sock is None and c._lost_at
-            c._work.wait(c.reconnect_min if restarting else c.flush_interval)
+            wait = c.reconnect_min if restarting else c.flush_interval
+            if c._caps & W.CAP_LEVELS:
+                wait = min(wait, 0.05)  # pushed levels apply within 50 ms
+            c._work.wait(wait)
             if c._closed or c._pid != pid:
                 return
+            c._read_pushed()
             if c._sock is None and (c._unreported or c._restarting()):
                 c._maybe_connect()  # report drops, or send what waits, without waiting for a call
             timeout = c.send_timeout

@@ -7,11 +7,14 @@ $LOGSINK_LEVEL that does not parse (ignored, said in a warning record)."""
 import logging
 import os
 import sys
+import threading
+import time
 import unittest
 from unittest import mock
 
 import logsink
 from logsink import _levels
+import harness
 from harness import DaemonTest
 
 
@@ -158,6 +161,143 @@ class LevelsTest(DaemonTest):
         finally:
             logger.removeHandler(h)
             h.close()
+
+
+class MergeTest(unittest.TestCase):
+    """Rules as text, and pushed rules on top of a client's own, as
+    level_rules.h's ls_level_rules_text and ls_level_rules_merge."""
+
+    def test_text_reads_back(self):
+        r = _levels.Rules("warning,net.c=debug,src/db/*.c:120=off")
+        self.assertEqual(r.text(), "warning,net.c=debug,src/db/*.c:120=off")
+        self.assertEqual(_levels.Rules(r.text()).rules, r.rules)
+
+    def test_pushed_rules_go_on_top(self):
+        own = _levels.Rules("info,net.c=err,db.c=debug")
+        m = own.merged(_levels.Rules("net.c=debug", _levels.UNSET))
+        self.assertEqual((m.default, m.level_for("net.c", 1), m.level_for("db.c", 1)), (6, 7, 7))
+        self.assertEqual(own.merged(_levels.Rules("off", _levels.UNSET)).default, _levels.OFF)
+        self.assertEqual(own.merged(_levels.Rules("", _levels.UNSET)).rules, own.rules)
+        many = ",".join("f%d.c=debug" % i for i in range(_levels.RULES_MAX))
+        m = own.merged(_levels.Rules(many, _levels.UNSET))
+        self.assertEqual(len(m.rules), _levels.RULES_MAX)
+        self.assertEqual(m.level_for("net.c", 1), 6)  # both own rules gave way
+
+
+class PushedLevelsTest(DaemonTest):
+    """Levels the daemon pushes while the program runs (`logctl level`,
+    PROTOCOL.md "Levels at run time"): they go on top of the client's own,
+    for its log() and its Handler alike, and their reset takes them back."""
+
+    def setUp(self):
+        super().setUp()
+        os.environ.pop("LOGSINK_LEVEL", None)
+
+    def produces(self, c, level):
+        before = c.stats()["logged"]
+        c.log(level, "probe %d", 1)
+        return c.stats()["logged"] != before
+
+    def wait_produces(self, c, want):
+        deadline = time.monotonic() + harness.HANG
+        while time.monotonic() < deadline:
+            if self.produces(c, logsink.DEBUG) == want:
+                return
+            time.sleep(0.001)  # polling interval; the deadline decides
+        self.fail("the client never %s debug records" % ("produced" if want else "stopped"))
+
+    def test_a_rule_reaches_a_running_client_and_its_reset_takes_it_back(self):
+        c = logsink.Client(socket=self.daemon.socket, app="pypush", level=logsink.INFO)
+        h = logsink.Handler(client=c)
+        logger = logging.getLogger("pushed")
+        logger.propagate = False
+        logger.setLevel(1)
+        logger.addHandler(h)
+        try:
+            self.assertTrue(c.flush())  # connected: its HELLO said version 2
+            self.assertFalse(self.produces(c, logsink.DEBUG))
+            listed = harness.logctl("level", "--json", "--socket", self.daemon.socket)
+            self.assertIn('"app":"pypush"', listed)
+            self.assertIn('"own":"info"', listed)
+            self.assertIn('"levels_pushable":true', listed)
+            harness.logctl("level", "--app", "pypush", "debug", "--socket", self.daemon.socket)
+            self.wait_produces(c, True)
+            logger.debug("handler debug %d", 1)
+            harness.logctl("level", "--reset", "--app", "pypush", "--socket", self.daemon.socket)
+            self.wait_produces(c, False)
+            logger.debug("handler debug %d", 2)  # off again: not sent
+            logger.critical("end")
+            h.flush()
+            recs = self.daemon.wait_records(
+                lambda r: any(x["msg"] == "end" for x in self.mine(r)))
+            msgs = [r["msg"] for r in self.mine(recs) if r["msg"].startswith("handler")]
+            self.assertEqual(msgs, ["handler debug 1"])
+        finally:
+            logger.removeHandler(h)
+            h.close()
+
+
+class OldDaemonTest(unittest.TestCase):
+    """A daemon of version 1 refuses version 2's HELLO (REFUSE, highest 1)
+    and closes: the client says HELLO again in version 1 on a new
+    connection and sends its records there."""
+
+    def test_the_client_falls_back_to_version_one(self):
+        import socket
+        import struct
+        import tempfile
+        from logsink import _wire as W
+
+        def read_frame(conn):
+            buf = b""
+            while True:
+                got = W.next_frame(buf, 1 << 20)
+                if got:
+                    return got[0], got[1]
+                b = conn.recv(1)  # a byte at a time: nothing past the frame is taken
+                if not b:
+                    return None, None
+                buf += b
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "old.sock")
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            srv.bind(path)
+            srv.listen(4)
+            srv.settimeout(harness.HANG)
+            seen = []  # the versions of the HELLOs, then whether records came
+
+            def old_daemon():
+                try:
+                    conn, _ = srv.accept()
+                    conn.settimeout(harness.HANG)
+                    ftype, payload = read_frame(conn)
+                    seen.append((ftype, struct.unpack_from("<I", payload)[0]))
+                    reason = b"protocol version 2 is not supported; this logsinkd speaks 1"
+                    conn.sendall(W.frame(W.F_REFUSE, struct.pack("<I", 1) + W.put_str(reason)))
+                    conn.close()
+                    conn, _ = srv.accept()
+                    conn.settimeout(harness.HANG)
+                    ftype, payload = read_frame(conn)
+                    seen.append((ftype, struct.unpack_from("<I", payload)[0]))
+                    while ftype not in (None, W.F_RECORDS):
+                        ftype, _ = read_frame(conn)
+                    seen.append(ftype == W.F_RECORDS)
+                    conn.close()
+                except OSError as e:
+                    seen.append(e)
+
+            t = threading.Thread(target=old_daemon)
+            t.start()
+            c = logsink.Client(socket=path, app="oldtimer", level=logsink.INFO)
+            try:
+                c.log(logsink.ERR, "to an old daemon %d", 1)  # connects, both times
+                c.flush()
+                t.join(harness.HANG)
+            finally:
+                c.close()
+                srv.close()
+            self.assertEqual(seen, [(W.F_HELLO, 2), (W.F_HELLO, 1), True])
 
 
 _real_init = logging.LogRecord.__init__

@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 36);
+  EXPECT_EQ(keys, 37);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -306,6 +306,7 @@ const std::map<std::string, std::string> kOther = {
     {"limits.read_blocks_per_turn", "2"},
     {"limits.read_chunk", "\"8KiB\""},
     {"limits.shutdown_timeout", "\"1s\""},
+    {"levels.rules", "\"app=web debug\""},
 };
 
 std::string Assign(const Setting &s, const std::string &value) {
@@ -326,7 +327,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 36u);
+  EXPECT_EQ(names.size(), 37u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);
@@ -427,8 +428,8 @@ TEST(Settings, ReloadCopiesExactlyTheLiveSettings) {
   for (const Setting *s : Changed(running, next)) reported.insert(SettingName(*s));
   for (const Setting &s : Settings()) {
     const std::string section = s.section;
-    const bool live =
-        SettingName(s) == "daemon.log_level" || section == "writer" || section == "limits";
+    const bool live = SettingName(s) == "daemon.log_level" || section == "writer" ||
+                      section == "limits" || section == "levels";
     EXPECT_EQ(s.live, live) << SettingName(s);
     EXPECT_EQ(SameValue(s, running, next), live) << SettingName(s);
     EXPECT_EQ(SameValue(s, running, Config{}), !live) << SettingName(s);

@@ -1,5 +1,5 @@
 // context_fixture.h: the state the daemon's inputs share (daemon/src/
-// context.h: ring writer, free-text sites, counters) on a real ring file of
+// context.h: ring writer, free-text sites, level rules, counters) on a real ring file of
 // a test's temporary directory, for tests that drive a session, the syslog
 // receiver or the kernel reader in process and read the ring back.
 #pragma once
@@ -13,6 +13,7 @@
 #include "common/ring_check.h"
 #include "common/temp_dir.h"
 #include "context.h"
+#include "levels.h"
 
 namespace logsink::test {
 
@@ -29,6 +30,7 @@ class ContextTest : public ::testing::Test {
     ctx_.writer = w_.get();
     ctx_.text = text_.get();
     ctx_.counters = &counters_;
+    ctx_.levels = &levels_;
   }
   // What the ring holds after a flush.
   std::vector<OwnedRecord> Flushed() {
@@ -40,6 +42,7 @@ class ContextTest : public ::testing::Test {
   std::unique_ptr<storage::RingWriter> w_;
   std::unique_ptr<daemon::TextSites> text_;
   daemon::Counters counters_;
+  daemon::LevelRules levels_;
   daemon::Context ctx_;
 };
 

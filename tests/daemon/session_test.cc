@@ -203,6 +203,58 @@ TEST_F(SessionTest, PrioPrefixAndSyslogPriFollowOneRule) {
   }
 }
 
+// Version 2 (PROTOCOL.md, "Versions and capabilities"): HELLO is answered
+// with WELCOME at once, with the capabilities in use (only those the daemon
+// knows; none for a text stream) and the rules in force for the client.
+TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
+  std::string msg;
+  LevelRule r;
+  r.which = LS_LSEL_APP;
+  r.app = "web";
+  r.level = 7;
+  ASSERT_EQ(levels_.Set(r, 0, 1, &msg), 0) << msg;
+  struct Case {
+    uint32_t flags, caps;
+    std::string app;
+    uint32_t want_caps;
+    std::string want_levels;
+  };
+  for (const Case &c : {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS, "debug"},
+                        Case{0, LS_CAP_LEVELS, "db", LS_CAP_LEVELS, ""}, Case{0, 0, "web", 0, ""},
+                        Case{ls_hello_text_flags(6, 1, 0, 0), LS_CAP_LEVELS, "web", 0, ""}}) {
+    std::string p;
+    PutU32(&p, 2);
+    PutU32(&p, c.flags);
+    PutStr(&p, c.app);
+    PutU32(&p, c.caps);
+    PutStr(&p, "info");
+    const std::string hello = Frame(LS_F_HELLO, p);
+    Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    ASSERT_TRUE(sess.Feed(U(hello), hello.size(), 0));
+    ls_frame f;
+    ASSERT_EQ(ls_frame_parse(U(sess.out()), sess.out().size(), LS_FRAME_MAX, &f),
+              ptrdiff_t(sess.out().size()));
+    ASSERT_EQ(f.type, LS_F_WELCOME);
+    ls_welcome w;
+    ASSERT_EQ(ls_welcome_decode(f.payload, f.len, &w), 0);
+    EXPECT_EQ(w.version, 2u);
+    EXPECT_EQ(w.caps, c.want_caps) << c.app;
+    EXPECT_EQ(std::string(w.levels, w.levels_len), c.want_levels) << c.app;
+    EXPECT_EQ(sess.own_levels(), "info");
+    // A push sends only a changed text, only to a client that takes them.
+    sess.out().clear();
+    EXPECT_EQ(sess.PushLevels(c.want_levels), false);
+    EXPECT_EQ(sess.PushLevels("err"), c.want_caps != 0);
+    EXPECT_EQ(sess.out().empty(), c.want_caps == 0);
+  }
+  // Version 1 gets no answer.
+  Session v1(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  const std::string hello = Hello(1, "web");
+  ASSERT_TRUE(v1.Feed(U(hello), hello.size(), 0));
+  EXPECT_TRUE(v1.out().empty());
+  EXPECT_FALSE(v1.PushLevels("debug"));
+}
+
 TEST_F(SessionTest, EverySplitGivesTheSameRecords) {
   const std::string s = Stream();
   std::set<size_t> boundaries = {0};

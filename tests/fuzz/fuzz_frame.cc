@@ -40,11 +40,30 @@ void DecodeAny(const uint8_t *p, size_t len) {
   ls_hello h;
   int r = ls_hello_decode(p, len, &h);
   if (r == 0) {
-    FUZZ_CHECK(h.version == LS_PROTO_VERSION && ls_hello_flags_valid(h.flags));
+    FUZZ_CHECK(h.version >= LS_PROTO_VERSION_MIN && h.version <= LS_PROTO_VERSION &&
+               ls_hello_flags_valid(h.flags));
     FUZZ_CHECK(Inside(h.app, h.app_len, p, end));
-    g_sink = Touch(h.app, h.app_len);
+    FUZZ_CHECK(h.levels_len <= LS_LEVELS_TEXT_MAX);
+    FUZZ_CHECK(h.levels_len == 0 || Inside(h.levels, h.levels_len, p, end));
+    g_sink = Touch(h.app, h.app_len) + Touch(h.levels, h.levels_len);
   } else {
     FUZZ_CHECK(r == -EBADMSG || r == -EPROTONOSUPPORT);
+  }
+  ls_level_req lr;
+  if (ls_level_req_decode(p, len, &lr) == 0) {
+    FUZZ_CHECK(lr.op <= LS_LEVEL_OP_RESET && lr.rule.level >= -1 && lr.rule.level <= 7);
+    FUZZ_CHECK(lr.rule.file_len <= 255 && lr.rule.app_len <= LS_APP_MAX);
+    g_sink = Touch(lr.rule.file, lr.rule.file_len) + Touch(lr.rule.unit, lr.rule.unit_len);
+  }
+  ls_level_answer la;
+  if (ls_level_answer_begin(p, len, &la) == 0) {
+    ls_level_sel sel;
+    ls_level_client cl;
+    int k;
+    while ((k = ls_level_answer_rule(&la, &sel)) > 0) FUZZ_CHECK(sel.file_len <= 255);
+    if (k == 0)
+      while (ls_level_answer_client(&la, &cl) > 0)
+        FUZZ_CHECK(Inside(cl.pushed, cl.pushed_len, p, end) || cl.pushed_len == 0);
   }
   ls_dropped d;
   r = ls_dropped_decode(p, len, &d);

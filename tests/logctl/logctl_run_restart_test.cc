@@ -228,8 +228,14 @@ TEST(RunRelayPid, APidThatIsNotTheSendersChildIsNotTaken) {
   Client c(d.socket);
   uint8_t buf[256];
   const std::string app = "liar";
-  ls_hello h = {LS_PROTO_VERSION, LS_HELLO_TEXT | LS_HELLO_RELAY, app.data(), app.size(),
-                1u};  // init: not the sender's child
+  ls_hello h = {LS_PROTO_VERSION_MIN,
+                LS_HELLO_TEXT | LS_HELLO_RELAY,
+                app.data(),
+                app.size(),
+                1u,  // init: not the sender's child
+                0,
+                nullptr,
+                0};
   ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
   ASSERT_GT(n, 0);
   ASSERT_TRUE(c.Send(std::string(reinterpret_cast<char *>(buf), size_t(n)) + "claimed\n"));

@@ -103,7 +103,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
        "logctl: export: bad format 'yaml' (text or json)\n"},
       {{"frobnicate"},
        "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, "
-       "export, sites, help)\n"},
+       "export, sites, level, help)\n"},
   };
   for (auto &u : usage) {
     r = RunLogctl(u.args);
@@ -144,7 +144,7 @@ TEST_F(LogctlTest, HelpCommandPrintsThatCommandsUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "logctl: frobnicate: unknown command (tail, cat, stats, send, run, verify, export, "
-            "sites, help)\n");
+            "sites, level, help)\n");
   r = RunLogctl({"help", "tail", "extra"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "logctl: help: unexpected argument 'extra'\n");

@@ -57,10 +57,21 @@ TEST(Hello, DecodesAndRefusesOtherVersions) {
   ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
-  p = Payload(logsink::test::Hello(2, "x"));
+  p = Payload(logsink::test::Hello(3, "x"));
   EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EPROTONOSUPPORT);
-  EXPECT_EQ(h.version, 2u);
+  EXPECT_EQ(h.version, 3u);
   EXPECT_EQ(ls_hello_decode(U(p), 4, &h), -EPROTONOSUPPORT);  // only the version is needed
+  p = Payload(logsink::test::Hello(0, "x"));
+  EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EPROTONOSUPPORT);
+  // Version 2 needs its caps and levels after app.
+  p = Payload(logsink::test::Hello(2, "x"));
+  EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);
+  p = Payload(logsink::test::Hello2("x", 0x80000001u, "info"));
+  ASSERT_EQ(ls_hello_decode(U(p), p.size(), &h), 0);
+  EXPECT_EQ(h.caps, 0x80000001u);  // bits the daemon does not know are kept, and ignored
+  EXPECT_EQ(std::string(h.levels, h.levels_len), "info");
+  p += "!";
+  EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);
   p = Payload(logsink::test::Hello(1, "x", 4));
   EXPECT_EQ(ls_hello_decode(U(p), p.size(), &h), -EBADMSG);  // unknown flags
 }
@@ -114,7 +125,7 @@ TEST(Hello, RelayCarriesThePid) {
   EXPECT_EQ(ls_hello_decode(U(plain), plain.size(), &h), -EBADMSG);
   // The encoder writes it back, and refuses RELAY with pid 0.
   uint8_t buf[128];
-  h = {1, f, "job", 3, 4242};
+  h = {1, f, "job", 3, 4242, 0, nullptr, 0};
   ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(reinterpret_cast<char *>(buf) + 5, size_t(n) - 5), p);

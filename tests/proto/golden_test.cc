@@ -169,5 +169,93 @@ TEST_F(Golden, Stats) {
   ExpectEncodes("stats", Stats({{"records", 3}, {"err_bad_length", 200}}));
 }
 
+TEST_F(Golden, HelloVersionTwo) {
+  ls_frame f = Get("hello_v2", LS_F_HELLO);
+  ls_hello h;
+  ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
+  EXPECT_EQ(h.version, 2u);
+  EXPECT_EQ(h.flags, 0u);
+  EXPECT_EQ(std::string(h.app, h.app_len), "myapp");
+  EXPECT_EQ(h.caps, LS_CAP_LEVELS);
+  EXPECT_EQ(std::string(h.levels, h.levels_len), "info,net.c=debug");
+  ExpectEncodes("hello_v2", Hello2("myapp", 1, "info,net.c=debug"));
+}
+
+TEST_F(Golden, WelcomeAndLevels) {
+  ls_frame f = Get("welcome", LS_F_WELCOME);
+  ls_welcome w;
+  ASSERT_EQ(ls_welcome_decode(f.payload, f.len, &w), 0);
+  EXPECT_EQ(w.version, 2u);
+  EXPECT_EQ(w.caps, 1u);
+  EXPECT_EQ(std::string(w.levels, w.levels_len), "debug");
+  ExpectEncodes("welcome", Welcome(2, 1, "debug"));
+  f = Get("levels", LS_F_LEVELS);
+  const char *text = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(ls_levels_decode(f.payload, f.len, &text, &n), 0);
+  EXPECT_EQ(std::string(text, n), "net.c:12=off");
+  ExpectEncodes("levels", Levels("net.c:12=off"));
+}
+
+TEST_F(Golden, LevelRequestAndAnswer) {
+  ls_frame f = Get("level_req", LS_F_LEVEL_REQ);
+  ls_level_req r;
+  ASSERT_EQ(ls_level_req_decode(f.payload, f.len, &r), 0);
+  EXPECT_EQ(r.op, LS_LEVEL_OP_SET);
+  EXPECT_EQ(r.rule.which, LS_LSEL_APP | LS_LSEL_SITE);
+  EXPECT_EQ(std::string(r.rule.app, r.rule.app_len), "web");
+  EXPECT_EQ(std::string(r.rule.file, r.rule.file_len), "net.c");
+  EXPECT_EQ(r.rule.line, 0u);
+  EXPECT_EQ(r.rule.level, 7);
+  WireRule w;
+  w.which = 0x11;
+  w.app = "web";
+  w.file = "net.c";
+  w.level = 7;
+  ExpectEncodes("level_req", LevelReq(1, w));
+
+  f = Get("level_answer", LS_F_LEVEL_ANSWER);
+  ls_level_answer a;
+  ASSERT_EQ(ls_level_answer_begin(f.payload, f.len, &a), 0);
+  EXPECT_EQ(a.status, 0u);
+  EXPECT_EQ(std::string(a.message, a.message_len), "ok");
+  ls_level_sel s;
+  ASSERT_EQ(ls_level_answer_rule(&a, &s), 1);
+  EXPECT_EQ(s.which, LS_LSEL_APP);
+  EXPECT_EQ(std::string(s.app, s.app_len), "web");
+  EXPECT_EQ(s.level, 7);
+  EXPECT_EQ(s.at_ns, kT0);
+  ASSERT_EQ(ls_level_answer_rule(&a, &s), 0);
+  ls_level_client c;
+  ASSERT_EQ(ls_level_answer_client(&a, &c), 1);
+  EXPECT_EQ(c.pid, 42u);
+  EXPECT_EQ(c.uid, 1000u);
+  EXPECT_EQ(std::string(c.app, c.app_len), "web");
+  EXPECT_EQ(c.caps, 1u);
+  EXPECT_EQ(std::string(c.own, c.own_len), "info");
+  EXPECT_EQ(std::string(c.pushed, c.pushed_len), "debug");
+  EXPECT_EQ(ls_level_answer_client(&a, &c), 0);
+  std::string p;
+  PutVarint(&p, 0);
+  PutStr(&p, "ok");
+  PutVarint(&p, 1);
+  w = WireRule{};
+  w.which = 1;
+  w.app = "web";
+  w.level = 7;
+  PutRule(&p, w);
+  PutVarint(&p, 0);
+  PutVarint(&p, kT0);
+  PutVarint(&p, 1);
+  PutVarint(&p, 42);
+  PutVarint(&p, 1000);
+  PutStr(&p, "web");
+  PutStr(&p, "");
+  PutVarint(&p, 1);
+  PutStr(&p, "info");
+  PutStr(&p, "debug");
+  ExpectEncodes("level_answer", Frame(LS_F_LEVEL_ANSWER, p));
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "logsink/proto/wire.h"
+
 namespace {
 
 struct Rules {
@@ -195,6 +197,57 @@ TEST(LevelRules, OnlyTrailingDigitsAreALine) {
   EXPECT_STREQ(r.r.rule[1].file, "a:b");
   EXPECT_STREQ(r.r.rule[2].file, "n.c");
   EXPECT_EQ(r.r.rule[2].line, 12u);
+}
+
+// Rules as text read back as the same rules (HELLO v2 carries a client's).
+TEST(LevelRules, TextReadsBackAsTheSameRules) {
+  Rules r("warning,net.c=debug,src/db/*.c:120=off");
+  ASSERT_TRUE(r.ok) << r.err;
+  char text[LS_LEVELS_TEXT_MAX + 1];
+  ASSERT_GT(ls_level_rules_text(&r.r, text, sizeof text), 0);
+  EXPECT_STREQ(text, "warning,net.c=debug,src/db/*.c:120=off");
+  Rules back(text);
+  ASSERT_TRUE(back.ok) << back.err;
+  EXPECT_EQ(back.r.n, 2);
+  EXPECT_EQ(back.For("net.c"), 7);
+  char small[8];
+  EXPECT_EQ(ls_level_rules_text(&r.r, small, sizeof small), -1);
+  EXPECT_STREQ(small, "");
+}
+
+// Pushed rules go on top of a client's own: a bare level replaces the
+// default, FILE rules come after (and win), the oldest own ones give way
+// past the limit; an empty push leaves the own rules.
+TEST(LevelRules, PushedRulesGoOnTopOfTheOwn) {
+  Rules own("info,net.c=err,db.c=debug");
+  ASSERT_TRUE(own.ok) << own.err;
+  Rules pushed("net.c=debug", LS_LEVEL_UNSET);
+  ASSERT_TRUE(pushed.ok);
+  ls_level_rules m = own.r;
+  ls_level_rules_merge(&m, &pushed.r);
+  EXPECT_EQ(m.level, 6);  // no bare level pushed
+  EXPECT_EQ(ls_level_rules_for(&m, "net.c", 1), 7);
+  EXPECT_EQ(ls_level_rules_for(&m, "db.c", 1), 7);
+  Rules bare("off", LS_LEVEL_UNSET);
+  m = own.r;
+  ls_level_rules_merge(&m, &bare.r);
+  EXPECT_EQ(m.level, LS_LEVEL_OFF);
+  EXPECT_EQ(m.n, 2);
+  Rules none("", LS_LEVEL_UNSET);
+  m = own.r;
+  ls_level_rules_merge(&m, &none.r);
+  EXPECT_EQ(m.level, 6);
+  EXPECT_EQ(m.n, 2);
+  std::string many;
+  for (int i = 0; i < LS_LEVEL_RULES_MAX; i++) many += "f" + std::to_string(i) + ".c=debug,";
+  many.pop_back();
+  Rules full(many.c_str(), LS_LEVEL_UNSET);
+  ASSERT_TRUE(full.ok) << full.err;
+  m = own.r;
+  ls_level_rules_merge(&m, &full.r);
+  EXPECT_EQ(m.n, LS_LEVEL_RULES_MAX);  // both own rules gave way
+  EXPECT_STREQ(m.rule[0].file, "f0.c");
+  EXPECT_EQ(ls_level_rules_for(&m, "net.c", 1), 6);
 }
 
 }  // namespace

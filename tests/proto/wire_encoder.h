@@ -45,6 +45,61 @@ inline std::string Hello(uint32_t version, std::string_view app, uint32_t flags 
   return Frame(LS_F_HELLO, p);
 }
 
+// Version 2's HELLO: version 1's fields, then u32 caps | str levels.
+inline std::string Hello2(std::string_view app, uint32_t caps, std::string_view levels) {
+  std::string p;
+  PutU32(&p, 2);
+  PutU32(&p, 0);
+  PutStr(&p, app);
+  PutU32(&p, caps);
+  PutStr(&p, levels);
+  return Frame(LS_F_HELLO, p);
+}
+
+inline std::string Welcome(uint32_t version, uint32_t caps, std::string_view levels) {
+  std::string p;
+  PutU32(&p, version);
+  PutU32(&p, caps);
+  PutStr(&p, levels);
+  return Frame(LS_F_WELCOME, p);
+}
+
+inline std::string Levels(std::string_view levels) {
+  std::string p;
+  PutStr(&p, levels);
+  return Frame(LS_F_LEVELS, p);
+}
+
+// A rule of LEVEL_REQ / LEVEL_ANSWER ("Levels at run time"): level 0..7, or
+// 255 for off.
+struct WireRule {
+  uint8_t which = 0;
+  std::string app;
+  uint64_t pid = 0;
+  std::string unit;
+  uint64_t uid = 0;
+  std::string file;
+  uint64_t line = 0;
+  uint8_t level = 0;
+};
+
+inline void PutRule(std::string *p, const WireRule &r) {
+  p->push_back(char(r.which));
+  PutStr(p, r.app);
+  PutVarint(p, r.pid);
+  PutStr(p, r.unit);
+  PutVarint(p, r.uid);
+  PutStr(p, r.file);
+  PutVarint(p, r.line);
+  p->push_back(char(r.level));
+}
+
+inline std::string LevelReq(uint8_t op, const WireRule &r) {
+  std::string p(1, char(op));
+  PutRule(&p, r);
+  return Frame(LS_F_LEVEL_REQ, p);
+}
+
 inline std::string Intern(uint64_t site, uint8_t level, uint64_t line, std::string_view fmt,
                           std::string_view file) {
   std::string p;

@@ -57,6 +57,10 @@
  * it is not open, at what it would log ($LOGSINK_LEVEL, else everything):
  * a program that sets its levels in code skips a disabled call at that
  * check once its default client is opened with them (ls_default_open).
+ * While a program runs, `logctl level` (and logsinkd.toml's [levels]) may
+ * put rules on top of a client's own: the daemon sends them, the client's
+ * background thread applies them within ~50 ms, no call needed (liblogsink(3),
+ * "Levels changed at run time"; proto/PROTOCOL.md, "Levels at run time").
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had

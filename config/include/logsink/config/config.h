@@ -73,6 +73,9 @@ struct Config {
   uint32_t read_blocks_per_turn{};      // read_blocks_per_turn (per read, per loop turn)
   uint32_t read_chunk{};                // read_chunk (bytes queued per read)
 
+  // [levels]
+  std::string level_rules;  // rules: checked by logsinkd (daemon/src/levels.h)
+
   bool operator==(const Config &) const = default;
 };
 

@@ -115,17 +115,26 @@ typedef struct ls_hello {
   const char *app; /* not NUL-terminated; bounded only by the frame */
   size_t app_len;
   uint32_t pid; /* with LS_HELLO_RELAY: the child whose output this is (not 0); else 0 */
+  /* Version 2 only (0 and empty in version 1): the capabilities the
+   * client has (LS_CAP_*; bits the daemon does not know are ignored), and
+   * the client's own level rules (level_rules.h's text, as $LOGSINK_LEVEL
+   * or its options set them; at most LS_LEVELS_TEXT_MAX bytes), shown by
+   * `logctl level`. */
+  uint32_t caps;
+  const char *levels;
+  size_t levels_len;
 } ls_hello;
 
-/* Returns 0; -EPROTONOSUPPORT when the version is not LS_PROTO_VERSION (the
- * version field is filled, the rest is not decoded); -EBADMSG when malformed,
- * flags are not valid (ls_hello_flags_valid), LS_HELLO_RELAY without a pid
- * other than 0 after app, or bytes are left over. */
+/* Returns 0; -EPROTONOSUPPORT when the version is not one of
+ * LS_PROTO_VERSION_MIN .. LS_PROTO_VERSION (the version field is filled,
+ * the rest is not decoded); -EBADMSG when malformed, flags are not valid
+ * (ls_hello_flags_valid), LS_HELLO_RELAY without a pid other than 0 after
+ * app, a version 2 HELLO without caps and levels, or bytes are left over. */
 static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   const uint8_t *end = p + len;
   if (len < 4) return -EBADMSG;
   h->version = ls_get_u32(p);
-  if (h->version != LS_PROTO_VERSION) return -EPROTONOSUPPORT;
+  if (h->version < LS_PROTO_VERSION_MIN || h->version > LS_PROTO_VERSION) return -EPROTONOSUPPORT;
   if (len < 8) return -EBADMSG;
   h->flags = ls_get_u32(p + 4);
   if (!ls_hello_flags_valid(h->flags)) return -EBADMSG;
@@ -137,6 +146,15 @@ static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
     h->pid = ls_get_u32(p);
     p += 4;
     if (h->pid == 0) return -EBADMSG;
+  }
+  h->caps = 0;
+  h->levels = "";
+  h->levels_len = 0;
+  if (h->version >= 2) {
+    if (end - p < 4) return -EBADMSG;
+    h->caps = ls_get_u32(p);
+    p += 4;
+    if (ls__get_str(&p, end, LS_LEVELS_TEXT_MAX, &h->levels, &h->levels_len) < 0) return -EBADMSG;
   }
   return p == end ? 0 : -EBADMSG;
 }
@@ -363,6 +381,214 @@ static inline int ls_ring_decode(const uint8_t *p, size_t len, ls_ring *r) {
   for (i = 0; i < r->path_len; i++)
     if (r->path[i] == '\0') return -EBADMSG;
   return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- WELCOME: u32 version | u32 caps | str levels ------------------------ */
+/* The daemon's answer to a version 2 HELLO: the version it speaks on this
+ * connection, the capabilities it will use (LS_CAP_*, only bits the client
+ * offered), and the level rules in force for the client (empty without
+ * LS_CAP_LEVELS). */
+typedef struct ls_welcome {
+  uint32_t version, caps;
+  const char *levels;
+  size_t levels_len;
+} ls_welcome;
+
+static inline int ls_welcome_decode(const uint8_t *p, size_t len, ls_welcome *w) {
+  const uint8_t *end = p + len;
+  if (len < 8) return -EBADMSG;
+  w->version = ls_get_u32(p);
+  w->caps = ls_get_u32(p + 4);
+  p += 8;
+  if (ls__get_str(&p, end, LS_LEVELS_TEXT_MAX, &w->levels, &w->levels_len) < 0) return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- LEVELS: str levels --------------------------------------------------- */
+/* Sent to a client with LS_CAP_LEVELS whenever the rules for it change:
+ * the whole text now in force (it replaces the previous one). */
+static inline int ls_levels_decode(const uint8_t *p, size_t len, const char **text, size_t *n) {
+  const uint8_t *end = p + len;
+  if (ls__get_str(&p, end, LS_LEVELS_TEXT_MAX, text, n) < 0) return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- LEVEL_REQ: u8 op | rule ---------------------------------------------
+ * rule := u8 which | str app | varint pid | str unit | varint uid
+ *         | str file | varint line | u8 level
+ * `which` says which selectors the rule has (LS_LSEL_*); an absent one is
+ * empty or 0. A rule applies to the clients that match all its selectors
+ * (none: every client) and says the level of every call site (without
+ * LS_LSEL_SITE) or of those of `file` (a level_rules.h FILE glob, 1 ..
+ * LS_LEVEL_FILE_MAX bytes) and, when line is not 0, that line. level:
+ * 0..7, or LS_LEVEL_WIRE_OFF for "off". LIST carries an empty rule (which 0,
+ * level 0); RESET names the rule to remove by its selectors and site (level
+ * 0). */
+#define LS_LEVEL_OP_LIST 0u
+#define LS_LEVEL_OP_SET 1u
+#define LS_LEVEL_OP_RESET 2u
+#define LS_LSEL_APP 0x01u
+#define LS_LSEL_PID 0x02u
+#define LS_LSEL_UNIT 0x04u
+#define LS_LSEL_UID 0x08u
+#define LS_LSEL_SITE 0x10u
+#define LS_LSEL_ALL 0x1fu
+#define LS_LEVEL_UNIT_MAX 256u
+#define LS_LEVEL_WIRE_OFF 0xffu
+#define LS_LEVEL_LINE_MAX 0x7fffffffu
+
+typedef struct ls_level_sel {
+  uint8_t which; /* LS_LSEL_* */
+  const char *app;
+  size_t app_len; /* <= LS_APP_MAX */
+  uint32_t pid;
+  const char *unit;
+  size_t unit_len; /* <= LS_LEVEL_UNIT_MAX */
+  uint32_t uid;
+  const char *file;
+  size_t file_len; /* with LS_LSEL_SITE: 1 .. LS_LEVEL_FILE_MAX (255) */
+  uint32_t line;   /* 0: every line; <= LS_LEVEL_LINE_MAX */
+  int level;       /* -1 (off) .. 7 */
+  /* LEVEL_ANSWER's rules only: who set the rule and when (ns since the
+   * epoch; 0 for a rule of the configuration). */
+  uint32_t by_uid;
+  uint64_t at_ns;
+} ls_level_sel;
+
+/* Reads a rule; with `answer`, its by_uid and at_ns too. */
+static inline int ls__level_sel_get(const uint8_t **pp, const uint8_t *end, ls_level_sel *s,
+                                    int answer) {
+  uint64_t pid, uid, line, by = 0, at = 0;
+  if (*pp == end) return -EBADMSG;
+  s->which = *(*pp)++;
+  if ((s->which & ~LS_LSEL_ALL) || ls__get_str(pp, end, LS_APP_MAX, &s->app, &s->app_len) < 0 ||
+      ls__get_var(pp, end, &pid) < 0 ||
+      ls__get_str(pp, end, LS_LEVEL_UNIT_MAX, &s->unit, &s->unit_len) < 0 ||
+      ls__get_var(pp, end, &uid) < 0 || ls__get_str(pp, end, 255, &s->file, &s->file_len) < 0 ||
+      ls__get_var(pp, end, &line) < 0 || *pp == end)
+    return -EBADMSG;
+  const uint8_t level = *(*pp)++;
+  if (answer && (ls__get_var(pp, end, &by) < 0 || ls__get_var(pp, end, &at) < 0)) return -EBADMSG;
+  if (pid > UINT32_MAX || uid > UINT32_MAX || by > UINT32_MAX || line > LS_LEVEL_LINE_MAX ||
+      (level > LS_LEVEL_MAX && level != LS_LEVEL_WIRE_OFF))
+    return -EBADMSG;
+  /* An absent selector carries nothing; a present one something. */
+  if (!(s->which & LS_LSEL_APP) != !s->app_len || (!(s->which & LS_LSEL_PID) && pid) ||
+      !(s->which & LS_LSEL_UNIT) != !s->unit_len || (!(s->which & LS_LSEL_UID) && uid) ||
+      !(s->which & LS_LSEL_SITE) != !s->file_len || (!(s->which & LS_LSEL_SITE) && line))
+    return -EBADMSG;
+  s->pid = (uint32_t)pid;
+  s->uid = (uint32_t)uid;
+  s->line = (uint32_t)line;
+  s->level = level == LS_LEVEL_WIRE_OFF ? -1 : (int)level;
+  s->by_uid = (uint32_t)by;
+  s->at_ns = at;
+  return 0;
+}
+
+typedef struct ls_level_req {
+  uint8_t op; /* LS_LEVEL_OP_* */
+  ls_level_sel rule;
+} ls_level_req;
+
+/* Returns 0 or -EBADMSG (unknown op, a malformed rule, LIST with a rule,
+ * RESET with a level, bytes left over). */
+static inline int ls_level_req_decode(const uint8_t *p, size_t len, ls_level_req *r) {
+  const uint8_t *end = p + len;
+  if (len < 1) return -EBADMSG;
+  r->op = *p++;
+  if (r->op > LS_LEVEL_OP_RESET || ls__level_sel_get(&p, end, &r->rule, 0) < 0) return -EBADMSG;
+  if (r->op == LS_LEVEL_OP_LIST && (r->rule.which || r->rule.level != 0)) return -EBADMSG;
+  if (r->op == LS_LEVEL_OP_RESET && r->rule.level != 0) return -EBADMSG;
+  return p == end ? 0 : -EBADMSG;
+}
+
+/* ---- LEVEL_ANSWER ----------------------------------------------------------
+ * varint status | str message | varint nrules | nrules * (rule | varint by_uid
+ * | varint at_ns) | varint nclients | nclients * client
+ * client := varint pid | varint uid | str app | str unit | varint caps
+ *           | str own | str pushed
+ * status 0, or the errno of the refusal (EPERM, EINVAL, ENOSPC, ENOENT);
+ * message says what was done or why not (at most 1024 bytes). The rules are
+ * every rule in force, oldest first; the clients every connection that said
+ * HELLO with frames (not text streams): caps 0 for a version 1 client
+ * (levels cannot be pushed to it), `own` its own rules (HELLO v2), `pushed`
+ * the text last sent to it. */
+#define LS_LEVEL_MESSAGE_MAX 1024u
+
+typedef struct ls_level_client {
+  uint32_t pid, uid;
+  const char *app;
+  size_t app_len;
+  const char *unit;
+  size_t unit_len;
+  uint32_t caps;
+  const char *own;
+  size_t own_len;
+  const char *pushed;
+  size_t pushed_len;
+} ls_level_client;
+
+typedef struct ls_level_answer {
+  uint32_t status;
+  const char *message;
+  size_t message_len;
+  /* iteration state */
+  const uint8_t *p, *end;
+  uint64_t rules_left, clients_left;
+  int in_clients;
+} ls_level_answer;
+
+static inline int ls_level_answer_begin(const uint8_t *p, size_t len, ls_level_answer *a) {
+  uint64_t status;
+  a->p = p;
+  a->end = p + len;
+  a->in_clients = 0;
+  a->clients_left = 0;
+  if (ls__get_var(&a->p, a->end, &status) < 0 || status > 4095 ||
+      ls__get_str(&a->p, a->end, LS_LEVEL_MESSAGE_MAX, &a->message, &a->message_len) < 0 ||
+      ls__get_var(&a->p, a->end, &a->rules_left) < 0 ||
+      a->rules_left > (uint64_t)(a->end - a->p) / 10) /* a rule takes >= 10 bytes */
+    return -EBADMSG;
+  a->status = (uint32_t)status;
+  return 0;
+}
+
+/* Returns 1 with the next rule, 0 after the last (then call
+ * ls_level_answer_client), or -EBADMSG. */
+static inline int ls_level_answer_rule(ls_level_answer *a, ls_level_sel *s) {
+  if (a->in_clients) return 0;
+  if (a->rules_left == 0) {
+    a->in_clients = 1;
+    if (ls__get_var(&a->p, a->end, &a->clients_left) < 0 ||
+        a->clients_left > (uint64_t)(a->end - a->p) / 8) /* a client takes >= 8 bytes */
+      return -EBADMSG;
+    return 0;
+  }
+  if (ls__level_sel_get(&a->p, a->end, s, 1) < 0) return -EBADMSG;
+  a->rules_left--;
+  return 1;
+}
+
+/* Returns 1 with the next client, 0 after the last one (when nothing is
+ * left over), or -EBADMSG. Call after ls_level_answer_rule returned 0. */
+static inline int ls_level_answer_client(ls_level_answer *a, ls_level_client *c) {
+  uint64_t pid, uid, caps;
+  if (!a->in_clients) return -EBADMSG;
+  if (a->clients_left == 0) return a->p == a->end ? 0 : -EBADMSG;
+  if (ls__get_var(&a->p, a->end, &pid) < 0 || ls__get_var(&a->p, a->end, &uid) < 0 ||
+      ls__get_str(&a->p, a->end, LS_APP_MAX, &c->app, &c->app_len) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVEL_UNIT_MAX, &c->unit, &c->unit_len) < 0 ||
+      ls__get_var(&a->p, a->end, &caps) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVELS_TEXT_MAX, &c->own, &c->own_len) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVELS_TEXT_MAX, &c->pushed, &c->pushed_len) < 0 ||
+      pid > UINT32_MAX || uid > UINT32_MAX || caps > UINT32_MAX)
+    return -EBADMSG;
+  c->pid = (uint32_t)pid;
+  c->uid = (uint32_t)uid;
+  c->caps = (uint32_t)caps;
+  a->clients_left--;
+  return 1;
 }
 
 #ifdef __cplusplus

@@ -76,11 +76,14 @@ static inline ptrdiff_t ls__frame_open_varint(uint8_t *buf, size_t cap, uint8_t 
   return (ptrdiff_t)at;
 }
 
-/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] ---------------- */
+/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid]
+ *             [version 2: | u32 caps | str levels] ------------------------ */
 static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello *h) {
   size_t at = 0;
   const int relay = (h->flags & LS_HELLO_RELAY) != 0;
-  if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX || (relay && h->pid == 0))
+  if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX || (relay && h->pid == 0) ||
+      h->version < LS_PROTO_VERSION_MIN || h->version > LS_PROTO_VERSION ||
+      (h->version == 1 && (h->caps || h->levels_len)) || h->levels_len > LS_LEVELS_TEXT_MAX)
     return -EINVAL;
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_HELLO)) < 0 || cap - at < 8) return -ENOBUFS;
   ls_put_u32(buf + at, h->version);
@@ -91,6 +94,13 @@ static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello
     if (cap - at < 4) return -ENOBUFS;
     ls_put_u32(buf + at, h->pid);
     at += 4;
+  }
+  if (h->version >= 2) {
+    if (cap - at < 4) return -ENOBUFS;
+    ls_put_u32(buf + at, h->caps);
+    at += 4;
+    if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, h->levels, h->levels_len)) < 0)
+      return -ENOBUFS;
   }
   return ls_frame_close(buf, buf + at);
 }
@@ -220,6 +230,103 @@ static inline ptrdiff_t ls_ring_encode(uint8_t *buf, size_t cap, const ls_ring *
       ls__enc_step(&at, ls_str_encode(buf + at, cap - at, r->path, r->path_len)) < 0)
     return -ENOBUFS;
   return ls_frame_close(buf, buf + at);
+}
+
+/* ---- WELCOME: u32 version | u32 caps | str levels ------------------------ */
+static inline ptrdiff_t ls_welcome_encode(uint8_t *buf, size_t cap, const ls_welcome *w) {
+  size_t at = 0;
+  if (w->levels_len > LS_LEVELS_TEXT_MAX) return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_WELCOME)) < 0 || cap - at < 8) return -ENOBUFS;
+  ls_put_u32(buf + at, w->version);
+  ls_put_u32(buf + at + 4, w->caps);
+  at += 8;
+  if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, w->levels, w->levels_len)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- LEVELS: str levels --------------------------------------------------- */
+static inline ptrdiff_t ls_levels_encode(uint8_t *buf, size_t cap, const char *text, size_t n) {
+  size_t at = 0;
+  if (n > LS_LEVELS_TEXT_MAX) return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_LEVELS)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, text, n)) < 0)
+    return -ENOBUFS;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* A rule of LEVEL_REQ and LEVEL_ANSWER (frame.h); with `answer`, by_uid and
+ * at_ns follow. Returns the bytes written, -ENOBUFS or -EINVAL. */
+static inline ptrdiff_t ls_level_sel_encode(uint8_t *buf, size_t cap, const ls_level_sel *s,
+                                            int answer) {
+  size_t at = 0;
+  const uint8_t w = s->which;
+  if ((w & ~LS_LSEL_ALL) || s->app_len > LS_APP_MAX || s->unit_len > LS_LEVEL_UNIT_MAX ||
+      s->file_len > 255 || s->line > LS_LEVEL_LINE_MAX || s->level < -1 || s->level > 7 ||
+      !(w & LS_LSEL_APP) != !s->app_len || (!(w & LS_LSEL_PID) && s->pid) ||
+      !(w & LS_LSEL_UNIT) != !s->unit_len || (!(w & LS_LSEL_UID) && s->uid) ||
+      !(w & LS_LSEL_SITE) != !s->file_len || (!(w & LS_LSEL_SITE) && s->line))
+    return -EINVAL;
+  if (cap < 1) return -ENOBUFS;
+  buf[at++] = w;
+  if (ls__enc_step(&at, ls_str_encode(buf + at, cap - at, s->app, s->app_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->pid)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, s->unit, s->unit_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->uid)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, s->file, s->file_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->line)) < 0 || at == cap)
+    return -ENOBUFS;
+  buf[at++] = s->level < 0 ? (uint8_t)LS_LEVEL_WIRE_OFF : (uint8_t)s->level;
+  if (answer && (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->by_uid)) < 0 ||
+                 ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->at_ns)) < 0))
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
+/* ---- LEVEL_REQ: u8 op | rule ---------------------------------------------- */
+static inline ptrdiff_t ls_level_req_encode(uint8_t *buf, size_t cap, const ls_level_req *r) {
+  size_t at = 0;
+  if (r->op > LS_LEVEL_OP_RESET || (r->op == LS_LEVEL_OP_LIST && r->rule.which) ||
+      (r->op != LS_LEVEL_OP_SET && r->rule.level != 0))
+    return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_LEVEL_REQ)) < 0 || at == cap) return -ENOBUFS;
+  buf[at++] = r->op;
+  ptrdiff_t n = ls_level_sel_encode(buf + at, cap - at, &r->rule, 0);
+  if (n < 0) return n;
+  at += (size_t)n;
+  return ls_frame_close(buf, buf + at);
+}
+
+/* ---- LEVEL_ANSWER: built in steps -----------------------------------------
+ * ls_level_answer_open(status, message, nrules), then nrules times
+ * ls_level_sel_encode(.., 1), then ls_varint_encode(nclients), then
+ * nclients times ls_level_client_encode, then ls_frame_close. */
+static inline ptrdiff_t ls_level_answer_open(uint8_t *buf, size_t cap, uint32_t status,
+                                             const char *msg, size_t msg_len, uint64_t nrules) {
+  size_t at = 0;
+  if (msg_len > LS_LEVEL_MESSAGE_MAX || status > 4095) return -EINVAL;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_LEVEL_ANSWER)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, status)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, msg, msg_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, nrules)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
+static inline ptrdiff_t ls_level_client_encode(uint8_t *buf, size_t cap, const ls_level_client *c) {
+  size_t at = 0;
+  if (c->app_len > LS_APP_MAX || c->unit_len > LS_LEVEL_UNIT_MAX ||
+      c->own_len > LS_LEVELS_TEXT_MAX || c->pushed_len > LS_LEVELS_TEXT_MAX)
+    return -EINVAL;
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, c->pid)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, c->uid)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->app, c->app_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->unit, c->unit_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, c->caps)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->own, c->own_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->pushed, c->pushed_len)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
 }
 
 #ifdef __cplusplus

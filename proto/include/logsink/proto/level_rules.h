@@ -272,4 +272,52 @@ static inline int ls_level_rules_least(const ls_level_rules *r) {
   return m;
 }
 
+/* A default level that says "none given": parse a daemon's pushed text
+ * (PROTOCOL.md, "Levels at run time") with it, and a bare LEVEL in the
+ * text replaces it. */
+#define LS_LEVEL_UNSET (-3)
+
+/* Puts the rules a daemon pushed (parsed with LS_LEVEL_UNSET) on top of a
+ * client's own, in place: a bare LEVEL among them replaces the default,
+ * their FILE rules come after the own ones (so they win where both name a
+ * site); past LS_LEVEL_RULES_MAX, the oldest own rules give way. */
+static inline void ls_level_rules_merge(ls_level_rules *r, const ls_level_rules *pushed) {
+  if (pushed->level != LS_LEVEL_UNSET) r->level = pushed->level;
+  int keep = LS_LEVEL_RULES_MAX - pushed->n;
+  if (keep > r->n) keep = r->n;
+  if (keep < r->n) memmove(r->rule, r->rule + (r->n - keep), (size_t)keep * sizeof r->rule[0]);
+  memcpy(r->rule + keep, pushed->rule, (size_t)pushed->n * sizeof r->rule[0]);
+  r->n = keep + pushed->n;
+}
+
+/* The name of level l as rules write it (a level name, or "off"). */
+static inline const char *ls_level_rules_name(int l) {
+  return l == LS_LEVEL_OFF ? "off" : l >= 0 && l <= LS_LEVEL_MAX ? ls_level_name((unsigned)l) : "?";
+}
+
+/* Writes r as rules text ("LEVEL,FILE[:LINE]=LEVEL,...": the default,
+ * then every FILE rule, in order) into buf of cap bytes, NUL-terminated.
+ * Returns its length, or -1 when it does not fit (buf then holds "").
+ * ls_level_rules_parse reads it back into the same rules. */
+static inline int ls_level_rules_text(const ls_level_rules *r, char *buf, size_t cap) {
+  size_t at = 0;
+  int n = snprintf(buf, cap, "%s", ls_level_rules_name(r->level));
+  if (n < 0 || (size_t)n >= cap) goto full;
+  at = (size_t)n;
+  for (int i = 0; i < r->n; i++) {
+    const ls_level_rule *x = &r->rule[i];
+    if (x->line)
+      n = snprintf(buf + at, cap - at, ",%s:%u=%s", x->file, (unsigned)x->line,
+                   ls_level_rules_name(x->level));
+    else
+      n = snprintf(buf + at, cap - at, ",%s=%s", x->file, ls_level_rules_name(x->level));
+    if (n < 0 || (size_t)n >= cap - at) goto full;
+    at += (size_t)n;
+  }
+  return (int)at;
+full:
+  if (cap) buf[0] = 0;
+  return -1;
+}
+
 #endif

@@ -1,0 +1,124 @@
+// server_levels.cc: run-time levels (PROTOCOL.md, "Levels at run time"): a
+// connection's LEVEL_REQ is answered, a change is recorded in the ring and
+// pushed in LEVELS frames to every client whose rules text it changes (see
+// server.h). The rules themselves are levels.h's.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+
+#include "log_escape.h"
+#include "logsink/proto/frame_encode.h"
+#include "server_conn.h"
+#include "text_record.h"
+
+namespace logsink::daemon {
+namespace {
+
+// Appends what an encoder of at most `cap` bytes writes to *out (the caps
+// below are upper bounds; a failure drops only that piece).
+template <typename F>
+bool Put(std::string *out, size_t cap, F encode) {
+  const size_t start = out->size();
+  out->resize(start + cap);
+  const ptrdiff_t n = encode(reinterpret_cast<uint8_t *>(out->data() + start), cap);
+  out->resize(n > 0 ? start + size_t(n) : start);
+  return n > 0;
+}
+
+// The most of a client's own or pushed rules text an answer shows: a
+// listing of every client stays bounded (a client may send 16 KiB).
+constexpr size_t kShownText = 1024;
+
+std::string_view Shown(const std::string &s) {
+  return std::string_view(s).substr(0, std::min(s.size(), kShownText));
+}
+
+}  // namespace
+
+void Server::AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out) const {
+  const size_t frame = out->size();
+  msg = msg.substr(0, std::min<size_t>(msg.size(), LS_LEVEL_MESSAGE_MAX));
+  Put(out, LS_FRAME_HDR + 3 * LS_VARINT_MAX + msg.size(), [&](uint8_t *b, size_t cap) {
+    return ls_level_answer_open(b, cap, status, msg.data(), msg.size(), levels_.rules().size());
+  });
+  for (const LevelRule &r : levels_.rules()) {
+    const ls_level_sel s = r.Sel();
+    Put(out, 8 * LS_VARINT_MAX + 2 + r.app.size() + r.unit.size() + r.file.size(),
+        [&](uint8_t *b, size_t cap) { return ls_level_sel_encode(b, cap, &s, 1); });
+  }
+  size_t clients = 0;
+  for (const Conn *c : conns_)
+    if (c->session->hello() && !c->session->text()) clients++;
+  Put(out, LS_VARINT_MAX,
+      [&](uint8_t *b, size_t cap) { return ls_varint_encode(b, cap, clients); });
+  for (const Conn *c : conns_) {
+    const Session &s = *c->session;
+    if (!s.hello() || s.text()) continue;
+    const LevelClient lc = s.level_client();
+    const std::string_view own = Shown(s.own_levels()), pushed = Shown(s.pushed_levels());
+    const ls_level_client w = {lc.pid,      lc.uid,      lc.app.data(), lc.app.size(),
+                               lc.unit.data(), lc.unit.size(), s.caps(),  own.data(),
+                               own.size(),  pushed.data(), pushed.size()};
+    Put(out, 7 * LS_VARINT_MAX + lc.app.size() + lc.unit.size() + own.size() + pushed.size(),
+        [&](uint8_t *b, size_t cap) { return ls_level_client_encode(b, cap, &w); });
+  }
+  uint8_t *f = reinterpret_cast<uint8_t *>(out->data() + frame);
+  (void)ls_frame_close(f, reinterpret_cast<uint8_t *>(out->data() + out->size()));
+}
+
+void Server::ServeLevelRequest(Conn *c) {
+  Session &s = *c->session;
+  const Session::LevelRequest req = *s.level_request();
+  const uint32_t caller = s.peer().uid;
+  std::string msg;
+  int status = 0;
+  if (req.op == LS_LEVEL_OP_SET)
+    status = levels_.Set(req.rule, caller, WallClockNanos(), &msg);
+  else if (req.op == LS_LEVEL_OP_RESET)
+    status = levels_.Reset(req.rule, caller, &msg);
+  counters_.level_requests++;
+  if (status) {
+    counters_.level_refused++;
+    ctx_.log_limit.Log(kLogKindLevel, spdlog::level::warn,
+                       "client pid {} uid {} comm '{}': level change refused: {}", s.peer().pid,
+                       caller, LogEscape(s.peer().comm), msg);
+  } else if (req.op != LS_LEVEL_OP_LIST) {
+    spdlog::info("{} (by uid {} pid {})", msg, caller, s.peer().pid);
+    s.RecordLevelChange(msg);
+    PushLevels();
+    // Where a rule changes nothing (no client matches), say so.
+    msg += fmt::format("; {} client(s) connected now take levels", [&] {
+      size_t n = 0;
+      for (const Conn *k : conns_) n += (k->session->caps() & LS_CAP_LEVELS) != 0;
+      return n;
+    }());
+  }
+  AppendLevelAnswer(uint32_t(status), msg, &s.out());
+  c->close_when_sent = true;
+  SendOut(c);
+}
+
+void Server::ApplyConfigLevels() {
+  std::vector<LevelRule> rules;
+  std::string err;
+  if (!LevelRules::ParseConfig(cfg_.level_rules, &rules, &err)) {  // checked before: a bug
+    spdlog::error("{}; the rules in force are kept", err);
+    return;
+  }
+  levels_.SetConfig(std::move(rules));
+  PushLevels();
+}
+
+// O(connections x rules) per change: changes are an operator's, rare; a
+// rule set that changes nothing for a client sends it nothing.
+void Server::PushLevels() {
+  for (size_t i = conns_.size(); i-- > 0;) {  // SendOut may close (and remove) one
+    Conn *c = conns_[i];
+    if (c->closed || c->reader || !c->session->hello() || !(c->session->caps() & LS_CAP_LEVELS))
+      continue;
+    if (c->session->PushLevels(levels_.TextFor(c->session->level_client()))) SendOut(c);
+  }
+}
+
+}  // namespace logsink::daemon

@@ -1,0 +1,313 @@
+// client_runtime_level_test.cc: levels changed while a program runs
+// (PROTOCOL.md, "Levels at run time"), against the real logsinkd and the
+// real logctl: a rule set with `logctl level` turns a running client's
+// debug records on and its reset turns them off again; a rule for one call
+// site; a user's rule never reaches another uid's program; [levels] rules
+// of the configuration apply at connect, after SIGHUP and after a restart;
+// a client meeting a daemon of version 1 only says HELLO again in version 1.
+//
+// A disabled call counts nowhere (client_level_test), so a client's
+// `logged` counter tells, call by call, whether its levels let a debug
+// record through: no timing is assumed, only waited for.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "../daemon/as_user.h"
+#include "client_harness.h"
+#include "client_stats.h"
+#include "common/unix_socket.h"
+#include "logsink/logsink.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/frame_encode.h"
+#include "render_ref.h"
+
+namespace logsink::test {
+namespace {
+
+// clang-format off
+void Debug(ls_client *c, int i) { LS_LOG(c, LS_DEBUG, "debug %d", i); } constexpr int kDebugLine = __LINE__;
+// clang-format on
+void OtherDebug(ls_client *c, int i) { LS_LOG(c, LS_DEBUG, "other debug %d", i); }
+
+uint64_t Logged(ls_client *c) { return Stats(c).logged; }
+
+// A record's message as readers show it ("" when its arguments do not parse).
+std::string Message(const OwnedRecord &r) {
+  auto args = DecodeArgs(r.fmt, r.args);
+  auto text = args ? Render(r.fmt, *args) : std::nullopt;
+  return text ? *text : "";
+}
+
+// Whether a debug call at the site of f produces a record now.
+bool Produces(ls_client *c, void (*f)(ls_client *, int)) {
+  static int i = 0;
+  const uint64_t before = Logged(c);
+  f(c, i++);
+  return Logged(c) != before;
+}
+
+class RuntimeLevel : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("LOGSINK_LEVEL");
+    ASSERT_TRUE(daemon_.Start()) << daemon_.Stderr();
+  }
+  ls_client *Open(const char *app, int level = LS_INFO) {
+    ls_options o;
+    ls_options_init(&o);
+    o.level = level;
+    ls_client *c = ls_open(daemon_.socket.c_str(), app, &o);
+    // Connected (and its WELCOME's rules applied) once a flush is through.
+    if (c) {
+      EXPECT_EQ(ls_flush(c), 0);
+    }
+    return c;
+  }
+  ProcResult Logctl(std::vector<std::string> args) {
+    args.push_back("--socket");
+    args.push_back(daemon_.socket);
+    return RunProcess(BinPath("logctl"), args);
+  }
+  // Waits until a debug call at f's site produces a record (want) or not,
+  // one call per try; returns how long that took.
+  double WaitProduces(ls_client *c, void (*f)(ls_client *, int), bool want) {
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(WaitUntil([&] { return Produces(c, f) == want; }, kHang, Ms(1)))
+        << "the client never " << (want ? "produced" : "stopped producing") << " debug records";
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+        .count();
+  }
+  TempDir dir_;
+  ClientDaemon daemon_{dir_};
+};
+
+TEST_F(RuntimeLevel, ARuleTurnsDebugOnWhileTheProgramRunsAndItsResetTurnsItOff) {
+  ls_client *c = Open("rtlevel");
+  ASSERT_NE(c, nullptr);
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(Produces(c, Debug));
+
+  ProcResult r = Logctl({"level", "--app", "rtlevel", "debug"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("level rule set: --app 'rtlevel' debug"), std::string::npos) << r.out;
+  const double on_ms = WaitProduces(c, Debug, true);
+  EXPECT_TRUE(Produces(c, OtherDebug));  // every site: the rule has none
+
+  r = Logctl({"level", "--reset", "--app", "rtlevel"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const double off_ms = WaitProduces(c, Debug, false);
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(Produces(c, Debug));
+  std::printf("applied after %.1f ms (on) and %.1f ms (off) from logctl's exit\n", on_ms, off_ms);
+
+  // Both changes are in the ring, with who made them.
+  LS_LOG(c, LS_EMERG, "end");
+  ASSERT_EQ(ls_flush(c), 0);
+  auto v = WaitRing(daemon_.ring, [](const auto &v) { return CountFmt(v, "end") == 1; });
+  size_t set = 0, removed = 0;
+  for (const auto &rec : v) {
+    if (rec.dropped()) continue;
+    const std::string text = Message(rec);
+    set += text.rfind("level rule set: --app 'rtlevel' debug (by uid 0 pid ", 0) == 0;
+    removed += text.rfind("level rule removed: --app 'rtlevel' debug (by uid 0 pid ", 0) == 0;
+  }
+  EXPECT_EQ(set, 1u);
+  EXPECT_EQ(removed, 1u);
+  ls_close(c);
+}
+
+TEST_F(RuntimeLevel, ASiteRuleTurnsOnThatLineOnly) {
+  ls_client *c = Open("sites");
+  ASSERT_NE(c, nullptr);
+  const std::string site = std::string("client_runtime_level_test.cc:") + std::to_string(kDebugLine);
+  ProcResult r = Logctl({"level", "--app", "sites", "--site", site, "debug"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  WaitProduces(c, Debug, true);
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(Produces(c, OtherDebug));  // another line
+  ls_close(c);
+}
+
+// The suite runs as root; uid 65534 sets rules too.
+TEST_F(RuntimeLevel, AUsersRuleNeverReachesAnotherUidsProgram) {
+  ASSERT_EQ(geteuid(), 0u) << "the suite runs as root, to act as another user";
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0711), 0);  // the user may reach the socket
+  ASSERT_EQ(chmod(daemon_.socket.c_str(), 0666), 0);
+  ls_client *c = Open("rootprog");
+  ASSERT_NE(c, nullptr);
+  const std::string socket = daemon_.socket;
+  auto as_nobody = [&](std::vector<std::string> args) {
+    return RunAsUser(65534, [&] {
+      args.push_back("--socket");
+      args.push_back(socket);
+      ProcResult r = RunProcess(BinPath("logctl"), args);
+      return std::to_string(r.status) + "\n" + r.out + r.err;
+    });
+  };
+  // Without --uid: the rule is for uid 65534's programs.
+  auto got = as_nobody({"level", "--app", "rootprog", "debug"});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->rfind("0\n", 0), 0u) << *got;
+  EXPECT_NE(got->find("--uid 65534 debug"), std::string::npos) << *got;
+  // Naming root's uid is refused.
+  got = as_nobody({"level", "--uid", "0", "--app", "rootprog", "debug"});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->rfind("1\n", 0), 0u) << *got;
+  EXPECT_NE(got->find("own programs only"), std::string::npos) << *got;
+  // And so is removing a rule of root's.
+  ASSERT_EQ(Logctl({"level", "--app", "other", "info"}).status, 0);
+  got = as_nobody({"level", "--reset", "--app", "other"});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->rfind("1\n", 0), 0u) << *got;
+
+  // The daemon sent root's program nothing: its pushed rules are empty
+  // (LEVELS is sent in the request's own turn, before its answer).
+  ProcResult list = Logctl({"level", "--json"});
+  ASSERT_EQ(list.status, 0) << list.err;
+  EXPECT_NE(list.out.find("\"app\":\"rootprog\""), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("\"pushed\":\"\""), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("\"pushed\":\"debug\""), std::string::npos) << list.out;
+  for (int i = 0; i < 10; i++) EXPECT_FALSE(Produces(c, Debug));
+
+  // The same rule by root reaches it (the control).
+  ASSERT_EQ(Logctl({"level", "--app", "rootprog", "debug"}).status, 0);
+  WaitProduces(c, Debug, true);
+  ls_close(c);
+}
+
+TEST_F(RuntimeLevel, RulesAreCheckedAndBounded) {
+  ProcResult r = Logctl({"level", "--reset", "--app", "nobody-set-this"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no level rule for --app 'nobody-set-this'"), std::string::npos) << r.err;
+  for (int i = 0; i < 256; i++)
+    ASSERT_EQ(Logctl({"level", "--app", "a" + std::to_string(i), "info"}).status, 0);
+  r = Logctl({"level", "--app", "one-more", "info"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("256 rules"), std::string::npos) << r.err;
+  EXPECT_EQ(Logctl({"level", "--app", "a0", "debug"}).status, 0);  // replacing one is fine
+  r = Logctl({"stats"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("level_requests=259\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("level_refused=2\n"), std::string::npos) << r.out;
+}
+
+// A daemon restart while the program runs: [levels] rules are in force
+// again when it reconnects; SIGHUP applies a changed rules text.
+TEST(RuntimeLevelConfig, ConfigurationRulesApplyAtConnectAfterSighupAndAfterARestart) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  const std::string toml = "[levels]\nrules = \"app=cfgprog debug; app=cfgprog site=x.c off\"\n";
+  Daemon daemon(dir, {"--size", "4MiB"}, toml);
+  ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
+  ls_options o;
+  ls_options_init(&o);
+  o.level = LS_INFO;
+  ls_client *c = ls_open(daemon.socket.c_str(), "cfgprog", &o);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(ls_flush(c), 0);
+  EXPECT_TRUE(Produces(c, Debug));  // from the first call after the connect
+
+  WriteFile(dir / "logsinkd.toml", "[levels]\nrules = \"app=cfgprog warning\"\n");
+  ASSERT_EQ(kill(daemon.pid(), SIGHUP), 0);
+  EXPECT_TRUE(WaitUntil([&] { return !Produces(c, Debug); }, kHang, Ms(1)));
+
+  WriteFile(dir / "logsinkd.toml", toml);
+  ASSERT_EQ(daemon.Stop(), 0) << daemon.Stderr();
+  ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
+  // The client reconnects by itself (its next pass after the daemon left).
+  EXPECT_TRUE(WaitUntil([&] { return Produces(c, Debug); }, kHang, Ms(1)));
+  ls_close(c);
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Stderr();
+}
+
+TEST(RuntimeLevelConfig, ABadRulesTextStopsTheDaemonAtStart) {
+  TempDir dir;
+  Daemon daemon(dir, {}, "[levels]\nrules = \"app=x loud\"\n");
+  EXPECT_FALSE(daemon.Start());
+  EXPECT_EQ(daemon.exit_status(), 2);
+  EXPECT_NE(daemon.Stderr().find("[levels] rules: rule 1 ('app=x loud'): 'loud' is not a level"),
+            std::string::npos)
+      << daemon.Stderr();
+}
+
+// Reads one frame from fd within the hang limit into *f (its bytes in buf).
+bool ReadFrame(int fd, std::vector<uint8_t> *buf, ls_frame *f) {
+  buf->clear();
+  uint8_t tmp[4096];
+  for (;;) {
+    ptrdiff_t n = ls_frame_parse(buf->data(), buf->size(), LS_FRAME_MAX, f);
+    if (n > 0) return true;
+    if (n < 0) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, int(kHang.count())) != 1) return false;
+    ssize_t r = read(fd, tmp, 1);  // a byte at a time: nothing past the frame is taken
+    if (r <= 0) return false;
+    buf->insert(buf->end(), tmp, tmp + r);
+  }
+}
+
+int Accept(int lfd) {
+  struct pollfd p = {lfd, POLLIN, 0};
+  if (poll(&p, 1, int(kHang.count())) != 1) return -1;
+  return accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+}
+
+// A daemon of version 1 answers a version 2 HELLO with REFUSE (highest 1)
+// and closes: liblogsink connects again and says HELLO in version 1, then
+// sends its records as before.
+TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  const std::string path = dir / "old.sock";
+  int lfd = ListenUnix(path);
+  ASSERT_GE(lfd, 0);
+  ls_options o;
+  ls_options_init(&o);
+  o.level = LS_INFO;
+  o.levels = "net.c=debug";
+  ls_client *c = ls_open(path.c_str(), "oldtimer", &o);
+  ASSERT_NE(c, nullptr);
+  // Info, below flush_level: the call does not wait for the socket, which
+  // this thread answers below.
+  LS_LOG(c, LS_INFO, "to an old daemon %d", 1);
+
+  int fd = Accept(lfd);
+  ASSERT_GE(fd, 0);
+  std::vector<uint8_t> buf;
+  ls_frame f;
+  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_EQ(f.type, LS_F_HELLO);
+  ls_hello h;
+  ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
+  EXPECT_EQ(h.version, 2u);
+  EXPECT_EQ(h.caps, LS_CAP_LEVELS);
+  EXPECT_EQ(std::string(h.levels, h.levels_len), "info,net.c=debug");  // its own rules
+  uint8_t refuse[128];
+  const char reason[] = "protocol version 2 is not supported; this logsinkd speaks 1";
+  ls_refuse rf = {1, reason, sizeof reason - 1};
+  ptrdiff_t n = ls_refuse_encode(refuse, sizeof refuse, &rf);
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(send(fd, refuse, size_t(n), MSG_NOSIGNAL), n);
+  close(fd);
+
+  fd = Accept(lfd);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_EQ(f.type, LS_F_HELLO);
+  ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
+  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(std::string(h.app, h.app_len), "oldtimer");
+  bool records = false;
+  while (!records && ReadFrame(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
+  EXPECT_TRUE(records);
+  ls_close(c);
+  close(fd);
+  close(lfd);
+}
+
+}  // namespace
+}  // namespace logsink::test
