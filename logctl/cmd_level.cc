@@ -53,7 +53,6 @@ struct Answer {
   std::vector<Client> clients;
 };
 
-
 // The request for o's rule (LIST: an empty one). Returns its bytes.
 size_t EncodeRequest(const LevelArgs &l, uint8_t *buf, size_t cap) {
   ls_level_req r{};
@@ -242,7 +241,8 @@ void AppendJson(const Answer &a, std::string *b) {
       render::AppendJsonString(b, SiteText(r));
       b->push_back(',');
     }
-    fmt::format_to(it, "\"level\":\"{}\",\"set_by_uid\":{}", ls_level_rules_name(r.level), r.by_uid);
+    fmt::format_to(it, "\"level\":\"{}\",\"set_by_uid\":{}", ls_level_rules_name(r.level),
+                   r.by_uid);
     if (r.at_ns) {
       b->append(",\"set_at\":\"");
       tf.AppendRfc3339(r.at_ns, b);

@@ -450,20 +450,36 @@ void ls_close(ls_client *c) {
   errno = e;
 }
 
+/* Whether lv holds exactly the rules r. */
+static int ls__lv_same(const ls__lv *lv, const ls_level_rules *r) {
+  int same = lv->rules.level == r->level && lv->rules.n == r->n;
+  for (int i = 0; same && i < r->n; i++)
+    same = lv->rules.rule[i].line == r->rule[i].line &&
+           lv->rules.rule[i].level == r->rule[i].level &&
+           strcmp(lv->rules.rule[i].file, r->rule[i].file) == 0;
+  return same;
+}
+
 int ls__client_push_levels(ls_client *c, const char *text) {
   ls_level_rules pushed, merged;
   char why[192];
   if (ls_level_rules_parse(text, LS_LEVEL_UNSET, &pushed, why, sizeof why)) return -EINVAL;
   merged = c->own;
   ls_level_rules_merge(&merged, &pushed);
-  const ls__lv *cur = ls__lv_of(c); /* only this thread (the sender) publishes */
-  int same = cur->rules.level == merged.level && cur->rules.n == merged.n;
-  for (int i = 0; same && i < merged.n; i++)
-    same = cur->rules.rule[i].line == merged.rule[i].line &&
-           cur->rules.rule[i].level == merged.rule[i].level &&
-           strcmp(cur->rules.rule[i].file, merged.rule[i].file) == 0;
-  if (same) return 0;
-  ls__lv *lv = ls__lv_new(&merged, (ls__lv *)cur);
+  ls__lv *cur = c->lv; /* only this thread (the sender) publishes */
+  if (ls__lv_same(cur, &merged)) return 0;
+  /* Rules published before are published again (their generation is
+   * theirs alone, so the answers cached with it still hold): a rule turned
+   * on and off again and again keeps one ls__lv per distinct set. */
+  ls__lv *lv = NULL;
+  for (ls__lv **pp = &cur->older; *pp; pp = &(*pp)->older)
+    if (ls__lv_same(*pp, &merged)) {
+      lv = *pp;
+      *pp = lv->older; /* out of the chain, back at its head */
+      lv->older = cur;
+      break;
+    }
+  if (!lv) lv = ls__lv_new(&merged, cur);
   if (!lv) return -ENOMEM;
   /* Under ls__all_mu: ls__level_max follows at once, and ls_open's store
    * of level_all after its warning does not undo this one. */

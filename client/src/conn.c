@@ -226,7 +226,7 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
    * before), the RECORDS frames it did not get are kept for the next one. */
   const int closed = rc == -EPIPE || rc == -ECONNRESET;
   const uint64_t now = ls__now_mono_ns();
-  const int keep = rc != 0 && ls__conn_keep(k, closed, now);
+  const int keep = ls__conn_keep(k, closed, now); /* closed only when rc != 0 */
   uint64_t delivered = 0, reported = 0, kept = 0;
   if (rc == 0) {
     delivered = k->out_records;
@@ -317,7 +317,9 @@ static void ls__conn_shift_in(ls__conn *k, size_t used) {
 }
 
 void ls__conn_read(ls__conn *k) {
-  if (k->fd < 0 || k->in_bad || !(k->caps & LS_CAP_LEVELS) || !ls__conn_check(k)) return;
+  if (k->fd < 0 || k->in_bad || !((k->caps & LS_CAP_LEVELS) || k->welcome_pending) ||
+      !ls__conn_check(k))
+    return;
   for (;;) {
     ssize_t n = recv(k->fd, k->in + k->in_len, LS__IN_CAP - k->in_len, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
@@ -331,20 +333,35 @@ void ls__conn_read(ls__conn *k) {
     }
     if (n <= 0) return; /* nothing now (or the end, with frames to send: they find out) */
     k->in_len += (size_t)n;
-    ptrdiff_t used = ls__conn_take_in(k, NULL, NULL);
+    ls_welcome w = {0, UINT32_MAX, NULL, 0};
+    ls_refuse r = {0, NULL, 0};
+    const int pending = k->welcome_pending;
+    ptrdiff_t used = ls__conn_take_in(k, pending ? &w : NULL, pending ? &r : NULL);
     if (used < 0) {
       k->in_bad = 1;
       return;
     }
     ls__conn_shift_in(k, (size_t)used);
+    if (r.reason) {
+      /* Refused after all (a daemon of version 1 that started late: what
+       * followed the HELLO is lost to it). Given up as a closed connection;
+       * the next connect asks again and falls back to version 1. */
+      k->welcome_pending = 0;
+      ls__conn_lost(k, ls__conn_keep(k, 1, ls__now_mono_ns()), ls__now_mono_ns());
+      return;
+    }
+    if (w.caps != UINT32_MAX) {
+      k->welcome_pending = 0;
+      k->caps = w.caps & LS_CAP_LEVELS;
+    }
   }
 }
 
-/* Version 2's HELLO on fd, and the daemon's answer within send_timeout_ms.
+/* Version 2's HELLO on fd, and the daemon's answer before the deadline.
  * Returns 2 (WELCOME: k->caps and k->levels set), 1 (the daemon speaks
- * version 1 only: it refused and closed), or -1 (refused otherwise, closed,
- * silent or gone). */
-static int ls__conn_hello2(ls__conn *k, int fd) {
+ * version 1 only: it refused and closed), 0 (HELLO sent, no answer yet),
+ * or -1 (HELLO not sent, refused otherwise, closed or gone). */
+static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
   uint8_t
       hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4 + LS_VARINT_MAX + LS_LEVELS_TEXT_MAX];
   const char *own = k->cfg.own_levels ? k->cfg.own_levels : "";
@@ -353,15 +370,22 @@ static int ls__conn_hello2(ls__conn *k, int fd) {
   ls_hello h = {2, 0, k->cfg.app, strlen(k->cfg.app), 0, LS_CAP_LEVELS, own, own_len};
   ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
   if (len < 0) return -1;
-  const uint64_t deadline = ls__now_mono_ns() + (uint64_t)k->cfg.send_timeout_ms * 1000000u;
   size_t done = 0;
   k->in_len = 0;
   k->in_bad = 0;
-  for (;;) {
+  int welcomed = 0;
+  /* A fresh socket takes the HELLO at once; its answer is waited for. */
+  for (int first = 1;; first = 0) {
     const uint64_t now = ls__now_mono_ns();
-    if (now >= deadline) return -1;
-    struct pollfd pfd = {fd, done < (size_t)len ? POLLOUT : POLLIN, 0};
-    if (poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR) return -1;
+    if (!first && now >= deadline) {
+      if (done < (size_t)len) return -1;
+      break; /* unanswered: pending */
+    }
+    if (!first) {
+      struct pollfd pfd = {fd, done < (size_t)len ? POLLOUT : POLLIN, 0};
+      if (poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR)
+        return -1;
+    }
     if (done < (size_t)len) {
       ssize_t n = send(fd, hello + done, (size_t)len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) done += (size_t)n;
@@ -380,14 +404,16 @@ static int ls__conn_hello2(ls__conn *k, int fd) {
     if (r.reason) return r.version < 2 ? 1 : -1;
     if (w.caps != UINT32_MAX) {
       k->caps = w.caps & LS_CAP_LEVELS;
-      atomic_fetch_add_explicit(&k->st_frames, 1, memory_order_relaxed); /* the HELLO */
-      atomic_fetch_add_explicit(&k->st_bytes, (uint64_t)len, memory_order_relaxed);
-      return 2;
+      welcomed = 1;
+      break;
     }
   }
+  atomic_fetch_add_explicit(&k->st_frames, 1, memory_order_relaxed); /* the HELLO */
+  atomic_fetch_add_explicit(&k->st_bytes, (uint64_t)len, memory_order_relaxed);
+  return welcomed ? 2 : 0;
 }
 
-void ls__conn_connect(ls__conn *k) {
+void ls__conn_connect(ls__conn *k, uint64_t close_by) {
   int fd = ls__conn_socket(k->cfg.path, k->cfg.user_dir);
   struct stat st;
   if (fd >= 0 && fstat(fd, &st) < 0) {
@@ -395,12 +421,23 @@ void ls__conn_connect(ls__conn *k) {
     fd = -1;
   }
   /* Version 2 first; a daemon of version 1 only says so (REFUSE) and
-   * closes, and is asked again with version 1, in a new connection. */
+   * closes, and is asked again with version 1, in a new connection. The
+   * answer is waited for, so that the client's levels are the daemon's
+   * before its first record, but not past the send timeout (nor the
+   * close's deadline): a daemon that starts slowly, with this connection
+   * in its listening socket's backlog, answers later (welcome_pending). */
   int version = 2;
   k->caps = 0;
   k->levels_new = 0;
+  k->welcome_pending = 0;
   if (fd >= 0) {
-    version = ls__conn_hello2(k, fd);
+    uint64_t deadline = ls__now_mono_ns() + (uint64_t)k->cfg.send_timeout_ms * 1000000u;
+    if (close_by && close_by < deadline) deadline = close_by;
+    version = ls__conn_hello2(k, fd, deadline);
+    if (version == 0) {
+      version = 2;
+      k->welcome_pending = 1;
+    }
     if (version != 2) {
       close(fd);
       fd = version == 1 ? ls__conn_socket(k->cfg.path, k->cfg.user_dir) : -1;
@@ -435,7 +472,12 @@ void ls__conn_connect(ls__conn *k) {
   k->ever_connected = 1;
   atomic_store_explicit(&k->st_link, LS__LINK_UP, memory_order_relaxed);
   atomic_store(&k->st_attempted, 1);
-  if (version == 2) return; /* HELLO said, WELCOME read */
+  if (!k->welcome_pending && !(k->caps & LS_CAP_LEVELS)) {
+    /* No rules from this daemon: those of an earlier one go. */
+    k->levels[0] = 0;
+    k->levels_new = 1;
+  }
+  if (version == 2) return; /* HELLO said (and WELCOME read, unless pending) */
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */
   ls_hello h = {1, 0, k->cfg.app, strlen(k->cfg.app), 0, 0, NULL, 0};

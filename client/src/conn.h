@@ -71,8 +71,11 @@ typedef struct ls__conn {
   uint32_t caps;
   size_t in_len;
   /* levels holds a text not applied yet; in_bad: the daemon sent what this
-   * client cannot read, and nothing more is read from this connection. */
-  int levels_new, in_bad;
+   * client cannot read, and nothing more is read from this connection;
+   * welcome_pending: HELLO (version 2) went unanswered within the wait
+   * (a daemon that is starting: the connection waits in its backlog), and
+   * the answer is read between passes. */
+  int levels_new, in_bad, welcome_pending;
   unsigned backoff_ms;
   uint64_t next_connect_ns;
   int ever_connected;
@@ -152,12 +155,17 @@ LS__HIDDEN int ls__conn_check(ls__conn *k);
 
 /* Connects (non-blocking) and says HELLO: version 2 first, and waits for
  * the daemon's WELCOME (its rules text then waits in k->levels) at most
- * send_timeout_ms; a daemon that speaks only version 1 (REFUSE) gets a new
- * connection with version 1's HELLO, queued in out. On failure schedules
- * the next attempt with exponential backoff. */
-LS__HIDDEN void ls__conn_connect(ls__conn *k);
+ * send_timeout_ms or until close_by (CLOCK_MONOTONIC ns, 0: none); a daemon
+ * that speaks only version 1 (REFUSE) gets a new connection with version
+ * 1's HELLO, queued in out. Unanswered by then, the connection is used as
+ * it is (welcome_pending: records follow the HELLO, as they did into a
+ * starting daemon's backlog) and the answer is read later. On failure
+ * schedules the next attempt with exponential backoff. */
+LS__HIDDEN void ls__conn_connect(ls__conn *k, uint64_t close_by);
 /* Reads what the daemon sent since (never waits): a LEVELS frame's text
- * goes to k->levels (levels_new). Frames of other types are skipped. */
+ * (or a pending WELCOME's) goes to k->levels (levels_new); a pending
+ * HELLO's REFUSE ends the connection (the next one asks again). Frames of
+ * other types are skipped. */
 LS__HIDDEN void ls__conn_read(ls__conn *k);
 /* Sends all of out, waiting for a slow daemon until the send timeout or
  * close_by (CLOCK_MONOTONIC ns, 0: none). On failure the connection is given

@@ -260,7 +260,8 @@ static int ls__pass(ls_client *c, int urgent) {
    * anything for it; the pass then reconnects at once. */
   (void)ls__conn_check(k);
   ls__conn_tick(k, ls__now_mono_ns());
-  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns)) ls__conn_connect(k);
+  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns))
+    ls__conn_connect(k, atomic_load(&c->close_deadline_ns));
   /* Rules the daemon pushed (its WELCOME's at a connect), before the
    * records of this pass are taken. */
   ls__conn_read(k);

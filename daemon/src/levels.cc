@@ -59,26 +59,36 @@ std::string LevelRule::Piece() const {
 
 std::string LevelRule::Describe() const {
   std::string d;
-  if (which & LS_LSEL_APP) d += fmt::format("--app '{}' ", LogEscape(app));
+  if (which & LS_LSEL_APP) d += fmt::format("--app {} ", Quoted(app));
   if (which & LS_LSEL_PID) d += fmt::format("--pid {} ", pid);
-  if (which & LS_LSEL_UNIT) d += fmt::format("--unit '{}' ", LogEscape(unit));
+  if (which & LS_LSEL_UNIT) d += fmt::format("--unit {} ", Quoted(unit));
   if (which & LS_LSEL_UID) d += fmt::format("--uid {} ", uid);
   if (which & LS_LSEL_SITE)
-    d += line ? fmt::format("--site '{}:{}' ", LogEscape(file), line)
-              : fmt::format("--site '{}' ", LogEscape(file));
+    d += line ? fmt::format("--site {} ", Quoted(file + ":" + std::to_string(line)))
+              : fmt::format("--site {} ", Quoted(file));
   return d + ls_level_rules_name(level);
 }
 
-int LevelRules::Authorize(LevelRule *r, uint32_t caller, std::string *msg) {
+int LevelRules::Authorize(LevelRule *r, uint32_t caller, std::string *msg) const {
   if (caller == 0) return 0;
   if ((r->which & LS_LSEL_UID) && r->uid != caller) {
-    *msg = fmt::format("uid {} may change the levels of its own programs only (--uid {}), not "
-                       "those of uid {}",
-                       caller, caller, r->uid);
+    *msg = fmt::format(
+        "uid {} may change the levels of its own programs only (--uid {}), not "
+        "those of uid {}",
+        caller, caller, r->uid);
     return EPERM;
   }
   r->which |= LS_LSEL_UID;
   r->uid = caller;
+  // Root's rules (set at run time or in the configuration) for this uid's
+  // programs are root's to change.
+  const auto roots = [&](const LevelRule &o) { return o.by_uid == 0 && o.SameTarget(*r); };
+  if (std::any_of(rules_.begin(), rules_.end(), roots) ||
+      std::any_of(config_.begin(), config_.end(), roots)) {
+    *msg = fmt::format("the rule {}was set by root; only root may change it",
+                       r->Describe().substr(0, r->Describe().rfind(' ') + 1));
+    return EPERM;
+  }
   return 0;
 }
 
@@ -102,19 +112,29 @@ int LevelRules::Set(LevelRule r, uint32_t caller, uint64_t now_ns, std::string *
   auto same = std::find_if(rules_.begin(), rules_.end(),
                            [&](const LevelRule &o) { return o.SameTarget(r); });
   if (same == rules_.end()) {
-    const size_t mine = size_t(std::count_if(rules_.begin(), rules_.end(), [&](const LevelRule &o) {
-      return (o.which & LS_LSEL_UID) && o.uid == caller;
-    }));
+    const size_t mine = size_t(std::count_if(
+        rules_.begin(), rules_.end(), [&](const LevelRule &o) { return o.by_uid == caller; }));
+    const size_t users = size_t(std::count_if(rules_.begin(), rules_.end(),
+                                              [&](const LevelRule &o) { return o.by_uid != 0; }));
+    if (caller != 0 && users >= kMaxUserRules) {
+      *msg = fmt::format(
+          "users other than root have {} rules in force, the most they may have "
+          "together; remove one first (logctl level --reset ...)",
+          kMaxUserRules);
+      return ENOSPC;
+    }
     if (rules_.size() >= kMaxRules) {
-      *msg = fmt::format("{} rules were set with logctl level, the most there may be; remove "
-                         "one first (logctl level --reset ...)",
-                         kMaxRules);
+      *msg = fmt::format(
+          "{} rules were set with logctl level, the most there may be; remove "
+          "one first (logctl level --reset ...)",
+          kMaxRules);
       return ENOSPC;
     }
     if (caller != 0 && mine >= kMaxPerUser) {
-      *msg = fmt::format("uid {} has {} rules in force, the most a user other than root may "
-                         "have; remove one first (logctl level --reset ...)",
-                         caller, kMaxPerUser);
+      *msg = fmt::format(
+          "uid {} has {} rules in force, the most a user other than root may "
+          "have; remove one first (logctl level --reset ...)",
+          caller, kMaxPerUser);
       return ENOSPC;
     }
   } else {
@@ -208,9 +228,10 @@ bool ParseConfigRule(std::string_view text, LevelRule *r, std::string *err) {
       const int l = ls_level_rules_level(word.data(), word.size());
       if (l == -2 || have_level) {
         *err = have_level ? fmt::format("a second level '{}'", LogEscape(word))
-                          : fmt::format("'{}' is not a level (emerg .. debug, 0..7 or off) nor "
-                                        "app=, unit=, uid= or site=",
-                                        LogEscape(word));
+                          : fmt::format(
+                                "'{}' is not a level (emerg .. debug, 0..7 or off) nor "
+                                "app=, unit=, uid= or site=",
+                                LogEscape(word));
         return false;
       }
       r->level = l;
@@ -242,14 +263,15 @@ bool ParseConfigRule(std::string_view text, LevelRule *r, std::string *err) {
         r->file = value.substr(0, colon);
       }
       if (r->file.empty() || r->file.size() > LS_LEVEL_FILE_MAX) {
-        *err = fmt::format("'{}': the file must be 1..{} bytes", LogEscape(word),
-                           LS_LEVEL_FILE_MAX);
+        *err =
+            fmt::format("'{}': the file must be 1..{} bytes", LogEscape(word), LS_LEVEL_FILE_MAX);
         return false;
       }
     } else {
-      *err = fmt::format("'{}' is not app=APP (1..{} bytes), unit=UNIT, uid=UID or "
-                         "site=FILE[:LINE]",
-                         LogEscape(word), LS_APP_MAX);
+      *err = fmt::format(
+          "'{}' is not app=APP (1..{} bytes), unit=UNIT, uid=UID or "
+          "site=FILE[:LINE]",
+          LogEscape(word), LS_APP_MAX);
       return false;
     }
     if (r->which & bit) {
@@ -267,8 +289,7 @@ bool ParseConfigRule(std::string_view text, LevelRule *r, std::string *err) {
 
 }  // namespace
 
-bool LevelRules::ParseConfig(std::string_view text, std::vector<LevelRule> *out,
-                             std::string *err) {
+bool LevelRules::ParseConfig(std::string_view text, std::vector<LevelRule> *out, std::string *err) {
   out->clear();
   size_t n = 0;
   for (size_t at = 0; at <= text.size(); n++) {
@@ -291,8 +312,8 @@ bool LevelRules::ParseConfig(std::string_view text, std::vector<LevelRule> *out,
       *err = fmt::format("[levels] rules: rule {}: {}", n + 1, why);
       return false;
     }
-    auto same = std::find_if(out->begin(), out->end(),
-                             [&](const LevelRule &o) { return o.SameTarget(r); });
+    auto same =
+        std::find_if(out->begin(), out->end(), [&](const LevelRule &o) { return o.SameTarget(r); });
     if (same != out->end()) out->erase(same);  // the later one wins, as at run time
     out->push_back(std::move(r));
   }

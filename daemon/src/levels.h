@@ -49,12 +49,14 @@ class LevelRules {
   // rules set at run time for one user other than root.
   static constexpr size_t kMaxRules = 256;
   static constexpr size_t kMaxPerUser = 32;
+  // Rules set by users other than root, together: root keeps the rest.
+  static constexpr size_t kMaxUserRules = kMaxRules / 2;
 
   // Sets r (replacing a rule of the same selectors and site) for `caller`
   // (a uid): root may set any rule; another user only rules for the
-  // clients of their own uid (a rule without --uid gets theirs). Returns 0
-  // or an errno (EPERM, EINVAL, ENOSPC), with what was done or why not in
-  // *msg.
+  // clients of their own uid (a rule without --uid gets theirs), and not
+  // one root set for them. Returns 0 or an errno (EPERM, EINVAL, ENOSPC),
+  // with what was done or why not in *msg.
   int Set(LevelRule r, uint32_t caller, uint64_t now_ns, std::string *msg);
   // Removes the rule of r's selectors and site (the same permission).
   // 0, EPERM or ENOENT, with *msg.
@@ -79,7 +81,7 @@ class LevelRules {
  private:
   static bool Matches(const LevelRule &r, const LevelClient &c);
   // Applies the permission rule to r for caller: 0 or EPERM (*msg).
-  static int Authorize(LevelRule *r, uint32_t caller, std::string *msg);
+  int Authorize(LevelRule *r, uint32_t caller, std::string *msg) const;
 
   // all_ from config_ and rules_.
   void Rebuild();

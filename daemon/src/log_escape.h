@@ -34,4 +34,18 @@ inline std::string LogEscape(std::string_view s, size_t max = 256) {
   return out;
 }
 
+// s escaped and in single quotes, with a quote inside it as \x27: text
+// that quotes client bytes (a level change's record) cannot be made to
+// read as if the quotes ended early.
+inline std::string Quoted(std::string_view s, size_t max = 256) {
+  std::string out = "'";
+  for (char c : LogEscape(s, max)) {
+    if (c == '\'')
+      out += "\\x27";
+    else
+      out.push_back(c);
+  }
+  return out + "'";
+}
+
 }  // namespace logsink::daemon

@@ -110,7 +110,9 @@ class Server {
   // the answer (the rules and the clients) sent; the connection then ends.
   void ServeLevelRequest(Conn *c);
   void PushLevels();
-  void AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out) const;
+  // caller: the requester's uid (what it is shown: PROTOCOL.md).
+  void AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out,
+                         uint32_t caller) const;
   // [levels] rules (checked when the configuration was read) in force, and
   // pushed to the clients whose text they change.
   void ApplyConfigLevels();

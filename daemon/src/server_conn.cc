@@ -244,10 +244,16 @@ void Server::OnStallTimer(uv_timer_t *t) {
     const bool partial = c->session->partial();
     const uint64_t since = partial ? c->session->partial_since_ms() : c->accepted_ms;
     const uint64_t waited = now - since, timeout = s->cfg_.stall_timeout_ms;
-    if (waited < timeout || (!partial && c->session->any_frame()) ||
-        (waited < 2 * timeout && Readable(c->fd)))
+    // A LEVEL_REQ's answer not read within stall_timeout of the request
+    // holds the daemon's memory for nothing.
+    const bool unread_answer = c->close_when_sent && waited >= timeout;
+    if (!unread_answer && (waited < timeout || (!partial && c->session->any_frame()) ||
+                           (waited < 2 * timeout && Readable(c->fd))))
       continue;
-    if (partial) {
+    if (unread_answer) {
+      c->session->Fail(Err::kStalled,
+                       fmt::format("LEVEL_ANSWER unread after {} ms (stall_timeout)", waited));
+    } else if (partial) {
       c->session->Fail(Err::kStalled, fmt::format("frame incomplete after {} ms (stall_timeout)",
                                                   now - c->session->partial_since_ms()));
     } else {

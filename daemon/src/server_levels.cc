@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "log_escape.h"
@@ -36,30 +37,41 @@ std::string_view Shown(const std::string &s) {
 
 }  // namespace
 
-void Server::AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out) const {
+void Server::AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out,
+                               uint32_t caller) const {
   const size_t frame = out->size();
   msg = msg.substr(0, std::min<size_t>(msg.size(), LS_LEVEL_MESSAGE_MAX));
+  // A user other than root sees what concerns their own programs: the
+  // rules that may apply to them and their own clients.
+  const auto shown_rule = [&](const LevelRule &r) {
+    return caller == 0 || !(r.which & LS_LSEL_UID) || r.uid == caller;
+  };
+  const auto shown_client = [&](const Conn *c) {
+    const Session &s = *c->session;
+    return s.hello() && !s.text() && (caller == 0 || s.peer().uid == caller);
+  };
+  const size_t rules =
+      size_t(std::count_if(levels_.rules().begin(), levels_.rules().end(), shown_rule));
   Put(out, LS_FRAME_HDR + 3 * LS_VARINT_MAX + msg.size(), [&](uint8_t *b, size_t cap) {
-    return ls_level_answer_open(b, cap, status, msg.data(), msg.size(), levels_.rules().size());
+    return ls_level_answer_open(b, cap, status, msg.data(), msg.size(), rules);
   });
   for (const LevelRule &r : levels_.rules()) {
+    if (!shown_rule(r)) continue;
     const ls_level_sel s = r.Sel();
     Put(out, 8 * LS_VARINT_MAX + 2 + r.app.size() + r.unit.size() + r.file.size(),
         [&](uint8_t *b, size_t cap) { return ls_level_sel_encode(b, cap, &s, 1); });
   }
-  size_t clients = 0;
-  for (const Conn *c : conns_)
-    if (c->session->hello() && !c->session->text()) clients++;
+  const size_t clients = size_t(std::count_if(conns_.begin(), conns_.end(), shown_client));
   Put(out, LS_VARINT_MAX,
       [&](uint8_t *b, size_t cap) { return ls_varint_encode(b, cap, clients); });
   for (const Conn *c : conns_) {
+    if (!shown_client(c)) continue;
     const Session &s = *c->session;
-    if (!s.hello() || s.text()) continue;
     const LevelClient lc = s.level_client();
     const std::string_view own = Shown(s.own_levels()), pushed = Shown(s.pushed_levels());
-    const ls_level_client w = {lc.pid,      lc.uid,      lc.app.data(), lc.app.size(),
-                               lc.unit.data(), lc.unit.size(), s.caps(),  own.data(),
-                               own.size(),  pushed.data(), pushed.size()};
+    const ls_level_client w = {lc.pid,         lc.uid,         lc.app.data(), lc.app.size(),
+                               lc.unit.data(), lc.unit.size(), s.caps(),      own.data(),
+                               own.size(),     pushed.data(),  pushed.size()};
     Put(out, 7 * LS_VARINT_MAX + lc.app.size() + lc.unit.size() + own.size() + pushed.size(),
         [&](uint8_t *b, size_t cap) { return ls_level_client_encode(b, cap, &w); });
   }
@@ -84,7 +96,8 @@ void Server::ServeLevelRequest(Conn *c) {
                        "client pid {} uid {} comm '{}': level change refused: {}", s.peer().pid,
                        caller, LogEscape(s.peer().comm), msg);
   } else if (req.op != LS_LEVEL_OP_LIST) {
-    spdlog::info("{} (by uid {} pid {})", msg, caller, s.peer().pid);
+    ctx_.log_limit.Log(kLogKindLevel, spdlog::level::info, "{} (by uid {} pid {})", msg, caller,
+                       s.peer().pid);
     s.RecordLevelChange(msg);
     PushLevels();
     // Where a rule changes nothing (no client matches), say so.
@@ -94,8 +107,12 @@ void Server::ServeLevelRequest(Conn *c) {
       return n;
     }());
   }
-  AppendLevelAnswer(uint32_t(status), msg, &s.out());
+  AppendLevelAnswer(uint32_t(status), msg, &s.out(), caller);
   c->close_when_sent = true;
+  if (!s.Charge()) {  // the answer would pass the caller's memory bound
+    CloseConn(c);
+    return;
+  }
   SendOut(c);
 }
 

@@ -420,8 +420,8 @@ void Session::RecordLevelChange(std::string_view what) {
   if (source_.id == 0) source_.id = ctx_->next_source_id++;
   if (app_.empty()) app_ = "logctl";
   source_.app = app_;
-  const std::string msg = fmt::format("{} (by uid {} pid {} comm '{}')", what, peer_.uid, peer_.pid,
-                                      LogEscape(peer_.comm));
+  const std::string msg =
+      fmt::format("{} (by uid {} pid {} comm {})", what, peer_.uid, peer_.pid, Quoted(peer_.comm));
   TextFields f;
   f.msg = msg;
   // Facility daemon (3), level notice (5): a change an operator made.

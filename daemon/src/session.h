@@ -100,6 +100,9 @@ class Session {
   // Stores a record of a level change made by this connection's peer (who,
   // what) in the ring.
   void RecordLevelChange(std::string_view what);
+  // Charges the memory budget for what the session holds now (an answer
+  // in out()); false (counted, logged) when that passes a bound.
+  bool Charge() { return Account(); }
 
  private:
   bool HandleFrame(const ls_frame &f);

@@ -79,8 +79,10 @@ def handshake(sock, hello, deadline):
     """Says a version 2 HELLO and reads the daemon's answer before the
     monotonic deadline: ("welcome", caps, levels bytes, bytes read after
     it), ("v1",) when the daemon speaks version 1 only (its REFUSE; it
-    closes), or None (refused otherwise, closed, silent, malformed)."""
-    st, _ = write(sock, hello, deadline)
+    closes), ("pending", bytes read) when no answer came by then (a daemon
+    that is starting: the connection waits in its backlog), or None
+    (refused otherwise, closed, malformed)."""
+    st, _ = write(sock, hello, max(deadline, time.monotonic() + 0.001))
     if st != OK:
         return None
     buf = bytearray()
@@ -108,7 +110,7 @@ def handshake(sock, hello, deadline):
             continue
         left = deadline - time.monotonic()
         if left <= 0:
-            return None
+            return ("pending", bytes(buf))
         try:
             poller.poll(max(1, int(left * 1000 + 0.999)))
             b = sock.recv(65536)

@@ -127,7 +127,7 @@ class Client:
         # Rules a daemon pushes go on top of these (PROTOCOL.md, "Levels at
         # run time"); they are sent, as text, in HELLO.
         self._own = self._levels
-        self._own_text = self._own.text().encode()
+        self._own_text = self._own.text().encode("utf-8", "surrogateescape")
         self._specs = {}  # format (str) -> parsed conversions or None (refused)
         self._closed = False
         self._level_all = 7  # until the warning is staged
@@ -169,6 +169,7 @@ class Client:
         self._in_flight_report = 0
         self._thread = None
         self._caps = 0  # capabilities the daemon uses on this connection (its WELCOME)
+        self._welcome_pending = False  # HELLO v2 unanswered yet: the answer is read later
         self._in = bytearray()  # what the daemon sent, not read whole yet
         self._stats = dict.fromkeys(
             ("logged", "sent", "dropped", "dropped_reported", "errors", "truncated",
@@ -468,13 +469,22 @@ class Client:
         """Version 2's HELLO on sock and its answer: (socket, version), the
         socket a new one of version 1 when the daemon speaks no other, or
         (None, 0) when there is no connection."""
+        # The answer is waited for so that the daemon's levels apply from
+        # the first record, but briefly: this runs in a logging thread, with
+        # the lock held. Unanswered (a daemon starting, this connection in
+        # its backlog), the connection is used and the answer read later.
         got = _conn.handshake(sock, W.hello2(self._app, W.CAP_LEVELS, self._own_text),
-                              now + self.send_timeout)
+                              now + min(self.send_timeout, 0.1))
+        self._welcome_pending = False
         if got is not None and got[0] == "welcome":
             _, caps, text, rest = got
             self._caps = caps & W.CAP_LEVELS
             self._in = bytearray(rest)
             self._apply_levels(text)
+            return sock, 2
+        if got is not None and got[0] == "pending":
+            self._welcome_pending = True
+            self._in = bytearray(got[1])
             return sock, 2
         sock.close()
         if got is None:
@@ -494,9 +504,10 @@ class Client:
 
     def _read_pushed(self):
         """Reads what the daemon sent since (never waits): LEVELS frames
-        are applied; an end of file is the daemon closing (a restart), found
-        even when nothing is sent. Caller holds the lock."""
-        if self._sock is None or not self._caps & W.CAP_LEVELS:
+        (and a pending WELCOME) are applied; an end of file is the daemon
+        closing (a restart), found even when nothing is sent. Caller holds
+        the lock."""
+        if self._sock is None or not (self._caps & W.CAP_LEVELS or self._welcome_pending):
             return
         while True:
             try:
@@ -506,8 +517,14 @@ class Client:
             except OSError:
                 return
             if not b:
-                if not self._out and not self._keep_for_restart(b"", [], 0):
-                    self._disconnect(count=True)
+                # Only when no send is under way (it would meet the close
+                # itself and keep its frames for the next daemon).
+                if not self._out and self._send_lock.acquire(blocking=False):
+                    try:
+                        if not self._keep_for_restart(b"", [], 0):
+                            self._disconnect(count=True)
+                    finally:
+                        self._send_lock.release()
                 return
             self._in += b
         while True:
@@ -522,6 +539,17 @@ class Client:
                 text = W.get_str(payload, 0, W.LEVELS_TEXT_MAX)
                 if text is not None and text[1] == len(payload):
                     self._apply_levels(text[0])
+            elif self._welcome_pending and ftype == W.F_WELCOME and len(payload) >= 8:
+                self._welcome_pending = False
+                self._caps = int.from_bytes(payload[4:8], "little") & W.CAP_LEVELS
+                text = W.get_str(payload, 8, W.LEVELS_TEXT_MAX)
+                self._apply_levels(text[0] if text is not None else b"")
+            elif self._welcome_pending and ftype == W.F_REFUSE:
+                # A daemon of version 1 that started late: what followed the
+                # HELLO is lost to it; the next connect falls back to version 1.
+                self._welcome_pending = False
+                self._disconnect(count=True)
+                return
 
     def _maybe_connect(self, force=False):
         now = time.monotonic()
@@ -534,6 +562,8 @@ class Client:
         self._caps = 0
         if sock is not None:
             sock, version = self._handshake(sock, now)
+            if sock is not None and not self._caps and not self._welcome_pending:
+                self._apply_levels(b"")  # no rules from this daemon: an earlier one's go
         if sock is None:
             if self._restarting():  # the next daemon is expected any moment
                 self._next_connect = now + self.reconnect_min
@@ -558,7 +588,7 @@ class Client:
             head = bytearray()
             marks = []
             self._stats["frames_sent"] += 1
-            if self._caps and self._thread is None:
+            if (self._caps or self._welcome_pending) and self._thread is None:
                 self._start_sender()  # it reads what the daemon pushes
         else:
             head = bytearray(W.hello(self._app))
@@ -752,7 +782,7 @@ def _sender(ref, pid):
         with c._lock:
             restarting = c._sock is None and c._lost_at
             wait = c.reconnect_min if restarting else c.flush_interval
-            if c._caps & W.CAP_LEVELS:
+            if c._caps & W.CAP_LEVELS or c._welcome_pending:
                 wait = min(wait, 0.05)  # pushed levels apply within 50 ms
             c._work.wait(wait)
             if c._closed or c._pid != pid:

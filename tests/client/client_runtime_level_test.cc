@@ -81,8 +81,7 @@ class RuntimeLevel : public ::testing::Test {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(WaitUntil([&] { return Produces(c, f) == want; }, kHang, Ms(1)))
         << "the client never " << (want ? "produced" : "stopped producing") << " debug records";
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-        .count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   TempDir dir_;
   ClientDaemon daemon_{dir_};
@@ -124,7 +123,8 @@ TEST_F(RuntimeLevel, ARuleTurnsDebugOnWhileTheProgramRunsAndItsResetTurnsItOff) 
 TEST_F(RuntimeLevel, ASiteRuleTurnsOnThatLineOnly) {
   ls_client *c = Open("sites");
   ASSERT_NE(c, nullptr);
-  const std::string site = std::string("client_runtime_level_test.cc:") + std::to_string(kDebugLine);
+  const std::string site =
+      std::string("client_runtime_level_test.cc:") + std::to_string(kDebugLine);
   ProcResult r = Logctl({"level", "--app", "sites", "--site", site, "debug"});
   ASSERT_EQ(r.status, 0) << r.err;
   WaitProduces(c, Debug, true);
@@ -158,11 +158,17 @@ TEST_F(RuntimeLevel, AUsersRuleNeverReachesAnotherUidsProgram) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->rfind("1\n", 0), 0u) << *got;
   EXPECT_NE(got->find("own programs only"), std::string::npos) << *got;
-  // And so is removing a rule of root's.
-  ASSERT_EQ(Logctl({"level", "--app", "other", "info"}).status, 0);
+  // And so is removing a rule root set for the user's programs.
+  ASSERT_EQ(Logctl({"level", "--app", "other", "--uid", "65534", "info"}).status, 0);
   got = as_nobody({"level", "--reset", "--app", "other"});
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->rfind("1\n", 0), 0u) << *got;
+  EXPECT_NE(got->find("set by root"), std::string::npos) << *got;
+  // The user is shown their own programs only: not root's.
+  got = as_nobody({"level", "--json"});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->find("rootprog\",\"unit"), std::string::npos) << *got;
+  EXPECT_EQ(got->find("\"uid\":0,"), std::string::npos) << *got;
 
   // The daemon sent root's program nothing: its pushed rules are empty
   // (LEVELS is sent in the request's own turn, before its answer).
@@ -304,6 +310,49 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   bool records = false;
   while (!records && ReadFrame(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
   EXPECT_TRUE(records);
+  ls_close(c);
+  close(fd);
+  close(lfd);
+}
+
+// A daemon that answers HELLO late (one starting, the connection in its
+// listening socket's backlog): the client does not wait past its send
+// timeout; its records follow the HELLO, and the WELCOME's rules apply
+// when it comes, as LEVELS do later.
+TEST(RuntimeLevelVersions, AWelcomeThatComesLateAppliesWhenItComes) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  const std::string path = dir / "slow.sock";
+  int lfd = ListenUnix(path);
+  ASSERT_GE(lfd, 0);
+  ls_options o;
+  ls_options_init(&o);
+  o.level = LS_INFO;
+  o.send_timeout_ms = 50;
+  ls_client *c = ls_open(path.c_str(), "late", &o);
+  ASSERT_NE(c, nullptr);
+  LS_LOG(c, LS_INFO, "before the welcome %d", 1);
+  int fd = Accept(lfd);
+  ASSERT_GE(fd, 0);
+  std::vector<uint8_t> buf;
+  ls_frame f;
+  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_EQ(f.type, LS_F_HELLO);
+  // Records after the HELLO: the client stopped waiting for the answer.
+  bool records = false;
+  while (!records && ReadFrame(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
+  ASSERT_TRUE(records);
+  EXPECT_FALSE(Produces(c, Debug));
+  uint8_t out[64];
+  ls_welcome w = {2, LS_CAP_LEVELS, "debug", 5};
+  ptrdiff_t n = ls_welcome_encode(out, sizeof out, &w);
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(send(fd, out, size_t(n), MSG_NOSIGNAL), n);
+  EXPECT_TRUE(WaitUntil([&] { return Produces(c, Debug); }, kHang, Ms(1)));
+  n = ls_levels_encode(out, sizeof out, "", 0);
+  ASSERT_GT(n, 0);
+  ASSERT_EQ(send(fd, out, size_t(n), MSG_NOSIGNAL), n);
+  EXPECT_TRUE(WaitUntil([&] { return !Produces(c, Debug); }, kHang, Ms(1)));
   ls_close(c);
   close(fd);
   close(lfd);

@@ -58,13 +58,30 @@ TEST(LevelRules, AUsersRuleIsForTheirOwnUidOnly) {
   other.uid = 0;
   EXPECT_EQ(rules.Set(other, 1000, 2, &msg), EPERM);
   EXPECT_NE(msg.find("own programs only"), std::string::npos) << msg;
-  // Removing root's rule: refused; its own (named without --uid): fine.
+  // Its own rule (named without --uid) it removes; root's every-uid rule
+  // for db is another rule, and stays.
   ASSERT_EQ(rules.Set(Rule(6, LS_LSEL_APP, "db"), 0, 3, &msg), 0);
-  EXPECT_EQ(rules.Reset(Rule(0, LS_LSEL_APP, "db"), 1000, &msg), 0) << msg;  // its own one
+  EXPECT_EQ(rules.Reset(Rule(0, LS_LSEL_APP, "db"), 1000, &msg), 0) << msg;
   EXPECT_EQ(rules.Reset(Rule(0, LS_LSEL_APP, "db"), 1000, &msg), ENOENT) << msg;
-  EXPECT_EQ(rules.TextFor(kRootDb), "info");  // root's is still there
+  EXPECT_EQ(rules.TextFor(kRootDb), "info");
   EXPECT_EQ(rules.Reset(Rule(0, LS_LSEL_APP, "db"), 0, &msg), 0) << msg;
   EXPECT_TRUE(rules.rules().empty());
+  // A rule root set for uid 1000's programs is root's: the user can neither
+  // replace nor remove it.
+  LevelRule roots = Rule(3, LS_LSEL_APP | LS_LSEL_UID, "web");
+  roots.uid = 1000;
+  ASSERT_EQ(rules.Set(roots, 0, 4, &msg), 0) << msg;
+  EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "web"), 1000, 5, &msg), EPERM);
+  EXPECT_NE(msg.find("set by root"), std::string::npos) << msg;
+  EXPECT_EQ(rules.Reset(Rule(0, LS_LSEL_APP, "web"), 1000, &msg), EPERM);
+  EXPECT_EQ(rules.TextFor(kWeb), "err");
+}
+
+TEST(LevelRules, QuotesInANameCannotEndTheQuoteEarly) {
+  LevelRules rules;
+  std::string msg;
+  ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "x' debug (by uid 0"), 0, 1, &msg), 0) << msg;
+  EXPECT_EQ(msg, "level rule set: --app 'x\\x27 debug (by uid 0' debug");
 }
 
 TEST(LevelRules, SelectorsAllMatch) {
@@ -85,30 +102,39 @@ TEST(LevelRules, SiteRulesAreCheckedAndOnlyTheNewest32Go) {
   std::string msg;
   EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_SITE, "", "a,b.c"), 0, 1, &msg), EINVAL);
   EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_SITE, "", "a=b.c"), 0, 1, &msg), EINVAL);
-  EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_SITE, "", "a.c:12"), 0, 1, &msg), EINVAL) << "reads as a line";
+  EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_SITE, "", "a.c:12"), 0, 1, &msg), EINVAL)
+      << "reads as a line";
   for (int i = 0; i < 40; i++)
     ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_SITE, "", "f" + std::to_string(i) + ".c"), 0, 1, &msg), 0);
   const std::string text = rules.TextFor(kWeb);
   ls_level_rules parsed;
   char why[192];
-  ASSERT_EQ(ls_level_rules_parse(text.c_str(), LS_LEVEL_UNSET, &parsed, why, sizeof why), 0)
-      << why;
+  ASSERT_EQ(ls_level_rules_parse(text.c_str(), LS_LEVEL_UNSET, &parsed, why, sizeof why), 0) << why;
   EXPECT_EQ(parsed.level, LS_LEVEL_UNSET);  // no default among them
   ASSERT_EQ(parsed.n, LS_LEVEL_RULES_MAX);
   EXPECT_STREQ(parsed.rule[0].file, "f8.c");
   EXPECT_STREQ(parsed.rule[31].file, "f39.c");
 }
 
-TEST(LevelRules, RulesAreBoundedInAllAndPerUser) {
+TEST(LevelRules, RulesAreBoundedInAllPerUserAndForUsersTogether) {
   LevelRules rules;
   std::string msg;
   for (size_t i = 0; i < LevelRules::kMaxPerUser; i++)
     ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "u" + std::to_string(i)), 1000, 1, &msg), 0);
   EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "one-more"), 1000, 1, &msg), ENOSPC);
   EXPECT_EQ(rules.Set(Rule(6, LS_LSEL_APP, "u0"), 1000, 1, &msg), 0) << "a replacement is fine";
-  EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "one-more"), 1001, 1, &msg), 0) << "another user";
+  // Root's rules for uid 1000 are not the user's to count.
+  LevelRule roots = Rule(7, LS_LSEL_APP | LS_LSEL_UID, "by-root");
+  roots.uid = 1000;
+  EXPECT_EQ(rules.Set(roots, 0, 1, &msg), 0);
+  // Users together stop at kMaxUserRules: root keeps the rest.
+  uint32_t uid = 1001;
+  for (size_t n = LevelRules::kMaxPerUser; n < LevelRules::kMaxUserRules; n++, uid++)
+    ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "x"), uid, 1, &msg), 0) << msg;
+  EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "x"), uid, 1, &msg), ENOSPC);
+  EXPECT_NE(msg.find("users other than root"), std::string::npos) << msg;
   for (size_t i = rules.rules().size(); i < LevelRules::kMaxRules; i++)
-    ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "r" + std::to_string(i)), 0, 1, &msg), 0);
+    ASSERT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "r" + std::to_string(i)), 0, 1, &msg), 0) << msg;
   EXPECT_EQ(rules.Set(Rule(7, LS_LSEL_APP, "full"), 0, 1, &msg), ENOSPC);
   EXPECT_NE(msg.find("256 rules"), std::string::npos) << msg;
 }

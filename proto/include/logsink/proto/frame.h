@@ -561,7 +561,7 @@ static inline int ls_level_answer_rule(ls_level_answer *a, ls_level_sel *s) {
   if (a->rules_left == 0) {
     a->in_clients = 1;
     if (ls__get_var(&a->p, a->end, &a->clients_left) < 0 ||
-        a->clients_left > (uint64_t)(a->end - a->p) / 8) /* a client takes >= 8 bytes */
+        a->clients_left > (uint64_t)(a->end - a->p) / 7) /* a client takes >= 7 bytes */
       return -EBADMSG;
     return 0;
   }
