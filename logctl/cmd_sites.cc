@@ -20,7 +20,10 @@
 
 #include "commands.h"
 #include "common.h"
+#include "daemon_stats.h"
 #include "logsink/proto/facility.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/level_rules.h"
 #include "logsink/proto/text_kinds.h"
 #include "logsink/render/escape.h"
 #include "logsink/render/printer.h"
@@ -41,6 +44,9 @@ struct Row {
   uint8_t level = 0;
   bool text = false;  // a kind of free text: no line, no format
   uint64_t records = 0, last_minute = 0;
+  // --all: a program connected now has the site (-1: none has), and
+  // whether its levels let it log (1) or not (0).
+  int enabled = -1;
 };
 
 // The row's identity: what it shows, so that the connections (sources) of
@@ -145,6 +151,81 @@ class Census {
   std::unordered_map<std::string, size_t> by_content_;
 };
 
+std::string SafeText(const std::string &s) {
+  std::string t;
+  render::AppendTerminalSafe(&t, s);
+  return t;
+}
+
+// --all: the call sites of the programs connected to the daemon (CENSUS_REQ,
+// PROTOCOL.md "The census of call sites"): those the rows have are marked
+// with whether a program's levels let them log now, the others are added
+// with 0 records. kExitOk, or kExitError after the reason was printed.
+int AddConnectedSites(const Options &o, std::vector<Row> *rows) {
+  std::string socket, payload, why;
+  if (!SocketPath(o.socket, &socket)) return kExitError;
+  uint8_t req[LS_FRAME_HDR];
+  ls_put_u32(req, 1);
+  req[4] = LS_F_CENSUS_REQ;
+  const int rc = QueryDaemonFrame(socket, 5000, req, sizeof req, LS_F_CENSUS_ANSWER, LS_FRAME_MAX,
+                                  &payload, &why);
+  if (rc == -ENOENT || rc == -ECONNREFUSED) {
+    Error("sites", "--all: the daemon is not running (socket " + SafeText(socket) + ")");
+    return kExitError;
+  }
+  if (rc < 0) {
+    Error("sites", "--all: " + SafeText(why) + " (socket " + SafeText(socket) + ")");
+    return kExitError;
+  }
+  std::unordered_map<std::string, size_t> at;
+  for (size_t i = 0; i < rows->size(); i++) at.emplace(Key((*rows)[i]), i);
+  const auto *p = reinterpret_cast<const uint8_t *>(payload.data());
+  ls_census_answer a;
+  ls_census_client c, prev;
+  bool first = true;
+  int r;
+  if (ls_census_answer_begin(p, payload.size(), &a) < 0)
+    r = -1;
+  else
+    while ((r = ls_census_answer_client(&a, first ? nullptr : &prev, &c)) == 1) {
+      first = false;
+      // The client's levels: its own rules, the daemon's on top (as it does).
+      ls_level_rules own, pushed;
+      char err[192];
+      const std::string own_text(c.own, c.own_len), pushed_text(c.pushed, c.pushed_len);
+      if (ls_level_rules_parse(own_text.c_str(), LS_LEVEL_MAX, &own, err, sizeof err) != 0)
+        ls_level_rules_init(&own);
+      if (ls_level_rules_parse(pushed_text.c_str(), LS_LEVEL_UNSET, &pushed, err, sizeof err) == 0)
+        ls_level_rules_merge(&own, &pushed);
+      ls_census_site s;
+      while ((r = ls_census_next(&c.sites, &s)) == 1) {
+        Row row;
+        row.app.assign(c.app, c.app_len);
+        row.file.assign(s.file, s.file_len);
+        row.line = s.line;
+        row.level = s.level;
+        row.fmt.assign(s.fmt, s.fmt_len);
+        const int on = int(s.level) <= ls_level_rules_for(&own, row.file.c_str(), s.line);
+        auto [it, fresh] = at.try_emplace(Key(row), rows->size());
+        if (fresh) rows->push_back(std::move(row));
+        Row &got = (*rows)[it->second];
+        got.enabled = std::max(got.enabled, on);  // on in any program: on
+      }
+      if (r < 0) break;
+      prev = c;
+    }
+  if (r < 0) {
+    Error("sites", "--all: the daemon's answer is malformed (socket " + SafeText(socket) + ")");
+    return kExitError;
+  }
+  std::stable_sort(rows->begin(), rows->end(), [](const Row &x, const Row &y) {
+    if (x.records != y.records) return x.records > y.records;
+    return std::tie(x.app, x.file, x.line, x.level, x.fmt) <
+           std::tie(y.app, y.file, y.line, y.level, y.fmt);
+  });
+  return kExitOk;
+}
+
 // FILE:LINE; a kind of free text alone; "-" for a site without a file (a
 // run-time text or format: ls_log_text, ls_log).
 std::string SiteText(const Row &r) {
@@ -152,14 +233,15 @@ std::string SiteText(const Row &r) {
   return r.text || r.line == 0 ? r.file : r.file + ":" + std::to_string(r.line);
 }
 
-void AppendText(const std::vector<Row> &rows, uint64_t total, std::string *b) {
+void AppendText(const std::vector<Row> &rows, uint64_t total, bool all, std::string *b) {
   auto it = std::back_inserter(*b);
-  fmt::format_to(it, "{:>10} {:>6} {:>8}  {:<7}  {:<16}  {:<28}  {}\n", "RECORDS", "SHARE",
-                 "LAST MIN", "LEVEL", "APP", "SITE", "FORMAT");
+  fmt::format_to(it, "{:>10} {:>6} {:>8}  {:<7}  {}{:<16}  {:<28}  {}\n", "RECORDS", "SHARE",
+                 "LAST MIN", "LEVEL", all ? "ON   " : "", "APP", "SITE", "FORMAT");
   for (const Row &r : rows) {
     fmt::format_to(it, "{:>10} {:>5.1f}% {:>8}  {:<7}  ", r.records,
                    total ? 100.0 * double(r.records) / double(total) : 0.0, r.last_minute,
                    ls_level_name(r.level));
+    if (all) b->append(r.enabled < 0 ? "-    " : r.enabled ? "yes  " : "no   ");
     const size_t at = b->size();
     render::AppendTerminalSafe(b, r.app);
     b->append(b->size() - at < 16 ? 16 - (b->size() - at) : 0, ' ');
@@ -174,7 +256,14 @@ void AppendText(const std::vector<Row> &rows, uint64_t total, std::string *b) {
       render::AppendTerminalSafe(b, r.fmt);
     b->push_back('\n');
   }
-  fmt::format_to(it, "{} records from {} sites\n", total, rows.size());
+  if (all) {
+    const auto silent =
+        std::count_if(rows.begin(), rows.end(), [](const Row &r) { return r.records == 0; });
+    fmt::format_to(it, "{} records from {} sites; {} sites of connected programs wrote none\n",
+                   total, rows.size() - size_t(silent), silent);
+  } else {
+    fmt::format_to(it, "{} records from {} sites\n", total, rows.size());
+  }
 }
 
 // One JSON object per site and line, most records first.
@@ -184,6 +273,7 @@ void AppendJson(const std::vector<Row> &rows, uint64_t total, std::string *b) {
     fmt::format_to(it, "{{\"records\":{},\"share\":{:.6f},\"last_minute\":{},\"level\":\"{}\",",
                    r.records, total ? double(r.records) / double(total) : 0.0, r.last_minute,
                    ls_level_name(r.level));
+    if (r.enabled >= 0) fmt::format_to(it, "\"enabled\":{},", r.enabled ? "true" : "false");
     b->append("\"app\":");
     render::AppendJsonString(b, r.app);
     b->append(",\"file\":");
@@ -227,12 +317,14 @@ int RunSites(Options &o) {
     return kExitError;
   }
   std::vector<Row> rows = census.Rows();
+  if (o.all_sites)
+    if (int rc = AddConnectedSites(o, &rows)) return rc;
   if (o.lines_given && rows.size() > o.lines) rows.resize(o.lines);
   Out out(STDOUT_FILENO);
   if (o.json)
     AppendJson(rows, census.total(), out.buf());
   else
-    AppendText(rows, census.total(), out.buf());
+    AppendText(rows, census.total(), o.all_sites, out.buf());
   return FinishOutput(&out, "stdout");
 }
 

@@ -59,6 +59,7 @@ enum Opt {
   kWatch,
   kSite,
   kReset,
+  kAllSites,
 };
 
 const char *Name(Command c) {
@@ -136,12 +137,15 @@ const char *Help(Command c) {
              "  -p, --priority FACILITY   facility of both streams (default user)\n"
              "  --prio-prefix    a line starting with <N> has that priority (as for send)\n";
     case Command::kSites:
-      return "usage: logctl sites [-n N] [--json] [--file PATH] [FILTERS]\n"
+      return "usage: logctl sites [-n N] [--json] [--all] [--file PATH] [FILTERS]\n"
              "The census of call sites: which lines of which programs wrote the records in the\n"
              "ring (the filters let through), most records first: records, share, records in\n"
              "the last minute, level, app, file:line (or the kind of free text) and format.\n"
              "  -n, --lines N    the first N sites only\n"
-             "  --json           one JSON object per site and line\n";
+             "  --json           one JSON object per site and line\n"
+             "  --all            also the call sites of the programs connected to the daemon\n"
+             "                   that wrote no record (yet): 0 records, and whether their\n"
+             "                   levels let them log now\n";
     case Command::kLevel:
       return "usage: logctl level [--json]\n"
              "       logctl level LEVEL [--app APP] [--pid PID] [--unit UNIT] [--uid UID]\n"
@@ -566,6 +570,11 @@ int OnReset(Parse &p, const char *) {
   return kGoOn;
 }
 
+int OnAllSites(Parse &p, const char *) {
+  p.o->all_sites = true;
+  return kGoOn;
+}
+
 // -b [ID|OFFSET|all].
 int OnBoot(Parse &p, const char *arg) {
   BootSpec b;
@@ -640,6 +649,7 @@ constexpr Spec kSpecs[] = {
     {kListBoots, "list-boots", 0, no_argument, kTailCat, Set<&Options::list_boots>},
     {kSite, "site", 0, required_argument, kLevels, OnSite},
     {kReset, "reset", 0, no_argument, kLevels, OnReset},
+    {kAllSites, "all", 0, no_argument, kSites, OnAllSites},
 };
 
 bool Allowed(Command c, int opt) {

@@ -80,6 +80,7 @@ struct Options {
   std::optional<BootSpec> boot;    // -b/--boot (tail, cat, export; -k implies 0)
   uint64_t watch_ms = 0;           // stats --watch[=SECONDS]: a line per interval (0: off)
   LevelArgs level;                 // level LEVEL|--reset [--app ...] [--site ...]
+  bool all_sites = false;          // sites --all: the connected programs' silent sites too
   // Which records tail, cat and export show: their fields (a reader skips
   // the blocks it rules out), and --grep on the rendered message.
   storage::RecordFilter filter;

@@ -76,6 +76,7 @@ typedef struct ls__conn {
    * (a daemon that is starting: the connection waits in its backlog), and
    * the answer is read between passes. */
   int levels_new, in_bad, welcome_pending;
+  size_t census_sent; /* census ranges (site.h) sent on this connection */
   unsigned backoff_ms;
   uint64_t next_connect_ns;
   int ever_connected;

@@ -77,6 +77,81 @@ static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {
   }
 }
 
+/* The bytes of one census site in a CENSUS frame (its file cut as INTERN
+ * cuts it), or 0 for a site the daemon would refuse (never sent). */
+static size_t ls__census_size(const ls_site *s, const char **file, size_t *file_len) {
+  if (!s->fmt || s->level < 0 || s->level > 7 || s->line < 0) return 0;
+  const size_t fmt_len = strlen(s->fmt);
+  if (fmt_len > LS_INTERN_MAX_FMT) return 0;
+  *file = s->file ? s->file : "";
+  *file_len = strlen(*file);
+  if (*file_len > LS_INTERN_MAX_FILE) {
+    const size_t start = ls_utf8_tail((const uint8_t *)*file, *file_len, LS_INTERN_MAX_FILE);
+    *file += start;
+    *file_len -= start;
+  }
+  return 1 + ls_varint_len((uint64_t)s->line) + ls_varint_len(fmt_len) + fmt_len +
+         ls_varint_len(*file_len) + *file_len;
+}
+
+/* The census (PROTOCOL.md, "The census of call sites"): every call site
+ * compiled into the process's modules registered since the last pass, in
+ * CENSUS frames of at most LS__FRAME_LIMIT bytes, sent before this pass's
+ * records. Sites whose level, format or file the daemon would refuse are
+ * left out. */
+static void ls__put_census(ls_client *c) {
+  ls__conn *k = &c->conn;
+  ls__census_range r[16];
+  for (;;) {
+    const size_t n = ls__census_ranges(k->census_sent, r, 16);
+    if (k->census_sent >= n) return;
+    const size_t got = n - k->census_sent < 16 ? n - k->census_sent : 16;
+    for (size_t i = 0; i < got; i++) {
+      ls_site *const *p = r[i].start;
+      while (p < r[i].stop) {
+        /* One frame: as many sites as fit LS__FRAME_LIMIT, counted first. */
+        size_t bytes = 0, count = 0;
+        ls_site *const *q = p;
+        for (; q < r[i].stop; q++) {
+          const char *file;
+          size_t file_len;
+          const size_t sz = *q ? ls__census_size(*q, &file, &file_len) : 0;
+          if (bytes + sz > LS__FRAME_LIMIT - LS_FRAME_HDR - LS_VARINT_MAX) break;
+          bytes += sz;
+          count += sz != 0;
+        }
+        if (q == p) q++; /* cannot happen: a site is at most ~5 KiB */
+        const size_t need = LS_FRAME_HDR + LS_VARINT_MAX + bytes;
+        if (k->out_len + need > k->out_cap && (ls__send(c) < 0 || k->fd < 0)) return;
+        if (count) {
+          const size_t start = k->out_len;
+          size_t at = start + LS_FRAME_HDR;
+          k->out[start + 4] = LS_F_CENSUS;
+          at += ls_put_varint(k->out + at, count);
+          for (; p < q; p++) {
+            const char *file;
+            size_t file_len;
+            if (!*p || !ls__census_size(*p, &file, &file_len)) continue;
+            const ls_census_site s = {(uint8_t)(*p)->level,
+                                      (uint32_t)(*p)->line,
+                                      (*p)->fmt,
+                                      strlen((*p)->fmt),
+                                      file,
+                                      file_len};
+            at += (size_t)ls_census_site_encode(k->out + at, k->out_cap - at, &s);
+          }
+          k->out_len = at;
+          (void)ls_frame_close(k->out + start, k->out + at);
+          ls__conn_mark(k, start, 0, 0);
+          k->out_frames++;
+        }
+        p = q;
+      }
+    }
+    k->census_sent += got;
+  }
+}
+
 /* Closes the RECORDS frame opened at `frame` holding `records` records. */
 static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
   (void)ls_frame_close(k->out + frame, k->out + k->out_len);
@@ -288,6 +363,11 @@ static int ls__pass(ls_client *c, int urgent) {
         if (k->fd < 0) break;
       }
       ls__put_intern(k, c->reg.v[k->interned_n]);
+    }
+    if (k->fd >= 0 && (k->caps & LS_CAP_CENSUS)) {
+      pthread_mutex_unlock(&c->mu);
+      ls__put_census(c);
+      pthread_mutex_lock(&c->mu);
     }
   } else if (ls__dropped_total(c) > atomic_load(&k->st_dropped_reported) && !k->drop_since_ns) {
     k->drop_since_ns = ls__realtime_ns();

@@ -137,6 +137,28 @@ void ls__site_lock(int lock) {
     pthread_mutex_unlock(&ls__site_mu);
 }
 
+/* The census's ranges: under ls__site_mu (so the fork handlers cover it). */
+static ls__census_range ls__census[LS__CENSUS_MODULES];
+static size_t ls__census_n;
+
+void ls__census_add(ls_site *const *start, ls_site *const *stop) {
+  if (!start || !stop || stop <= start) return; /* a module without LS_LOG */
+  pthread_mutex_lock(&ls__site_mu);
+  int known = 0;
+  for (size_t i = 0; i < ls__census_n && !known; i++) known = ls__census[i].start == start;
+  if (!known && ls__census_n < LS__CENSUS_MODULES) /* more: left out (site.h) */
+    ls__census[ls__census_n++] = (ls__census_range){start, stop};
+  pthread_mutex_unlock(&ls__site_mu);
+}
+
+size_t ls__census_ranges(size_t first, ls__census_range *out, size_t cap) {
+  pthread_mutex_lock(&ls__site_mu);
+  const size_t n = ls__census_n;
+  for (size_t i = first; i < n && i - first < cap; i++) out[i - first] = ls__census[i];
+  pthread_mutex_unlock(&ls__site_mu);
+  return n;
+}
+
 const ls__prog *ls__site_prog(ls_site *s) {
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   if (p) return p == (const void *)s ? NULL : p; /* s itself marks "refused" */

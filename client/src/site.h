@@ -75,4 +75,15 @@ LS__HIDDEN size_t ls__encode_args(const ls__prog *p, va_list *ap, int saved_errn
 LS__HIDDEN const ls__prog *ls__site_prog(ls_site *s);
 LS__HIDDEN void ls__site_lock(int lock); /* 1: lock, 0: unlock (fork handlers) */
 
+/* The census (logsink.h, LS__CENSUS): the "ls_census" sections of the
+ * process's modules, one range of site pointers each, in the order they
+ * registered. At most LS__CENSUS_MODULES; the rest are left out. */
+#define LS__CENSUS_MODULES 256
+typedef struct ls__census_range {
+  ls_site *const *start, *const *stop;
+} ls__census_range;
+/* Copies up to cap ranges, from the first-th on, into out; returns how
+ * many there are in all. */
+LS__HIDDEN size_t ls__census_ranges(size_t first, ls__census_range *out, size_t cap);
+
 #endif

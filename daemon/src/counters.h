@@ -78,6 +78,8 @@ struct Counters {
   uint64_t level_requests = 0;      // LEVEL_REQ frames answered (refused ones too)
   uint64_t level_refused = 0;       // ... of them refused (EPERM, EINVAL, ENOSPC, ENOENT)
   uint64_t level_pushes = 0;        // LEVELS frames sent to clients
+  uint64_t census_requests = 0;     // CENSUS_REQ frames answered
+  uint64_t census_dropped = 0;      // connections whose census passed 1 MiB or the memory bound
   uint64_t accept_emfile = 0;       // connections accepted with the reserve fd and closed (EMFILE)
   uint64_t memory_used = 0;         // bytes of connection state now (a gauge, see MemoryBudget)
   uint64_t text_streams = 0;        // connections that said HELLO with LS_HELLO_TEXT

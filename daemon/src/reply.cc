@@ -63,6 +63,8 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("level_requests", c.level_requests);
   f("level_refused", c.level_refused);
   f("level_pushes", c.level_pushes);
+  f("census_requests", c.census_requests);
+  f("census_dropped", c.census_dropped);
   f("memory_used", c.memory_used);
   f("accept_emfile", c.accept_emfile);
   f("text_streams", c.text_streams);

@@ -15,7 +15,8 @@
 //   server_accept.cc  accepting connections: limits, EMFILE, REFUSE
 //   server_conn.cc    serving a connection: reads, replies, end, stalls
 //   server_readers.cc reads through the daemon (READ_REQ) and followers
-//   server_levels.cc  run-time levels: LEVEL_REQ answered, LEVELS pushed
+//   server_levels.cc  run-time levels: LEVEL_REQ answered, LEVELS pushed;
+//                     the census of connected programs' sites (CENSUS_REQ)
 //   server_drain.cc   the stop: draining connections, backlog and inputs
 //   server_reload.cc  signals: stop, and SIGHUP's live settings
 #pragma once
@@ -109,6 +110,9 @@ class Server {
   // refused), recorded in the ring, pushed to the clients it changes, and
   // the answer (the rules and the clients) sent; the connection then ends.
   void ServeLevelRequest(Conn *c);
+  // A connection's CENSUS_REQ: the call sites of the connected programs
+  // (those of the caller's uid, for a user other than root); then it ends.
+  void ServeCensusRequest(Conn *c);
   void PushLevels();
   // caller: the requester's uid (what it is shown: PROTOCOL.md).
   void AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out,

@@ -80,6 +80,10 @@ void Server::ReadConn(Conn *c, size_t budget) {
         ServeLevelRequest(c);
         return;
       }
+      if (c->session->census_request() && !c->close_when_sent) {
+        ServeCensusRequest(c);
+        return;
+      }
       if (size_t(r) < want) break;  // the socket is (very likely) empty now
       if (total < budget && uv_hrtime() - start >= slice) {
         counters_.conn_slice_yields++;

@@ -127,6 +127,60 @@ void Server::ApplyConfigLevels() {
   PushLevels();
 }
 
+// One frame of at most kCensusAnswerMax bytes: the clients that do not
+// fit are left out (the answer says how many it has).
+constexpr size_t kCensusAnswerMax = 8u << 20;
+
+void Server::ServeCensusRequest(Conn *c) {
+  Session &s = *c->session;
+  const uint32_t caller = s.peer().uid;
+  std::string *out = &s.out();
+  const size_t frame = out->size();
+  Put(out, LS_FRAME_HDR,
+      [](uint8_t *b, size_t cap) { return ls_frame_open(b, cap, LS_F_CENSUS_ANSWER); });
+  std::string body;
+  uint64_t clients = 0;
+  for (const Conn *k : conns_) {
+    const Session &t = *k->session;
+    if (!t.hello() || !(t.caps() & LS_CAP_CENSUS) || (caller != 0 && t.peer().uid != caller))
+      continue;
+    const LevelClient lc = t.level_client();
+    const std::string_view own = Shown(t.own_levels()), pushed = Shown(t.pushed_levels());
+    const ls_census_client w = {lc.pid,
+                                lc.uid,
+                                lc.app.data(),
+                                lc.app.size(),
+                                lc.unit.data(),
+                                lc.unit.size(),
+                                own.data(),
+                                own.size(),
+                                pushed.data(),
+                                pushed.size(),
+                                {}};
+    std::string head;
+    Put(&head, 7 * LS_VARINT_MAX + lc.app.size() + lc.unit.size() + own.size() + pushed.size(),
+        [&](uint8_t *b, size_t cap) {
+          return ls_census_client_encode(b, cap, &w, t.census_count());
+        });
+    if (body.size() + head.size() + t.census().size() > kCensusAnswerMax) break;
+    body += head;
+    body += t.census();
+    clients++;
+  }
+  Put(out, LS_VARINT_MAX,
+      [&](uint8_t *b, size_t cap) { return ls_varint_encode(b, cap, clients); });
+  out->append(body);
+  (void)ls_frame_close(reinterpret_cast<uint8_t *>(out->data() + frame),
+                       reinterpret_cast<uint8_t *>(out->data() + out->size()));
+  counters_.census_requests++;
+  c->close_when_sent = true;
+  if (!s.Charge()) {
+    CloseConn(c);
+    return;
+  }
+  SendOut(c);
+}
+
 // O(connections x rules) per change: changes are an operator's, rare; a
 // rule set that changes nothing for a client sends it nothing.
 void Server::PushLevels() {

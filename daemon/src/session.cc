@@ -23,6 +23,8 @@ namespace logsink::daemon {
 
 constexpr uint64_t kMaxDroppedCount = 1ull << 40;
 constexpr size_t kMaxUnreadReplies = 64u << 10;
+// The most of a connection's census (CENSUS sites) the daemon keeps.
+constexpr size_t kMaxCensusBytes = 1u << 20;
 
 Session::Session(Context *ctx, const Limits &limits, Peer peer)
     : ctx_(ctx), limits_(limits), peer_(std::move(peer)), charge_(&ctx->memory, peer_.uid) {
@@ -38,7 +40,8 @@ Session::Session(Context *ctx, const Limits &limits, Peer peer)
 uint64_t Session::Holding() const {
   constexpr uint64_t kFixed = 1024;
   return kFixed + sites_.Holding() + pending_.capacity() + out_.capacity() + app_.capacity() +
-         own_levels_.capacity() + pushed_levels_.capacity() + (text_ ? text_->Holding() : 0);
+         own_levels_.capacity() + pushed_levels_.capacity() + census_.capacity() +
+         (text_ ? text_->Holding() : 0);
 }
 
 bool Session::Account() {
@@ -153,8 +156,9 @@ bool Session::HandleFrame(const ls_frame &f) {
     Fail(Err::kBadRead, fmt::format("frame type {:#04x} after READ_REQ", f.type));
     return false;
   }
-  if (level_req_) {  // nor a level request's after LEVEL_REQ
-    Fail(Err::kBadPayload, fmt::format("frame type {:#04x} after LEVEL_REQ", f.type));
+  if (level_req_ || census_req_) {  // nor a level or census request's after it
+    Fail(Err::kBadPayload, fmt::format("frame type {:#04x} after {}", f.type,
+                                       level_req_ ? "LEVEL_REQ" : "CENSUS_REQ"));
     return false;
   }
   switch (f.type) {
@@ -176,6 +180,19 @@ bool Session::HandleFrame(const ls_frame &f) {
       level_req_ = LevelRequest{r.op, LevelRule::From(r.rule)};
       return true;
     }
+    case LS_F_CENSUS_REQ:  // before HELLO only, like LEVEL_REQ
+      if (hello_ || f.len != 0) {
+        Fail(Err::kBadPayload, hello_ ? "CENSUS_REQ after HELLO" : "CENSUS_REQ with a payload");
+        return false;
+      }
+      census_req_ = true;
+      return true;
+    case LS_F_CENSUS:
+      if (!hello_ || !(caps_ & LS_CAP_CENSUS)) {
+        Fail(Err::kBadPayload, "CENSUS without the capability (HELLO version 2 and WELCOME)");
+        return false;
+      }
+      return OnCensus(f.payload, f.len);
     case LS_F_STATS_REQ:  // allowed before HELLO (logctl stats)
       if (!TakeRequest("STATS_REQ", ls_stats_req_decode(f.payload, f.len) >= 0)) return false;
       if (!MayReadRing()) {
@@ -243,7 +260,7 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   if (h.version >= 2) {
     // Version 2: capabilities, answered with those in use (PROTOCOL.md,
     // "Versions and capabilities"); levels are for frame connections.
-    caps_ = (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & LS_CAP_LEVELS;
+    caps_ = (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS);
     own_levels_.assign(h.levels, h.levels_len);
     if (caps_ & LS_CAP_LEVELS) pushed_levels_ = ctx_->levels->TextFor(level_client());
     AppendWelcomeFrame(h.version, caps_, pushed_levels_, &out_);
@@ -402,6 +419,45 @@ bool Session::OnDropped(const uint8_t *p, size_t n) {
   storage::Status s = ctx_->writer->AppendDropped(source_, d.now_ns, d.count, d.since_ns);
   if (!s.ok()) WriteFailed(ctx_, s);
   return true;
+}
+
+// The client's call sites, fired or not (PROTOCOL.md, "The census of call
+// sites"): kept as sent, bounded by max_sites_per_connection and charged to
+// the memory budget.
+bool Session::OnCensus(const uint8_t *p, size_t n) {
+  ls_census_iter it;
+  ls_census_site s;
+  int rc;
+  if (ls_census_decode(p, n, &it) < 0) {
+    Fail(Err::kBadPayload, "malformed CENSUS");
+    return false;
+  }
+  const uint8_t *first = it.p;
+  uint64_t count = 0;
+  while ((rc = ls_census_next(&it, &s)) > 0) count++;
+  if (rc < 0 || it.p != p + n) {
+    Fail(Err::kBadPayload, "malformed CENSUS site");
+    return false;
+  }
+  if (census_n_ + count > limits_.max_sites) {
+    Fail(Err::kBadPayload,
+         fmt::format("more than max_sites_per_connection ({}) CENSUS sites", limits_.max_sites));
+    return false;
+  }
+  if (census_dropped_) return true;
+  // The census is worth less than the connection: one that would pass
+  // kMaxCensusBytes or the memory bound is let go (counted), the client
+  // keeps logging.
+  std::string why;
+  census_.append(reinterpret_cast<const char *>(first), size_t(p + n - first));
+  census_n_ += count;
+  if (census_.size() > kMaxCensusBytes || !charge_.Hold(Holding(), &why)) {
+    std::string().swap(census_);
+    census_n_ = 0;
+    census_dropped_ = true;
+    ctx_->counters->census_dropped++;
+  }
+  return Account();
 }
 
 LevelClient Session::level_client() const {

@@ -86,6 +86,12 @@ class Session {
     LevelRule rule;
   };
   const std::optional<LevelRequest> &level_request() const { return level_req_; }
+  // A CENSUS_REQ came (the owner answers it, server_levels.cc); the call
+  // sites this client sent (CENSUS: the wire form of each, one after the
+  // other) and how many.
+  bool census_request() const { return census_req_; }
+  const std::string &census() const { return census_; }
+  uint64_t census_count() const { return census_n_; }
   // Whether HELLO came, and with which capabilities in use (LS_CAP_*).
   bool hello() const { return hello_; }
   uint32_t caps() const { return caps_; }
@@ -116,6 +122,7 @@ class Session {
   bool OnIntern(const uint8_t *p, size_t n);
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
+  bool OnCensus(const uint8_t *p, size_t n);
   // The rest of the connection is text (after a text HELLO).
   bool FeedText(const uint8_t *p, size_t n);
   // Charges the budget for what this session holds now (or releases what it
@@ -137,6 +144,10 @@ class Session {
   std::string out_;
   std::optional<ls_read_req> read_req_;
   std::optional<LevelRequest> level_req_;
+  bool census_req_ = false;
+  bool census_dropped_ = false;  // its census passed a bound and was let go
+  std::string census_;           // CENSUS sites, as sent
+  uint64_t census_n_ = 0;
   uint32_t caps_ = 0;
   std::string own_levels_, pushed_levels_;
   SiteCache sites_;

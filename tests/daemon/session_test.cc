@@ -219,7 +219,7 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
     uint32_t want_caps;
     std::string want_levels;
   };
-  for (const Case &c : {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS, "debug"},
+  for (const Case &c : {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS | LS_CAP_CENSUS, "debug"},
                         Case{0, LS_CAP_LEVELS, "db", LS_CAP_LEVELS, ""}, Case{0, 0, "web", 0, ""},
                         Case{ls_hello_text_flags(6, 1, 0, 0), LS_CAP_LEVELS, "web", 0, ""}}) {
     std::string p;
@@ -246,6 +246,58 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
     EXPECT_EQ(sess.PushLevels(c.want_levels), false);
     EXPECT_EQ(sess.PushLevels("err"), c.want_caps != 0);
     EXPECT_EQ(sess.out().empty(), c.want_caps == 0);
+  }
+  // The census (CENSUS) needs its capability in use, and is bounded.
+  for (bool with_cap : {true, false}) {
+    std::string p;
+    PutU32(&p, 2);
+    PutU32(&p, 0);
+    PutStr(&p, "web");
+    PutU32(&p, with_cap ? LS_CAP_CENSUS : 0);
+    PutStr(&p, "");
+    std::string census;
+    PutVarint(&census, 2);
+    for (int i = 0; i < 2; i++) {
+      census.push_back(char(7));
+      PutVarint(&census, 10 + i);
+      PutStr(&census, "debug %d");
+      PutStr(&census, "a.c");
+    }
+    const std::string s = Frame(LS_F_HELLO, p) + Frame(LS_F_CENSUS, census);
+    Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    EXPECT_EQ(sess.Feed(U(s), s.size(), 0), with_cap);
+    EXPECT_EQ(sess.census_count(), with_cap ? 2u : 0u);
+    Limits one;
+    one.max_sites = 1;
+    Session small(&ctx_, one, Peer{1, 2, 3, "t"});
+    EXPECT_FALSE(small.Feed(U(s), s.size(), 0)) << "more sites than max_sites_per_connection";
+  }
+  // A census past 1 MiB is let go as a whole (counted); the connection goes on.
+  {
+    std::string p;
+    PutU32(&p, 2);
+    PutU32(&p, 0);
+    PutStr(&p, "big");
+    PutU32(&p, LS_CAP_CENSUS);
+    PutStr(&p, "");
+    std::string s = Frame(LS_F_HELLO, p);
+    for (int f = 0; f < 5; f++) {
+      std::string census;
+      PutVarint(&census, 60);
+      for (int i = 0; i < 60; i++) {
+        census.push_back(char(7));
+        PutVarint(&census, uint64_t(f * 60 + i + 1));
+        PutStr(&census, std::string(4000, 'x'));
+        PutStr(&census, "big.c");
+      }
+      s += Frame(LS_F_CENSUS, census);
+    }
+    const uint64_t dropped = counters_.census_dropped;
+    Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    EXPECT_TRUE(sess.Feed(U(s), s.size(), 0));
+    EXPECT_EQ(counters_.census_dropped, dropped + 1);
+    EXPECT_EQ(sess.census_count(), 0u);
+    EXPECT_TRUE(sess.census().empty());
   }
   // Version 1 gets no answer.
   Session v1(&ctx_, Limits{}, Peer{1, 2, 3, "t"});

@@ -55,6 +55,22 @@ void DecodeAny(const uint8_t *p, size_t len) {
     FUZZ_CHECK(lr.rule.file_len <= 255 && lr.rule.app_len <= LS_APP_MAX);
     g_sink = Touch(lr.rule.file, lr.rule.file_len) + Touch(lr.rule.unit, lr.rule.unit_len);
   }
+  ls_census_iter ci;
+  ls_census_site cs;
+  if (ls_census_decode(p, len, &ci) == 0)
+    while (ls_census_next(&ci, &cs) > 0)
+      FUZZ_CHECK(cs.level <= 7 && Inside(cs.fmt, cs.fmt_len, p, end) | (cs.fmt_len == 0));
+  ls_census_answer ca;
+  ls_census_client cc, cprev;
+  if (ls_census_answer_begin(p, len, &ca) == 0) {
+    bool first = true;
+    while (ls_census_answer_client(&ca, first ? nullptr : &cprev, &cc) > 0) {
+      first = false;
+      while (ls_census_next(&cc.sites, &cs) > 0) g_sink = Touch(cs.file, cs.file_len);
+      if (cc.sites.left) break;
+      cprev = cc;
+    }
+  }
   ls_level_answer la;
   if (ls_level_answer_begin(p, len, &la) == 0) {
     ls_level_sel sel;

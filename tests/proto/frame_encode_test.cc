@@ -284,6 +284,42 @@ TEST_F(FrameEncode, LevelAnswerMatchesGoldenAndRulesRefuseWhatTheDecoderRefuses)
   EXPECT_EQ(ls_level_req_decode(p.data(), p.size(), &back), -EBADMSG);
 }
 
+TEST_F(FrameEncode, CensusMatchesGolden) {
+  ls_frame f = Get("census");
+  ls_census_iter it;
+  ls_census_site site;
+  ASSERT_EQ(ls_census_decode(f.payload, f.len, &it), 0);
+  ASSERT_EQ(ls_census_next(&it, &site), 1);
+  Enc census = [&](uint8_t *b, size_t cap) -> ptrdiff_t {
+    ptrdiff_t at = ls__frame_open_varint(b, cap, LS_F_CENSUS, 1);
+    if (at < 0) return at;
+    ptrdiff_t k = ls_census_site_encode(b + at, cap - size_t(at), &site);
+    if (k < 0) return k;
+    return ls_frame_close(b, b + at + k);
+  };
+  EXPECT_EQ(Encode(census), v_["census"]);
+  f = Get("census_answer");
+  ls_census_answer a;
+  ls_census_client c;
+  ASSERT_EQ(ls_census_answer_begin(f.payload, f.len, &a), 0);
+  ASSERT_EQ(ls_census_answer_client(&a, nullptr, &c), 1);
+  Enc answer = [&](uint8_t *b, size_t cap) -> ptrdiff_t {
+    ptrdiff_t at = ls__frame_open_varint(b, cap, LS_F_CENSUS_ANSWER, 1);
+    if (at < 0) return at;
+    ptrdiff_t k = ls_census_client_encode(b + at, cap - size_t(at), &c, 1);
+    if (k < 0) return k;
+    at += k;
+    k = ls_census_site_encode(b + at, cap - size_t(at), &site);
+    if (k < 0) return k;
+    return ls_frame_close(b, b + at + k);
+  };
+  EXPECT_EQ(Encode(answer), v_["census_answer"]);
+  uint8_t buf[64];
+  ls_census_site bad = site;
+  bad.level = 8;
+  EXPECT_EQ(ls_census_site_encode(buf, sizeof buf, &bad), -EINVAL);
+}
+
 TEST(FrameClose, RefusesFramesAboveTheProtocolLimit) {
   std::vector<uint8_t> buf(LS_FRAME_MAX + 8);
   ASSERT_EQ(ls_frame_open(buf.data(), buf.size(), LS_F_RECORDS), ptrdiff_t(LS_FRAME_HDR));

@@ -257,5 +257,50 @@ TEST_F(Golden, LevelRequestAndAnswer) {
   ExpectEncodes("level_answer", Frame(LS_F_LEVEL_ANSWER, p));
 }
 
+TEST_F(Golden, CensusAndItsAnswer) {
+  ls_frame f = Get("census", LS_F_CENSUS);
+  ls_census_iter it;
+  ls_census_site s;
+  ASSERT_EQ(ls_census_decode(f.payload, f.len, &it), 0);
+  ASSERT_EQ(ls_census_next(&it, &s), 1);
+  EXPECT_EQ(s.level, 7);
+  EXPECT_EQ(s.line, 42u);
+  EXPECT_EQ(std::string(s.fmt, s.fmt_len), "never %d");
+  EXPECT_EQ(std::string(s.file, s.file_len), "net.c");
+  EXPECT_EQ(ls_census_next(&it, &s), 0);
+  EXPECT_EQ(it.p, f.payload + f.len);
+  std::string site(1, char(7));
+  PutVarint(&site, 42);
+  PutStr(&site, "never %d");
+  PutStr(&site, "net.c");
+  std::string p;
+  PutVarint(&p, 1);
+  ExpectEncodes("census", Frame(LS_F_CENSUS, p + site));
+
+  f = Get("census_answer", LS_F_CENSUS_ANSWER);
+  ls_census_answer a;
+  ls_census_client c;
+  ASSERT_EQ(ls_census_answer_begin(f.payload, f.len, &a), 0);
+  ASSERT_EQ(ls_census_answer_client(&a, nullptr, &c), 1);
+  EXPECT_EQ(c.pid, 42u);
+  EXPECT_EQ(c.uid, 1000u);
+  EXPECT_EQ(std::string(c.app, c.app_len), "web");
+  EXPECT_EQ(std::string(c.own, c.own_len), "info");
+  ASSERT_EQ(ls_census_next(&c.sites, &s), 1);
+  EXPECT_EQ(std::string(s.fmt, s.fmt_len), "never %d");
+  ls_census_client next;
+  EXPECT_EQ(ls_census_answer_client(&a, &c, &next), 0);
+  p.clear();
+  PutVarint(&p, 1);
+  PutVarint(&p, 42);
+  PutVarint(&p, 1000);
+  PutStr(&p, "web");
+  PutStr(&p, "");
+  PutStr(&p, "info");
+  PutStr(&p, "");
+  PutVarint(&p, 1);
+  ExpectEncodes("census_answer", Frame(LS_F_CENSUS_ANSWER, p + site));
+}
+
 }  // namespace
 }  // namespace logsink::test

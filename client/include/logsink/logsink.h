@@ -329,6 +329,27 @@ LS__EXPORT extern int ls__level_max;
 #define LS__LEVEL_ON(level) ((unsigned)(level) > 7u || (level) <= *(volatile int *)&ls__level_max)
 #endif
 
+/* The census of call sites (`logctl sites --all`): LS_LOG puts a pointer
+ * to its site into the section "ls_census" of the module it is compiled
+ * into (an ELF program or library), and every translation unit that
+ * includes this header registers its module's section with the library
+ * at startup (a constructor; the library keeps one entry per module), so
+ * the daemon can be told of every call site, fired or not. Define
+ * LS_NO_CENSUS before including this header to leave a translation unit
+ * out. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(LS_NO_CENSUS)
+#define LS__CENSUS(site) \
+  static ls_site *const ls__census_ __attribute__((section("ls_census"), used)) = &(site)
+extern ls_site *const __start_ls_census[] __attribute__((weak, visibility("hidden")));
+extern ls_site *const __stop_ls_census[] __attribute__((weak, visibility("hidden")));
+LS__EXPORT void ls__census_add(ls_site *const *start, ls_site *const *stop);
+__attribute__((constructor, used)) static void ls__census_register(void) {
+  ls__census_add(__start_ls_census, __stop_ls_census);
+}
+#else
+#define LS__CENSUS(site) ((void)0)
+#endif
+
 /* Internal entry point of LS_LOG: fmt is site->fmt, passed again only so the
  * compiler checks the arguments against it. Returns like ls_log_text. */
 LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PRINTF(3, 4);
@@ -375,6 +396,7 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
   do {                                                                                            \
     LS__CHECK_SITE(level, LS__FIRST(__VA_ARGS__));                                                \
     static ls_site ls__site_ = {"" LS__FIRST(__VA_ARGS__), __FILE__, __LINE__, (level), 0, 0, 0}; \
+    LS__CENSUS(ls__site_);                                                                        \
     if (LS__LEVEL_ON(level)) (void)ls__log((client), &ls__site_, __VA_ARGS__);                    \
   } while (0)
 

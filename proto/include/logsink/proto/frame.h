@@ -591,6 +591,117 @@ static inline int ls_level_answer_client(ls_level_answer *a, ls_level_client *c)
   return 1;
 }
 
+/* ---- CENSUS: varint n | n * site ------------------------------------------
+ * site := u8 level | varint line | str fmt | str file
+ * A client with LS_CAP_CENSUS sends every call site it has (compiled in,
+ * fired or not) after WELCOME, in frames of any size up to max_frame; the
+ * daemon keeps them while the connection lasts. CENSUS_ANSWER carries them
+ * per connected client. */
+typedef struct ls_census_site {
+  uint8_t level; /* 0..7 */
+  uint32_t line;
+  const char *fmt;
+  size_t fmt_len; /* <= LS_INTERN_MAX_FMT */
+  const char *file;
+  size_t file_len; /* <= LS_INTERN_MAX_FILE */
+} ls_census_site;
+
+typedef struct ls_census_iter {
+  const uint8_t *p, *end;
+  uint64_t left;
+} ls_census_iter;
+
+/* Starts reading n sites at p (the count read by the caller). */
+static inline int ls_census_sites(const uint8_t *p, const uint8_t *end, uint64_t n,
+                                  ls_census_iter *it) {
+  it->p = p;
+  it->end = end;
+  it->left = n;
+  /* a site takes at least 4 bytes: refuse counts the bytes cannot hold */
+  return n <= (uint64_t)(end - p) / 4 ? 0 : -EBADMSG;
+}
+
+/* Returns 1 with the next site, 0 after the last (it->p then past it), or
+ * -EBADMSG. */
+static inline int ls_census_next(ls_census_iter *it, ls_census_site *s) {
+  uint64_t line;
+  if (it->left == 0) return 0;
+  if (it->p == it->end) return -EBADMSG;
+  s->level = *it->p++;
+  if (s->level > LS_LEVEL_MAX || ls__get_var(&it->p, it->end, &line) < 0 || line > UINT32_MAX ||
+      ls__get_str(&it->p, it->end, LS_INTERN_MAX_FMT, &s->fmt, &s->fmt_len) < 0 ||
+      ls__get_str(&it->p, it->end, LS_INTERN_MAX_FILE, &s->file, &s->file_len) < 0)
+    return -EBADMSG;
+  s->line = (uint32_t)line;
+  it->left--;
+  return 1;
+}
+
+/* A CENSUS frame's payload: its sites in *it; the caller reads them all
+ * and then checks it->p == it->end (nothing after the last). */
+static inline int ls_census_decode(const uint8_t *p, size_t len, ls_census_iter *it) {
+  const uint8_t *end = p + len;
+  uint64_t n;
+  if (ls__get_var(&p, end, &n) < 0) return -EBADMSG;
+  return ls_census_sites(p, end, n, it);
+}
+
+/* ---- CENSUS_REQ: empty; CENSUS_ANSWER ---------------------------------------
+ * varint nclients | nclients * (varint pid | varint uid | str app | str unit
+ *   | str own | str pushed | varint nsites | nsites * site)
+ * own and pushed: the client's rules texts, as LEVEL_ANSWER's. */
+typedef struct ls_census_client {
+  uint32_t pid, uid;
+  const char *app;
+  size_t app_len;
+  const char *unit;
+  size_t unit_len;
+  const char *own;
+  size_t own_len;
+  const char *pushed;
+  size_t pushed_len;
+  ls_census_iter sites; /* read them all before the next client */
+} ls_census_client;
+
+typedef struct ls_census_answer {
+  const uint8_t *p, *end;
+  uint64_t left;
+} ls_census_answer;
+
+static inline int ls_census_answer_begin(const uint8_t *p, size_t len, ls_census_answer *a) {
+  a->p = p;
+  a->end = p + len;
+  if (ls__get_var(&a->p, a->end, &a->left) < 0 || a->left > (uint64_t)(a->end - a->p) / 7)
+    return -EBADMSG;
+  return 0;
+}
+
+/* Returns 1 with the next client (read its sites with ls_census_next, all
+ * of them, before the next call), 0 after the last one (when nothing is
+ * left over), or -EBADMSG. `prev` is the client returned last (NULL at the
+ * first call): the answer goes on after its sites. */
+static inline int ls_census_answer_client(ls_census_answer *a, const ls_census_client *prev,
+                                          ls_census_client *c) {
+  uint64_t pid, uid, n;
+  if (prev) {
+    if (prev->sites.left != 0) return -EBADMSG;
+    a->p = prev->sites.p;
+  }
+  if (a->left == 0) return a->p == a->end ? 0 : -EBADMSG;
+  if (ls__get_var(&a->p, a->end, &pid) < 0 || ls__get_var(&a->p, a->end, &uid) < 0 ||
+      ls__get_str(&a->p, a->end, LS_APP_MAX, &c->app, &c->app_len) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVEL_UNIT_MAX, &c->unit, &c->unit_len) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVELS_TEXT_MAX, &c->own, &c->own_len) < 0 ||
+      ls__get_str(&a->p, a->end, LS_LEVELS_TEXT_MAX, &c->pushed, &c->pushed_len) < 0 ||
+      ls__get_var(&a->p, a->end, &n) < 0 || pid > UINT32_MAX || uid > UINT32_MAX ||
+      ls_census_sites(a->p, a->end, n, &c->sites) < 0)
+    return -EBADMSG;
+  c->pid = (uint32_t)pid;
+  c->uid = (uint32_t)uid;
+  a->left--;
+  return 1;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -329,6 +329,38 @@ static inline ptrdiff_t ls_level_client_encode(uint8_t *buf, size_t cap, const l
   return (ptrdiff_t)at;
 }
 
+/* ---- CENSUS and CENSUS_ANSWER: sites --------------------------------------- */
+static inline ptrdiff_t ls_census_site_encode(uint8_t *buf, size_t cap, const ls_census_site *s) {
+  size_t at = 0;
+  if (s->level > LS_LEVEL_MAX || s->fmt_len > LS_INTERN_MAX_FMT || s->file_len > LS_INTERN_MAX_FILE)
+    return -EINVAL;
+  if (cap < 1) return -ENOBUFS;
+  buf[at++] = s->level;
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, s->line)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, s->fmt, s->fmt_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, s->file, s->file_len)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
+/* A census client's head (CENSUS_ANSWER), its nsites sites follow. */
+static inline ptrdiff_t ls_census_client_encode(uint8_t *buf, size_t cap, const ls_census_client *c,
+                                                uint64_t nsites) {
+  size_t at = 0;
+  if (c->app_len > LS_APP_MAX || c->unit_len > LS_LEVEL_UNIT_MAX ||
+      c->own_len > LS_LEVELS_TEXT_MAX || c->pushed_len > LS_LEVELS_TEXT_MAX)
+    return -EINVAL;
+  if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, c->pid)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, c->uid)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->app, c->app_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->unit, c->unit_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->own, c->own_len)) < 0 ||
+      ls__enc_step(&at, ls_str_encode(buf + at, cap - at, c->pushed, c->pushed_len)) < 0 ||
+      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, nsites)) < 0)
+    return -ENOBUFS;
+  return (ptrdiff_t)at;
+}
+
 #ifdef __cplusplus
 }
 #endif
