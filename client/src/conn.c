@@ -469,6 +469,7 @@ void ls__conn_connect(ls__conn *k, uint64_t close_by) {
   k->backoff_ms = k->cfg.reconnect_min_ms;
   k->interned_n = 0;
   k->census_sent = 0;
+  k->census_off = 0;
   atomic_fetch_add_explicit(&k->st_connects, 1, memory_order_relaxed);
   if (k->ever_connected) atomic_fetch_add_explicit(&k->st_reconnects, 1, memory_order_relaxed);
   k->ever_connected = 1;

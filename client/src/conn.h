@@ -77,6 +77,7 @@ typedef struct ls__conn {
    * the answer is read between passes. */
   int levels_new, in_bad, welcome_pending;
   size_t census_sent; /* census ranges (site.h) sent on this connection */
+  size_t census_off;  /* sites of range census_sent sent so far */
   unsigned backoff_ms;
   uint64_t next_connect_ns;
   int ever_connected;

@@ -101,54 +101,62 @@ static size_t ls__census_size(const ls_site *s, const char **file, size_t *file_
  * left out. */
 static void ls__put_census(ls_client *c) {
   ls__conn *k = &c->conn;
-  ls__census_range r[16];
-  for (;;) {
-    const size_t n = ls__census_ranges(k->census_sent, r, 16);
-    if (k->census_sent >= n) return;
-    const size_t got = n - k->census_sent < 16 ? n - k->census_sent : 16;
-    for (size_t i = 0; i < got; i++) {
-      ls_site *const *p = r[i].start;
-      while (p < r[i].stop) {
-        /* One frame: as many sites as fit LS__FRAME_LIMIT, counted first. */
-        size_t bytes = 0, count = 0;
-        ls_site *const *q = p;
-        for (; q < r[i].stop; q++) {
-          const char *file;
-          size_t file_len;
-          const size_t sz = *q ? ls__census_size(*q, &file, &file_len) : 0;
-          if (bytes + sz > LS__FRAME_LIMIT - LS_FRAME_HDR - LS_VARINT_MAX) break;
-          bytes += sz;
-          count += sz != 0;
-        }
-        if (q == p) q++; /* cannot happen: a site is at most ~5 KiB */
-        const size_t need = LS_FRAME_HDR + LS_VARINT_MAX + bytes;
-        if (k->out_len + need > k->out_cap && (ls__send(c) < 0 || k->fd < 0)) return;
-        if (count) {
-          const size_t start = k->out_len;
-          size_t at = start + LS_FRAME_HDR;
-          k->out[start + 4] = LS_F_CENSUS;
-          at += ls_put_varint(k->out + at, count);
-          for (; p < q; p++) {
-            const char *file;
-            size_t file_len;
-            if (!*p || !ls__census_size(*p, &file, &file_len)) continue;
-            const ls_census_site s = {(uint8_t)(*p)->level,
-                                      (uint32_t)(*p)->line,
-                                      (*p)->fmt,
-                                      strlen((*p)->fmt),
-                                      file,
-                                      file_len};
-            at += (size_t)ls_census_site_encode(k->out + at, k->out_cap - at, &s);
-          }
-          k->out_len = at;
-          (void)ls_frame_close(k->out + start, k->out + at);
-          ls__conn_mark(k, start, 0, 0);
-          k->out_frames++;
-        }
-        p = q;
-      }
+  while (k->census_sent < ls__census_count()) {
+    ls__census_range r;
+    /* Held while its sites are read: a library unloaded meanwhile waits. */
+    if (!ls__census_hold(k->census_sent, &r)) { /* unloaded */
+      k->census_sent++;
+      k->census_off = 0;
+      continue;
     }
-    k->census_sent += got;
+    ls_site *const *p = r.start + k->census_off;
+    if (p >= r.stop) {
+      ls__census_release();
+      k->census_sent++;
+      k->census_off = 0;
+      continue;
+    }
+    /* One frame: as many sites as fit LS__FRAME_LIMIT, counted first. */
+    size_t bytes = 0, count = 0;
+    ls_site *const *q = p;
+    for (; q < r.stop; q++) {
+      const char *file;
+      size_t file_len;
+      const size_t sz = *q ? ls__census_size(*q, &file, &file_len) : 0;
+      if (bytes + sz > LS__FRAME_LIMIT - LS_FRAME_HDR - LS_VARINT_MAX) break;
+      bytes += sz;
+      count += sz != 0;
+    }
+    if (q == p) q++; /* cannot happen: a site is at most ~5 KiB */
+    if (k->out_len + LS_FRAME_HDR + LS_VARINT_MAX + bytes > k->out_cap) {
+      ls__census_release();
+      if (ls__send(c) < 0 || k->fd < 0) return;
+      continue;
+    }
+    if (count) {
+      const size_t start = k->out_len;
+      size_t at = start + LS_FRAME_HDR;
+      k->out[start + 4] = LS_F_CENSUS;
+      at += ls_put_varint(k->out + at, count);
+      for (ls_site *const *s = p; s < q; s++) {
+        const char *file;
+        size_t file_len;
+        if (!*s || !ls__census_size(*s, &file, &file_len)) continue;
+        const ls_census_site w = {(uint8_t)(*s)->level,
+                                  (uint32_t)(*s)->line,
+                                  (*s)->fmt,
+                                  strlen((*s)->fmt),
+                                  file,
+                                  file_len};
+        at += (size_t)ls_census_site_encode(k->out + at, k->out_cap - at, &w);
+      }
+      k->out_len = at;
+      (void)ls_frame_close(k->out + start, k->out + at);
+      ls__conn_mark(k, start, 0, 0);
+      k->out_frames++;
+    }
+    k->census_off = (size_t)(q - r.start);
+    ls__census_release();
   }
 }
 

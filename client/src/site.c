@@ -151,13 +151,32 @@ void ls__census_add(ls_site *const *start, ls_site *const *stop) {
   pthread_mutex_unlock(&ls__site_mu);
 }
 
-size_t ls__census_ranges(size_t first, ls__census_range *out, size_t cap) {
+void ls__census_remove(ls_site *const *start) {
+  if (!start) return;
+  pthread_mutex_lock(&ls__site_mu);
+  for (size_t i = 0; i < ls__census_n; i++)
+    if (ls__census[i].start == start) ls__census[i] = (ls__census_range){NULL, NULL};
+  pthread_mutex_unlock(&ls__site_mu);
+}
+
+size_t ls__census_count(void) {
   pthread_mutex_lock(&ls__site_mu);
   const size_t n = ls__census_n;
-  for (size_t i = first; i < n && i - first < cap; i++) out[i - first] = ls__census[i];
   pthread_mutex_unlock(&ls__site_mu);
   return n;
 }
+
+int ls__census_hold(size_t i, ls__census_range *out) {
+  pthread_mutex_lock(&ls__site_mu);
+  if (i < ls__census_n && ls__census[i].start) {
+    *out = ls__census[i];
+    return 1;
+  }
+  pthread_mutex_unlock(&ls__site_mu);
+  return 0;
+}
+
+void ls__census_release(void) { pthread_mutex_unlock(&ls__site_mu); }
 
 const ls__prog *ls__site_prog(ls_site *s) {
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);

@@ -82,8 +82,12 @@ LS__HIDDEN void ls__site_lock(int lock); /* 1: lock, 0: unlock (fork handlers) *
 typedef struct ls__census_range {
   ls_site *const *start, *const *stop;
 } ls__census_range;
-/* Copies up to cap ranges, from the first-th on, into out; returns how
- * many there are in all. */
-LS__HIDDEN size_t ls__census_ranges(size_t first, ls__census_range *out, size_t cap);
+/* How many ranges were registered (removed ones included: they stay as
+ * empty entries, so an index keeps its range). */
+LS__HIDDEN size_t ls__census_count(void);
+/* Range i in *out, held: the module cannot be unloaded (its destructor
+ * waits) until ls__census_release. 0 (nothing held) when it was removed. */
+LS__HIDDEN int ls__census_hold(size_t i, ls__census_range *out);
+LS__HIDDEN void ls__census_release(void);
 
 #endif

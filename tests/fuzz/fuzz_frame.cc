@@ -59,7 +59,7 @@ void DecodeAny(const uint8_t *p, size_t len) {
   ls_census_site cs;
   if (ls_census_decode(p, len, &ci) == 0)
     while (ls_census_next(&ci, &cs) > 0)
-      FUZZ_CHECK(cs.level <= 7 && Inside(cs.fmt, cs.fmt_len, p, end) | (cs.fmt_len == 0));
+      FUZZ_CHECK(cs.level <= 7 && (cs.fmt_len == 0 || Inside(cs.fmt, cs.fmt_len, p, end)));
   ls_census_answer ca;
   ls_census_client cc, cprev;
   if (ls_census_answer_begin(p, len, &ca) == 0) {

@@ -333,8 +333,9 @@ LS__EXPORT extern int ls__level_max;
  * to its site into the section "ls_census" of the module it is compiled
  * into (an ELF program or library), and every translation unit that
  * includes this header registers its module's section with the library
- * at startup (a constructor; the library keeps one entry per module), so
- * the daemon can be told of every call site, fired or not. Define
+ * at startup (a constructor; the library keeps one entry per module, and a
+ * destructor takes it back when the module is unloaded), so the daemon
+ * can be told of every call site, fired or not. Define
  * LS_NO_CENSUS before including this header to leave a translation unit
  * out. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(LS_NO_CENSUS)
@@ -343,8 +344,13 @@ LS__EXPORT extern int ls__level_max;
 extern ls_site *const __start_ls_census[] __attribute__((weak, visibility("hidden")));
 extern ls_site *const __stop_ls_census[] __attribute__((weak, visibility("hidden")));
 LS__EXPORT void ls__census_add(ls_site *const *start, ls_site *const *stop);
+LS__EXPORT void ls__census_remove(ls_site *const *start);
 __attribute__((constructor, used)) static void ls__census_register(void) {
   ls__census_add(__start_ls_census, __stop_ls_census);
+}
+/* A library unloaded (dlclose) takes its sites with it. */
+__attribute__((destructor, used)) static void ls__census_unregister(void) {
+  ls__census_remove(__start_ls_census);
 }
 #else
 #define LS__CENSUS(site) ((void)0)
