@@ -45,7 +45,7 @@ struct Row {
   bool text = false;  // a kind of free text: no line, no format
   uint64_t records = 0, last_minute = 0;
   // --all: a program connected now has the site (-1: none has), and
-  // whether its levels let it log (1) or not (0).
+  // whether its levels let it log (1), not (0), or cannot be told (-2).
   int enabled = -1;
 };
 
@@ -190,26 +190,35 @@ int AddConnectedSites(const Options &o, std::vector<Row> *rows) {
     while ((r = ls_census_answer_client(&a, first ? nullptr : &prev, &c)) == 1) {
       first = false;
       // The client's levels: its own rules, the daemon's on top (as it does).
+      // Texts that do not parse (cut to their first 1024 bytes in the
+      // answer) leave the question open: "?".
       ls_level_rules own, pushed;
       char err[192];
       const std::string own_text(c.own, c.own_len), pushed_text(c.pushed, c.pushed_len);
-      if (ls_level_rules_parse(own_text.c_str(), LS_LEVEL_MAX, &own, err, sizeof err) != 0)
-        ls_level_rules_init(&own);
-      if (ls_level_rules_parse(pushed_text.c_str(), LS_LEVEL_UNSET, &pushed, err, sizeof err) == 0)
-        ls_level_rules_merge(&own, &pushed);
+      const bool known =
+          ls_level_rules_parse(own_text.c_str(), LS_LEVEL_MAX, &own, err, sizeof err) == 0 &&
+          ls_level_rules_parse(pushed_text.c_str(), LS_LEVEL_UNSET, &pushed, err, sizeof err) == 0;
+      if (known) ls_level_rules_merge(&own, &pushed);
       ls_census_site s;
       while ((r = ls_census_next(&c.sites, &s)) == 1) {
         Row row;
         row.app.assign(c.app, c.app_len);
         row.file.assign(s.file, s.file_len);
+        // A file that names a kind of free text is stored as "./NAME" from
+        // a client other than root (the daemon renames it so: PROTOCOL.md,
+        // INTERN), and shown so here too.
+        if (c.uid != 0 && ls_text_kind_of(row.file.data(), row.file.size()) >= 0)
+          row.file = "./" + row.file;
         row.line = s.line;
         row.level = s.level;
         row.fmt.assign(s.fmt, s.fmt_len);
-        const int on = int(s.level) <= ls_level_rules_for(&own, row.file.c_str(), s.line);
+        const int on =
+            known ? int(int(s.level) <= ls_level_rules_for(&own, row.file.c_str(), s.line)) : -2;
         auto [it, fresh] = at.try_emplace(Key(row), rows->size());
         if (fresh) rows->push_back(std::move(row));
         Row &got = (*rows)[it->second];
-        got.enabled = std::max(got.enabled, on);  // on in any program: on
+        // On in any program: on; else unknown in any: unknown; else off.
+        if (got.enabled == -1 || on == 1 || (on == -2 && got.enabled == 0)) got.enabled = on;
       }
       if (r < 0) break;
       prev = c;
@@ -241,7 +250,11 @@ void AppendText(const std::vector<Row> &rows, uint64_t total, bool all, std::str
     fmt::format_to(it, "{:>10} {:>5.1f}% {:>8}  {:<7}  ", r.records,
                    total ? 100.0 * double(r.records) / double(total) : 0.0, r.last_minute,
                    ls_level_name(r.level));
-    if (all) b->append(r.enabled < 0 ? "-    " : r.enabled ? "yes  " : "no   ");
+    if (all)
+      b->append(r.enabled == -1   ? "-    "
+                : r.enabled == -2 ? "?    "
+                : r.enabled       ? "yes  "
+                                  : "no   ");
     const size_t at = b->size();
     render::AppendTerminalSafe(b, r.app);
     b->append(b->size() - at < 16 ? 16 - (b->size() - at) : 0, ' ');
@@ -273,7 +286,11 @@ void AppendJson(const std::vector<Row> &rows, uint64_t total, std::string *b) {
     fmt::format_to(it, "{{\"records\":{},\"share\":{:.6f},\"last_minute\":{},\"level\":\"{}\",",
                    r.records, total ? double(r.records) / double(total) : 0.0, r.last_minute,
                    ls_level_name(r.level));
-    if (r.enabled >= 0) fmt::format_to(it, "\"enabled\":{},", r.enabled ? "true" : "false");
+    if (r.enabled != -1)
+      fmt::format_to(it, "\"enabled\":{},",
+                     r.enabled == -2 ? "null"
+                     : r.enabled     ? "true"
+                                     : "false");
     b->append("\"app\":");
     render::AppendJsonString(b, r.app);
     b->append(",\"file\":");

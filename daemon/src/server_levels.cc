@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "log_escape.h"
 #include "logsink/proto/frame_encode.h"
@@ -138,7 +139,11 @@ void Server::ServeCensusRequest(Conn *c) {
   const size_t frame = out->size();
   Put(out, LS_FRAME_HDR,
       [](uint8_t *b, size_t cap) { return ls_frame_open(b, cap, LS_F_CENSUS_ANSWER); });
-  std::string body;
+  // The count goes first: the clients are written after a placeholder of
+  // LS_VARINT_MAX bytes, then moved back over its unused bytes.
+  const size_t count_at = out->size();
+  out->append(LS_VARINT_MAX, '\0');
+  const size_t body_at = out->size();
   uint64_t clients = 0;
   for (const Conn *k : conns_) {
     const Session &t = *k->session;
@@ -162,14 +167,15 @@ void Server::ServeCensusRequest(Conn *c) {
         [&](uint8_t *b, size_t cap) {
           return ls_census_client_encode(b, cap, &w, t.census_count());
         });
-    if (body.size() + head.size() + t.census().size() > kCensusAnswerMax) break;
-    body += head;
-    body += t.census();
+    if (out->size() - body_at + head.size() + t.census().size() > kCensusAnswerMax) continue;
+    out->append(head);
+    out->append(t.census());
     clients++;
   }
-  Put(out, LS_VARINT_MAX,
-      [&](uint8_t *b, size_t cap) { return ls_varint_encode(b, cap, clients); });
-  out->append(body);
+  uint8_t count[LS_VARINT_MAX];
+  const size_t k = ls_put_varint(count, clients);
+  std::memcpy(out->data() + count_at, count, k);
+  out->erase(count_at + k, LS_VARINT_MAX - k);
   (void)ls_frame_close(reinterpret_cast<uint8_t *>(out->data() + frame),
                        reinterpret_cast<uint8_t *>(out->data() + out->size()));
   counters_.census_requests++;

@@ -439,19 +439,15 @@ bool Session::OnCensus(const uint8_t *p, size_t n) {
     Fail(Err::kBadPayload, "malformed CENSUS site");
     return false;
   }
-  if (census_n_ + count > limits_.max_sites) {
-    Fail(Err::kBadPayload,
-         fmt::format("more than max_sites_per_connection ({}) CENSUS sites", limits_.max_sites));
-    return false;
-  }
   if (census_dropped_) return true;
   // The census is worth less than the connection: one that would pass
-  // kMaxCensusBytes or the memory bound is let go (counted), the client
-  // keeps logging.
+  // max_sites_per_connection sites, kMaxCensusBytes or the memory bound is
+  // let go (counted), the client keeps logging.
   std::string why;
   census_.append(reinterpret_cast<const char *>(first), size_t(p + n - first));
   census_n_ += count;
-  if (census_.size() > kMaxCensusBytes || !charge_.Hold(Holding(), &why)) {
+  if (census_n_ > limits_.max_sites || census_.size() > kMaxCensusBytes ||
+      !charge_.Hold(Holding(), &why)) {
     std::string().swap(census_);
     census_n_ = 0;
     census_dropped_ = true;

@@ -338,19 +338,26 @@ LS__EXPORT extern int ls__level_max;
  * can be told of every call site, fired or not. Define
  * LS_NO_CENSUS before including this header to leave a translation unit
  * out. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(LS_NO_CENSUS)
+/* Not with g++: it refuses one named section for the statics of inline
+ * and of other functions of one file ("section type conflict"), so C++
+ * sites built with GCC are listed once they fire. The library's functions
+ * are weak references: a file that includes this header needs liblogsink
+ * only if it logs, and a program runs against an older liblogsink (then
+ * without a census). */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(LS_NO_CENSUS) && \
+    !(defined(__cplusplus) && !defined(__clang__))
 #define LS__CENSUS(site) \
   static ls_site *const ls__census_ __attribute__((section("ls_census"), used)) = &(site)
 extern ls_site *const __start_ls_census[] __attribute__((weak, visibility("hidden")));
 extern ls_site *const __stop_ls_census[] __attribute__((weak, visibility("hidden")));
-LS__EXPORT void ls__census_add(ls_site *const *start, ls_site *const *stop);
-LS__EXPORT void ls__census_remove(ls_site *const *start);
+LS__EXPORT void ls__census_add(ls_site *const *start, ls_site *const *stop) __attribute__((weak));
+LS__EXPORT void ls__census_remove(ls_site *const *start) __attribute__((weak));
 __attribute__((constructor, used)) static void ls__census_register(void) {
-  ls__census_add(__start_ls_census, __stop_ls_census);
+  if (ls__census_add) ls__census_add(__start_ls_census, __stop_ls_census);
 }
 /* A library unloaded (dlclose) takes its sites with it. */
 __attribute__((destructor, used)) static void ls__census_unregister(void) {
-  ls__census_remove(__start_ls_census);
+  if (ls__census_remove) ls__census_remove(__start_ls_census);
 }
 #else
 #define LS__CENSUS(site) ((void)0)
