@@ -45,6 +45,21 @@ expect logctl level --app web d -- debug
 expect logctl level --app "" -- '!debug'
 expect logctl level --re -- --reset '!--follow'
 expect logctl level --si -- --site
+expect logctl cat --fi -- --field --file
+expect logctl - -- --field
+expect logctl -F "" -- _PID _UID _GID _COMM _SYSTEMD_UNIT _BOOT_ID _TID
+expect logctl cat --field = _B -- _BOOT_ID
+expect logctl _P -- _PID= '!_UID='
+expect logctl cat "" -- _PID= _SYSTEMD_UNIT= '!tail'
+expect logctl tail -n 5 _C -- _COMM=
+expect logctl cat _PID = "" -- '!_PID=' '!tail'
+expect logctl send "" -- '!_PID='
+expect logctl cat --app "" -- '!_PID='
+expect logctl cat --output -- --output --output-fields
+expect logctl export --output-f -- --output-fields
+expect logctl - -- --output-fields
+expect logctl cat --output-fields "" -- '!_PID=' '!_PID' '!tail'
+expect logctl cat --output-fields = "" -- '!_PID=' '!_PID'
 expect logsinkd --sys -- --syslog-socket
 expect logsinkd --log-level w -- warn
 expect logsink-forward --create -- --create-stream

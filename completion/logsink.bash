@@ -21,6 +21,14 @@ _logsink_help_opts() { # program [command]: the long options its help lists
 
 _logsink_levels="emerg alert crit err warning notice info debug"
 
+_logsink_trusted_fields() { # the trusted fields (_PID, ...) logctl's help lists
+  if [[ -z ${_logsink_trusted-} ]]; then
+    _logsink_trusted=$(logctl cat --help 2>/dev/null | grep -oE -- '(^|[ (])_[A-Z][A-Z_]*' |
+      tr -d ' (' | sort -u | tr '\n' ' ')
+  fi
+  printf '%s' "$_logsink_trusted"
+}
+
 _logctl() {
   local cur prev cmd="" i
   cur=${COMP_WORDS[COMP_CWORD]}
@@ -33,7 +41,19 @@ _logctl() {
       *) if [[ -z $cmd && " $commands " == *" ${COMP_WORDS[i]} "* ]]; then cmd=${COMP_WORDS[i]}; fi ;;
     esac
   done
+  # FIELD=VALUE is three words to bash ('=' breaks words): a value after
+  # '=' is free text, but --field=FIELD names a field.
+  if [[ $prev == = ]]; then
+    case ${COMP_WORDS[COMP_CWORD - 2]} in
+      --field) mapfile -t COMPREPLY < <(compgen -W "$(_logsink_trusted_fields)" -- "$cur") ;;
+    esac
+    return
+  fi
   case $prev in
+    -F | --field)
+      mapfile -t COMPREPLY < <(compgen -W "$(_logsink_trusted_fields)" -- "$cur")
+      return ;;
+    --output-fields) return ;;  # the program's own field names: free text
     --file | --cursor-file | --socket | --config)
       compopt -o filenames 2>/dev/null
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -58,6 +78,20 @@ _logctl() {
   esac
   if [[ $cmd == help ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
+    return
+  fi
+  # The reading commands' words are FIELD=VALUE matches: the trusted
+  # fields' names are known (a '_' first, or any word after a command).
+  if [[ $cur != -* && ( $cur == _* || $cmd == tail || $cmd == cat || $cmd == export ||
+        $cmd == sites ) ]]; then
+    case $prev in  # the value of an option: free text
+      -n | --lines | --pid | --uid | --app | -t | --tag | -u | --unit | -S | --since | -U | \
+        --until | -g | --grep | --after-cursor | --cursor) return ;;
+    esac
+    local f names=()
+    for f in $(_logsink_trusted_fields); do names+=("$f="); done
+    mapfile -t COMPREPLY < <(compgen -W "${names[*]}" -- "$cur")
+    compopt -o nospace 2>/dev/null
     return
   fi
   if [[ -z $cmd && $cur != -* ]]; then

@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "field_match.h"
 #include "logsink/render/printer.h"
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
@@ -58,8 +59,14 @@ class ReadPipeline {
   }
 
   // Renders rec into *line if it passes the filter. Returns false if filtered out.
+  // With -F (ListField): its value instead, when it is a new one.
   bool Render(const Record &rec, std::string *line) {
     if (!o_.filter.Match(rec)) return false;
+    if (!o_.matches.Match(rec, &lookup_)) return false;
+    if (lister_) {
+      if (!o_.grep.empty() && (pr_->Message(rec, &msg_), !o_.grep.Match(msg_))) return false;
+      return lister_->Add(rec, &lookup_, line);
+    }
     bool ok = pr_->Message(rec, &msg_);
     if (!o_.grep.Match(msg_)) return false;
     pr_->Line(rec, msg_, ok, line);
@@ -69,9 +76,10 @@ class ReadPipeline {
   // Prints every record from the reader's position on. Returns false on a
   // read error (already reported) or when the output failed.
   bool Drain() {
-    if (!collect_ && !ReadSwitchesFromEnv().plain) return DrainPooled();
+    if (!collect_ && !lister_ && !ReadSwitchesFromEnv().plain) return DrainPooled();
     Record rec;
     for (;;) {
+      if (lister_ && lister_->full()) return true;  // (the caller warns)
       Status s = r_->Next(&rec);
       if (s.IsNotFound()) return true;
       if (!s.ok()) return ReadError(s);
@@ -91,7 +99,8 @@ class ReadPipeline {
   // (render_pool.h): the same lines in the same order, the same records
   // read. Whole blocks go to the pool undecoded.
   bool DrainPooled() {
-    if (!pool_) pool_ = std::make_unique<RenderPool>(*pr_, o_.filter, o_.grep, r_->ring(), rep_);
+    if (!pool_)
+      pool_ = std::make_unique<RenderPool>(*pr_, o_.filter, o_.matches, o_.grep, r_->ring(), rep_);
     Record rec;
     for (;;) {
       bool whole = false;
@@ -254,6 +263,8 @@ class ReadPipeline {
   }
   // --reverse: lines are kept here, and printed newest first by the caller.
   void Collect(std::vector<std::string> *lines) { collect_ = lines; }
+  // -F: Render gives the lister's lines (values) instead of records'.
+  void ListField(FieldLister *lister) { lister_ = lister; }
 
   bool ReadError(const Status &s) {
     Error(path_, s.ToString());
@@ -272,6 +283,8 @@ class ReadPipeline {
   const std::string &path_;
   std::string msg_;
   std::vector<std::string> *collect_ = nullptr;
+  FieldLister *lister_ = nullptr;
+  FieldLookup lookup_;  // the FIELD=VALUE matches' and -F's (this thread's)
   Progress *progress_ = nullptr;
   bool skipping_ = false;  // the reader skips blocks by o_.filter (UseFilter)
   storage::Reporter *rep_;
@@ -496,13 +509,26 @@ int Tail(Options &o, bool tty) {
   if (o.list_boots) return ListBoots(o, r.get(), path);
   if (int rc = SelectBoot(o, r.get(), path)) return rc;
   render::Printer pr(o.mode, UseColor(o, tty), o.utc);
+  pr.SetOutputFields(o.output_fields);
   Out out(STDOUT_FILENO);
   ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
   pipeline.UseFilter();
   Progress progress("cat", tty);  // tty: stdout before the pager took it
   std::vector<std::string> reversed;
   if (o.reverse) pipeline.Collect(&reversed);
+  // -F: values, not records (Finish allowed it with cat only, no -r, -f or
+  // cursor output). JSON with --json, -o json and -o json-pretty.
+  std::optional<FieldLister> lister;
+  if (o.list_field) {
+    lister.emplace(*o.list_field, o.mode == render::OutputMode::kJson ||
+                                      o.mode == render::OutputMode::kJsonPretty);
+    pipeline.ListField(&*lister);
+  }
   rep.on_lost = [&](uint64_t n) {
+    if (lister) {  // the output is values only: say it on stderr
+      Warn(std::to_string(n) + " records lost (overwritten before they were read)");
+      return;
+    }
     pipeline.BeforeLost();
     if (!o.reverse) return pr.Lost(n, out.buf());
     std::string line;
@@ -528,7 +554,7 @@ int Tail(Options &o, bool tty) {
     if (!s.ok() && !s.IsNotFound()) return pipeline.ReadError(s), kExitError;
   } else if (o.filter.since_ns) {
     ok = pipeline.TailSince(o.lines);
-  } else if (o.filter.any() || !o.grep.empty() || r->own_records_only()) {
+  } else if (o.filter.any() || !o.grep.empty() || !o.matches.empty() || r->own_records_only()) {
     ok = pipeline.TailFiltered(o.lines);
   } else {
     s = r->SeekLast(o.lines);
@@ -536,6 +562,9 @@ int Tail(Options &o, bool tty) {
     ok = pipeline.Drain();
   }
   if (pipeline.failed()) return kExitError;
+  if (lister && lister->full())
+    Warn("-F " + lister->name() + ": stopped after " + lister->full_reason() +
+         "; the rest of the selection was not read");
   for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
     out.buf()->append(*it);
     out.MaybeFlush();
@@ -562,7 +591,7 @@ int RunTail(Options &o) {
   // colours are decided by the terminal behind it.
   bool tty = isatty(STDOUT_FILENO) == 1;
   Pager pager;
-  if (!o.follow && !o.no_pager) pager.Start(o.pager_end);
+  if (!o.follow && !o.no_pager && !o.list_field) pager.Start(o.pager_end);
   int rc = Tail(o, tty);
   pager.Finish();
   return rc;
@@ -604,6 +633,7 @@ int RunExport(Options &o) {
   {
     o.mode = o.export_json ? render::OutputMode::kJson : render::OutputMode::kShort;
     render::Printer pr(o.mode, false, o.utc);
+    pr.SetOutputFields(o.output_fields);
     Out out(fd);
     ReadPipeline pipeline(o, r.get(), &out, &pr, path, &rep);
     rep.on_lost = [&](uint64_t n) {

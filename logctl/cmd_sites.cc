@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "common.h"
 #include "daemon_stats.h"
+#include "field_match.h"
 #include "logsink/proto/facility.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/level_rules.h"
@@ -319,10 +320,12 @@ int RunSites(Options &o) {
   Census census(uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec));
   render::Printer pr(render::OutputMode::kShort, false, o.utc);  // --grep's messages
   std::string msg;
+  FieldLookup lookup;  // FIELD=VALUE's
   Status s = o.filter.since_ns ? r->SeekTime(*o.filter.since_ns) : r->SeekOldest();
   Record rec;
   while (s.ok() && (s = r->Next(&rec)).ok()) {
     if (rec.kind != Record::Kind::kRecord || !o.filter.Match(rec)) continue;
+    if (!o.matches.Match(rec, &lookup)) continue;
     if (!o.grep.empty()) {
       pr.Message(rec, &msg);
       if (!o.grep.Match(msg)) continue;

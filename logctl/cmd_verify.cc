@@ -60,8 +60,11 @@ int RunVerify(Options &o) {
   // Counted, not newest - oldest + 1: the kept tiers number their records
   // with gaps.
   uint64_t records = s.ok() ? sum.records : 0;
-  std::printf("%s: OK: %" PRIu64 " records in %" PRIu64 " blocks, %" PRIu64 " strings\n",
-              path.c_str(), records, sum.blocks_used, sum.strings);
+  // The format version too: an older one this build reads (FORMAT.md,
+  // "Versions") reads as it is.
+  std::printf("%s: OK: %" PRIu64 " records in %" PRIu64 " blocks, %" PRIu64
+              " strings, format version %u\n",
+              path.c_str(), records, sum.blocks_used, sum.strings, r->format_version());
   return kExitOk;
 }
 

@@ -82,7 +82,9 @@ Status DaemonSource::Connect() {
     Close();
     return Status::IOError(socket_ + ": " + std::strerror(e));
   }
-  ls_read_req req = {from_, arg_, follow_ ? uint64_t{LS_READ_FOLLOW} : 0};
+  ls_read_req req = {from_, arg_,
+                     (follow_ ? uint64_t{LS_READ_FOLLOW} : 0) | (fields_ ? LS_READ_FIELDS : 0)};
+  answered_ = false;
   uint8_t frame[LS_FRAME_HDR + 1 + 2 * LS_VARINT_MAX];
   ptrdiff_t n = ls_read_req_encode(frame, sizeof frame, &req);
   size_t off = 0;
@@ -132,6 +134,7 @@ Status DaemonSource::Frame(const uint8_t *p, size_t len, uint8_t type, storage::
       rec->site_id = r.site_id;
       rec->site_known = r.site_known != 0;
       rec->site.level = r.level;
+      rec->site.flags = r.fields ? LS_ST_F_FIELDS : 0;
       rec->site.line = r.line;
       rec->site.fmt = std::string_view(r.fmt, r.fmt_len);
       rec->site.file = std::string_view(r.file, r.file_len);
@@ -213,6 +216,7 @@ Status DaemonSource::Next(storage::Record *rec) {
     }
     if (r > 0) {
       pos_ += size_t(r);
+      answered_ = true;
       bool got = false;
       const bool was_ended = ended_;
       Status s = Frame(f.payload, f.len, f.type, rec, &got);
@@ -244,6 +248,17 @@ Status DaemonSource::Next(storage::Record *rec) {
       return Status::NotFound("no new records");
     const int e = k < 0 ? errno : 0;
     Close();
+    if (!answered_ && fields_) {
+      // Closed before any answer: a daemon from before fields refuses the
+      // flag so (PROTOCOL.md, "Reading through the daemon"). Asked again
+      // without it, its sites' field lists read as text.
+      fields_ = false;
+      buf_.clear();
+      pos_ = 0;
+      Status s = Connect();
+      if (!s.ok()) return s;
+      continue;
+    }
     if (follow_ && caught_up_) {
       // Following, caught up on this connection: the daemon stopped or
       // restarted. Read on from where this read was once it is back

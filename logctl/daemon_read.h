@@ -59,6 +59,10 @@ class DaemonSource : public RecordSource {
   bool started_ = false;  // the current request was sent
   bool ended_ = false;    // READ_END arrived
   bool refused_ = false;  // the last Connect() failed on the daemon's refusal
+  // Ask for sites' fields (READ_REQ flag FIELDS); cleared when a daemon
+  // from before fields closes such a request unanswered.
+  bool fields_ = true;
+  bool answered_ = false;  // a frame came on this connection
   uint64_t examined_ = 0;
   std::vector<uint8_t> buf_;
   size_t pos_ = 0;  // bytes of buf_ consumed

@@ -59,7 +59,10 @@ int Main(int argc, char **argv) {
     std::puts("logctl " LOGSINK_VERSION);
     return kExitOk;
   }
-  if (c[0] == '-' && c[1]) {  // like journalctl: logctl -f, logctl -n 50 -p err, logctl -b -1
+  // Like journalctl: logctl -f, logctl -n 50 -p err, logctl -b -1, and its
+  // matches: logctl _PID=1, logctl user=alice + user=bob (no command has a
+  // '=' in its name).
+  if ((c[0] == '-' && c[1]) || std::strchr(c, '=') || !std::strcmp(c, "+")) {
     Options o;
     int rc = ParseOptions(Command::kLog, argc, argv, &o);
     return rc >= 0 ? rc : RunTail(o);

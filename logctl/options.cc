@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "logsink/proto/facility.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/level_rules.h"
+#include "logsink/render/escape.h"
 #include "timeparse.h"
 
 namespace logsink::logctl {
@@ -60,6 +62,8 @@ enum Opt {
   kSite,
   kReset,
   kAllSites,
+  kField,
+  kOutputFields,
 };
 
 const char *Name(Command c) {
@@ -93,16 +97,24 @@ const char *Name(Command c) {
   "  -n, --lines N    the last N records (counted from the newest; +N is refused)\n" \
   "  -f, --follow     keep printing new records (not through the pager)\n"
 
+// cat's -F, in cat's and logctl's help.
+#define FIELD_OPTION                                                                  \
+  "  -F, --field FIELD  instead of records, each distinct value of the named field\n" \
+  "                   FIELD in the selection, one per line, first seen first (with\n" \
+  "                   --json or -o json: one JSON value per line); see FIELD=VALUE\n"
+
 const char *Help(Command c) {
   switch (c) {
     case Command::kTail:
       return "usage: logctl tail [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "                   [FIELD=VALUE...]\n"
              "Prints the last N records (default 10) oldest first (-r: newest first); -f keeps\n"
              "printing new ones. With filters, -n counts matching records.\n" TAIL_OPTIONS;
     case Command::kCat:
-      return "usage: logctl cat [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+      return "usage: logctl cat [-r] [-F FIELD] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "                  [FIELD=VALUE...]\n"
              "Prints every record in the ring, oldest first (-r: newest first). 'logctl' with\n"
-             "no arguments is 'logctl cat'.\n";
+             "no arguments is 'logctl cat'.\n" FIELD_OPTION;
     case Command::kStats:
       return "usage: logctl stats [--file PATH] [--socket PATH] [--json] [--watch[=SECONDS]]\n"
              "Prints the ring's geometry and usage, its top writers and a histogram of its\n"
@@ -138,6 +150,7 @@ const char *Help(Command c) {
              "  --prio-prefix    a line starting with <N> has that priority (as for send)\n";
     case Command::kSites:
       return "usage: logctl sites [-n N] [--json] [--all] [--file PATH] [FILTERS]\n"
+             "                   [FIELD=VALUE...]\n"
              "The census of call sites: which lines of which programs wrote the records in the\n"
              "ring (the filters let through), most records first: records, share, records in\n"
              "the last minute, level, app, file:line (or the kind of free text) and format.\n"
@@ -173,13 +186,15 @@ const char *Help(Command c) {
              "Checks every superblock, string-table entry and block; exit 1 on corruption.\n";
     case Command::kExport:
       return "usage: logctl export [-o FILE|-] [--format text|json] [--file PATH] [FILTERS]\n"
+             "                    [FIELD=VALUE...]\n"
              "Writes the records oldest first, rendered as text or JSON lines, to standard\n"
              "output (the default, or -o -) or to a new FILE.\n";
     case Command::kLog:
-      return "usage: logctl [-n N] [-f] [-r] [--file PATH] [FILTERS] [OUTPUT]\n"
+      return "usage: logctl [-n N] [-f] [-r] [-F FIELD] [--file PATH] [FILTERS] [OUTPUT]\n"
+             "              [FIELD=VALUE...]\n"
              "Without a command, logctl takes journalctl's options: with -n N or -f it is\n"
              "'logctl tail' (-f alone: the last 10 records, then new ones), else 'logctl "
-             "cat'.\n" TAIL_OPTIONS;
+             "cat'.\n" TAIL_OPTIONS FIELD_OPTION;
   }
   return "";
 }
@@ -202,7 +217,14 @@ const char kFilterHelp[] =
     "                   \"10min ago\", now, today, yesterday\n"
     "  -g, --grep RE    extended regular expression on the rendered message (-i: ignore case)\n"
     "  A repeated --pid, --uid, --app, --unit or --grep matches any of its values\n"
-    "  (--app a --app b: a or b); different filters must all match.\n";
+    "  (--app a --app b: a or b); different filters must all match.\n"
+    "  FIELD=VALUE      records whose named field FIELD reads VALUE exactly (a bool\n"
+    "                   true/false, a number in decimal); a record without FIELD does\n"
+    "                   not match. As in journalctl, values of one FIELD match any,\n"
+    "                   different FIELDs must all match, and '+' between groups of\n"
+    "                   matches lets either group through (user=alice n=5 + user=bob).\n"
+    "                   The trusted fields, from the record's source (no program can\n"
+    "                   write them): _PID _UID _GID _COMM _SYSTEMD_UNIT _BOOT_ID _TID.\n";
 
 // tail and cat only.
 const char kReadHelp[] =
@@ -211,6 +233,8 @@ const char kReadHelp[] =
     "                   (nanoseconds), short-unix (seconds since the epoch), short-monotonic\n"
     "                   ([seconds] since the record's own boot: its CLOCK_MONOTONIC time),\n"
     "                   cat (message only), verbose (every field), json, json-pretty, raw\n"
+    "  --output-fields=LIST  the named fields json, json-pretty and verbose show\n"
+    "                   (comma-separated names: user,req); the record's own keys stay\n"
     "  --json           -o json    --no-color    --utc (times in UTC)\n"
     "  -r, --reverse    newest first (not with -f)\n"
     "  --list-boots     print the boots in the ring instead of records, oldest first:\n"
@@ -238,7 +262,9 @@ const char kExportHelp[] =
     "                   terminal is fine). For export, -o names the destination, not an\n"
     "                   output mode: choose the rendering with --format.\n"
     "  --format text|json    text as 'logctl cat' prints it (the default), or one JSON\n"
-    "                   object per line as 'logctl cat -o json' prints it\n";
+    "                   object per line as 'logctl cat -o json' prints it\n"
+    "  --output-fields=LIST  the named fields --format json shows in \"fields\"\n"
+    "                   (comma-separated names: user,req); the record's own keys stay\n";
 
 // The accepted forms of --level, for its error message.
 const char kLevelForms[] =
@@ -575,6 +601,35 @@ int OnAllSites(Parse &p, const char *) {
   return kGoOn;
 }
 
+// -F FIELD: a field name (field_match.h), trusted ones included.
+int OnField(Parse &p, const char *arg) {
+  std::string why;
+  if (!CheckFieldName(arg, &why)) return p.Usage("bad field for " + p.opt + ": " + why);
+  p.o->list_field = arg;
+  return kGoOn;
+}
+
+// --output-fields=LIST: comma-separated field names (field_match.h's, as
+// -F takes them), added to those of an earlier --output-fields.
+int OnOutputFields(Parse &p, const char *arg) {
+  std::string_view rest(arg);
+  for (;;) {
+    const size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    std::string why;
+    if (!CheckFieldName(name, &why)) {
+      std::string shown;
+      render::AppendTerminalSafe(&shown, arg);
+      return p.Usage("bad field list '" + shown + "' for " + p.opt + ": " + why);
+    }
+    std::vector<std::string> &v = p.o->output_fields;
+    if (std::find(v.begin(), v.end(), name) == v.end()) v.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return kGoOn;
+}
+
 // -b [ID|OFFSET|all].
 int OnBoot(Parse &p, const char *arg) {
   BootSpec b;
@@ -650,6 +705,8 @@ constexpr Spec kSpecs[] = {
     {kSite, "site", 0, required_argument, kLevels, OnSite},
     {kReset, "reset", 0, no_argument, kLevels, OnReset},
     {kAllSites, "all", 0, no_argument, kSites, OnAllSites},
+    {kField, "field", 'F', required_argument, Bit(Command::kCat), OnField},
+    {kOutputFields, "output-fields", 0, required_argument, kReads, OnOutputFields},
 };
 
 bool Allowed(Command c, int opt) {
@@ -733,6 +790,29 @@ int FinishLevel(Parse &p) {
   return kGoOn;
 }
 
+// The words of the commands that read records: FIELD=VALUE matches, "+"
+// between groups of them (journalctl's). Any other word is refused, as it
+// was before matches (the same message); so is a FIELD that is not a field
+// name.
+int FinishMatches(Parse &p) {
+  Options *o = p.o;
+  std::string why;
+  for (const std::string &w : o->words) {
+    std::string shown;
+    render::AppendTerminalSafe(&shown, w);
+    if (w == "+") {
+      if (!o->matches.NewGroup(&why)) return p.Usage(why);
+    } else if (w.find('=') == std::string::npos) {
+      return p.Usage("unexpected argument '" + shown + "'");
+    } else if (!o->matches.Add(w, &why)) {
+      return p.Usage("bad match '" + shown + "': " + why);
+    }
+  }
+  if (!o->matches.Finish(&why)) return p.Usage(why);
+  o->words.clear();
+  return kGoOn;
+}
+
 // The checks once every option is in: the command words, options that
 // exclude each other, --grep's patterns (compiled now that -i is known).
 int Finish(Parse &p) {
@@ -742,11 +822,24 @@ int Finish(Parse &p) {
   if (o->filter.kernel_only && !o->boot) o->boot = BootSpec();  // -k: the last boot
   for (int i = optind; i < p.argc; i++) o->words.emplace_back(p.argv[i]);
   if (cmd == Command::kLevel) return FinishLevel(p);
+  if (cmd == Command::kLog || (Bit(cmd) & (kReads | kSites))) {
+    if (int rc = FinishMatches(p); rc != kGoOn) return rc;
+  }
   if (cmd != Command::kSend && cmd != Command::kRun && !o->words.empty())
     return p.Usage("unexpected argument '" + o->words[0] + "'");
   if (cmd == Command::kRun && o->words.empty()) return p.Usage("a command to run is required");
   if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
   if (o->reverse && o->follow) return p.Usage("--reverse and --follow cannot be combined");
+  if (o->list_field) {
+    if (p.lines_given || o->follow)
+      return p.Usage("-F lists the values of the whole selection: it takes no -n or -f");
+    if (o->reverse) return p.Usage("-F lists values in the order they are first seen: no -r");
+    if (o->list_boots) return p.Usage("--list-boots and -F cannot be combined");
+    if (o->show_cursor || !o->cursor_file.empty())
+      return p.Usage(
+          "-F shows no records, so no cursor: --show-cursor and --cursor-file do "
+          "not apply");
+  }
   if (o->watch_ms && o->json)
     return p.Usage("--watch prints text lines; it cannot be combined with --json");
   for (const std::string &grep : p.greps) {
@@ -795,6 +888,8 @@ void PrintUsage(FILE *to) {
       "'logctl OPTIONS' takes journalctl's options: with -n N or -f it is 'logctl tail',\n"
       "else 'logctl cat' (logctl -f, logctl -n 50 -p err, logctl -r -t sshd -S today,\n"
       "logctl -b -1, logctl -k); 'logctl help cat' lists them.\n"
+      "Records are read by named field as journalctl does: 'logctl user=alice',\n"
+      "'logctl _PID=1234 -f', 'logctl -F user' (each value of the field user).\n"
       "Every command takes --socket PATH, --help and --no-pager (only tail and cat\n"
       "page); those that read the ring take --file PATH (default: the ring of the\n"
       "daemon on the socket). 'logctl help COMMAND' prints the same as\n"

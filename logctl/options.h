@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "field_match.h"
 #include "logsink/render/filter.h"
 #include "logsink/render/printer.h"
 #include "logsink/storage/record_filter.h"
@@ -85,6 +86,13 @@ struct Options {
   // the blocks it rules out), and --grep on the rendered message.
   storage::RecordFilter filter;
   render::MessageMatcher grep;
+  // FIELD=VALUE words (tail, cat, export, sites; field_match.h).
+  FieldMatcher matches;
+  // -F FIELD (cat): list the field's distinct values instead of records.
+  std::optional<std::string> list_field;
+  // --output-fields=LIST (tail, cat, export): the named fields json,
+  // json-pretty and verbose show, each once (empty: every one).
+  std::vector<std::string> output_fields;
 };
 
 // Parses argv (argv[0] is the subcommand name). Returns -1 to go on, or an

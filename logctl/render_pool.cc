@@ -24,11 +24,12 @@ size_t StringBytes(const storage::Record &r) {
 }  // namespace
 
 RenderPool::RenderPool(const render::Printer &pr, const storage::RecordFilter &filter,
-                       const render::MessageMatcher &grep, const storage::RingReader *reader,
-                       storage::Reporter *reporter)
-    : mine_(pr, filter, grep, reader),
+                       const FieldMatcher &matches, const render::MessageMatcher &grep,
+                       const storage::RingReader *reader, storage::Reporter *reporter)
+    : mine_(pr, filter, matches, grep, reader),
       pr_(pr),
       filter_(filter),
+      matches_(matches),
       grep_(grep),
       reader_(reader),
       reporter_(reporter) {}
@@ -44,6 +45,7 @@ RenderPool::~RenderPool() {
 
 // What ReadPipeline::Render does after RecordFilter::Match.
 void RenderPool::RenderRecord(Context *c, const storage::Record &rec, Batch *b) {
+  if (!c->matches.Match(rec, &c->lookup)) return;
   bool ok = c->pr.Message(rec, &c->msg);
   if (!c->matcher.Match(c->msg)) return;
   c->pr.Line(rec, c->msg, ok, &b->out);
@@ -119,7 +121,7 @@ void RenderPool::Seal() {
     in_flight = queue_.size();
   }
   if (!worker_.joinable()) {
-    theirs_ = std::make_unique<Context>(pr_, filter_, grep_, reader_);
+    theirs_ = std::make_unique<Context>(pr_, filter_, matches_, grep_, reader_);
     worker_ = std::thread([this] { Worker(); });
   }
   work_cv_.notify_one();

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "field_match.h"
 #include "logsink/render/filter.h"
 #include "logsink/render/printer.h"
 #include "logsink/storage/ring.h"
@@ -30,12 +31,14 @@ class RenderPool {
  public:
   // Copies pr's settings and grep's patterns (each thread has its own);
   // filter decides the records of whole blocks (AddBlock) and outlives the
-  // pool. reader: whose blocks AddBlock takes (each thread decodes them
-  // with a BlockDecoder of its own); reporter: told of damage found inside
-  // them, in order, on the reading thread. Both outlive the pool.
+  // pool, as do the FIELD=VALUE matches, which every record must pass (of
+  // blocks and records alike: Add takes records that passed filter only).
+  // reader: whose blocks AddBlock takes (each thread decodes them with a
+  // BlockDecoder of its own); reporter: told of damage found inside them, in
+  // order, on the reading thread. Both outlive the pool.
   RenderPool(const render::Printer &pr, const storage::RecordFilter &filter,
-             const render::MessageMatcher &grep, const storage::RingReader *reader = nullptr,
-             storage::Reporter *reporter = nullptr);
+             const FieldMatcher &matches, const render::MessageMatcher &grep,
+             const storage::RingReader *reader = nullptr, storage::Reporter *reporter = nullptr);
   ~RenderPool();  // stops and joins the worker (finish with WaitAll first)
   RenderPool(const RenderPool &) = delete;
   RenderPool &operator=(const RenderPool &) = delete;
@@ -68,14 +71,16 @@ class RenderPool {
   };
   // What one thread renders with.
   struct Context {
-    Context(const render::Printer &p, const storage::RecordFilter &f,
+    Context(const render::Printer &p, const storage::RecordFilter &f, const FieldMatcher &m,
             const render::MessageMatcher &grep, const storage::RingReader *r)
-        : pr(p), filter(f) {
+        : pr(p), filter(f), matches(m) {
       grep.CopyInto(&matcher);
       if (r) decoder = r->NewDecoder();
     }
     render::Printer pr;
     const storage::RecordFilter &filter;  // const, no state: shared by both threads
+    const FieldMatcher &matches;          // the same; its state is in lookup
+    FieldLookup lookup;
     render::MessageMatcher matcher;
     std::string msg;
     std::unique_ptr<storage::BlockDecoder> decoder;
@@ -102,6 +107,7 @@ class RenderPool {
   std::unique_ptr<Context> theirs_;  // the worker's (made when it starts)
   const render::Printer &pr_;
   const storage::RecordFilter &filter_;
+  const FieldMatcher &matches_;
   const render::MessageMatcher &grep_;
   const storage::RingReader *reader_;
   storage::Reporter *reporter_;

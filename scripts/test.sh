@@ -77,6 +77,7 @@ BUILD_DIR=build/bench-release bash bench/text/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/visibility/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/writer_thread/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/levels/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/fields/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/storm/run.sh --smoke  # as root (CI is)
 
 stage "6/6 private checkout: plain Release build, ctest, .deb packages, lintian"

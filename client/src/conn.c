@@ -352,7 +352,7 @@ void ls__conn_read(ls__conn *k) {
     }
     if (w.caps != UINT32_MAX) {
       k->welcome_pending = 0;
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
     }
   }
 }
@@ -367,8 +367,9 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
   const char *own = k->cfg.own_levels ? k->cfg.own_levels : "";
   size_t own_len = strlen(own);
   if (own_len > LS_LEVELS_TEXT_MAX) own_len = 0; /* cannot happen: 32 rules fit */
-  ls_hello h = {2,   0,      k->cfg.app, strlen(k->cfg.app), 0, LS_CAP_LEVELS | LS_CAP_CENSUS,
-                own, own_len};
+  ls_hello h = {
+      2,   0,      k->cfg.app, strlen(k->cfg.app), 0, LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS,
+      own, own_len};
   ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
   if (len < 0) return -1;
   size_t done = 0;
@@ -404,7 +405,7 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
     ls__conn_shift_in(k, (size_t)used);
     if (r.reason) return r.version < 2 ? 1 : -1;
     if (w.caps != UINT32_MAX) {
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
       welcomed = 1;
       break;
     }

@@ -57,9 +57,26 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
     file += start;
     file_len -= start;
   }
-  ls_intern in = {p->id,   (uint8_t)s->level, s->line > 0 ? (uint32_t)s->line : 0,
-                  s->fmt,  strlen(s->fmt),    file,
-                  file_len};
+  ls_intern in = {p->id,
+                  (uint8_t)s->level,
+                  s->line > 0 ? (uint32_t)s->line : 0,
+                  s->fmt,
+                  strlen(s->fmt),
+                  file,
+                  file_len,
+                  0};
+  /* Fields go as fields to a daemon that takes them; to another, the field
+   * list becomes the end of the message ("disk full user=alice"): the
+   * values are kept, as text (PROTOCOL.md, "Fields"). */
+  char plain[LS_INTERN_MAX_FMT];
+  if (p->fields && (k->caps & LS_CAP_FIELDS)) {
+    in.fields = 1;
+  } else if (p->fields && in.fmt_len <= sizeof plain) {
+    memcpy(plain, s->fmt, in.fmt_len);
+    for (size_t i = 0; i < in.fmt_len; i++)
+      if (plain[i] == LS_FIELDS_SEP) plain[i] = ' ';
+    in.fmt = plain;
+  }
   if (ls__put(k, ls_intern_encode(k->out + k->out_len, k->out_cap - k->out_len, &in))) {
     k->out_frames++;
     k->out_interns++;

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "encode.h"
 #include "logsink/proto/codec.h"
+#include "logsink/proto/fields.h"
 #include "logsink/proto/wire.h"
 
 static int ls__int_op(int length) {
@@ -113,6 +114,11 @@ int ls__prog_build(const char *fmt, size_t len, ls__prog *p) {
     p->op[n++] = (uint8_t)op;
   }
   if (r < 0) return r;
+  /* A field list (LS_FIELDS) must be one a daemon takes: checked once, here. */
+  if (memchr(fmt, LS_FIELDS_SEP, len)) {
+    if (ls_fields_check(fmt, len, 0) < 0) return -EINVAL;
+    p->fields = 1;
+  }
   p->nargs = (uint8_t)n;
   /* fixed <= 64 * 10 does not fit a u8: keep the exact value only when small. */
   p->fixed_max = fixed > 255 ? 255 : (uint8_t)fixed;

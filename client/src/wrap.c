@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "logsink/proto/fields.h"
 #include "site.h"
 
 #define LS__WRAP_MAX 4096u
@@ -101,6 +102,11 @@ int ls_vlog(ls_client *c, int level, const char *fmt, va_list ap) {
     int n = vsnprintf(buf, sizeof buf, fmt, aq);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
+    /* Fields (LS_FIELDS) become the end of the text, as for a daemon that
+     * takes no fields. */
+    if (strchr(fmt, LS_FIELDS_SEP))
+      for (int i = 0; i < n; i++)
+        if (buf[i] == LS_FIELDS_SEP) buf[i] = ' ';
     if (c) atomic_fetch_add_explicit(&c->formatted, 1, memory_order_relaxed);
     rc = ls_log_text(c, level, buf, (size_t)n);
   }

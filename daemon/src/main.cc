@@ -244,6 +244,10 @@ std::unique_ptr<storage::RingWriter> OpenRing(const config::Config &cfg, daemon:
       spdlog::critical("{}", RingOpenError(cfg.ring_file, s));
     return nullptr;
   }
+  if (writer->upgraded_from() != 0) {
+    spdlog::info("{}: a ring of format version {}, now version {} in place (its records stay)",
+                 cfg.ring_file, writer->upgraded_from(), LS_FORMAT_VERSION);
+  }
   if (!writer->moved_aside().empty()) {
     spdlog::warn(
         "{} was a ring of an older format version: kept as {} (read it with the logctl that "

@@ -183,7 +183,8 @@ void ReaderSession::Take(std::string *out) {
     next_seq_ = rec.seq + 1;
     if (rec.uid == uid_) {
       counters_->read_records++;
-      counters_->read_bytes += AppendReadRecord(OwnView(rec), out);
+      counters_->read_bytes +=
+          AppendReadRecord(OwnView(rec), (req_.flags & LS_READ_FIELDS) != 0, out);
     }
     if (blocks == 0 || rec.block_seq != block) {
       block = rec.block_seq;

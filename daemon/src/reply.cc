@@ -161,11 +161,12 @@ void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *o
          [&](uint8_t *buf, size_t cap) { return ls_refuse_encode(buf, cap, &r); });
 }
 
-size_t AppendReadRecord(const storage::Record &rec, std::string *out) {
+size_t AppendReadRecord(const storage::Record &rec, bool fields, std::string *out) {
   ls_read_record r{};
   r.kind = rec.kind == storage::Record::Kind::kDropped ? LS_READ_KIND_DROPPED : LS_READ_KIND_RECORD;
   r.level = rec.site.level <= LS_LEVEL_MAX ? rec.site.level : LS_LEVEL_MAX;
   r.site_known = rec.site_known ? 1 : 0;
+  r.fields = fields && (rec.site.flags & LS_ST_F_FIELDS) ? 1 : 0;
   r.seq = rec.seq;
   r.block_seq = rec.block_seq;
   r.ts_ns = rec.ts_ns;

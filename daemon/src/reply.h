@@ -32,7 +32,8 @@ void AppendRingFrame(const std::array<uint8_t, 16> &ring_id, uint64_t dev, uint6
 // The frames of a read through the daemon (proto/read.h): one record (returns
 // the bytes appended), a report of n records lost to the writer, the end of
 // what the ring holds now.
-size_t AppendReadRecord(const storage::Record &rec, std::string *out);
+// fields: the reader asked for LS_READ_FIELDS (a site's FIELDS flag is sent).
+size_t AppendReadRecord(const storage::Record &rec, bool fields, std::string *out);
 void AppendReadLost(uint64_t n, std::string *out);
 void AppendReadEnd(const std::array<uint8_t, 16> &ring_id, uint64_t examined, uint64_t next_seq,
                    std::string *out);

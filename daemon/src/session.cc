@@ -260,7 +260,8 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   if (h.version >= 2) {
     // Version 2: capabilities, answered with those in use (PROTOCOL.md,
     // "Versions and capabilities"); levels are for frame connections.
-    caps_ = (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS);
+    caps_ =
+        (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
     own_levels_.assign(h.levels, h.levels_len);
     if (caps_ & LS_CAP_LEVELS) pushed_levels_ = ctx_->levels->TextFor(level_client());
     AppendWelcomeFrame(h.version, caps_, pushed_levels_, &out_);
@@ -303,6 +304,19 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
     Fail(Err::kBadIntern, "malformed INTERN (site, level, line or lengths out of range)");
     return false;
   }
+  // Fields (PROTOCOL.md, "Fields"): only on a connection that took the
+  // capability, never a trusted ('_') name.
+  if (in.fields && !(caps_ & LS_CAP_FIELDS)) {
+    Fail(Err::kBadIntern, fmt::format("site {}: FIELDS without the fields capability", in.site));
+    return false;
+  }
+  if (in.fields && ls_fields_check(in.fmt, in.fmt_len, 0) < 0) {
+    Fail(Err::kBadIntern,
+         fmt::format("site {}: field list refused (a name, a conversion, a repeat or a '_' "
+                     "name): \"{}\"",
+                     in.site, std::string_view(in.fmt, std::min<size_t>(in.fmt_len, 120))));
+    return false;
+  }
   char sig[LS_FMT_MAX_ARGS + 1];
   int nargs = ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig);
   if (nargs < 0) {
@@ -318,6 +332,7 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
   }
   storage::Site site;
   site.level = in.level;
+  site.flags = in.fields ? LS_ST_F_FIELDS : 0;
   site.line = in.line;
   site.fmt = std::string_view(in.fmt, in.fmt_len);
   site.file = std::string_view(in.file, in.file_len);

@@ -14,6 +14,7 @@ void SiteCache::Add(uint32_t site_id, uint32_t global, const storage::Site &site
                     size_t nargs) {
   Entry e;
   e.site.level = site.level;
+  e.site.flags = site.flags;  // FIELDS: an inline site keeps its fields
   e.site.line = site.line;
   e.global = global;
   if (global == 0) {  // string table full: records carry the site inline

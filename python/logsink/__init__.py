@@ -12,7 +12,9 @@ only for a level outside 0..7 or a closed client, and Handler.emit reports
 failures through handleError(). Arguments that cannot be printed (a __str__
 that raises) are logged as "<unprintable TYPE: EXCEPTION>" markers.
 
-See python/README.md for the fallback to text, the level table and the
+The Handler sends a record's logger name and extra= values as named fields,
+typed (bool, int, float, str) when the daemon grants them (python/README.md,
+"Fields"). See python/README.md for the fallback to text, the level table and the
 drop/wait policy (liblogsink's defaults)."""
 
 __version__ = "0.1.0"  # the project's version (CMakeLists.txt project(VERSION))

@@ -6,7 +6,10 @@ import struct
 PROTO_VERSION = 1  # hello(); hello2() says version 2 ("Versions and capabilities")
 F_HELLO, F_INTERN, F_RECORDS, F_DROPPED, F_STATS_REQ = 1, 2, 3, 4, 5
 F_REFUSE, F_STATS, F_WELCOME, F_LEVELS = 0x81, 0x82, 0x87, 0x88
-CAP_LEVELS = 0x1
+CAP_LEVELS = 0x1     # LS_CAP_LEVELS: the client applies LEVELS frames
+CAP_FIELDS = 0x4     # LS_CAP_FIELDS: INTERN's level byte may carry SITE_FIELDS
+SITE_FIELDS = 0x08   # LS_SITE_FIELDS (proto/fields.h): the site's format has fields
+LEVEL_MASK = 0x07    # LS_SITE_LEVEL_MASK
 LEVELS_TEXT_MAX = 16384
 FRAME_HDR = 5
 APP_MAX = 64          # longest app label sent (LS_APP_MAX)

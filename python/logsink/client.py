@@ -38,32 +38,15 @@ import time
 import weakref
 from collections.abc import Mapping
 
-from . import _args, _conn, _levels, _paths, _printf, _render
+from . import _args, _conn, _fields, _levels, _paths, _printf, _render
 from . import _wire as W
+from ._fields import encode_field  # noqa: F401 - the trick's field, for callers of old
 
 EMERG, ALERT, CRIT, ERR, WARNING, NOTICE, INFO, DEBUG = range(8)
 
 _FRAME_MAX = (64 << 10) - 5  # RECORDS frames stay within 64 KiB (PROTOCOL.md)
 _TEXT_FMT = b"%s"
-_FIELD_MAX = 256  # bytes of one named field ("NAME=VALUE"), cut beyond
-
-
-def _field_name(name):
-    """name as RENDERING.md's NAME: a letter or '_' first, then letters, digits,
-    '_', '.', '-' (others become '_'), at most 64 characters."""
-    out = "".join(c if (c.isascii() and (c.isalnum() or c in "_.-")) else "_" for c in name[:64])
-    if not out or not (out[0].isascii() and (out[0].isalpha() or out[0] == "_")):
-        out = ("_" + out)[:64]
-    return out
-
-
-def encode_field(name, value):
-    """A named field's argument: "NAME=VALUE" as a string argument, cut
-    at _FIELD_MAX bytes on a character boundary."""
-    b = ("%s=%s" % (_field_name(name), value)).encode("utf-8", "backslashreplace")
-    if len(b) > _FIELD_MAX:
-        b = b[:_FIELD_MAX].decode("utf-8", "ignore").encode("utf-8")
-    return W.varint(len(b)) + b
+_CAPS = W.CAP_LEVELS | W.CAP_FIELDS  # offered in HELLO; WELCOME says which are used
 
 _clients = weakref.WeakSet()
 _tls = threading.local()  # the thread's native id (a new one after fork)
@@ -158,7 +141,7 @@ class Client:
         self._stalled = False
         self._ever = False
         self._warned_absent = False  # the no-daemon warning of this spell was written
-        self._ext_fmts = {}  # (format, named fields) -> the format with their %.0s
+        self._ext_fmts = {}  # (format, named fields) -> the site's format with them, or None
         self._next_connect = 0.0
         self._backoff = self.reconnect_min
         self._lost_at = 0.0  # when the restart window began (0: none)
@@ -310,30 +293,52 @@ class Client:
             return True
         return False
 
-    def _with_fields(self, rec, fields):
-        """rec with named fields (render/RENDERING.md, "Named fields"): fields is
-        (count, their arguments as encode_field made them); the format gets
-        one %.0s per field, which print nothing and readers show by name
-        (logctl --json: "fields"). rec as it was when its site cannot have
-        another format."""
+    def _typed_fields(self):
+        """Whether this connection takes typed fields (its WELCOME granted
+        CAP_FIELDS); caller holds the lock, or reads a hint."""
+        return bool(self._caps & W.CAP_FIELDS)
+
+    def _with_fields(self, rec, items, typed):
+        """rec with named fields, items as _fields.item() made them.
+        typed (the daemon granted CAP_FIELDS): the site's format is the
+        message, 0x1F and the field list, its level byte carries
+        SITE_FIELDS, and each value is an argument of its type (proto/
+        fields.h); a message holding 0x1F itself takes the trick. Otherwise
+        the trick (render/RENDERING.md, "Named fields"): one %.0s per
+        field, each a string argument NAME=VALUE. rec as it was when its
+        site cannot have another format (the daemon would refuse it: over
+        4096 bytes or 64 arguments; past max_formats; the arguments over
+        max_record_bytes)."""
         key, data, trunc, last = rec
-        n, encoded = fields
+        typed = typed and _fields.SEP not in key[0]
+        if typed:
+            spec, encoded = _fields.typed(items)  # spec: bytes, the field list
+            level = key[1] | W.SITE_FIELDS
+        else:
+            spec, encoded = _fields.trick(items)  # spec: int, the count
+            level = key[1]
         if len(data) + len(encoded) > self.max_record_bytes:
             return rec  # the record's own arguments come first
-        fmt = self._ext_fmts.get((key[0], n))  # one bytes object per format: its hash is kept
-        if fmt is None:
-            fmt = key[0] + b"%.0s" * n
+        ck = (key[0], spec)
+        fmt = self._ext_fmts.get(ck, False)  # one bytes object per format: its hash is kept
+        if fmt is False:
+            fmt = key[0] + (_fields.SEP + spec if typed else b"%.0s" * spec)
+            if len(fmt) > W.FMT_MAX or _printf.parse(fmt) is None:
+                fmt = None  # the daemon refuses it: the record goes without its fields
             if len(self._ext_fmts) < 4 * self.max_formats + 64:
-                self._ext_fmts[(key[0], n)] = fmt
-        ext = (fmt,) + key[1:]
+                self._ext_fmts[ck] = fmt
+        if fmt is None:
+            return rec
+        ext = (fmt, level) + key[2:]
         if not self._admit(ext):
             return rec
         return ext, data + encoded, trunc, last
 
     def _log(self, level, fmt, args, file, line, ts, extra=None, strict=False, counts=None,
              fields=None):
-        """Stages one record (and `extra` text after it). fields: (name,
-        value) strings carried as named fields. strict: raise
+        """Stages one record (and `extra` text after it). fields: items
+        (_fields.item()) carried as named fields, typed when the daemon
+        takes them (decided again once _stage has a connection). strict: raise
         TypeError, after staging, when neither the daemon nor Python could
         render fmt with args (the record went in a degraded form: markers for
         unprintable arguments, or the last-resort form; _render)."""
@@ -346,8 +351,11 @@ class Client:
         counts = counts or []
         recs = [self._encode(level, fmt, args, file, line, counts)]
         bad = recs[0][3]
+        redo = None
         if fields:
-            recs[0] = self._with_fields(recs[0], fields)
+            typed = self._typed_fields()  # a hint: _stage checks it under the lock
+            redo = (recs[0], fields, typed)
+            recs[0] = self._with_fields(recs[0], fields, typed)
         if extra:
             recs.append(self._text(level, "%s", (extra,), file, line, counts))
         try:
@@ -355,7 +363,7 @@ class Client:
         except AttributeError:
             tid = _tls.tid = threading.get_native_id()
         start = time.monotonic()  # one block_timeout for the space and the flush
-        ok = self._stage(recs, tid, ts, counts)
+        ok = self._stage(recs, tid, ts, counts, redo)
         if ok and level <= self.flush_level and not self._stalled:
             self._drain(start + self.block_timeout)
         if bad and strict:
@@ -364,7 +372,7 @@ class Client:
                             " degraded form" % _render.safe_repr(fmt))
         return ok
 
-    def _stage(self, recs, tid, ts, counts):
+    def _stage(self, recs, tid, ts, counts, redo=None):
         with self._lock:
             if self._closed:
                 raise ValueError("logsink client is closed")
@@ -372,6 +380,10 @@ class Client:
                 self._stats[name] += 1
             if self._sock is None:
                 self._maybe_connect()
+            if redo is not None and redo[2] != self._typed_fields():
+                # The connection changed since the fields were encoded (made
+                # just now, or lost): their form follows this one's WELCOME.
+                recs[0] = self._with_fields(redo[0], redo[1], not redo[2])
             waiting = self._sock is None and self._restarting()  # staged for the next daemon
             need = sum(len(r[1]) for r in recs) + 64 * len(recs)
             full = len(self._out) + (len(self._cur) if self._cur else 0) + need > self.buffer_bytes
@@ -392,12 +404,20 @@ class Client:
                 self._work.notify()
             return True
 
-    @staticmethod
-    def _intern_frame(key, site):
+    def _intern_frame(self, key, site):
+        """The INTERN of a site for this connection. A site with typed
+        fields, to a daemon that did not grant CAP_FIELDS (one that came
+        back from a restart without it, or whose WELCOME is not read yet):
+        the format with 0x1F made a space and no SITE_FIELDS, an ordinary
+        format of the same signature, so the records encoded for it read
+        the same, their fields as text of the message."""
+        fmt, level = key[0], key[1]
+        if level & W.SITE_FIELDS and not self._caps & W.CAP_FIELDS:
+            fmt, level = fmt.replace(_fields.SEP, b" ", 1), level & W.LEVEL_MASK
         fname = str(key[2]).encode("utf-8", "backslashreplace")
         fname = fname[:W.utf8_cut(fname, W.FILE_MAX)]
         line = key[3] if 0 <= key[3] <= W.LINE_MAX else 0
-        return W.intern(site, key[1], line, key[0], fname)
+        return W.intern(site, level, line, fmt, fname)
 
     def _intern(self, key):
         site = len(self._sites) + 1
@@ -473,12 +493,12 @@ class Client:
         # the first record, but briefly: this runs in a logging thread, with
         # the lock held. Unanswered (a daemon starting, this connection in
         # its backlog), the connection is used and the answer read later.
-        got = _conn.handshake(sock, W.hello2(self._app, W.CAP_LEVELS, self._own_text),
+        got = _conn.handshake(sock, W.hello2(self._app, _CAPS, self._own_text),
                               now + min(self.send_timeout, 0.1))
         self._welcome_pending = False
         if got is not None and got[0] == "welcome":
             _, caps, text, rest = got
-            self._caps = caps & W.CAP_LEVELS
+            self._caps = caps & _CAPS
             self._in = bytearray(rest)
             self._apply_levels(text)
             return sock, 2
@@ -531,7 +551,8 @@ class Client:
             got = W.next_frame(self._in, _conn.IN_LIMIT)
             if not got:
                 if got is None:
-                    self._caps = 0  # what this client cannot read: nothing more is read
+                    # What this client cannot read: nothing more is read.
+                    self._caps &= ~W.CAP_LEVELS
                 return
             ftype, payload, size = got
             del self._in[:size]
@@ -541,7 +562,7 @@ class Client:
                     self._apply_levels(text[0])
             elif self._welcome_pending and ftype == W.F_WELCOME and len(payload) >= 8:
                 self._welcome_pending = False
-                self._caps = int.from_bytes(payload[4:8], "little") & W.CAP_LEVELS
+                self._caps = int.from_bytes(payload[4:8], "little") & _CAPS
                 text = W.get_str(payload, 8, W.LEVELS_TEXT_MAX)
                 self._apply_levels(text[0] if text is not None else b"")
             elif self._welcome_pending and ftype == W.F_REFUSE:
@@ -562,7 +583,7 @@ class Client:
         self._caps = 0
         if sock is not None:
             sock, version = self._handshake(sock, now)
-            if sock is not None and not self._caps and not self._welcome_pending:
+            if sock is not None and not self._caps & W.CAP_LEVELS and not self._welcome_pending:
                 self._apply_levels(b"")  # no rules from this daemon: an earlier one's go
         if sock is None:
             if self._restarting():  # the next daemon is expected any moment
@@ -588,7 +609,7 @@ class Client:
             head = bytearray()
             marks = []
             self._stats["frames_sent"] += 1
-            if (self._caps or self._welcome_pending) and self._thread is None:
+            if (self._caps & W.CAP_LEVELS or self._welcome_pending) and self._thread is None:
                 self._start_sender()  # it reads what the daemon pushes
         else:
             head = bytearray(W.hello(self._app))
@@ -638,7 +659,9 @@ class Client:
         nrec = 0
         prev = marks[k - 1][0] if k else 0
         for end, n, _ in marks[k:]:
-            if data[prev + 4] in (W.F_INTERN, W.F_RECORDS):
+            # Not INTERN: the next connection interns every site again, as
+            # that daemon's capabilities allow (_maybe_connect, _intern_frame).
+            if data[prev + 4] == W.F_RECORDS:
                 kept += data[prev:end]
                 kmarks.append((len(kept), n, 0))
                 nrec += n
@@ -663,6 +686,7 @@ class Client:
         except OSError:
             pass
         self._sock = None
+        self._caps = 0  # the next connection's WELCOME says its own
         self._gen += 1
 
     def _queue_report(self):

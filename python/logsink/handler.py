@@ -24,6 +24,14 @@ argument replaced by "<unprintable TYPE: EXCEPTION>", or the format
 followed by the arguments) and then reported through handleError(), as
 logging's own handlers report a record whose getMessage() raises.
 
+Fields: the logger's name (`logger`) and the record's `extra=` values (at
+most 16) go as named fields (logsink/_fields.py). When the daemon granted
+LS_CAP_FIELDS (proto/include/logsink/proto/fields.h) they are typed fields
+of the site (bool, int, float and str keep their type; any other value is
+its str()), with the name rule of _fields.name(); otherwise, with an older
+daemon, each is a `%.0s` conversion whose string argument reads NAME=VALUE
+(render/RENDERING.md, "Named fields").
+
 exc_info / stack_info: the traceback (formatted by this handler's
 formatter, or logging's default one) and the stack follow as a second
 record, "%s" at the same level and site, staged together with the first so
@@ -32,8 +40,8 @@ no other record comes between them."""
 import logging
 from collections.abc import Mapping
 
-from . import _render
-from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client, encode_field
+from . import _fields as _F
+from .client import CRIT, DEBUG, ERR, INFO, WARNING, Client
 
 
 def syslog_level(levelno):
@@ -55,34 +63,35 @@ _BASE = logging.LogRecord("", 0, "", 0, "", (), None).__dict__
 _STANDARD = frozenset(_BASE) | {"message", "asctime", "taskName"}
 _BASE_LEN = len(_BASE)  # a record with no more attributes has no extra
 _MAX_EXTRA = 16  # extra fields carried per record
-_logger_fields = {}  # logger name -> its encoded field (names are few)
+_logger_fields = {}  # logger name -> its fields (names are few)
 
 
 def _fields(record):
-    """(count, encoded arguments) of the logger's name and the record's
-    `extra=` fields; a value that cannot be printed becomes its marker."""
+    """The logger's name and the record's `extra=` values as field items
+    (logsink/_fields.py): bool, int, float and str keep their type, any
+    other value is its str() (a value that cannot be printed, its marker).
+    The client sends them typed or as the %.0s trick, as its daemon takes
+    them."""
     name = record.name
-    enc = _logger_fields.get(name)
-    if enc is None:
-        enc = encode_field("logger", name)
-        if len(_logger_fields) < 4096:
-            _logger_fields[name] = enc
+    try:
+        items = _logger_fields.get(name)
+    except TypeError:  # a name that cannot be hashed
+        items = None
+    if items is None:
+        items = (_F.item("logger", name),)
+        if len(_logger_fields) < 4096 and type(name) is str:
+            _logger_fields[name] = items
     attrs = record.__dict__
     if len(attrs) <= _BASE_LEN:
-        return 1, enc
-    parts = [enc]
+        return items
+    items = list(items)
     for k, v in attrs.items():
         if k in _STANDARD or k == "logger" or not isinstance(k, str):
             continue
-        if len(parts) > _MAX_EXTRA:
+        if len(items) > _MAX_EXTRA:
             break
-        try:
-            s = v if isinstance(v, str) else str(v)
-            s = str.__str__(s)
-        except Exception as e:  # noqa: BLE001 - a user's __str__ may raise
-            s = _render.unprintable(v, e)
-        parts.append(encode_field(k, s))
-    return len(parts), b"".join(parts)
+        items.append(_F.item(k, v))
+    return items
 
 
 class Handler(logging.Handler):

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -133,57 +134,18 @@ void AppendFreeTextFields(const Record &rec, std::string *out) {
   out->push_back('}');
 }
 
-// Named fields (RENDERING.md, "Named fields"): the arguments of the "%.0s"
-// conversions that end a native record's format, those that read NAME=VALUE
-// (NAME: a letter or '_', then letters, digits, '_', '.', '-'; at most 64),
-// as "fields":{NAME:VALUE}. Free-text kinds have their own fields.
-bool FieldName(std::string_view s) {
-  if (s.empty() || s.size() > 64) return false;
-  for (size_t i = 0; i < s.size(); i++) {
-    const char c = s[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    const bool more = (c >= '0' && c <= '9') || c == '.' || c == '-';
-    if (!(alpha || (i > 0 && more))) return false;
-  }
-  return true;
-}
-
-void AppendNamedFields(const Record &rec, std::string *out) {
-  if (ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) >= 0) return;
-  // Trailing "%.0s" conversions, not "%%.0s" (a literal '%').
-  std::string_view fmt = rec.site.fmt;
-  size_t k = 0;
-  constexpr std::string_view kHidden = "%.0s";
-  while (fmt.size() >= kHidden.size() && fmt.substr(fmt.size() - kHidden.size()) == kHidden) {
-    size_t pct = 0;  // '%' right before this one: an odd count makes it literal
-    for (size_t i = fmt.size() - kHidden.size(); i > 0 && fmt[i - 1] == '%'; i--) pct++;
-    if (pct % 2) break;
-    fmt.remove_suffix(kHidden.size());
-    k++;
-  }
-  if (k == 0) return;
-  char sig[LS_FMT_MAX_ARGS + 1];
-  const int n = ls_fmt_signature(rec.site.fmt.data(), rec.site.fmt.size(), sig, sizeof sig);
-  if (n < int(k)) return;
-  const auto *p = reinterpret_cast<const uint8_t *>(rec.args.data());
-  const uint8_t *end = p + rec.args.size();
-  bool any = false;
-  for (int i = 0; i < n; i++) {
-    ls_arg a{};
-    const size_t used = ls_arg_get(sig[i], p, end, &a);
-    if (used == 0) break;  // cut or malformed: no more fields
-    p += used;
-    if (i < n - int(k) || sig[i] != LS_ARG_STR) continue;
-    std::string_view s(reinterpret_cast<const char *>(a.s), a.len);
-    const size_t eq = s.find('=');
-    if (eq == std::string_view::npos || !FieldName(s.substr(0, eq))) continue;
-    out->append(any ? "," : ",\"fields\":{");
-    any = true;
-    AppendJsonString(out, s.substr(0, eq));
+// Named fields (RENDERING.md, "Named fields"): "fields":{NAME:VALUE},
+// typed, each name once. Free-text kinds have their own fields.
+void AppendNamedFields(const std::vector<FieldValue> &fields, std::string *out) {
+  if (fields.empty()) return;
+  out->append(",\"fields\":{");
+  for (size_t i = 0; i < fields.size(); i++) {
+    if (i) out->push_back(',');
+    AppendJsonString(out, fields[i].name);
     out->push_back(':');
-    AppendJsonString(out, s.substr(eq + 1));
+    AppendFieldJson(fields[i], out);
   }
-  if (any) out->push_back('}');
+  out->push_back('}');
 }
 
 // JSON members after the first: ,"name":value. The key goes out in one
@@ -257,7 +219,7 @@ bool Printer::Message(const Record &rec, std::string *msg) {
     RenderUnknownSite(rec.site_id, rec.args, msg);
     ok = false;
   } else {
-    ok = RenderMessage(formats_.Get(rec.site_id, rec.site.fmt), rec.args, msg);
+    ok = RenderMessage(formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags), rec.args, msg);
   }
   if (rec.truncated) AppendTruncated(rec.truncated, msg);
   return ok;
@@ -321,8 +283,9 @@ void Printer::RawLine(const Record &rec, std::string *out) {
       tmp_.append("\"");
     }
     tmp_.append(" args=");
-    AppendRawArgs(rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt) : nullptr, rec.args,
-                  &tmp_);
+    AppendRawArgs(
+        rec.site_known ? &formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags) : nullptr,
+        rec.args, &tmp_);
     if (rec.truncated) {
       tmp_.append(" truncated=");
       AppendNum(&tmp_, rec.truncated);
@@ -362,12 +325,14 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   JsonNum(out, "site", rec.site_id);
   const Format *f = nullptr;
   if (rec.site_known) {
-    f = &formats_.Get(rec.site_id, rec.site.fmt);
-    JsonStr(out, "fmt", rec.site.fmt);
+    f = &formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags);
+    // A site with fields shows its message's format; the fields come apart.
+    JsonStr(out, "fmt", f->fields.empty() ? rec.site.fmt : std::string_view(f->fmt));
     JsonStr(out, "file", rec.site.file);
     JsonNum(out, "line", rec.site.line);
     AppendFreeTextFields(rec, out);
-    AppendNamedFields(rec, out);
+    NamedFields(rec, *f);
+    AppendNamedFields(fields_, out);
   } else {
     out->append(",\"unknown_site\":true");
   }
@@ -387,6 +352,18 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   if (rec.truncated) JsonNum(out, "truncated", rec.truncated);
   AppendBootFields(rec, out);
   out->append("}\n");
+}
+
+void Printer::NamedFields(const Record &rec, const Format &f) {
+  RecordFields(rec, f, &fields_);
+  if (output_fields_.empty() || fields_.empty()) return;
+  // A name starting with '_' in the list is a trusted field's, never a
+  // stored one (as matches read it): no such stored field is kept.
+  auto unwanted = [this](const FieldValue &v) {
+    return v.name.empty() || v.name[0] == '_' ||
+           std::find(output_fields_.begin(), output_fields_.end(), v.name) == output_fields_.end();
+  };
+  fields_.erase(std::remove_if(fields_.begin(), fields_.end(), unwanted), fields_.end());
 }
 
 void Printer::Lost(uint64_t n, std::string *out) {

@@ -182,9 +182,25 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
   } else {
     Field(out, "site", rec.site_id);
     if (rec.site_known) {
-      Field(out, "fmt", rec.site.fmt);
+      const Format &f = formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags);
+      Field(out, "fmt", f.fields.empty() ? rec.site.fmt : std::string_view(f.fmt));
       Field(out, "file", rec.site.file);
       Field(out, "line", rec.site.line);
+      // Named fields as they are named (not upper-cased: they are the
+      // program's), after the record's own; those of --output-fields only.
+      NamedFields(rec, f);
+      // Under a heading, indented further: a field named like one of the
+      // record's own keys (UID) cannot pass for it.
+      if (!fields_.empty()) out->append("    FIELDS:\n");
+      for (const FieldValue &v : fields_) {
+        out->append("        ");
+        AppendTerminalSafe(out, v.name);
+        out->push_back('=');
+        tmp_.clear();
+        AppendFieldText(v, &tmp_);
+        AppendTerminalSafe(out, tmp_);
+        out->push_back('\n');
+      }
     }
     if (rec.truncated) Field(out, "truncated", rec.truncated);
     if (!msg_ok) Field(out, "mismatch", uint64_t(1));

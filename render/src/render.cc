@@ -8,6 +8,8 @@
 #include <exception>
 
 #include "logsink/proto/args.h"
+#include "logsink/proto/fields.h"
+#include "logsink/proto/format.h"
 #include "logsink/render/escape.h"
 
 namespace logsink::render {
@@ -374,11 +376,18 @@ void AppendMismatch(const Format &f, std::string_view args, std::string *out) {
 
 }  // namespace
 
-void Compile(std::string_view fmt, Format *out) {
-  out->fmt.assign(fmt);
+void Compile(std::string_view fmt, Format *out, uint8_t site_flags) {
   out->specs.clear();
   out->sig.clear();
+  out->fields.clear();
   out->ok = false;
+  // A site with fields: the message is what comes before 0x1F, the field
+  // list's conversions follow its arguments. A reader takes trusted ('_')
+  // names too: only the daemon can have written them.
+  size_t msg = fmt.size();
+  if ((site_flags & LS_ST_F_FIELDS) && ls_fields_check(fmt.data(), fmt.size(), 1) > 0)
+    msg = ls_fields_message_len(fmt.data(), fmt.size());
+  out->fmt.assign(fmt.substr(0, msg));
   size_t pos = 0;
   ls_fmt_spec s;
   int r;
@@ -388,6 +397,15 @@ void Compile(std::string_view fmt, Format *out) {
     if (s.width == LS_FMT_STAR) out->sig.push_back(LS_ARG_INT);
     if (s.precision == LS_FMT_STAR) out->sig.push_back(LS_ARG_INT);
     out->sig.push_back(s.type);
+  }
+  if (r == 0 && msg < fmt.size()) {
+    ls_field f;
+    size_t at = msg;
+    while ((r = ls_field_next(fmt.data(), fmt.size(), msg, &at, &f)) > 0) {
+      out->fields.push_back(
+          {std::string(f.name, f.name_len), f.type, out->sig.size(), f.conv.length});
+      out->sig.push_back(f.arg_type);
+    }
   }
   out->ok = r == 0 && out->sig.size() <= LS_FMT_MAX_ARGS;
 }
@@ -611,10 +629,38 @@ bool AppendJsonArgsExact(const Format *f, std::string_view args, std::string *ou
   return big;
 }
 
-const Format &FormatCache::Get(uint32_t id, std::string_view fmt) {
+void AppendArgJson(const ls_arg &a, std::string *out) { AppendJsonValue(a, out); }
+
+uint64_t NarrowInteger(int length, uint64_t v, bool is_signed) {
+  return Narrow(length, v, is_signed);
+}
+
+void AppendArgText(const ls_arg &a, std::string *out) {
+  switch (a.type) {
+    case LS_ARG_INT:
+    case LS_ARG_UINT:
+      return AppendInteger(a, out);
+    case LS_ARG_DOUBLE:
+      return AppendDoubleShortest(a.f, out);
+    case LS_ARG_CHAR:
+      return AppendUtf8(out, a.u > 0x10ffff ? 0xfffd : static_cast<char32_t>(a.u));
+    case LS_ARG_STR:
+      out->append(reinterpret_cast<const char *>(a.s), a.len);
+      return;
+    case LS_ARG_PTR:
+      fmt::format_to(std::back_inserter(*out), "{:#x}", a.u);
+      return;
+    default:
+      return;
+  }
+}
+
+const Format &FormatCache::Get(uint32_t id, std::string_view fmt, uint8_t site_flags) {
   if (id == 0) {
-    if (!inline_valid_ || inline_.fmt != fmt) {
-      Compile(fmt, &inline_);
+    if (!inline_valid_ || inline_full_ != fmt || inline_flags_ != site_flags) {
+      Compile(fmt, &inline_, site_flags);
+      inline_full_.assign(fmt);
+      inline_flags_ = site_flags;
       inline_valid_ = true;
     }
     return inline_;
@@ -629,7 +675,7 @@ const Format &FormatCache::Get(uint32_t id, std::string_view fmt) {
   }
   if (!*slot) {
     *slot = std::make_unique<Format>();
-    Compile(fmt, slot->get());
+    Compile(fmt, slot->get(), site_flags);
   }
   return **slot;
 }

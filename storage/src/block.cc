@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dict.h"
+#include "logsink/proto/fields.h"
 
 namespace logsink::storage::internal {
 
@@ -203,7 +204,8 @@ uint8_t *PutRecordEntry(uint8_t *p, const RecordFields &f, size_t fixed_len, con
   if (f.flags & LS_E_F_TID) p += ls_put_varint(p, f.tid);
   if (f.flags & LS_E_F_TRUNC) p += ls_put_varint(p, f.truncated);
   if (f.flags & LS_E_F_INLINE) {
-    *p++ = f.inline_site->level;
+    *p++ = static_cast<uint8_t>(f.inline_site->level |
+                                (f.inline_site->flags & LS_ST_F_FIELDS ? LS_SITE_FIELDS : 0));
     p += ls_put_varint(p, f.inline_site->line);
     p = PutStr(p, f.inline_site->fmt);
     p = PutStr(p, f.inline_site->file);
@@ -402,7 +404,10 @@ struct BlockCursor::In {
   if (flags & LS_E_F_TID) tid_ = in->Var();
   if (flags & LS_E_F_TRUNC) r->truncated = in->Var();
   if (flags & LS_E_F_INLINE) {
-    r->inline_site.level = in->U8();
+    // The level byte: the level, and FIELDS (format 6; FORMAT.md, "Entries").
+    const uint8_t level = in->U8();
+    r->inline_site.level = level & LS_SITE_LEVEL_MASK;
+    r->inline_site.flags = level & LS_SITE_FIELDS ? LS_ST_F_FIELDS : 0;
     r->inline_site.line = in->Var32();
     r->inline_site.fmt = in->Str();
     r->inline_site.file = in->Str();

@@ -66,6 +66,7 @@ class RingReader::Impl {
     if (reporter_ && internal::FileSizeProblem(file_.get(), sb, &off, &why))
       reporter_->Corruption(off, why);
     layout_ = sb.layout;
+    version_ = sb.version;
     st_.Init(layout_.strtab_off, layout_.strtab_size);
     s = opts.sites_from ? Status::OK() : st_.Load(file_.get());  // (else: the writer's)
     if (!s.ok()) return s;
@@ -334,6 +335,7 @@ class RingReader::Impl {
   }
 
   Layout layout_;
+  uint32_t version_ = LS_FORMAT_VERSION;
 
  private:
   // Tier readers report corruption straight through; their losses (tier 0
@@ -405,6 +407,7 @@ Status RingReader::FromFile(Env *env, std::unique_ptr<File> file, const std::str
 }
 
 const Layout &RingReader::layout() const { return impl_->layout_; }
+uint32_t RingReader::format_version() const { return impl_->version_; }
 Status RingReader::SeekOldest() { return impl_->SeekOldest(); }
 Status RingReader::SeekLast(uint64_t n) { return impl_->SeekLast(n); }
 Status RingReader::StartSeekLast(uint64_t n) { return impl_->StartSeekLast(n); }

@@ -157,7 +157,7 @@ Status RingWriter::Impl::OpenExisting(Env *env, const std::string &path, const W
     uint8_t v[4] = {};
     size_t got = 0;
     if (!file_->PRead(LS_SB_OFF_VERSION, v, 4, &got).ok() || got != 4) return s;
-    if (ls_get_u32(v) >= LS_FORMAT_VERSION) return s;
+    if (ls_get_u32(v) >= LS_FORMAT_VERSION_MIN) return s;
     file_.reset();
     // PATH.vN, or PATH.vN.1 .. .9 when earlier ones were kept already.
     const std::string base = path + ".v" + std::to_string(ls_get_u32(v));
@@ -186,6 +186,31 @@ Status RingWriter::Impl::OpenExisting(Env *env, const std::string &path, const W
   if (!s.ok()) return s;
   full_ = have;
   layout_ = full_.Tier(0);
+  // Each copy's version field as written, valid copy or not: an older one
+  // left by a crash between the two writes below is rewritten too.
+  uint32_t oldest = sb_.version;
+  for (uint64_t at : {uint64_t{0}, uint64_t{LS_SB_SLOT}}) {
+    uint8_t v[4] = {};
+    size_t got = 0;
+    s = file_->PRead(at + LS_SB_OFF_VERSION, v, 4, &got);
+    if (!s.ok()) return s;
+    if (got == 4) oldest = std::min(oldest, ls_get_u32(v));
+  }
+  if (oldest < LS_FORMAT_VERSION) {
+    // An older version this one extends (FORMAT.md, "Versions"): made the
+    // current one in place, both copies, so its records stay where they
+    // are, readable by this version's readers. A crash between the two
+    // writes leaves copies of two versions; the newer generation wins,
+    // and the next open rewrites the older copy.
+    upgraded_from_ = sb_.version < LS_FORMAT_VERSION ? sb_.version : 0;
+    sb_.version = LS_FORMAT_VERSION;
+    for (int i = 0; i < 2 && s.ok(); i++) {
+      sb_.generation++;
+      s = internal::WriteSuperblock(file_.get(), sb_);
+    }
+    if (s.ok()) s = file_->Sync();
+    if (!s.ok()) return s;
+  }
   if (full_.RingIdHex().empty()) {
     // A file from before ring identities: give it one now (FORMAT.md).
     s = NewRingId(&full_);

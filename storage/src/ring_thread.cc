@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "logsink/proto/fields.h"
+#include "logsink/proto/format.h"
+
 namespace logsink::storage {
 namespace {
 
@@ -130,7 +133,7 @@ void RingWriter::Thread::Record(const RecordIn &rec) {
   p = Put(p, uint32_t(rec.args_len));
   p = Put(p, uint8_t(rec.signature.size()));  // at most LS_FMT_MAX_ARGS
   if (in) {
-    p = Put(p, in->level);
+    p = Put(p, uint8_t(in->level | (in->flags & LS_ST_F_FIELDS ? LS_SITE_FIELDS : 0)));
     p = Put(p, in->line);
     p = PutBytes(p, in->fmt);
     p = PutBytes(p, in->file);
@@ -286,6 +289,8 @@ void RingWriter::Thread::Apply(const std::vector<uint8_t> &batch) {
       p = Get(p, &sig_len);
       if (rec.site_id == 0) {
         p = Get(p, &site.level);
+        site.flags = site.level & LS_SITE_FIELDS ? LS_ST_F_FIELDS : 0;
+        site.level &= LS_SITE_LEVEL_MASK;
         p = Get(p, &site.line);
         p = GetBytes(p, &site.fmt);
         p = GetBytes(p, &site.file);

@@ -188,5 +188,6 @@ uint64_t RingWriter::current_block_seq(int tier) const {
 uint64_t RingWriter::next_source_id() const { return impl_->next_source_id_; }
 bool RingWriter::dirty() const { return thread_ ? thread_->dirty() : impl_->AnyDirty(); }
 const std::string &RingWriter::moved_aside() const { return impl_->moved_aside_; }
+uint32_t RingWriter::upgraded_from() const { return impl_->upgraded_from_; }
 
 }  // namespace logsink::storage

@@ -98,7 +98,8 @@ class RingWriter::Impl {
   BlockHeader cur_;  // the current block's header fields (crc unused)
   bool dirty_ = false;
   uint64_t next_source_id_ = 1;
-  std::string moved_aside_;  // where Open moved a ring of another version
+  std::string moved_aside_;     // where Open moved a ring of another version
+  uint32_t upgraded_from_ = 0;  // the version Open upgraded in place, 0: none
   // Guards the string table when a writer thread appends (RingWriter::Thread):
   // the caller's thread interns (exclusive), the writer thread looks sites
   // up (shared). The caller's own lookups need no lock: it is the table's

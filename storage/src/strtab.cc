@@ -20,6 +20,7 @@ void EncodeStrtabEntry(uint32_t id, const Site &site, uint8_t *out) {
   ls_put_u32(out + LS_ST_OFF_ID, id);
   ls_put_u32(out + LS_ST_OFF_LINE, site.line);
   out[LS_ST_OFF_LEVEL] = site.level;
+  out[LS_ST_OFF_FLAGS] = site.flags;
   ls_put_u16(out + LS_ST_OFF_FMT_LEN, static_cast<uint16_t>(site.fmt.size()));
   ls_put_u16(out + LS_ST_OFF_FILE_LEN, static_cast<uint16_t>(site.file.size()));
   std::memcpy(out + LS_ST_HDR, site.fmt.data(), site.fmt.size());
@@ -37,7 +38,8 @@ StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t last_id, uint3
   const uint32_t got_id = ls_get_u32(p + LS_ST_OFF_ID);
   if (got_id <= last_id) return StParse::kEnd;
   size_t fmt_len = ls_get_u16(p + LS_ST_OFF_FMT_LEN), file_len = ls_get_u16(p + LS_ST_OFF_FILE_LEN);
-  if (fmt_len > LS_ST_MAX_FMT || file_len > LS_ST_MAX_FILE || p[LS_ST_OFF_LEVEL] > 7) {
+  if (fmt_len > LS_ST_MAX_FMT || file_len > LS_ST_MAX_FILE || p[LS_ST_OFF_LEVEL] > 7 ||
+      (p[LS_ST_OFF_FLAGS] & ~LS_ST_F_FIELDS) != 0) {
     return StParse::kEnd;
   }
   size_t n = LS_ST_HDR + fmt_len + file_len;
@@ -48,6 +50,7 @@ StParse ParseStrtabEntry(const uint8_t *p, size_t avail, uint32_t last_id, uint3
   if (ls_get_u32(p + LS_ST_OFF_CRC) != Crc32c(p + kStCrcFrom, n - kStCrcFrom)) return StParse::kEnd;
   *id = got_id;
   site->level = p[LS_ST_OFF_LEVEL];
+  site->flags = p[LS_ST_OFF_FLAGS];
   site->line = ls_get_u32(p + LS_ST_OFF_LINE);
   site->fmt = std::string_view(reinterpret_cast<const char *>(p + LS_ST_HDR), fmt_len);
   site->file = std::string_view(reinterpret_cast<const char *>(p + LS_ST_HDR + fmt_len), file_len);
@@ -102,6 +105,7 @@ std::string StringTable::Key(const Site &s) {
   std::string k;
   k.reserve(16 + s.fmt.size() + s.file.size());
   k.append(std::to_string(s.level)).push_back(':');
+  k.append(std::to_string(s.flags)).push_back(':');
   k.append(std::to_string(s.line)).push_back(':');
   k.append(std::to_string(s.fmt.size())).push_back(':');
   k.append(s.fmt).append(s.file);
@@ -109,7 +113,7 @@ std::string StringTable::Key(const Site &s) {
 }
 
 void StringTable::Add(uint32_t id, const Site &s) {
-  Entry e{true, s.level, s.line, std::string(s.fmt), std::string(s.file)};
+  Entry e{true, s.level, s.flags, s.line, std::string(s.fmt), std::string(s.file)};
   if (id <= 2ull * (count_ + 1) + kDenseSlack) {
     if (entries_.size() < id) entries_.resize(id);
     entries_[id - 1] = std::move(e);
@@ -233,6 +237,7 @@ bool StringTable::Get(uint32_t id, Site *out) const {
   if (!ep || !ep->present) return false;
   const Entry &e = *ep;
   out->level = e.level;
+  out->flags = e.flags;
   out->line = e.line;
   out->fmt = e.fmt;
   out->file = e.file;
@@ -246,7 +251,8 @@ uint32_t StringTable::Find(const Site &site) const {
 
 Status StringTable::Append(File *f, const Site &site, uint32_t *id) {
   *id = 0;
-  if (site.fmt.size() > LS_ST_MAX_FMT || site.file.size() > LS_ST_MAX_FILE || site.level > 7) {
+  if (site.fmt.size() > LS_ST_MAX_FMT || site.file.size() > LS_ST_MAX_FILE || site.level > 7 ||
+      (site.flags & ~LS_ST_F_FIELDS) != 0) {
     return Status::OK();
   }
   size_t n = StrtabEntrySize(site);

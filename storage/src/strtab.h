@@ -79,6 +79,7 @@ class StringTable {
   struct Entry {
     bool present = false;
     uint8_t level = 0;
+    uint8_t flags = 0;
     uint32_t line = 0;
     std::string fmt, file;
   };

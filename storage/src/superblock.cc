@@ -47,11 +47,12 @@ SbCopy DecodeSuperblock(const uint8_t *p, Superblock *out, std::string *why) {
     return SbCopy::kBad;
   }
   uint32_t version = ls_get_u32(p + LS_SB_OFF_VERSION);
-  if (version != LS_FORMAT_VERSION) {
+  if (version < LS_FORMAT_VERSION_MIN || version > LS_FORMAT_VERSION) {
     *why = "format version " + std::to_string(version);
     return SbCopy::kVersion;
   }
   Superblock sb;
+  sb.version = version;
   sb.generation = ls_get_u64(p + LS_SB_OFF_GENERATION);
   sb.tail_hint = ls_get_u64(p + LS_SB_OFF_TAIL_HINT);
   Layout &l = sb.layout;
@@ -116,9 +117,9 @@ Status ReadSuperblock(File *f, const std::string &path, Superblock *out, bool co
       (st[1] == SbCopy::kVersion && st[0] != SbCopy::kValid)) {
     const int i = st[0] == SbCopy::kVersion ? 0 : 1;
     return Status::OldVersion(
-        path + " is a logsink ring of " + reason[i] + "; this build reads format version " +
-        std::to_string(LS_FORMAT_VERSION) +
-        (ls_get_u32(buf[i] + LS_SB_OFF_VERSION) < LS_FORMAT_VERSION
+        path + " is a logsink ring of " + reason[i] + "; this build reads format versions " +
+        std::to_string(LS_FORMAT_VERSION_MIN) + " to " + std::to_string(LS_FORMAT_VERSION) +
+        (ls_get_u32(buf[i] + LS_SB_OFF_VERSION) < LS_FORMAT_VERSION_MIN
              ? " (logsinkd moves an older ring aside to " + path + ".v" +
                    std::to_string(ls_get_u32(buf[i] + LS_SB_OFF_VERSION)) +
                    " and starts a new one; read that with the logctl that wrote it)"

@@ -5,12 +5,17 @@
 #include <cstdint>
 #include <string>
 
+#include "logsink/proto/format.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/ring.h"
 
 namespace logsink::storage::internal {
 
 struct Superblock {
+  // The copy's format version, LS_FORMAT_VERSION_MIN .. LS_FORMAT_VERSION
+  // (a writer writes LS_FORMAT_VERSION only: it upgrades an older file in
+  // place as it opens it, FORMAT.md "Versions").
+  uint32_t version = LS_FORMAT_VERSION;
   Layout layout;
   uint64_t generation = 0;
   uint64_t tail_hint = 0;

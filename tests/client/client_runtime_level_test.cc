@@ -328,6 +328,8 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   // Info, below flush_level: the call does not wait for the socket, which
   // this thread answers below.
   LS_LOG(c, LS_INFO, "to an old daemon %d", 1);
+  // Fields, which a version 1 daemon does not take: the list ends the text.
+  LS_LOG(c, LS_INFO, "fields for an old daemon %d" LS_FIELDS("user=%s ok:bool=%d"), 2, "al", 1);
 
   int fd = Accept(lfd);
   ASSERT_GE(fd, 0);
@@ -338,7 +340,7 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   ls_hello h;
   ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
   EXPECT_EQ(h.version, 2u);
-  EXPECT_EQ(h.caps, LS_CAP_LEVELS | LS_CAP_CENSUS);
+  EXPECT_EQ(h.caps, LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
   EXPECT_EQ(std::string(h.levels, h.levels_len), "info,net.c=debug");  // its own rules
   uint8_t refuse[128];
   const char reason[] = "protocol version 2 is not supported; this logsinkd speaks 1";
@@ -356,8 +358,18 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(std::string(h.app, h.app_len), "oldtimer");
   bool records = false;
-  while (!records && ReadFrame(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
+  std::vector<std::string> interned;
+  while (!records && ReadFrame(fd, &buf, &f)) {
+    records = f.type == LS_F_RECORDS;
+    ls_intern in;
+    if (f.type == LS_F_INTERN && ls_intern_decode(f.payload, f.len, &in) == 0) {
+      EXPECT_EQ(in.fields, 0);
+      interned.emplace_back(in.fmt, in.fmt_len);
+    }
+  }
   EXPECT_TRUE(records);
+  EXPECT_EQ(interned, (std::vector<std::string>{"to an old daemon %d",
+                                                "fields for an old daemon %d user=%s ok:bool=%d"}));
   ls_close(c);
   close(fd);
   close(lfd);

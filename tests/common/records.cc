@@ -21,6 +21,7 @@ OwnedRecord Copy(const storage::Record &r) {
                      .site_id = r.site_id,
                      .site_known = r.site_known,
                      .level = r.site.level,
+                     .site_flags = r.site.flags,
                      .line = r.site.line,
                      .fmt = std::string(r.site.fmt),
                      .file = std::string(r.site.file),

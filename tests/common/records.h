@@ -21,6 +21,7 @@ struct OwnedRecord {
   uint32_t site_id = 0;
   bool site_known = false;
   uint8_t level = 0;
+  uint8_t site_flags = 0;  // LS_ST_F_*
   uint32_t line = 0;
   std::string fmt, file, args;
   uint64_t truncated = 0, dropped_count = 0, dropped_since_ns = 0;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include <deque>
 #include <map>
 #include <random>
 #include <set>
@@ -219,9 +220,10 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
     uint32_t want_caps;
     std::string want_levels;
   };
-  for (const Case &c : {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS | LS_CAP_CENSUS, "debug"},
-                        Case{0, LS_CAP_LEVELS, "db", LS_CAP_LEVELS, ""}, Case{0, 0, "web", 0, ""},
-                        Case{ls_hello_text_flags(6, 1, 0, 0), LS_CAP_LEVELS, "web", 0, ""}}) {
+  for (const Case &c :
+       {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS, "debug"},
+        Case{0, LS_CAP_LEVELS, "db", LS_CAP_LEVELS, ""}, Case{0, 0, "web", 0, ""},
+        Case{ls_hello_text_flags(6, 1, 0, 0), LS_CAP_LEVELS, "web", 0, ""}}) {
     std::string p;
     PutU32(&p, 2);
     PutU32(&p, c.flags);
@@ -306,6 +308,79 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
   ASSERT_TRUE(v1.Feed(U(hello), hello.size(), 0));
   EXPECT_TRUE(v1.out().empty());
   EXPECT_FALSE(v1.PushLevels("debug"));
+}
+
+// Fields (PROTOCOL.md, "Fields"): an INTERN with FIELDS is taken on a
+// connection that took the capability, with a list that parses and no
+// trusted name; its site keeps the flag, its records all their arguments.
+TEST_F(SessionTest, FieldsNeedTheirCapabilityAndAValidList) {
+  auto hello = [](uint32_t caps) {
+    std::string p;
+    PutU32(&p, 2);
+    PutU32(&p, 0);
+    PutStr(&p, "fielder");
+    PutU32(&p, caps);
+    PutStr(&p, "");
+    return Frame(LS_F_HELLO, p);
+  };
+  const std::string good = std::string("disk %s\x1f") + "user=%s n=%lld ok:bool=%d";
+  const std::string s =
+      hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, good, "f.c") +
+      Records(4, {{1, 100, {Arg::S("sda"), Arg::S("alice"), Arg::I(-5), Arg::I(1)}}});
+  Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(sess.Feed(U(s), s.size(), 0));
+  const std::vector<OwnedRecord> v = Flushed();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].fmt, good);
+  EXPECT_EQ(v[0].site_flags, LS_ST_F_FIELDS);
+  EXPECT_EQ(v[0].level, 6);
+
+  // Refused, each closing its connection as a bad INTERN.
+  const std::string without = hello(LS_CAP_LEVELS) + Intern(1, 0x08 | 6, 9, good, "f.c");
+  const std::string v1 = Hello(1, "old") + Intern(1, 0x08 | 6, 9, good, "f.c");
+  const std::string trusted =
+      hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, std::string("m\x1f") + "_PID=%d", "f.c");
+  const std::string repeated =
+      hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, std::string("m\x1f") + "a=%d a=%d", "f.c");
+  const std::string width =
+      hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, std::string("m\x1f") + "a=%5d", "f.c");
+  const std::string no_list = hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, "m %d", "f.c");
+  for (const std::string *bad : {&without, &v1, &trusted, &repeated, &width, &no_list}) {
+    const uint64_t before = counters_.err[int(daemon::Err::kBadIntern)];
+    Session b(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    EXPECT_FALSE(b.Feed(U(*bad), bad->size(), 0));
+    EXPECT_EQ(counters_.err[int(daemon::Err::kBadIntern)], before + 1);
+  }
+  // Without the bit, a 0x1F is a byte of the text: a plain site.
+  const std::string plain =
+      hello(LS_CAP_FIELDS) + Intern(2, 6, 9, good, "g.c") +
+      Records(4, {{2, 100, {Arg::S("sda"), Arg::S("bob"), Arg::I(1), Arg::I(0)}}});
+  Session p(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(p.Feed(U(plain), plain.size(), 0));
+  const std::vector<OwnedRecord> w = Flushed();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[1].site_flags, 0);
+
+  // The string table full: the site goes inline in each record, its
+  // fields with it.
+  std::deque<std::string> fill;
+  uint32_t line = 0;
+  for (size_t size = 4096; size >= 1; size /= 2) {
+    do {
+      fill.push_back(std::string(size, 'x'));
+      ASSERT_LT(++line, 100000u);
+    } while (w_->Intern(storage::Site{6, line, fill.back(), "f"}) != 0);
+  }
+  const std::string inl =
+      hello(LS_CAP_FIELDS) + Intern(1, 0x08 | 6, 9, good, "inline.c") +
+      Records(4, {{1, 100, {Arg::S("sdb"), Arg::S("carol"), Arg::I(2), Arg::I(0)}}});
+  Session q(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(q.Feed(U(inl), inl.size(), 0));
+  const std::vector<OwnedRecord> x = Flushed();
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_EQ(x[2].site_id, 0u);  // inline
+  EXPECT_EQ(x[2].fmt, good);
+  EXPECT_EQ(x[2].site_flags, LS_ST_F_FIELDS);
 }
 
 TEST_F(SessionTest, EverySplitGivesTheSameRecords) {

@@ -50,8 +50,25 @@ if tail is not None:
     ours_lines = ours_lines[-tail:] if tail else []
 if first is not None:
     ours_lines = [line for line in ours_lines if int(SEQ.search(line).group(1)) >= first]
-ours = [json.loads(line) for line in ours_lines]
-theirs = [json.loads(line) for line in open(sys.argv[2])]
+
+
+def pairs_hook(pairs):
+    """A JSON object as a dict that remembers a repeated key (RENDERING.md,
+    "Named fields": each name once)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        d["\0repeated"] = True
+    return d
+
+
+def load(line):
+    # "fields" is compared in order and for repeated names: read such lines
+    # with the hook only (it slows every object down).
+    return json.loads(line, object_pairs_hook=pairs_hook) if '"fields":{' in line else json.loads(line)
+
+
+ours = [load(line) for line in ours_lines]
+theirs = [load(line) for line in open(sys.argv[2])]
 name = sys.argv[3]
 lost_bad = 0
 if first is not None:
@@ -96,7 +113,14 @@ def ours_as_logctl(r):
         if not r.get("inline"):
             m["site"] = r["site"]
         m["truncated"] = r.get("truncated")
+        # Named fields, in order (RENDERING.md, "Named fields").
+        m["fields"] = fields_of(r)
     return m
+
+
+def fields_of(r):
+    f = r.get("fields")
+    return None if f is None else list(f.items())
 
 
 bad = 0
@@ -110,6 +134,8 @@ for i in range(max(len(ours), len(theirs))):
         continue
     o = ours_as_logctl(ours[i])
     t = {k: theirs[i].get(k) for k in o}
+    if "fields" in o:
+        t["fields"] = fields_of(theirs[i])
     diff = {k: (o[k], t[k]) for k in o if o[k] != t[k]}
     if diff:
         bad += 1
@@ -141,6 +167,13 @@ seen = {
     "unknown_site": any(r.get("unknown_site") for r in ours),
     "syslog": any((r.get("file") or "").startswith("syslog:") for r in ours),
     "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
+    # Named fields: of a site with FIELDS (string table, inline), of a
+    # trailing "%.0s" run, and every type of value.
+    "fields": any(r.get("fields_site") and r.get("fields") for r in ours),
+    "fields_inline": any(r.get("fields_site") and r.get("inline") and r.get("fields") for r in ours),
+    "fields_old": any(r.get("fields") and not r.get("fields_site") for r in ours),
+    "field_types": {type(v).__name__ for r in ours for v in (r.get("fields") or {}).values()}
+    >= {"str", "int", "float", "bool"},
 }
 with open(sys.argv[4], "a") as f:
     f.write(" ".join(k for k, v in seen.items() if v) + "\n")

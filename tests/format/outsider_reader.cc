@@ -4,7 +4,11 @@
 // test that the documents are enough to read the file and show its records.
 // It prints, in reading order (tier 2, tier 1, tier 0, each oldest block
 // first), one JSON object per record, and reports on stderr every check of
-// the documents a part of the file fails.
+// the documents a part of the file fails. It reads format versions 5 and 6
+// (FORMAT.md, "Versions"); a site with fields (version 6, FORMAT.md
+// "Fields") prints its message's format as "fmt" and its typed values as
+// "fields" (RENDERING.md, "Named fields"), as do the NAME=VALUE strings of
+// a trailing "%.0s" run.
 //
 //   outsider_reader [--strict] [--no-args] RING
 //
@@ -16,6 +20,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -28,7 +33,8 @@
 
 namespace {
 
-using json = nlohmann::json;
+// Ordered: "fields" keeps the order of the site's field list.
+using json = nlohmann::ordered_json;
 
 int g_reports = 0;
 
@@ -123,7 +129,9 @@ struct File {
   }
 };
 
-constexpr uint32_t kVersion = 5;
+// "Version 6 (this document) ... readers of version 6 read both".
+constexpr uint32_t kVersionMin = 5, kVersionMax = 6;
+uint32_t g_version = 0;  // the file's
 
 struct Superblock {
   uint32_t version = 0;
@@ -170,6 +178,7 @@ struct Site {
   uint32_t id = 0;
   uint32_t line = 0;
   int level = 0;
+  bool fields = false;  // flag FIELDS (string table 0x01, inline level byte bit 3)
   std::string fmt, file;
 };
 
@@ -189,9 +198,12 @@ std::optional<Site> StrtabEntry(const std::vector<uint8_t> &t, size_t off, uint3
   size_t n = kEntryHead + fmt_len + file_len;
   if (n > t.size() - off) return std::nullopt;
   if (U32(e) != Crc32c(e + 4, n - 4)) return std::nullopt;
-  if (e[13] != 0 || U16(e + 18) != 0)
-    Report("string table: entry id %u at offset %zu: flags %u, reserved %u (both 0)", s.id, off,
-           e[13], U16(e + 18));
+  // "flags: 0x01 FIELDS ...; other bits 0 (an entry with another bit set is
+  // not valid)"
+  if (e[13] & ~0x01u) return std::nullopt;
+  s.fields = e[13] & 0x01;
+  if (U16(e + 18) != 0)
+    Report("string table: entry id %u at offset %zu: reserved %u (0)", s.id, off, U16(e + 18));
   s.fmt.assign(reinterpret_cast<const char *>(e + kEntryHead), fmt_len);
   s.file.assign(reinterpret_cast<const char *>(e + kEntryHead + fmt_len), file_len);
   *len = n;
@@ -305,11 +317,15 @@ std::optional<std::string> Signature(const std::string &f) {
   return sig;
 }
 
-// The arguments by the signature as typed JSON values, or nullopt when the
-// bytes do not decode exactly.
-std::optional<json> DecodeArgs(const std::string &sig, Cur c) {
+// The arguments by the signature as typed JSON values, as far as they
+// decode ("the arguments that decode by the signature", RENDERING.md
+// "Records that do not render"); *c is left at the first byte not decoded
+// and *all says whether every argument decoded.
+json DecodeArgs(const std::string &sig, Cur *cur, bool *all) {
   json a = json::array();
+  *all = false;
   for (char t : sig) {
+    Cur c = *cur;
     switch (t) {
       case 'i':
         a.push_back(c.zigzag());
@@ -347,22 +363,184 @@ std::optional<json> DecodeArgs(const std::string &sig, Cur c) {
         break;
       }
       case 'f': {
-        if (c.left() < 8) return std::nullopt;
+        if (c.left() < 8) return a;
         uint64_t bits = U64(c.p);
         c.p += 8;
         double d;
         std::memcpy(&d, &bits, 8);
-        a.push_back(d);
+        // RENDERING.md, "JSON": finite doubles are numbers, the others the
+        // strings the message shows ("nan" by the sign bit only).
+        if (std::isnan(d))
+          a.push_back(std::signbit(d) ? "-nan" : "nan");
+        else if (std::isinf(d))
+          a.push_back(d < 0 ? "-inf" : "inf");
+        else
+          a.push_back(d);
         break;
       }
       case 's':
         a.push_back(c.str());
         break;
     }
-    if (!c.ok) return std::nullopt;
+    if (!c.ok) {
+      a.erase(a.size() - 1);
+      return a;
+    }
+    *cur = c;
   }
-  if (c.left() != 0) return std::nullopt;
+  *all = true;
   return a;
+}
+
+// ---- named fields (FORMAT.md "Fields", RENDERING.md "Named fields") ----
+
+struct Field {
+  std::string name;
+  char type;      // the conversion's signature letter (isufcp), or 'b' for :bool
+  int bits = 32;  // the length modifier's width: hh 8, h 16, none 32, others 64
+};
+
+// A site with FIELDS: its message (the format before the first 0x1F) and its
+// field list, or nullopt when the format does not split so ("read as a
+// plain format").
+struct Split {
+  std::string message;
+  std::vector<Field> fields;
+};
+
+bool NameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '@' || c == '-';
+}
+
+std::optional<Split> SplitFields(const std::string &f) {
+  const size_t sep = f.find('\x1f');
+  if (sep == std::string::npos) return std::nullopt;
+  Split out;
+  out.message = f.substr(0, sep);
+  size_t i = sep + 1, n = f.size();
+  // field (' ' field)*
+  for (;;) {
+    Field fd;
+    size_t start = i;
+    while (i < n && NameChar(f[i])) i++;
+    fd.name = f.substr(start, i - start);
+    // "1..64 bytes of A-Z a-z 0-9 _ . @ -, the first not . @ -"
+    if (fd.name.empty() || fd.name.size() > 64 || std::strchr(".@-", fd.name[0]))
+      return std::nullopt;
+    // "unique in the site"
+    for (const Field &o : out.fields)
+      if (o.name == fd.name) return std::nullopt;
+    bool is_bool = false;
+    if (f.compare(i, 5, ":bool") == 0) {
+      is_bool = true;
+      i += 5;
+    }
+    if (i + 1 >= n || f[i] != '=' || f[i + 1] != '%') return std::nullopt;
+    i += 2;
+    // "[length] conversion ... without flags, width or precision"
+    if (f.compare(i, 2, "hh") == 0) {
+      fd.bits = 8;
+      i += 2;
+    } else if (f.compare(i, 2, "ll") == 0) {
+      fd.bits = 64;
+      i += 2;
+    } else if (i < n && f[i] != '\0' && std::strchr("hlqjztL", f[i])) {
+      fd.bits = f[i] == 'h' ? 16 : 64;
+      i++;
+    }
+    if (i >= n) return std::nullopt;
+    const char c = f[i++];
+    if (c == '\0') return std::nullopt;
+    if (std::strchr("di", c))
+      fd.type = 'i';
+    else if (std::strchr("uoxX", c))
+      fd.type = 'u';
+    else if (std::strchr("fFeEgGaA", c))
+      fd.type = 'f';
+    else if (c == 'c')
+      fd.type = 'c';
+    else if (c == 's' || c == 'm')
+      fd.type = 's';
+    else if (c == 'p')
+      fd.type = 'p';
+    else
+      return std::nullopt;
+    // ":bool makes an integer a bool": on another conversion the document
+    // says nothing; taken as a malformed list.
+    if (is_bool) {
+      if (fd.type != 'i' && fd.type != 'u') return std::nullopt;
+      fd.type = 'b';
+    }
+    out.fields.push_back(fd);
+    if (i == n) break;
+    if (f[i] != ' ') return std::nullopt;
+    i++;
+  }
+  return out;
+}
+
+// The typed value of a field from its decoded argument: "An integer field's
+// value is its argument narrowed by the length modifier, as the message would
+// print it"; ":bool": "0 false, anything else true".
+json FieldValue(const Field &fd, const json &arg) {
+  if (!arg.is_number_integer()) return arg;
+  const bool is_signed = arg.is_number_integer() && !arg.is_number_unsigned();
+  uint64_t v = is_signed ? static_cast<uint64_t>(arg.get<int64_t>()) : arg.get<uint64_t>();
+  const bool signed_conv = fd.type == 'i' || (fd.type == 'b' && is_signed);
+  if (fd.bits < 64) {
+    const uint64_t mask = (uint64_t{1} << fd.bits) - 1;
+    v &= mask;
+    if (signed_conv && (v >> (fd.bits - 1)) != 0) v |= ~mask;
+  }
+  if (fd.type == 'b') return v != 0;
+  if (signed_conv) return static_cast<int64_t>(v);
+  return v;
+}
+
+// Version-5 style fields (RENDERING.md, "Named fields", the second way): the
+// format ends with a run of "%.0s" conversions whose string arguments read
+// NAME=VALUE. Returns the fields ({} when none).
+bool OldFieldName(const std::string &s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (size_t i = 0; i < s.size(); i++) {
+    const char c = s[i];
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    const bool more = (c >= '0' && c <= '9') || c == '.' || c == '-';
+    if (!(alpha || (i > 0 && more))) return false;
+  }
+  return true;
+}
+
+json OldFields(const std::string &f, const std::string &sig, const json &args) {
+  json out = json::object();
+  // Count the trailing "%.0s" conversions: a "%.0s" preceded by an odd run of
+  // '%' is literal text ("%%.0s").
+  size_t k = 0, end = f.size();
+  while (end >= 4 && f.compare(end - 4, 4, "%.0s") == 0) {
+    size_t pct = 0;
+    for (size_t i = end - 4; i > 0 && f[i - 1] == '%'; i--) pct++;
+    if (pct % 2) break;
+    end -= 4;
+    k++;
+  }
+  if (k == 0 || k > sig.size()) return out;
+  for (size_t i = sig.size() - k; i < args.size(); i++) {
+    const std::string &s = args[i].get_ref<const std::string &>();
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || !OldFieldName(s.substr(0, eq))) continue;
+    // "each name once, in the order of its first appearance, with its last value"
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+// FORMAT.md, "Free-text records": these files' fields are their kind's.
+bool FreeTextKind(const std::string &file) {
+  for (const char *k :
+       {"text", "stdout", "stderr", "syslog:rfc3164", "syslog:rfc5424", "syslog:raw", "kernel"})
+    if (file == k) return true;
+  return false;
 }
 
 // ---- blocks ----
@@ -703,7 +881,12 @@ struct Reader {
       if (kind == 0) {
         if (flags & 0x20) {
           Site s;
-          s.level = b.u8();
+          // "An inline site's level byte holds the level in bits 0-2 and
+          // FIELDS ... in bit 3 (0x08); bits 4-7 are written 0 and ignored
+          // by readers."
+          const uint8_t lb = b.u8();
+          s.level = lb & 7;
+          s.fields = lb & 0x08;
           s.line = static_cast<uint32_t>(b.varint());
           s.fmt = b.str();
           s.file = b.str();
@@ -732,9 +915,13 @@ struct Reader {
       }
       if (kind == 0) {
         r["tid"] = tid;
+        // A site with fields whose format splits: its message and fields.
+        std::optional<Split> split;
+        if (site && site->fields) split = SplitFields(site->fmt);
         if (site) {
           r["level"] = site->level;
-          r["fmt"] = site->fmt;
+          r["fmt"] = split ? split->message : site->fmt;
+          if (split) r["fields_site"] = true;  // (for the test's coverage)
           r["file"] = site->file;
           r["line"] = site->line;
         } else {
@@ -746,22 +933,48 @@ struct Reader {
         if (flags & 0x20) r["inline"] = true;
         if (flags & 0x10) r["truncated"] = truncated;
         Cur a{b.p, b.end};
-        if (print_args && site) {
-          auto sig = Signature(site->fmt);
-          std::optional<json> args = sig ? DecodeArgs(*sig, a) : std::nullopt;
-          if (args)
-            r["args"] = *args;
-          else
-            r["mismatch"] = true;
-        } else if (print_args) {
+        auto hex_of = [](const uint8_t *q, const uint8_t *e) {
           std::string hex;
-          for (const uint8_t *q = a.p; q < a.end; q++) {
+          for (; q < e; q++) {
             char x[3];
             std::snprintf(x, sizeof x, "%02x", *q);
             hex += x;
           }
+          return hex;
+        };
+        if (print_args && site) {
+          auto sig = Signature(site->fmt);
+          bool all = false;
+          // A refused format: no argument decodes, all the bytes are raw.
+          json args = sig ? DecodeArgs(*sig, &a, &all) : json::array();
+          r["args"] = args;
+          if (!all || a.left() != 0) {
+            // "the undecoded bytes, all of them, in args_raw" (none: no key)
+            if (a.left() != 0) r["args_raw"] = hex_of(a.p, a.end);
+            r["mismatch"] = true;
+          }
+          // Named fields: not for the free-text kinds. "A record has its
+          // fields only when its arguments match the whole signature
+          // exactly"; the "%.0s" strings of the arguments that decode.
+          if (sig && !FreeTextKind(site->file)) {
+            json fields = json::object();
+            if (split && all && a.left() == 0) {
+              // "The record's arguments are the message's, then one per field in order"
+              const size_t first = sig->size() - split->fields.size();
+              auto msig = Signature(split->message);
+              if (!msig || msig->size() != first)
+                Report("%s: record %llu: the message's signature is not the whole one's start",
+                       where().c_str(), (unsigned long long)seq);
+              for (size_t i = 0; i < split->fields.size(); i++)
+                fields[split->fields[i].name] = FieldValue(split->fields[i], args[first + i]);
+            } else if (!split) {
+              fields = OldFields(site->fmt, *sig, args);
+            }
+            if (!fields.empty()) r["fields"] = fields;
+          }
+        } else if (print_args) {
           r["args"] = json::array();
-          r["args_raw"] = hex;
+          r["args_raw"] = hex_of(a.p, a.end);
           r["mismatch"] = true;
         }
         if (!b.ok) {
@@ -944,24 +1157,30 @@ int main(int argc, char **argv) {
       continue;
     }
     versions.push_back(s->version);
-    if (s->version != kVersion) continue;
+    if (s->version < kVersionMin || s->version > kVersionMax) continue;
     if (s->generation % 2 != uint64_t(copy))
       Report("superblock copy %c holds generation %llu", 'A' + copy,
              (unsigned long long)s->generation);
     if (!best || s->generation > best->generation) best = s;
   }
-  if (versions.size() == 2 && versions[0] != versions[1])
+  // "two such copies naming different versions are reported as damage;
+  // copies naming two versions this reader reads are not (the upgrade)"
+  auto readable = [](uint32_t v) { return v >= kVersionMin && v <= kVersionMax; };
+  if (versions.size() == 2 && versions[0] != versions[1] &&
+      !(readable(versions[0]) && readable(versions[1])))
     Report("superblock copies name versions %u and %u", versions[0], versions[1]);
   if (!best) {
     if (!versions.empty())
-      std::fprintf(stderr, "outsider_reader: %s: format version %u, this reader reads version %u\n",
-                   path, versions[0], kVersion);
+      std::fprintf(stderr,
+                   "outsider_reader: %s: format version %u, this reader reads versions %u to %u\n",
+                   path, versions[0], kVersionMin, kVersionMax);
     else
       std::fprintf(stderr, "outsider_reader: %s: no valid superblock\n", path);
     return 2;
   }
   Superblock &sb = best.value();
   rd.sb = sb;
+  g_version = sb.version;
   bool pow2 = sb.block_size >= 4096 && sb.block_size <= (1u << 20) &&
               (sb.block_size & (sb.block_size - 1)) == 0;
   uint64_t tiers_slots = uint64_t(sb.kept_blocks) + sb.error_blocks;

@@ -1,15 +1,20 @@
 #!/bin/bash
-# outsider_test.sh BIN_DIR READER: proto/FORMAT.md and render/RENDERING.md
+# outsider_test.sh BIN_DIR READER FIELDS: proto/FORMAT.md and render/RENDERING.md
 # against logctl. The real
 # logsinkd writes 1 MiB rings (tiers on, the default) with a mix of records:
 # several tags at err/info/debug and other facilities, a line long enough to
 # be cut (TRUNC), a program's stdout/stderr (logctl run), native records
 # (logsink_hello, and outsider_native.py: every argument type, DROPPED, clocks
-# an hour off, a full string table), and a flood of about 20 MB of random
+# an hour off, a full string table; FIELDS: outsider_fields, records with
+# named fields through liblogsink, before the table fills and after, when
+# its sites are stored inline), and a flood of about 20 MB of random
 # lines so that the ring laps many times and tiers 1 and 2 keep records. One
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
 # ring written by three daemon runs with different codecs, damaged copies of
-# the zstd ring, and the document's worked example built from its dumps. The daemon is stopped, then READER (outsider_reader,
+# the zstd ring, the document's worked example built from its dumps, the
+# version-5 fixture (tests/data/format5) as it is, upgraded to version 6 by
+# logsinkd and with superblock copies of both versions, and a ring of field
+# sites no daemon writes (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
 # record must match on every field both print, as must `logctl tail -n N`,
 # reads from cursors and filtered reads. The text comes from a seed printed first;
@@ -18,6 +23,7 @@ set -euo pipefail
 
 bin=$1
 reader=$2
+fields_bin=$3
 seed=${LOGSINK_TEST_SEED:-$(((RANDOM << 15) | RANDOM))}
 echo "outsider_test: seed $seed (LOGSINK_TEST_SEED=$seed reproduces the run)"
 
@@ -42,7 +48,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # (sd_notify) on a socket of our own: a listener binds it and says so on a
 # FIFO, the daemon gets NOTIFY_SOCKET, and the listener says READY when the
 # daemon does (or ends without it when it gives up).
-start_daemon() {  # dir codec [more configuration]
+start_daemon() {  # dir codec [more configuration [size]]
   printf '[syslog]\nsocket = "%s"\n[ring]\ncompression = "%s"\n%s\n' "$1/syslog" "$2" "${3:-}" \
     >"$1/logsinkd.toml"
   rm -f "$1/ready" "$1/notify"
@@ -65,7 +71,7 @@ except socket.timeout:
   exec 3<"$1/ready"
   read -r line <&3 && [ "$line" = bound ] || fail "the notify listener did not start"
   NOTIFY_SOCKET=$1/notify "$bin/logsinkd" --config "$1/logsinkd.toml" --socket "$1/s" \
-    --file "$1/r" --size 1MiB --log-level warn 2>>"$1/logsinkd.err" &
+    --file "$1/r" --size "${4:-1MiB}" --log-level warn 2>>"$1/logsinkd.err" &
   daemon=$!
   if ! read -r line <&3 || [ "$line" != READY ]; then
     cat "$1/logsinkd.err" >&2
@@ -111,6 +117,7 @@ write_mix() {  # dir flood seed
   lines quiet 200 "$((sd + 1))" | send -t quiet -p info
   lines mail 50 "$((sd + 2))" | send -t mailer -p mail.warning
   "$bin/logsink_hello" "$d/s" >>"$d/hello.out" || fail "logsink_hello"
+  "$fields_bin" "$d/s" "$((sd + 9))" || fail "outsider_fields"
   python3 "$here/outsider_native.py" "$d/s" "$((sd + 3))" 400 || fail "outsider_native.py"
   # Syslog datagrams (RFC 3164, RFC 5424, neither): free-text records of
   # the fixed sites of FORMAT.md, "Free-text records".
@@ -131,6 +138,8 @@ for m in (b"<13>Nov 26 18:00:00 host app[42]: a 3164 message",
   "$bin/logsink_hello" "$d/s" >>"$d/hello.out" || fail "logsink_hello"
   lines chatty "$half" "$((sd + 6))" | send -t chatty -p debug
   python3 "$here/outsider_native.py" "$d/s" "$((sd + 7))" 400 || fail "outsider_native.py"
+  # The string table is full now: these sites are stored inline.
+  "$fields_bin" "$d/s" "$((sd + 10))" late || fail "outsider_fields late"
   lines tail 20 "$((sd + 8))" | send -t tailer -p info
 }
 
@@ -177,6 +186,18 @@ compare() {  # dir name
     python3 "$here/outsider_compare.py" --from "$((seq + 1))" "$d/outsider.jsonl" "$d/cursor.jsonl" \
       "$2 --after-cursor at $seq" /dev/null || return 1
   done
+}
+
+# Both readers on DIR/r, records only (for the small rings below, where the
+# filtered reads, tails and cursors of compare() would only cost time).
+compare_records() {  # dir name [--strict]
+  local d=$1
+  "$reader" ${3:-} "$d/r" >"$d/outsider.jsonl" 2>"$d/outsider.err" ||
+    { cat "$d/outsider.err" >&2; fail "$2: outsider_reader failed or reported problems (above)"; }
+  sed "s/^/outsider_test: $2: /" "$d/outsider.err"
+  "$bin/logctl" cat --json --utc --file "$d/r" >"$d/logctl.jsonl" 2>"$d/logctl.err" ||
+    { cat "$d/logctl.err" >&2; fail "$2: logctl cat --json failed"; }
+  python3 "$here/outsider_compare.py" "$d/outsider.jsonl" "$d/logctl.jsonl" "$2" "$tmp/coverage"
 }
 
 # Three rings, one per codec, each written by one daemon run with the full
@@ -252,11 +273,50 @@ python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bi
   python3 "$here/outsider_compare.py" "$tmp/example.outsider.jsonl" "$tmp/example.logctl.jsonl" \
     example "$tmp/coverage" || failed=1
 
+# Version 5 (FORMAT.md, "Versions"): the fixture as it is; a copy that
+# logsinkd upgrades in place and adds records with fields to; and that copy
+# with the lower generation's superblock naming version 5 again (a crash
+# between the two writes of the upgrade: not damage). The superblock's CRC
+# does not cover the version.
+d=$tmp/format5
+mkdir "$d"
+cp "$here/../data/format5/ring" "$d/r"
+chmod u+w "$d/r"
+compare_records "$d" format5 --strict || failed=1
+grep -q "r: version 5," "$d/outsider.err" || { failed=1; echo "outsider_test: format5: not read as version 5"; }
+start_daemon "$d" zstd 'block_size = "4KiB"' 32KiB
+"$fields_bin" "$d/s" "$((seed + 300))" || fail "outsider_fields (format5)"
+stop_daemon "$d"
+compare "$d" format5-upgraded || failed=1
+grep -q "r: version 6," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
+  grep -q '"seq":0,' "$d/outsider.jsonl" ||
+  { failed=1; echo "outsider_test: format5-upgraded: not version 6 with the old and new records"; }
+python3 -c '
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    b = bytearray(f.read(8192))
+    gens = [struct.unpack_from("<Q", b, c * 4096 + 16)[0] for c in (0, 1)]
+    low = 0 if gens[0] < gens[1] else 1
+    f.seek(low * 4096 + 8)
+    f.write(struct.pack("<I", 5))
+' "$d/r"
+compare_records "$d" format5-half-upgraded --strict || failed=1
+
+# Field sites no daemon writes: lists that do not split, unknown flag bits,
+# narrowing, inline level bytes (outsider_fields_ring.py).
+d=$tmp/fields-ring
+mkdir "$d"
+python3 "$here/outsider_fields_ring.py" "$d/r" >/dev/null
+compare_records "$d" "fields ring" || failed=1
+grep -q "string table: 70 damaged bytes" "$d/outsider.err" &&
+  grep -q "damaged string-table bytes (70)" "$d/logctl.err" ||
+  { failed=1; echo "outsider_test: fields ring: the entries with unknown flag bits were not skipped"; }
+
 [ "$failed" = 0 ] || fail "logctl and outsider_reader disagree (above)"
 
 # Every kind of record and block the document describes was compared.
 for want in record dropped truncated inline tier1 tier2 gap double filter_from_opened before_boot threads \
-  unknown_site syslog; do
+  unknown_site syslog fields fields_inline fields_old field_types; do
   grep -qw "$want" "$tmp/coverage" || fail "no ring held a record of kind '$want'"
 done
 for c in 1 2 3 4; do

@@ -150,6 +150,21 @@ bool OnIntern(Conn *c, const uint8_t *p, size_t len) {
   FUZZ_CHECK(in.fmt_len <= LS_INTERN_MAX_FMT && in.file_len <= LS_INTERN_MAX_FILE);
   FUZZ_CHECK(Inside(in.fmt, in.fmt_len, p, p + len) && Inside(in.file, in.file_len, p, p + len));
   g_sink = Touch(in.file, in.file_len);
+  // A field list (the daemon takes it with the capability): checked within
+  // the format; every field it walks lies inside it.
+  if (in.fields) {
+    const int k = ls_fields_check(in.fmt, in.fmt_len, 0);
+    if (k < 0) return false;
+    const size_t msg = ls_fields_message_len(in.fmt, in.fmt_len);
+    size_t pos = msg;
+    ls_field fl;
+    int seen = 0;
+    while (ls_field_next(in.fmt, in.fmt_len, msg, &pos, &fl) > 0) {
+      FUZZ_CHECK(Inside(fl.name, fl.name_len, p, p + len));
+      seen++;
+    }
+    FUZZ_CHECK(seen == k);
+  }
   char sig[LS_FMT_MAX_ARGS + 1];
   int n = ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig);
   if (n < 0) {

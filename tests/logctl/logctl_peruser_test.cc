@@ -394,7 +394,7 @@ TEST(LogctlPerUserTest, ReaderLimits) {
   // A READ_REQ with an unknown flag closes the connection, counted.
   int fd = ConnectUnix(s.d.socket);
   ASSERT_GE(fd, 0);
-  const uint8_t bad[] = {4, 0, 0, 0, LS_F_READ_REQ, LS_READ_OLDEST, 0, 2};
+  const uint8_t bad[] = {4, 0, 0, 0, LS_F_READ_REQ, LS_READ_OLDEST, 0, 4};
   ASSERT_EQ(send(fd, bad, sizeof bad, MSG_NOSIGNAL), ssize_t(sizeof bad));
   char c;
   EXPECT_EQ(recv(fd, &c, 1, 0), 0);  // closed, unanswered

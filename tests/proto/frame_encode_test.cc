@@ -90,7 +90,7 @@ TEST_F(FrameEncode, InternMatchesGolden) {
 TEST_F(FrameEncode, InternRefusesWhatTheDecoderRefuses) {
   uint8_t buf[8192];
   std::string fmt(LS_INTERN_MAX_FMT + 1, 'x');
-  ls_intern ok = {1, 6, 42, "%d", 2, "a.c", 3};
+  ls_intern ok = {1, 6, 42, "%d", 2, "a.c", 3, 0};
   ASSERT_GT(ls_intern_encode(buf, sizeof buf, &ok), 0);
   ls_intern bad = ok;
   bad.site = 0;

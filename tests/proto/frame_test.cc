@@ -162,7 +162,14 @@ TEST(Intern, RefusesOutOfRangeFields) {
   EXPECT_EQ(bad(logsink::test::Intern(0, 6, 1, "x", "f")), -EBADMSG);
   EXPECT_EQ(bad(logsink::test::Intern(LS_SITE_MAX + 1, 6, 1, "x", "f")), -EBADMSG);
   EXPECT_EQ(bad(logsink::test::Intern(LS_SITE_MAX, 6, 1, "x", "f")), 0);
-  EXPECT_EQ(bad(logsink::test::Intern(1, 8, 1, "x", "f")), -EBADMSG);
+  // The level byte: the level in bits 0-2, FIELDS in bit 3, the rest 0.
+  EXPECT_EQ(bad(logsink::test::Intern(1, 0x08 | 6, 1, "x", "f")), 0);
+  EXPECT_EQ(in.level, 6);
+  EXPECT_EQ(in.fields, 1);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, "x", "f")), 0);
+  EXPECT_EQ(in.fields, 0);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 0x10, 1, "x", "f")), -EBADMSG);
+  EXPECT_EQ(bad(logsink::test::Intern(1, 0x80 | 6, 1, "x", "f")), -EBADMSG);
   EXPECT_EQ(bad(logsink::test::Intern(1, 6, uint64_t(UINT32_MAX) + 1, "x", "f")), -EBADMSG);
   EXPECT_EQ(bad(logsink::test::Intern(1, 6, 1, std::string(LS_INTERN_MAX_FMT + 1, 'a'), "f")),
             -EBADMSG);

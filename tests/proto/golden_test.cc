@@ -82,6 +82,19 @@ TEST_F(Golden, InternEveryType) {
   ExpectEncodes("intern_all_types", Intern(2, 7, 300, "%d %lu %.*f %c %s %p", "x.c"));
 }
 
+TEST_F(Golden, InternWithFields) {
+  ls_intern in = InternFrame("intern_fields", 3, 6, 7);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(in.fields, 1);
+  const std::string fmt(in.fmt, in.fmt_len);
+  EXPECT_EQ(fmt, std::string("disk %s\x1f") + "user=%s ok:bool=%d");
+  EXPECT_EQ(ls_fields_check(in.fmt, in.fmt_len, 0), 2);
+  char sig[8];
+  ASSERT_EQ(ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig), 3);
+  EXPECT_STREQ(sig, "ssi");
+  ExpectEncodes("intern_fields", Intern(3, 0x08 | 6, 7, fmt, "f.c"));
+}
+
 TEST_F(Golden, RecordsWithEveryArgumentType) {
   ls_frame f = Get("records", LS_F_RECORDS);
   std::vector<Rec> recs = {{2,

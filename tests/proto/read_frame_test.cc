@@ -34,7 +34,7 @@ TEST(ReadFrame, RequestRoundTripsAndBadOnesAreRefused) {
   for (size_t k = 0; k < f.len; k++) EXPECT_EQ(ls_read_req_decode(f.payload, k, &out), -EBADMSG);
 
   const ls_read_req bad[] = {
-      {5, 0, 0}, {LS_READ_OLDEST, 1, 0}, {LS_READ_END, 7, 0}, {LS_READ_LAST, 10, 2}};
+      {5, 0, 0}, {LS_READ_OLDEST, 1, 0}, {LS_READ_END, 7, 0}, {LS_READ_LAST, 10, 4}};
   for (const ls_read_req &b : bad) {
     EXPECT_EQ(ls_read_req_encode(buf.data(), buf.size(), &b), -EINVAL);
     const uint8_t raw[] = {b.from, uint8_t(b.arg), uint8_t(b.flags)};
@@ -99,6 +99,14 @@ TEST(ReadFrame, RecordRoundTrips) {
   in.level = 8;
   EXPECT_EQ(ls_read_record_encode(buf.data(), buf.size(), &in), -EINVAL);
   in.level = 3;
+  // A site with fields: LS_SITE_FIELDS in the level byte (LS_READ_FIELDS).
+  in.fields = 1;
+  n = ls_read_record_encode(buf.data(), buf.size(), &in);
+  ASSERT_GT(n, 0);
+  f = Parse(buf, n);
+  ASSERT_EQ(ls_read_record_decode(f.payload, f.len, &out), 0);
+  EXPECT_EQ(out.level, 3);
+  EXPECT_EQ(out.fields, 1);
   EXPECT_EQ(ls_read_record_encode(buf.data(), 20, &in), -ENOBUFS);
 }
 

@@ -19,6 +19,7 @@
 
 #include "common/records.h"
 #include "common/temp_dir.h"
+#include "logsink/proto/format.h"
 #include "logsink/storage/ring.h"
 #include "storage/ring_test_util.h"
 
@@ -277,6 +278,83 @@ TEST(Printer, InlineSitesAndDroppedReportsAsReadBack) {
       << lines[0];
   EXPECT_NE(lines[1].find("\"tid\":0,\"msg\":\"-- 9 records dropped"), std::string::npos)
       << lines[1];
+}
+
+// RENDERING.md, "Named fields": SetOutputFields (--output-fields) keeps
+// only the fields it names, in the record's order, in json's "fields" (left
+// out when none remains), json-pretty's and verbose's name=value lines; the
+// record's own keys, args with every argument among them, stay. Empty: all.
+// A copy of the printer (the render pool's) keeps the list.
+TEST(Printer, OutputFieldsKeepsOnlyTheNamedFields) {
+  Record r = Rec("disk %s\x1fuser=%s n=%lld ok:bool=%d",
+                 Args().Str("sda").Str("alice").Int(-5).Int(1).str());
+  r.site.flags = LS_ST_F_FIELDS;
+  auto print = [&](OutputMode mode, std::vector<std::string> names, const Record &rec) {
+    Printer p(mode, false, true);
+    p.SetOutputFields(std::move(names));
+    Printer copy(p);
+    std::string out, out2;
+    p.Print(rec, &out);
+    copy.Print(rec, &out2);
+    EXPECT_EQ(out, out2) << "a copy prints the same";
+    return out;
+  };
+  const std::string args = ",\"args\":[\"sda\",\"alice\",-5,1]";
+  std::string j = print(OutputMode::kJson, {}, r);
+  EXPECT_NE(j.find(",\"fields\":{\"user\":\"alice\",\"n\":-5,\"ok\":true}" + args),
+            std::string::npos)
+      << j;
+  // The record's order, not the list's; a name no field has adds nothing.
+  j = print(OutputMode::kJson, {"ok", "nope", "user"}, r);
+  EXPECT_NE(j.find(",\"fields\":{\"user\":\"alice\",\"ok\":true}" + args), std::string::npos) << j;
+  EXPECT_NE(j.find("\"msg\":\"disk sda\","), std::string::npos) << j;
+  EXPECT_NE(j.find("\"fmt\":\"disk %s\","), std::string::npos) << j;
+  // Byte for byte: no case folding, no prefix.
+  j = print(OutputMode::kJson, {"User", "o", "_PID"}, r);
+  EXPECT_EQ(j.find("\"fields\""), std::string::npos) << j;
+  EXPECT_EQ(Keys(j), Keys(print(OutputMode::kJson, {}, Rec("disk %s", Args().Str("sda").str()))))
+      << j;
+  EXPECT_NE(j.find(args), std::string::npos) << j;
+  EXPECT_NE(j.find("\"pid\":10,"), std::string::npos) << j;
+
+  std::string v = print(OutputMode::kVerbose, {"n"}, r);
+  EXPECT_NE(v.find("    LINE=3\n    FIELDS:\n        n=-5\n"), std::string::npos) << v;
+  EXPECT_EQ(v.find("user="), std::string::npos) << v;
+  EXPECT_EQ(v.find("ok="), std::string::npos) << v;
+  EXPECT_NE(v.find("    FMT=disk %s\n"), std::string::npos) << v;
+  EXPECT_NE(v.find("    PID=10\n"), std::string::npos) << v;
+  EXPECT_NE(v.find("    MESSAGE=disk sda\n"), std::string::npos) << v;
+  v = print(OutputMode::kVerbose, {}, r);
+  EXPECT_NE(v.find("    LINE=3\n    FIELDS:\n        user=alice\n        n=-5\n        ok=true\n"),
+            std::string::npos)
+      << v;
+
+  std::string pretty = print(OutputMode::kJsonPretty, {"user"}, r);
+  EXPECT_NE(pretty.find("  \"fields\": {\n    \"user\": \"alice\"\n  },\n"), std::string::npos)
+      << pretty;
+  EXPECT_EQ(pretty.find("\"n\":"), std::string::npos) << pretty;
+
+  // The other modes show no fields: nothing changes.
+  for (OutputMode m : {OutputMode::kShort, OutputMode::kCat, OutputMode::kRaw})
+    EXPECT_EQ(print(m, {"user"}, r), print(m, {}, r));
+
+  // A format-5 record's "%.0s" NAME=VALUE strings are fields too.
+  Record legacy = Rec("x %d%.0s%.0s", Args().Int(9).Str("user=carol").Str("team=ops").str());
+  j = print(OutputMode::kJson, {"team"}, legacy);
+  EXPECT_NE(j.find(",\"fields\":{\"team\":\"ops\"},\"args\":[9,\"user=carol\",\"team=ops\"]"),
+            std::string::npos)
+      << j;
+  // A stored field whose name starts with '_' (only a typed site may have
+  // one: the daemon's own) is never kept with a list, even one naming it:
+  // in the list such a name is a trusted field's.
+  Record own = Rec("m\x1f_PID=%d a=%s", Args().Int(1).Str("b").str());
+  own.site.flags = LS_ST_F_FIELDS;
+  j = print(OutputMode::kJson, {}, own);
+  EXPECT_NE(j.find(",\"fields\":{\"_PID\":1,\"a\":\"b\"}"), std::string::npos) << j;
+  j = print(OutputMode::kJson, {"_PID", "a"}, own);
+  EXPECT_NE(j.find(",\"fields\":{\"a\":\"b\"},"), std::string::npos) << j;
+  j = print(OutputMode::kJson, {"_PID"}, own);
+  EXPECT_EQ(j.find("\"fields\""), std::string::npos) << j;
 }
 
 }  // namespace

@@ -413,6 +413,27 @@ LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PR
     if (LS__LEVEL_ON(level)) (void)ls__log((client), &ls__site_, __VA_ARGS__);                    \
   } while (0)
 
+/* LS_FIELDS("name=%conv ..."): named, typed fields after a format, kept
+ * apart from the message (`logctl user=alice`, `-F user`, JSON "fields"):
+ *
+ *   LS_LOG(c, LS_INFO, "disk %s full" LS_FIELDS("user=%s req=%llu ok:bool=%d"),
+ *          disk, user, req, ok);
+ *
+ * Each field is `name=%conv`, separated by one space: a conversion without
+ * flags, width or precision, whose argument the compiler checks as any
+ * other (-Wformat); its type follows the conversion (d i: signed, u o x X:
+ * unsigned, f e g a: double, c: a character, s m: a string, p: a pointer),
+ * and `name:bool=%d` makes an integer a bool. Names: 1 to 64 bytes of
+ * letters, digits, '_', '.', '@' and '-', the first a letter or a digit
+ * (names that start with '_' are the daemon's: _PID, _UID...), each once
+ * per site. A site whose field list breaks a rule is
+ * refused like a format with %n (not sent, counted in ls_stats.errors).
+ * The names cost nothing per record: they are interned with the site.
+ * ls_log takes the same (a run-time format may hold a field list). A
+ * daemon older than fields gets the list as the end of the message
+ * ("disk sda full user=alice req=7 ok:bool=1"). */
+#define LS_FIELDS(spec) "\x1f" spec
+
 /* Default-client shorthands (see "Level names" above). */
 #define LS_EMERG(...) LS_LOG(0, LS_EMERG, __VA_ARGS__)
 #define LS_ALERT(...) LS_LOG(0, LS_ALERT, __VA_ARGS__)

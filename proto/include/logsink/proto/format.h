@@ -10,11 +10,14 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 5u
-/* Versions 1 (56-byte block header, entries stored as they are), 2 (one ring
- * of blocks, no tiers), 3 (no compression dictionary) and 4 (no summary
- * index) are refused by version-5 readers and writers with a message naming
- * both versions. */
+#define LS_FORMAT_VERSION 6u
+/* The oldest version this build reads. Version 5 is version 6 without
+ * fields (FORMAT.md, "Versions"): readers read it as it is, and a writer
+ * opening one makes it version 6 in place. Versions 1 (56-byte block
+ * header, entries stored as they are), 2 (one ring of blocks, no tiers), 3
+ * (no compression dictionary) and 4 (no summary index) are refused with a
+ * message naming both versions. */
+#define LS_FORMAT_VERSION_MIN 5u
 
 /* ---- superblock: two copies, at offsets 0 and LS_SB_SLOT ---------------- */
 #define LS_SB_MAGIC "LSRING\r\n" /* 8 bytes; \r\n catches text-mode mangling */
@@ -86,10 +89,11 @@ extern "C" {
 #define LS_ST_OFF_ID 4        /* u32 > previous id (ids may be skipped, never reused), >= 1 */
 #define LS_ST_OFF_LINE 8      /* u32 source line */
 #define LS_ST_OFF_LEVEL 12    /* u8 syslog level 0..7 */
-#define LS_ST_OFF_FLAGS 13    /* u8 reserved, 0 */
+#define LS_ST_OFF_FLAGS 13    /* u8 LS_ST_F_* (format 6; 0 in format 5) */
 #define LS_ST_OFF_FMT_LEN 14  /* u16 */
 #define LS_ST_OFF_FILE_LEN 16 /* u16 */
 /* bytes [18, 20) reserved, 0; then fmt bytes, then file bytes (no NULs) */
+#define LS_ST_F_FIELDS 0x01u /* the format carries fields (proto/fields.h) */
 #define LS_ST_MAX_FMT 4096u  /* longest format string, bytes */
 #define LS_ST_MAX_FILE 1024u /* longest file name, bytes */
 

@@ -13,6 +13,7 @@
 
 #include "logsink/proto/codec.h"
 #include "logsink/proto/facility.h" /* LS_LEVEL_MAX */
+#include "logsink/proto/fields.h"
 #include "logsink/proto/format.h"
 #include "logsink/proto/printf.h"
 #include "logsink/proto/wire.h"
@@ -168,6 +169,7 @@ typedef struct ls_intern {
   size_t fmt_len; /* <= LS_INTERN_MAX_FMT */
   const char *file;
   size_t file_len; /* <= LS_INTERN_MAX_FILE */
+  uint8_t fields;  /* 1: LS_SITE_FIELDS, fmt carries fields (fields.h; LS_CAP_FIELDS only) */
 } ls_intern;
 
 /* Returns 0 or -EBADMSG (malformed, site/level/line out of range, strings too
@@ -176,8 +178,9 @@ static inline int ls_intern_decode(const uint8_t *p, size_t len, ls_intern *in) 
   const uint8_t *end = p + len;
   uint64_t site, line;
   if (ls__get_var(&p, end, &site) < 0 || site == 0 || site > LS_SITE_MAX) return -EBADMSG;
-  if (p >= end || *p > LS_LEVEL_MAX) return -EBADMSG;
-  in->level = *p++;
+  if (p >= end || (*p & ~(unsigned)(LS_SITE_LEVEL_MASK | LS_SITE_FIELDS)) != 0) return -EBADMSG;
+  in->level = *p & LS_SITE_LEVEL_MASK;
+  in->fields = (*p++ & LS_SITE_FIELDS) != 0;
   if (ls__get_var(&p, end, &line) < 0 || line > UINT32_MAX) return -EBADMSG;
   if (ls__get_str(&p, end, LS_INTERN_MAX_FMT, &in->fmt, &in->fmt_len) < 0) return -EBADMSG;
   if (ls__get_str(&p, end, LS_INTERN_MAX_FILE, &in->file, &in->file_len) < 0) return -EBADMSG;

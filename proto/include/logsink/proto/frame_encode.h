@@ -114,7 +114,7 @@ static inline ptrdiff_t ls_intern_encode(uint8_t *buf, size_t cap, const ls_inte
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_INTERN)) < 0 ||
       ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, in->site)) < 0 || at == cap)
     return -ENOBUFS;
-  buf[at++] = in->level;
+  buf[at++] = (uint8_t)(in->level | (in->fields ? LS_SITE_FIELDS : 0u));
   if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, in->line)) < 0 ||
       ls__enc_step(&at, ls_str_encode(buf + at, cap - at, in->fmt, in->fmt_len)) < 0 ||
       ls__enc_step(&at, ls_str_encode(buf + at, cap - at, in->file, in->file_len)) < 0)

@@ -31,6 +31,11 @@ extern "C" {
 #define LS_READ_END 4u    /* after the newest record present (arg 0) */
 /* flags: */
 #define LS_READ_FOLLOW 0x1u /* after READ_END, keep sending new records */
+/* The reader takes LS_SITE_FIELDS in READ_RECORD's level byte (a site with
+ * fields, fields.h); without it the bit is not sent and such a site reads
+ * as a plain format. */
+#define LS_READ_FIELDS 0x2u
+#define LS_READ_FLAGS (LS_READ_FOLLOW | LS_READ_FIELDS)
 
 typedef struct ls_read_req {
   uint8_t from;
@@ -45,14 +50,14 @@ static inline int ls_read_req_decode(const uint8_t *p, size_t len, ls_read_req *
   if (len < 1) return -EBADMSG;
   r->from = *p++;
   if (ls__get_var(&p, end, &r->arg) < 0 || ls__get_var(&p, end, &r->flags) < 0) return -EBADMSG;
-  if (r->from > LS_READ_END || (r->flags & ~(uint64_t)LS_READ_FOLLOW)) return -EBADMSG;
+  if (r->from > LS_READ_END || (r->flags & ~(uint64_t)LS_READ_FLAGS)) return -EBADMSG;
   if ((r->from == LS_READ_OLDEST || r->from == LS_READ_END) && r->arg != 0) return -EBADMSG;
   return p == end ? 0 : -EBADMSG;
 }
 
 static inline ptrdiff_t ls_read_req_encode(uint8_t *buf, size_t cap, const ls_read_req *r) {
   size_t at = 0;
-  if (r->from > LS_READ_END || (r->flags & ~(uint64_t)LS_READ_FOLLOW) ||
+  if (r->from > LS_READ_END || (r->flags & ~(uint64_t)LS_READ_FLAGS) ||
       ((r->from == LS_READ_OLDEST || r->from == LS_READ_END) && r->arg != 0))
     return -EINVAL;
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_READ_REQ)) < 0 || at == cap) return -ENOBUFS;
@@ -67,7 +72,8 @@ static inline ptrdiff_t ls_read_req_encode(uint8_t *buf, size_t cap, const ls_re
  * u8 kind | varint seq | varint block_seq | varint ts_ns | varint tid
  * | varint source_id | varint pid | varint uid | varint gid
  * | str app | str comm | str unit
- * | u8 level | u8 site_known | varint site_id | varint line | str fmt | str file
+ * | u8 level [| LS_SITE_FIELDS, only for LS_READ_FIELDS] | u8 site_known
+ * | varint site_id | varint line | str fmt | str file
  * | str args | varint truncated | varint dropped_count | varint dropped_since_ns
  * | varint block_opened_ns | u8[16] boot_id | varint block_open_mono_ns
  * | varint block_open_real_ns
@@ -78,6 +84,7 @@ static inline ptrdiff_t ls_read_req_encode(uint8_t *buf, size_t cap, const ls_re
 
 typedef struct ls_read_record {
   uint8_t kind, level, site_known;
+  uint8_t fields; /* 1: the site carries fields (LS_SITE_FIELDS in the level byte) */
   uint64_t seq, block_seq, ts_ns, tid, source_id;
   uint32_t pid, uid, gid, site_id, line;
   const char *app, *comm, *unit, *fmt, *file, *args; /* not NUL-terminated */
@@ -110,9 +117,11 @@ static inline int ls_read_record_decode(const uint8_t *p, size_t len, ls_read_re
       ls__get_str(&p, end, any, &r->comm, &r->comm_len) < 0 ||
       ls__get_str(&p, end, any, &r->unit, &r->unit_len) < 0 || end - p < 2)
     return -EBADMSG;
-  r->level = *p++;
+  if (*p & ~(unsigned)(LS_SITE_LEVEL_MASK | LS_SITE_FIELDS)) return -EBADMSG;
+  r->level = *p & LS_SITE_LEVEL_MASK;
+  r->fields = (*p++ & LS_SITE_FIELDS) != 0;
   r->site_known = *p++;
-  if (r->level > LS_LEVEL_MAX || r->site_known > 1) return -EBADMSG;
+  if (r->site_known > 1) return -EBADMSG;
   if (ls__get_u32var(&p, end, &r->site_id) < 0 || ls__get_u32var(&p, end, &r->line) < 0 ||
       ls__get_str(&p, end, any, &r->fmt, &r->fmt_len) < 0 ||
       ls__get_str(&p, end, any, &r->file, &r->file_len) < 0 ||
@@ -155,7 +164,7 @@ static inline ptrdiff_t ls_read_record_encode(uint8_t *buf, size_t cap, const ls
       ls__enc_step(&at, ls_str_encode(buf + at, cap - at, r->unit, r->unit_len)) < 0 ||
       cap - at < 2)
     return -ENOBUFS;
-  buf[at++] = r->level;
+  buf[at++] = (uint8_t)(r->level | (r->fields ? LS_SITE_FIELDS : 0u));
   buf[at++] = r->site_known;
   if (ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, r->site_id)) < 0 ||
       ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, r->line)) < 0 ||

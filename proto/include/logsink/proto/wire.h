@@ -22,7 +22,8 @@ extern "C" {
 /* client -> daemon */
 #define LS_F_HELLO \
   0x01u /* u32 version | u32 flags | str app [| u32 pid] [v2: | u32 caps | str levels] */
-#define LS_F_INTERN 0x02u     /* varint site | u8 level | varint line | str fmt | str file */
+#define LS_F_INTERN \
+  0x02u /* varint site | u8 level [| LS_SITE_FIELDS] | varint line | str fmt | str file */
 #define LS_F_RECORDS 0x03u    /* varint tid | record* */
 #define LS_F_DROPPED 0x04u    /* varint count | varint since_ns | varint now_ns */
 #define LS_F_STATS_REQ 0x05u  /* empty */
@@ -47,6 +48,7 @@ extern "C" {
 /* Capabilities (HELLO v2 and WELCOME: u32 caps) */
 #define LS_CAP_LEVELS 0x1u /* the client applies LEVELS frames */
 #define LS_CAP_CENSUS 0x2u /* the client sends its call sites (CENSUS frames) */
+#define LS_CAP_FIELDS 0x4u /* INTERN's level byte may carry LS_SITE_FIELDS (fields.h) */
 
 /* str := varint byte length | bytes */
 #define LS_APP_MAX 64u            /* longest app label */

@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "logsink/render/fields.h"
 #include "logsink/render/render.h"
 #include "logsink/render/timefmt.h"
 #include "logsink/storage/record.h"
@@ -56,8 +59,21 @@ class Printer {
   // The same settings with caches of its own, for another thread (the
   // caches change nothing in what is printed).
   Printer(const Printer &o)
-      : mode_(o.mode_), color_(o.color_), time_(o.time_), boot_ns_(o.boot_ns_) {}
+      : mode_(o.mode_),
+        color_(o.color_),
+        time_(o.time_),
+        output_fields_(o.output_fields_),
+        boot_ns_(o.boot_ns_) {}
   Printer &operator=(const Printer &) = delete;
+
+  // --output-fields: the named fields json, json-pretty and verbose show
+  // (RENDERING.md, "Named fields"), by exact name; the others are left out
+  // of "fields" and of verbose's name=value lines (the record's own keys,
+  // "args" among them, stay). A stored field whose name starts with '_' is
+  // never kept: in the list such a name is a trusted field's, which is one
+  // of those keys (as matches read it, logctl/field_match.h). Empty: every
+  // field. No effect in other modes.
+  void SetOutputFields(std::vector<std::string> names) { output_fields_ = std::move(names); }
 
   // Renders rec's message into *msg (replacing its contents). Returns false
   // when the format and the arguments did not match (the raw parts were
@@ -78,6 +94,8 @@ class Printer {
   void ShortLine(const storage::Record &rec, const std::string &msg, std::string *out);
   void RawLine(const storage::Record &rec, std::string *out);
   void JsonLine(const storage::Record &rec, const std::string &msg, bool msg_ok, std::string *out);
+  // Fills fields_ with rec's named fields, those of output_fields_ only.
+  void NamedFields(const storage::Record &rec, const Format &f);
   // printer_modes.cc
   void Stamp(const storage::Record &rec, std::string *out);
   void VerboseLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
@@ -90,6 +108,8 @@ class Printer {
   TimeFormatter time_;
   FormatCache formats_;
   std::string msg_, tmp_;
+  std::vector<FieldValue> fields_;
+  std::vector<std::string> output_fields_;  // SetOutputFields (empty: all)
   // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
   // has no clock pair (storage::MonotonicTime() == 0).
   int64_t boot_ns_ = 0;

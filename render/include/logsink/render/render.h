@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
 
 namespace logsink::render {
@@ -22,15 +23,27 @@ namespace logsink::render {
 // written instead. render/RENDERING.md has every rule.
 constexpr int kMaxWidth = 4096;
 
+// A field of a site (proto/fields.h; FORMAT.md, "Fields").
+struct FieldDef {
+  std::string name;
+  char type = 0;   // LS_FIELD_*
+  size_t arg = 0;  // its argument's index in the signature
+  int length = 0;  // its conversion's length modifier (ls_fmt_len): integers narrow by it
+};
+
 // A parsed format string: compile once per call site, render many times.
 struct Format {
-  std::string fmt;                 // own copy of the format bytes
-  std::vector<ls_fmt_spec> specs;  // every conversion in order, %% included
-  std::string sig;                 // argument signature (LS_ARG_* per argument)
+  std::string fmt;                 // own copy of the message's format bytes
+  std::vector<ls_fmt_spec> specs;  // every conversion of the message, %% included
+  std::string sig;                 // argument signature (LS_ARG_* per argument), fields' too
+  std::vector<FieldDef> fields;    // a site with FIELDS: its fields, in order
   bool ok = false;                 // false: malformed, refused or > LS_FMT_MAX_ARGS
 };
 
-void Compile(std::string_view fmt, Format *out);
+// site_flags: the site's LS_ST_F_* (storage::Site::flags). A FIELDS site
+// whose field list is malformed compiles as a plain format (its list shows
+// as text; RENDERING.md, "Fields").
+void Compile(std::string_view fmt, Format *out, uint8_t site_flags = 0);
 
 // Appends the message of (f, args) to out. Returns true when the arguments
 // matched the format exactly; otherwise appends
@@ -61,6 +74,15 @@ size_t AppendJsonArgs(const Format *f, std::string_view args, std::string *out);
 // up to 2^53). Returns whether any integer is beyond +-2^53.
 bool AppendJsonArgsExact(const Format *f, std::string_view args, std::string *out);
 
+// One decoded argument as a JSON value (as in AppendJsonArgs), and as plain
+// text: integers in decimal, doubles shortest ("nan", "inf"), a character
+// as UTF-8, a pointer as 0x..., a string's bytes as they are (unescaped).
+void AppendArgJson(const ls_arg &a, std::string *out);
+// An integer argument as its conversion's length modifier makes it (the
+// value the message shows: RENDERING.md, "Arguments and narrowing").
+uint64_t NarrowInteger(int length, uint64_t v, bool is_signed);
+void AppendArgText(const ls_arg &a, std::string *out);
+
 // Appends at most max_bytes of bytes as lowercase hex, then "…" if cut.
 void AppendHex(std::string_view bytes, std::string *out, size_t max_bytes = 256);
 
@@ -75,12 +97,14 @@ void FormatOne(const ls_fmt_spec &spec, unsigned flags, int width, int precision
 class FormatCache {
  public:
   // Returns the compiled form of fmt for site id (0 = inline site).
-  const Format &Get(uint32_t id, std::string_view fmt);
+  const Format &Get(uint32_t id, std::string_view fmt, uint8_t site_flags = 0);
 
  private:
   std::vector<std::unique_ptr<Format>> by_id_;
   std::unordered_map<uint32_t, std::unique_ptr<Format>> big_ids_;
   Format inline_;
+  std::string inline_full_;  // the inline site's whole format (inline_.fmt is its message)
+  uint8_t inline_flags_ = 0;
   bool inline_valid_ = false;
 };
 

@@ -129,8 +129,10 @@ struct WriterOptions {
   // shrink is stored as it is. Each block names its codec, so the setting
   // may change between opens of the same file.
   uint8_t codec = LS_CODEC_ZSTD;
-  // A ring of another format version is moved aside to PATH.vN (see
+  // A ring of a format version this build does not read (older than
+  // LS_FORMAT_VERSION_MIN) is moved aside to PATH.vN (see
   // RingWriter::moved_aside()) and a new one created; false: OldVersion.
+  // One it reads is made the current version in place (upgraded_from()).
   bool move_old_version = true;
   int level = 1;  // zstd's level (ZSTD_minCLevel()..ZSTD_maxCLevel()); lz4 ignores it
   // The file's compression dictionary (FORMAT.md, "Dictionary"): with zstd,
@@ -285,6 +287,9 @@ class RingWriter {
   bool dirty() const;               // records appended since the last write
   // Where Open moved a ring of another format version ("" when it did not).
   const std::string &moved_aside() const;
+  // The format version Open found and made the current one in place (its
+  // records kept where they are), 0 when it did not (FORMAT.md, "Versions").
+  uint32_t upgraded_from() const;
 
   class Impl;
   class Thread;
@@ -396,6 +401,9 @@ class RingReader {
   ~RingReader();
 
   const Layout &layout() const;
+  // The file's format version, LS_FORMAT_VERSION_MIN .. LS_FORMAT_VERSION
+  // (FORMAT.md, "Versions"): an older one reads as it is.
+  uint32_t format_version() const;
 
   // Positioning. After each, Next() returns records from there on.
   Status SeekOldest();

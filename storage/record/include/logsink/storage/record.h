@@ -17,6 +17,9 @@ struct Site {
   uint32_t line = 0;
   std::string_view fmt;
   std::string_view file;
+  // LS_ST_F_* (proto/format.h): FIELDS, the format carries named fields
+  // after its message (proto/fields.h; FORMAT.md, "Fields").
+  uint8_t flags = 0;
 };
 
 // The level a DROPPED entry counts at, which has no call site: warning

@@ -1,0 +1,99 @@
+// client_fields_test.cc: named, typed fields from a C program (LS_FIELDS,
+// PROTOCOL.md "Fields") through the real logsinkd into a ring the daemon
+// upgraded in place from format 5 (FORMAT.md, "Versions"), read back by the
+// real logctl: the old records render exactly as the release that wrote
+// them showed them (tests/data/format5: the ring and that logctl's output),
+// in order before the new ones, whose fields come typed; a trusted name is
+// refused by the library.
+#include <gtest/gtest.h>
+#include <stdbool.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "client_harness.h"
+#include "client_stats.h"
+#include "logsink/logsink.h"
+#include "logsink/proto/codec.h"
+#include "logsink/proto/format.h"
+
+namespace logsink::test {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kData = std::string(LOGSINK_SOURCE_DIR) + "/tests/data/format5/";
+
+uint32_t SuperblockVersion(const std::string &ring, int copy) {
+  const std::string b = ReadFile(ring);
+  const size_t at = size_t(copy) * LS_SB_SLOT + LS_SB_OFF_VERSION;
+  return b.size() >= at + 4 ? ls_get_u32(reinterpret_cast<const uint8_t *>(b.data()) + at) : 0;
+}
+
+ProcResult Logctl(const std::string &ring, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--file", ring});
+  return RunProcess(BinPath("logctl"), args);
+}
+
+TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  // The format-5 ring of the release before fields, and what its logctl
+  // printed (tests/data/format5/README: how they were made).
+  Daemon daemon(dir, {"--size", "32KiB", "--block-size", "4KiB"});
+  WriteFile(daemon.ring, ReadFile(kData + "ring"));
+  ASSERT_EQ(SuperblockVersion(daemon.ring, 0), 5u);
+  const std::string json5 = ReadFile(kData + "expected.json");
+  ProcResult r = Logctl(daemon.ring, {"-o", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, json5);
+  r = Logctl(daemon.ring, {"--utc", "-o", "short-precise"});
+  EXPECT_EQ(r.out, ReadFile(kData + "expected.short"));
+  // verbose shows the format-5 Python record's fields too (RENDERING.md).
+  r = Logctl(daemon.ring, {"-o", "verbose"});
+  EXPECT_EQ(r.out, ReadFile(kData + "expected.verbose"));
+
+  ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
+  EXPECT_NE(daemon.Stderr().find("a ring of format version 5, now version 6 in place"),
+            std::string::npos)
+      << daemon.Stderr();
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 0), 6u);
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 1), 6u);
+
+  ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
+  ASSERT_NE(c, nullptr);
+  const bool ok = true;
+  LS_LOG(c, LS_INFO,
+         "disk %s full" LS_FIELDS("user=%s req=%llu ok:bool=%d ratio=%f delta=%d"), "sda",
+         "alice", 7ULL, ok, 0.5, -3);
+  ls_log(c, LS_WARNING, "run-time %d" LS_FIELDS("user=%s"), 1, "bob");
+  const uint64_t errors = Stats(c).errors;
+  LS_LOG(c, LS_INFO, "trusted" LS_FIELDS("_PID=%d"), 1);  // refused, never sent
+  EXPECT_EQ(Stats(c).errors, errors + 1);
+  ASSERT_EQ(ls_flush(c), 0);
+  ls_close(c);
+  ASSERT_EQ(daemon.Stop(), 0);
+
+  r = Logctl(daemon.ring, {"-o", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The old records first, exactly as before, then the new ones.
+  ASSERT_EQ(r.out.compare(0, json5.size(), json5), 0) << r.out;
+  std::vector<std::string> added = Lines(r.out.substr(json5.size()));
+  ASSERT_EQ(added.size(), 2u) << r.out;
+  const json a = json::parse(added[0]), b = json::parse(added[1]);
+  EXPECT_EQ(a["msg"], "disk sda full");
+  EXPECT_EQ(a["fmt"], "disk %s full");
+  EXPECT_EQ(a["fields"], json::parse(R"({"user":"alice","req":7,"ok":true,"ratio":0.5,"delta":-3})"))
+      << added[0];
+  EXPECT_EQ(b["msg"], "run-time 1");
+  EXPECT_EQ(b["fields"], json::parse(R"({"user":"bob"})")) << added[1];
+  // Read back as the storage library gives it: the flag is the site's.
+  const std::vector<OwnedRecord> v = ReadRing(daemon.ring);
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v.back().site_flags, LS_ST_F_FIELDS);
+  EXPECT_EQ(v.back().fmt, std::string("run-time %d\x1fuser=%s"));
+}
+
+}  // namespace
+}  // namespace logsink::test

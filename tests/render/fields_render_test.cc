@@ -1,0 +1,182 @@
+// fields_render_test.cc: a record's named fields as readers show them
+// (render/RENDERING.md, "Named fields"): a site with fields renders its
+// message alone, its fields typed in JSON and verbose, each name once; a
+// malformed list renders as a plain format; the format-5 "%.0s" strings;
+// the trusted fields.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "logsink/proto/fields.h"
+#include "logsink/proto/format.h"
+#include "logsink/render/fields.h"
+#include "logsink/render/printer.h"
+#include "storage/ring_test_util.h"
+
+namespace logsink::test {
+namespace {
+
+using render::OutputMode;
+using render::Printer;
+using storage::Record;
+
+std::string_view Keep(std::string s) {
+  static std::deque<std::string> kept;
+  return kept.emplace_back(std::move(s));
+}
+
+Record Rec(const std::string &fmt, uint8_t flags, const std::string &args) {
+  Record r;
+  r.ts_ns = 1700000000ull * 1000000000ull;
+  r.pid = 10;
+  r.uid = 1000;
+  r.gid = 1001;
+  r.tid = 11;
+  r.app = r.comm = "app";
+  r.site_id = 7;
+  r.site_known = true;
+  r.site = {6, 3, Keep(fmt), "a.c", flags};
+  r.args = Keep(args);
+  return r;
+}
+
+std::string Line(OutputMode mode, const Record &r) {
+  Printer p(mode, false, true);
+  std::string out;
+  p.Print(r, &out);
+  return out;
+}
+
+const std::string kFmt = std::string("disk %s full\x1f") + "user=%s req=%llu ok:bool=%d r=%f n=%d c=%c";
+std::string Values() {
+  return Args().Str("sda").Str("alice").Uint(7).Int(1).Double(0.5).Int(-3).Char(0xe9).str();
+}
+
+TEST(FieldsRender, TheMessageAloneAndTheFieldsTypedInJson) {
+  const Record r = Rec(kFmt, LS_ST_F_FIELDS, Values());
+  EXPECT_EQ(Line(OutputMode::kCat, r), "disk sda full\n");
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"msg\":\"disk sda full\",\"site\":7,\"fmt\":\"disk %s full\",\"file\":\"a.c\","
+                   "\"line\":3,\"fields\":{\"user\":\"alice\",\"req\":7,\"ok\":true,\"r\":0.5,"
+                   "\"n\":-3,\"c\":\"\xc3\xa9\"},\"args\":[\"sda\",\"alice\",7,1,0.5,-3,"
+                   "\"\xc3\xa9\"]"),
+            std::string::npos)
+      << j;
+  EXPECT_EQ(j.find("mismatch"), std::string::npos) << j;
+}
+
+TEST(FieldsRender, VerboseShowsEachFieldAsNamed) {
+  const std::string v = Line(OutputMode::kVerbose, Rec(kFmt, LS_ST_F_FIELDS, Values()));
+  EXPECT_NE(v.find("    FMT=disk %s full\n    FILE=a.c\n    LINE=3\n    FIELDS:\n        user=alice\n"
+                   "        req=7\n        ok=true\n        r=0.5\n        n=-3\n        c=\xc3\xa9\n"),
+            std::string::npos)
+      << v;
+  EXPECT_NE(v.find("    MESSAGE=disk sda full\n"), std::string::npos) << v;
+}
+
+TEST(FieldsRender, WithoutTheFlagTheListIsText) {
+  // The same bytes from a site without FIELDS (a 0x1F any client may have
+  // written): one format, rendered whole, no fields.
+  const Record r = Rec(kFmt, 0, Values());
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"msg\":\"disk sda full\\u001fuser=alice req=7 ok:bool=1 r=0.500000 n=-3 "
+                   "c=\xc3\xa9\""),
+            std::string::npos)
+      << j;
+  EXPECT_EQ(j.find("\"fields\""), std::string::npos) << j;
+}
+
+TEST(FieldsRender, AMalformedListRendersAsAPlainFormat) {
+  // The flag with a list that does not parse (a repeated name): plain.
+  const std::string fmt = std::string("m %d\x1f") + "a=%d a=%d";
+  const Record r = Rec(fmt, LS_ST_F_FIELDS, Args().Int(1).Int(2).Int(3).str());
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"msg\":\"m 1\\u001fa=2 a=3\""), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"fields\""), std::string::npos) << j;
+}
+
+TEST(FieldsRender, ArgumentsThatDoNotDecodeShowNoFields) {
+  // One field's argument missing: a mismatch, and no fields.
+  const Record r = Rec(std::string("m %d\x1f") + "a=%d", LS_ST_F_FIELDS, Args().Int(1).str());
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"mismatch\":true"), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"fields\""), std::string::npos) << j;
+}
+
+TEST(FieldsRender, FormatFiveStringsRepeatedNamesKeepTheLast) {
+  // The Python client's "%.0s" NAME=VALUE strings: each name once, at its
+  // first place, with its last value; args keep every one.
+  const Record r = Rec("x %d%.0s%.0s%.0s", 0,
+                       Args().Int(1).Str("k=1").Str("j=2").Str("k=3").str());
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"fields\":{\"k\":\"3\",\"j\":\"2\"},\"args\":[1,\"k=1\",\"j=2\",\"k=3\"]"),
+            std::string::npos)
+      << j;
+}
+
+TEST(FieldsRender, AFormatFiveStringNeverPassesForATrustedField) {
+  // "_PID=1" has the form of a trusted field: an ordinary argument, not a
+  // field; "_private=2" and "_1x=3" (the old Python client's names) are.
+  const Record r = Rec("x%.0s%.0s%.0s", 0,
+                       Args().Str("_PID=1").Str("_private=2").Str("_1x=3").str());
+  const std::string j = Line(OutputMode::kJson, r);
+  EXPECT_NE(j.find("\"fields\":{\"_private\":\"2\",\"_1x\":\"3\"},"), std::string::npos) << j;
+}
+
+TEST(FieldsRender, RecordFieldsAndTheirText) {
+  render::Format f;
+  render::Compile(kFmt, &f, LS_ST_F_FIELDS);
+  ASSERT_TRUE(f.ok);
+  EXPECT_EQ(f.fmt, "disk %s full");
+  EXPECT_EQ(f.sig, "ssuific");
+  const Record r = Rec(kFmt, LS_ST_F_FIELDS, Values());
+  std::vector<render::FieldValue> v;
+  render::RecordFields(r, f, &v);
+  ASSERT_EQ(v.size(), 6u);
+  std::vector<std::string> text;
+  for (const auto &x : v) {
+    std::string t(x.name);
+    t += '=';
+    render::AppendFieldText(x, &t);
+    text.push_back(t);
+  }
+  EXPECT_EQ(text, (std::vector<std::string>{"user=alice", "req=7", "ok=true", "r=0.5", "n=-3",
+                                            "c=\xc3\xa9"}));
+  // A free-text kind's arguments are its own, never fields.
+  Record t = Rec(std::string("%s\x1f") + "a=%s", LS_ST_F_FIELDS, Args().Str("x").Str("y").str());
+  t.site.file = "text";
+  render::Format tf;
+  render::Compile(t.site.fmt, &tf, t.site.flags);
+  render::RecordFields(t, tf, &v);
+  EXPECT_TRUE(v.empty());
+}
+
+TEST(FieldsRender, TrustedFieldsComeFromTheSource) {
+  Record r = Rec("m", 0, "");
+  r.unit = "web.service";
+  r.boot_id[0] = 0xab;
+  std::string v;
+  ASSERT_TRUE(render::TrustedField(r, "_PID", &v));
+  EXPECT_EQ(v, "10");
+  ASSERT_TRUE(render::TrustedField(r, "_UID", &v));
+  EXPECT_EQ(v, "1000");
+  ASSERT_TRUE(render::TrustedField(r, "_GID", &v));
+  EXPECT_EQ(v, "1001");
+  ASSERT_TRUE(render::TrustedField(r, "_COMM", &v));
+  EXPECT_EQ(v, "app");
+  ASSERT_TRUE(render::TrustedField(r, "_SYSTEMD_UNIT", &v));
+  EXPECT_EQ(v, "web.service");
+  ASSERT_TRUE(render::TrustedField(r, "_BOOT_ID", &v));
+  EXPECT_EQ(v, "ab000000000000000000000000000000");
+  ASSERT_TRUE(render::TrustedField(r, "_TID", &v));
+  EXPECT_EQ(v, "11");
+  EXPECT_FALSE(render::TrustedField(r, "_HOSTNAME", &v));
+  EXPECT_FALSE(render::TrustedField(r, "PID", &v));
+  r.unit = "";
+  EXPECT_FALSE(render::TrustedField(r, "_SYSTEMD_UNIT", &v));
+}
+
+}  // namespace
+}  // namespace logsink::test
