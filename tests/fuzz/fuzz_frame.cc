@@ -99,7 +99,7 @@ void DecodeAny(const uint8_t *p, size_t len) {
   // The frames of a read through the daemon (proto/read.h).
   ls_read_req rq;
   if (ls_read_req_decode(p, len, &rq) == 0)
-    FUZZ_CHECK(rq.from <= LS_READ_END && (rq.flags & ~uint64_t{LS_READ_FOLLOW}) == 0);
+    FUZZ_CHECK(rq.from <= LS_READ_END && (rq.flags & ~uint64_t{LS_READ_FLAGS}) == 0);
   ls_read_record rr;
   if (ls_read_record_decode(p, len, &rr) == 0) {
     FUZZ_CHECK(rr.kind <= LS_READ_KIND_DROPPED && rr.level <= LS_LEVEL_MAX);
