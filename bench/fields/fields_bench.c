@@ -22,7 +22,8 @@
 #include <time.h>
 
 enum { kBatch = 64, kBurst = 256 };
-static const char *const kUsers[] = {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"};
+static const char *const kUsers[] = {"alice", "bob",   "carol", "dave",
+                                     "erin",  "frank", "grace", "heidi"};
 
 static uint64_t now_ns(void) {
   struct timespec t;

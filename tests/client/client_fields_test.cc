@@ -64,9 +64,8 @@ TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
   ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
   ASSERT_NE(c, nullptr);
   const bool ok = true;
-  LS_LOG(c, LS_INFO,
-         "disk %s full" LS_FIELDS("user=%s req=%llu ok:bool=%d ratio=%f delta=%d"), "sda",
-         "alice", 7ULL, ok, 0.5, -3);
+  LS_LOG(c, LS_INFO, "disk %s full" LS_FIELDS("user=%s req=%llu ok:bool=%d ratio=%f delta=%d"),
+         "sda", "alice", 7ULL, ok, 0.5, -3);
   ls_log(c, LS_WARNING, "run-time %d" LS_FIELDS("user=%s"), 1, "bob");
   const uint64_t errors = Stats(c).errors;
   LS_LOG(c, LS_INFO, "trusted" LS_FIELDS("_PID=%d"), 1);  // refused, never sent
@@ -84,7 +83,8 @@ TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
   const json a = json::parse(added[0]), b = json::parse(added[1]);
   EXPECT_EQ(a["msg"], "disk sda full");
   EXPECT_EQ(a["fmt"], "disk %s full");
-  EXPECT_EQ(a["fields"], json::parse(R"({"user":"alice","req":7,"ok":true,"ratio":0.5,"delta":-3})"))
+  EXPECT_EQ(a["fields"],
+            json::parse(R"({"user":"alice","req":7,"ok":true,"ratio":0.5,"delta":-3})"))
       << added[0];
   EXPECT_EQ(b["msg"], "run-time 1");
   EXPECT_EQ(b["fields"], json::parse(R"({"user":"bob"})")) << added[1];

@@ -76,9 +76,10 @@ TEST(Fields, NamesFollowTheRule) {
 
 TEST(Fields, AFieldIsOneBareConversion) {
   EXPECT_EQ(Check(F("m", "a=%hhd b=%lu c=%zx d=%Lf e=%jd f=%ls")), 6);
-  for (const char *bad : {"a=%5d", "a=%-d", "a=%.3s", "a=%*d", "a=%%", "a=%n", "a=%1$d", "a=%",
-                          "a=%d ", " a=%d", "a=%d  b=%d", "a=%d,b=%d", "a=x%d", "a=%dx", "a",
-                          "a:int=%d", "a:bool=%s", "a:bool=%f", "a:boo=%d", ""}) {
+  for (const char *bad :
+       {"a=%5d", "a=%-d",    "a=%.3s",    "a=%*d",      "a=%%",      "a=%n",  "a=%1$d",
+        "a=%",   "a=%d ",    " a=%d",     "a=%d  b=%d", "a=%d,b=%d", "a=x%d", "a=%dx",
+        "a",     "a:int=%d", "a:bool=%s", "a:bool=%f",  "a:boo=%d",  ""}) {
     EXPECT_LT(Check(F("m", bad)), 0) << bad;
   }
   EXPECT_EQ(Check(F("m", "a:bool=%u")), 1);

@@ -49,7 +49,8 @@ std::string Line(OutputMode mode, const Record &r) {
   return out;
 }
 
-const std::string kFmt = std::string("disk %s full\x1f") + "user=%s req=%llu ok:bool=%d r=%f n=%d c=%c";
+const std::string kFmt =
+    std::string("disk %s full\x1f") + "user=%s req=%llu ok:bool=%d r=%f n=%d c=%c";
 std::string Values() {
   return Args().Str("sda").Str("alice").Uint(7).Int(1).Double(0.5).Int(-3).Char(0xe9).str();
 }
@@ -69,9 +70,10 @@ TEST(FieldsRender, TheMessageAloneAndTheFieldsTypedInJson) {
 
 TEST(FieldsRender, VerboseShowsEachFieldAsNamed) {
   const std::string v = Line(OutputMode::kVerbose, Rec(kFmt, LS_ST_F_FIELDS, Values()));
-  EXPECT_NE(v.find("    FMT=disk %s full\n    FILE=a.c\n    LINE=3\n    FIELDS:\n        user=alice\n"
-                   "        req=7\n        ok=true\n        r=0.5\n        n=-3\n        c=\xc3\xa9\n"),
-            std::string::npos)
+  EXPECT_NE(
+      v.find("    FMT=disk %s full\n    FILE=a.c\n    LINE=3\n    FIELDS:\n        user=alice\n"
+             "        req=7\n        ok=true\n        r=0.5\n        n=-3\n        c=\xc3\xa9\n"),
+      std::string::npos)
       << v;
   EXPECT_NE(v.find("    MESSAGE=disk sda full\n"), std::string::npos) << v;
 }
@@ -108,8 +110,7 @@ TEST(FieldsRender, ArgumentsThatDoNotDecodeShowNoFields) {
 TEST(FieldsRender, FormatFiveStringsRepeatedNamesKeepTheLast) {
   // The Python client's "%.0s" NAME=VALUE strings: each name once, at its
   // first place, with its last value; args keep every one.
-  const Record r = Rec("x %d%.0s%.0s%.0s", 0,
-                       Args().Int(1).Str("k=1").Str("j=2").Str("k=3").str());
+  const Record r = Rec("x %d%.0s%.0s%.0s", 0, Args().Int(1).Str("k=1").Str("j=2").Str("k=3").str());
   const std::string j = Line(OutputMode::kJson, r);
   EXPECT_NE(j.find("\"fields\":{\"k\":\"3\",\"j\":\"2\"},\"args\":[1,\"k=1\",\"j=2\",\"k=3\"]"),
             std::string::npos)
@@ -119,8 +120,8 @@ TEST(FieldsRender, FormatFiveStringsRepeatedNamesKeepTheLast) {
 TEST(FieldsRender, AFormatFiveStringNeverPassesForATrustedField) {
   // "_PID=1" has the form of a trusted field: an ordinary argument, not a
   // field; "_private=2" and "_1x=3" (the old Python client's names) are.
-  const Record r = Rec("x%.0s%.0s%.0s", 0,
-                       Args().Str("_PID=1").Str("_private=2").Str("_1x=3").str());
+  const Record r =
+      Rec("x%.0s%.0s%.0s", 0, Args().Str("_PID=1").Str("_private=2").Str("_1x=3").str());
   const std::string j = Line(OutputMode::kJson, r);
   EXPECT_NE(j.find("\"fields\":{\"_private\":\"2\",\"_1x\":\"3\"},"), std::string::npos) << j;
 }

@@ -32,8 +32,8 @@
 extern "C" {
 #endif
 
-#define LS_FIELDS_SEP '\x1f'    /* between the message and the field list */
-#define LS_FIELD_NAME_MAX 64u   /* longest field name, bytes */
+#define LS_FIELDS_SEP '\x1f'     /* between the message and the field list */
+#define LS_FIELD_NAME_MAX 64u    /* longest field name, bytes */
 #define LS_SITE_LEVEL_MASK 0x07u /* the level in a site's level byte */
 /* In the level byte of INTERN (with LS_CAP_FIELDS) and of an inline site
  * (format 6): the format carries fields. */
@@ -83,8 +83,7 @@ static inline int ls_field_name_ok(const char *name, size_t len, int allow_trust
  * at the end, -EINVAL when the list is malformed. Names are checked for
  * their characters only (ls_fields_check checks the rest). Each call costs
  * the field's bytes: the daemon walks every INTERN's list. */
-static inline int ls_field_next(const char *fmt, size_t len, size_t msg, size_t *pos,
-                                ls_field *f) {
+static inline int ls_field_next(const char *fmt, size_t len, size_t msg, size_t *pos, ls_field *f) {
   size_t i = *pos;
   if (i >= len) return 0;
   /* The separator before the first field, a space before each other. */
