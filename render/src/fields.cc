@@ -144,6 +144,7 @@ bool TrustedField(const storage::Record &rec, std::string_view name, std::string
     if (rec.unit.empty()) return false;
     value->assign(rec.unit);
   } else if (name == "_BOOT_ID") {
+    if (rec.boot_id == BootId{}) return false;  // a block without a boot (JSON's "")
     *value = BootIdHex(rec.boot_id);
   } else if (name == "_TID") {
     fmt::format_to(std::back_inserter(*value), "{}", rec.tid);

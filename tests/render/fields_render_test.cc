@@ -177,6 +177,8 @@ TEST(FieldsRender, TrustedFieldsComeFromTheSource) {
   EXPECT_FALSE(render::TrustedField(r, "PID", &v));
   r.unit = "";
   EXPECT_FALSE(render::TrustedField(r, "_SYSTEMD_UNIT", &v));
+  r.boot_id = {};  // a block without a boot: none (JSON's boot_id is "")
+  EXPECT_FALSE(render::TrustedField(r, "_BOOT_ID", &v));
 }
 
 }  // namespace
