@@ -12,6 +12,7 @@
 
 #include "fuzz_check.h"
 #include "logsink/proto/codec.h"
+#include "logsink/proto/fields.h"
 #include "logsink/proto/printf.h"
 #include "site.h"
 
@@ -145,10 +146,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(sig);
   }
 
-  /* The client's program takes the same arguments, in the same order. */
+  /* The client's program takes the same arguments, in the same order; a
+   * format holding 0x1F must also be a field list the daemon takes
+   * (proto/fields.h), else the client refuses it. */
   ls__prog p;
   int pr = ls__prog_build(f, len, &p);
-  FUZZ_CHECK(pr == (full < 0 ? full : 0));
+  if (full >= 0 && memchr(f, LS_FIELDS_SEP, len) && ls_fields_check(f, len, 0) < 0)
+    FUZZ_CHECK(pr == -EINVAL);
+  else
+    FUZZ_CHECK(pr == (full < 0 ? full : 0));
+  if (pr == 0) FUZZ_CHECK(p.fields == (memchr(f, LS_FIELDS_SEP, len) != NULL));
   if (pr == 0) {
     unsigned fixed = 0;
     int has_str = 0;
