@@ -12,18 +12,11 @@ import struct
 import subprocess
 import sys
 
+from outsider_codec import crc32c
+
 format_md, reader, logctl, out_dir = sys.argv[1:5]
 text = open(format_md, encoding="utf-8").read()
 example = text[text.index("## Worked example"):]
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
-    return crc ^ 0xFFFFFFFF
 
 
 assert crc32c(b"123456789") == 0xE3069283

@@ -16,41 +16,11 @@ outsider_reader with `logctl cat --json` on it."""
 import struct
 import sys
 
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
-    return crc ^ 0xFFFFFFFF
-
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def zz(v):
-    return ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
-
-
-def s(b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint(len(b)) + b
+from outsider_codec import crc32c, d, s, varint, zz
 
 
 def i(v):
     return varint(zz(v))
-
-
-def d(x):
-    return struct.pack("<d", x)
 
 
 US = "\x1f"

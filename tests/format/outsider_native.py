@@ -15,31 +15,10 @@ import struct
 import sys
 import time
 
+from outsider_codec import d, s, varint, zz
+
 HELLO, INTERN, RECORDS, DROPPED, STATS_REQ = 1, 2, 3, 4, 5
 STATS = 0x82
-
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def zz(v):
-    return ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
-
-
-def s(b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint(len(b)) + b
-
-
-def d(x):
-    return struct.pack("<d", x)
 
 
 def frame(ftype, payload):
