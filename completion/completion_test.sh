@@ -38,6 +38,7 @@ expect logctl cat --cur -- --cursor --cursor-file '!--follow'
 expect logctl - -- --unit --since --lines --follow   # journalctl-style, no command
 expect logctl cat -p "" -- emerg err warning debug
 expect logctl tail -o j -- json json-pretty
+expect logctl cat -o short-f -- short-fields
 expect logctl send --le -- --level '!--follow'
 expect logctl help ex -- export
 expect logctl level "" -- debug info off

@@ -63,7 +63,7 @@ _logctl() {
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       else
-        mapfile -t COMPREPLY < <(compgen -W "short short-iso short-precise short-unix short-monotonic cat verbose json json-pretty raw" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "short short-iso short-precise short-unix short-monotonic short-fields cat verbose json json-pretty raw" -- "$cur")
       fi
       return ;;
     -p | --level | --priority | --level-stdout | --level-stderr)

@@ -385,10 +385,7 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, Recor
 
 bool UseColor(const Options &o, bool tty) {
   if (o.no_color || !tty) return false;
-  if (o.mode != render::OutputMode::kShort && o.mode != render::OutputMode::kShortIso &&
-      o.mode != render::OutputMode::kShortPrecise && o.mode != render::OutputMode::kShortUnix &&
-      o.mode != render::OutputMode::kShortMonotonic)
-    return false;
+  if (!render::IsShortMode(o.mode)) return false;
   const char *nc = std::getenv("NO_COLOR");
   return !(nc && nc[0]);
 }

@@ -232,6 +232,7 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
     case OutputMode::kShortPrecise:
     case OutputMode::kShortUnix:
     case OutputMode::kShortMonotonic:
+    case OutputMode::kShortFields:
       ShortLine(rec, msg, out);
       break;
     case OutputMode::kCat:
@@ -261,6 +262,7 @@ void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *
   if (color) out->append(color);
   AppendTerminalSafe(out, msg);
   if (color) out->append("\x1b[0m");
+  if (mode_ == OutputMode::kShortFields) AppendShortFields(rec, out);
   out->push_back('\n');
 }
 

@@ -1,5 +1,6 @@
 // printer_modes.cc: the -o modes beyond short, json and raw (see printer.h):
-// the short-* timestamps, verbose and json-pretty, and the mode names.
+// the short-* timestamps, short-fields' fields, verbose and json-pretty, and
+// the mode names.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -24,6 +25,7 @@ const struct {
     {"short-precise", OutputMode::kShortPrecise},
     {"short-unix", OutputMode::kShortUnix},
     {"short-monotonic", OutputMode::kShortMonotonic},
+    {"short-fields", OutputMode::kShortFields},
     {"cat", OutputMode::kCat},
     {"verbose", OutputMode::kVerbose},
     {"json", OutputMode::kJson},
@@ -57,6 +59,33 @@ void Field(std::string *out, std::string_view name, std::string_view value) {
 void Field(std::string *out, std::string_view name, uint64_t value) {
   FieldName(out, name);
   fmt::format_to(std::back_inserter(*out), "{}\n", value);
+}
+
+// A field's value as short-fields writes it (RENDERING.md, "Named
+// fields"), logfmt's way: as it is when it is not empty and holds nothing
+// that could end or split the name=value piece or that the terminal
+// escaping would change (no space, TAB, '=', '"', control character,
+// invalid UTF-8 or invisible character); else in double quotes, '"' and
+// '\\' escaped with a backslash first and the result escaped for the
+// terminal as the message is (\xNN, \n, \u202e: AppendTerminalSafe, the one
+// escaping of the short modes). A bare value never holds an escape, so its
+// backslashes are its own; in a quoted one every backslash starts one.
+void AppendLogfmtValue(std::string *out, std::string_view v, std::string *scratch) {
+  scratch->clear();
+  AppendTerminalSafe(scratch, v);
+  const bool bare = !v.empty() && *scratch == v && v.find_first_of(" \t=\"") == v.npos;
+  if (bare) {
+    out->append(v);
+    return;
+  }
+  scratch->clear();
+  for (char c : v) {
+    if (c == '"' || c == '\\') scratch->push_back('\\');
+    scratch->push_back(c);
+  }
+  out->push_back('"');
+  AppendTerminalSafe(out, *scratch);  // '"' and '\\' are printable: kept as they are
+  out->push_back('"');
 }
 
 // Re-indents one line of compact JSON (as JsonLine writes it: no spaces
@@ -118,8 +147,27 @@ void Indent(std::string_view j, std::string *out) {
 }  // namespace
 
 const char kOutputModeNames[] =
-    "short, short-iso, short-precise, short-unix, short-monotonic, cat, verbose, json, "
-    "json-pretty or raw";
+    "short, short-iso, short-precise, short-unix, short-monotonic, short-fields, cat, verbose, "
+    "json, json-pretty or raw";
+
+bool IsShortMode(OutputMode mode) {
+  switch (mode) {
+    case OutputMode::kShort:
+    case OutputMode::kShortIso:
+    case OutputMode::kShortPrecise:
+    case OutputMode::kShortUnix:
+    case OutputMode::kShortMonotonic:
+    case OutputMode::kShortFields:
+      return true;
+    case OutputMode::kJson:
+    case OutputMode::kRaw:
+    case OutputMode::kCat:
+    case OutputMode::kVerbose:
+    case OutputMode::kJsonPretty:
+      return false;
+  }
+  return false;
+}
 
 bool ParseOutputMode(const std::string &name, OutputMode *mode) {
   for (const auto &m : kModes) {
@@ -209,6 +257,21 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
   if (const uint64_t mono = storage::MonotonicTime(rec)) Field(out, "monotonic_ns", mono);
   if (!rec.unit.empty()) Field(out, "unit", rec.unit);
   Field(out, "message", msg);
+}
+
+void Printer::AppendShortFields(const Record &rec, std::string *out) {
+  if (rec.kind != Record::Kind::kRecord || !rec.site_known) return;
+  // The fields JSON and verbose show: each name once, at its first place
+  // with its last value, those of --output-fields only.
+  NamedFields(rec, formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags));
+  for (const FieldValue &v : fields_) {
+    out->push_back(' ');
+    AppendTerminalSafe(out, v.name);  // a checked name (proto/fields.h): kept as it is
+    out->push_back('=');
+    value_.clear();
+    AppendFieldText(v, &value_);
+    AppendLogfmtValue(out, value_, &tmp_);
+  }
 }
 
 void Printer::JsonPrettyLine(const Record &rec, const std::string &msg, bool msg_ok,

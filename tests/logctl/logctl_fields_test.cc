@@ -5,7 +5,8 @@
 // RingWriter (sites with typed fields, and format-5 "%.0s" NAME=VALUE
 // strings), on the one-thread and the pooled read paths, with -f, and
 // through the daemon (a user who may not read the ring file); and
-// --output-fields, which limits the named fields json and verbose show.
+// --output-fields, which limits the named fields json and verbose show;
+// -o short-fields, the short line with the fields after the message.
 #include <grp.h>
 
 #include <deque>
@@ -27,13 +28,13 @@ const char kTyped[] = "msg %s\x1fuser=%s n=%lld ok:bool=%d";
 
 class LogctlFieldsTest : public LogctlTest {
  protected:
-  // Interns a site with flags (TestRing::Intern has none); the strings live
-  // as long as the fixture.
-  uint32_t Intern(TestRing *ring, const std::string &fmt, uint8_t flags) {
+  // Interns a site with flags (TestRing::Intern has none) at level (info
+  // unless given); the strings live as long as the fixture.
+  uint32_t Intern(TestRing *ring, const std::string &fmt, uint8_t flags, uint8_t level = 6) {
     keep_.push_back(fmt);
     keep_.push_back("f.c");
     Site s;
-    s.level = 6;
+    s.level = level;
     s.line = 7;
     s.fmt = keep_[keep_.size() - 2];
     s.file = keep_.back();
@@ -290,6 +291,46 @@ TEST_F(LogctlFieldsTest, OutputFieldsLimitsTheNamedFieldsShown) {
   auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 1u) << r.out;
   EXPECT_EQ(ParseJson(lines[0])["fields"], json::parse(R"({"user":"alice"})")) << lines[0];
+}
+
+// -o short-fields: each line is the short one, then the record's named
+// fields as name=value, quoted and escaped where logfmt needs it; a record
+// without fields is its short line alone; --output-fields limits the
+// fields; on a terminal it is coloured as short is (the message only).
+TEST_F(LogctlFieldsTest, ShortFieldsShowsTheFieldsAfterTheShortLine) {
+  const std::string f = Ring();
+  Result r = RunLogctl({"cat", "-o", "short-fields", "--file", f});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const V lines = Lines(r.out);
+  const V short_lines = Lines(RunLogctl({"cat", "--file", f}).out);
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  ASSERT_EQ(short_lines.size(), 7u);
+  EXPECT_EQ(lines[0], Line(0, "testapp(testcomm)[4242]: <info> msg a0 user=alice n=5 ok=true"));
+  EXPECT_EQ(lines[1], short_lines[1] + " user=bob n=5 ok=false");
+  EXPECT_EQ(lines[2], short_lines[2] + " user=alice n=7 ok=true");
+  // The escape sequence is quoted and escaped, never sent raw.
+  EXPECT_EQ(lines[3], short_lines[3] + " user=\"\\x1b]0;x\\x07eve\" n=-1 ok=false");
+  EXPECT_EQ(lines[4], short_lines[4] + " user=carol");  // format 5's "%.0s"
+  // No fields (a plain site; "_PID=4242" is no field): the short line.
+  EXPECT_EQ(lines[5], short_lines[5]);
+  EXPECT_EQ(lines[6], short_lines[6]);
+
+  r = RunLogctl({"cat", "-o", "short-fields", "--output-fields=ok,n", "--file", f, "user=alice"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), V({short_lines[0] + " n=5 ok=true", short_lines[2] + " n=7 ok=true"}));
+
+  // On a terminal: colours as short's, the fields after them.
+  const std::string g = dir_.File("err.ring");
+  {
+    TestRing ring(g);
+    Typed(&ring, Intern(&ring, kTyped, LS_ST_F_FIELDS, 3), "e", "dan", 2, true, kT0);
+    ring.Close();
+  }
+  const std::string screen =
+      RunOnTerminal({"cat", "--no-pager", "-o", "short-fields", "--file", g}, false);
+  EXPECT_NE(screen.find("<err> \x1b[31mmsg e\x1b[0m user=dan n=2 ok=true\r\n"), std::string::npos)
+      << screen;
 }
 
 TEST_F(LogctlFieldsTest, BadNamesAndWordsAreUsageErrors) {

@@ -88,7 +88,7 @@ TEST_F(LogctlTest, ErrorMessagesAndExitStatus) {
       {{"cat", "-f"}, "logctl: cat: option '-f' does not apply here\n"},
       {{"cat", "--output", "xml"},
        "logctl: cat: bad output mode 'xml' (short, short-iso, short-precise, short-unix, "
-       "short-monotonic, cat, verbose, json, json-pretty or raw)\n"},
+       "short-monotonic, short-fields, cat, verbose, json, json-pretty or raw)\n"},
       {{"cat", "extra"}, "logctl: cat: unexpected argument 'extra'\n"},
       {{"cat", "--grep", "("}, ""},
       {{"cat", "--since", "soonish"}, ""},

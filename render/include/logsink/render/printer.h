@@ -1,7 +1,8 @@
 // printer.h: turns a storage::Record into one output line: "short" (local
 // time, app[pid]: <level> message, control characters escaped, optional
 // colour), "json" (one object per line) or "raw" (format and arguments
-// uninterpreted). Keeps the per-site format cache and the time cache.
+// uninterpreted), and the other -o modes. Keeps the per-site format cache
+// and the time cache.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,9 @@
 
 namespace logsink::render {
 
-// -o modes. The short-* modes are "short" with another timestamp; the
-// modes past kRaw are in printer_modes.cc.
+// -o modes. The short-* modes are "short" with another timestamp, but
+// short-fields, which is "short" with the named fields after the message;
+// the modes past kRaw are in printer_modes.cc.
 enum class OutputMode {
   kShort,
   kJson,
@@ -26,6 +28,7 @@ enum class OutputMode {
   kShortPrecise,    // nanoseconds
   kShortUnix,       // seconds.nanoseconds since the epoch
   kShortMonotonic,  // [seconds.microseconds] since the record's boot (see printer_modes.cc)
+  kShortFields,     // short, then " name=value" per named field (logfmt's quoting)
   kCat,             // the message only
   kVerbose,         // every field, one per line
   kJsonPretty,      // the json object, indented over several lines
@@ -35,6 +38,9 @@ enum class OutputMode {
 bool ParseOutputMode(const std::string &name, OutputMode *mode);
 // The accepted names, for messages and help.
 extern const char kOutputModeNames[];
+// Whether mode writes the short line (short, short-iso, short-precise,
+// short-unix, short-monotonic, short-fields): the modes coloured by level.
+bool IsShortMode(OutputMode mode);
 
 // The level a record shows and is coloured by: its site's, warning (4,
 // kDroppedLevel) for a DROPPED report.
@@ -66,13 +72,14 @@ class Printer {
         boot_ns_(o.boot_ns_) {}
   Printer &operator=(const Printer &) = delete;
 
-  // --output-fields: the named fields json, json-pretty and verbose show
-  // (RENDERING.md, "Named fields"), by exact name; the others are left out
-  // of "fields" and of verbose's name=value lines (the record's own keys,
-  // "args" among them, stay). A stored field whose name starts with '_' is
-  // never kept: in the list such a name is a trusted field's, which is one
-  // of those keys (as matches read it, logctl/field_match.h). Empty: every
-  // field. No effect in other modes.
+  // --output-fields: the named fields json, json-pretty, verbose and
+  // short-fields show (RENDERING.md, "Named fields"), by exact name; the
+  // others are left out of "fields", of verbose's name=value lines and of
+  // short-fields' pieces (the record's own keys, "args" among them, stay).
+  // A stored field whose name starts with '_' is never kept: in the list
+  // such a name is a trusted field's, which is one of those keys (as
+  // matches read it, logctl/field_match.h). Empty: every field. No effect
+  // in other modes.
   void SetOutputFields(std::vector<std::string> names) { output_fields_ = std::move(names); }
 
   // Renders rec's message into *msg (replacing its contents). Returns false
@@ -102,12 +109,15 @@ class Printer {
                    std::string *out);
   void JsonPrettyLine(const storage::Record &rec, const std::string &msg, bool msg_ok,
                       std::string *out);
+  // short-fields: " name=value" for each named field (of output_fields_).
+  void AppendShortFields(const storage::Record &rec, std::string *out);
 
   OutputMode mode_;
   bool color_;
   TimeFormatter time_;
   FormatCache formats_;
   std::string msg_, tmp_;
+  std::string value_;  // a field's text (AppendShortFields)
   std::vector<FieldValue> fields_;
   std::vector<std::string> output_fields_;  // SetOutputFields (empty: all)
   // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
