@@ -4,7 +4,8 @@
 // arguments parse by the format's signature (what the daemon accepts, via
 // ls_args_check), that Compile agrees with ls_fmt_signature, that output stays
 // bounded, and that the terminal and JSON escapers emit valid UTF-8 with no
-// raw control characters.
+// raw control characters; and that -o short-fields writes the short line,
+// then one terminal-safe name=value piece per field.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -17,6 +18,7 @@
 #include "logsink/proto/printf.h"
 #include "logsink/render/escape.h"
 #include "logsink/render/fields.h"
+#include "logsink/render/printer.h"
 #include "logsink/render/render.h"
 
 namespace {
@@ -90,6 +92,42 @@ bool JsonSafe(std::string_view s) {
   return true;
 }
 
+// The " name=value" pieces short-fields appends (RENDERING.md, "Named
+// fields"), or -1 when tail does not split into such pieces: a name without
+// space, '=' or '"', then a bare value (no space, TAB, '=' or '"') or one
+// in double quotes, where a backslash escapes the byte after it.
+int LogfmtPieces(std::string_view tail) {
+  int n = 0;
+  size_t i = 0;
+  while (i < tail.size()) {
+    if (tail[i++] != ' ') return -1;
+    const size_t name = i;
+    while (i < tail.size() && !std::strchr(" =\"", tail[i])) i++;
+    if (i == name || i >= tail.size() || tail[i++] != '=') return -1;
+    if (i < tail.size() && tail[i] == '"') {
+      for (i++;; i++) {
+        if (i >= tail.size()) return -1;  // unclosed
+        if (tail[i] == '\\') {
+          i++;
+        } else if (tail[i] == '"') {
+          i++;
+          break;
+        }
+      }
+      if (i < tail.size() && tail[i] != ' ') return -1;
+    } else {
+      const size_t value = i;
+      while (i < tail.size() && tail[i] != ' ') {
+        if (tail[i] == '=' || tail[i] == '"' || tail[i] == '\t') return -1;
+        i++;
+      }
+      if (i == value) return -1;  // an empty value is quoted
+    }
+    n++;
+  }
+  return n;
+}
+
 volatile size_t g_sink;
 
 }  // namespace
@@ -150,8 +188,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     AppendFieldText(v, &ftext);
     AppendFieldJson(v, &ftext);
   }
-  rec.site.flags = 0;
-  RecordFields(rec, f, &fields);  // the format-5 "%.0s" strings
+  // -o short-fields: the short line, then one piece per field.
+  auto short_line = [&rec](OutputMode mode) {
+    Printer p(mode, false, true);
+    std::string line;
+    p.Print(rec, &line);
+    FUZZ_CHECK(!line.empty() && line.back() == '\n');
+    line.pop_back();
+    return line;
+  };
+  for (uint8_t flags : {uint8_t(LS_ST_F_FIELDS), uint8_t(0)}) {
+    rec.site.flags = flags;
+    RecordFields(rec, flags ? ff : f, &fields);  // flags 0: the format-5 "%.0s" strings
+    const std::string plain = short_line(OutputMode::kShort);
+    const std::string line = short_line(OutputMode::kShortFields);
+    FUZZ_CHECK(TerminalSafe(line));
+    FUZZ_CHECK(line.compare(0, plain.size(), plain) == 0);
+    FUZZ_CHECK(LogfmtPieces(std::string_view(line).substr(plain.size())) == int(fields.size()));
+  }
 
   std::string raw;
   AppendRawArgs(&f, args, &raw);
