@@ -18,6 +18,7 @@
 #include "logsink/render/fields.h"
 #include "logsink/render/render.h"
 #include "logsink/storage/record.h"
+#include "logsink/storage/record_filter.h"
 
 namespace logsink::logctl {
 
@@ -60,6 +61,9 @@ class FieldLookup {
 // different fields AND, and "+" between groups ORs the groups.
 class FieldMatcher {
  public:
+  using Term = storage::RecordFilter::FieldTerm;
+  using Group = std::vector<Term>;
+
   // One FIELD=VALUE word (split at its first '='), added to the current
   // group. False with the reason in *why when FIELD is not a field name.
   bool Add(std::string_view word, std::string *why);
@@ -70,16 +74,14 @@ class FieldMatcher {
   bool Finish(std::string *why) const;
 
   bool empty() const { return groups_.empty(); }
+  // The groups, for the reader's filter (RecordFilter::field_groups: its
+  // summaries pass over blocks that cannot match).
+  const std::vector<Group> &groups() const { return groups_; }
   // Whether rec passes: some group whose every field has one of its values.
   // Thread-safe as long as each thread has its own lookup.
   bool Match(const storage::Record &rec, FieldLookup *lookup) const;
 
  private:
-  struct Term {
-    std::string name;
-    std::vector<std::string> values;
-  };
-  using Group = std::vector<Term>;
   std::vector<Group> groups_;
   bool open_ = false;  // the last group takes the next match
 };

@@ -810,6 +810,7 @@ int FinishMatches(Parse &p) {
     }
   }
   if (!o->matches.Finish(&why)) return p.Usage(why);
+  o->filter.field_groups = o->matches.groups();  // for the block summaries
   o->words.clear();
   return kGoOn;
 }

@@ -20,18 +20,9 @@ constexpr char kUpperHex[] = "0123456789ABCDEF";
 
 int Clamp(int v) { return v > kMaxWidth ? kMaxWidth : v; }
 
-// Narrows a value to the width printf's length modifier gives it; signed
-// values come back sign-extended, as the bits of an int64_t.
+// Narrows a value to the width printf's length modifier gives it (args.h).
 uint64_t Narrow(int length, uint64_t v, bool is_signed) {
-  const int bits = length == LS_LEN_HH     ? 8
-                   : length == LS_LEN_H    ? 16
-                   : length == LS_LEN_NONE ? 32
-                                           : 64;
-  if (bits == 64) return v;
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  v &= mask;
-  if (is_signed && (v >> (bits - 1)) != 0) v |= ~mask;
-  return v;
+  return ls_arg_narrow(length, v, is_signed);
 }
 
 void Pad(std::string *out, size_t n, char c) { out->append(n, c); }

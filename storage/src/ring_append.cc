@@ -62,7 +62,9 @@ void RingWriter::Impl::Emit(const RecordIn &rec, const RecordFields &f, size_t f
   if (declare) p = DeclareSource(p, *rec.source);
   p = internal::PutRecordEntry(p, f, fixed, args, args_len);
   tid_ = rec.tid;
-  const uint8_t level = rec.site_id ? SiteLevel(rec.site_id) : rec.inline_site->level;
+  const uint8_t cls = rec.site_id ? SiteClass(rec.site_id) : 0;
+  const uint8_t level = rec.site_id ? cls & 7 : rec.inline_site->level;
+  if (rec.site_id == 0 || (cls & kSiteFields)) NoteFields(rec, cls, args, args_len);
   Account(rec.source->id, rec.source->uid, rec.source->app, size_t(p - start));
   Commit(static_cast<size_t>(p - start), rec.source->id, rec.ts_ns, level);
 }
@@ -152,7 +154,9 @@ Status RingWriter::Impl::Append(const RecordIn &rec) {
       }
       tid_ = rec.tid;
       Account(id, src->uid, src->app, need);
-      Commit(need, id, rec.ts_ns, SiteLevel(rec.site_id));
+      const uint8_t cls = SiteClass(rec.site_id);
+      if (cls & kSiteFields) NoteFields(rec, cls, rec.args, rec.args_len);
+      Commit(need, id, rec.ts_ns, cls & 7);
       return Status::OK();
     }
   }

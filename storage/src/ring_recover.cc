@@ -417,7 +417,13 @@ Status RingWriter::Impl::ResumeTier() {
   cursor.Reset(buf_.data(), h);
   internal::DecodedRecord r;
   BlockCursor::Result res;
+  fkeys_.Clear();  // its field keys again, from its records
   while ((res = cursor.Next(&r)) == BlockCursor::kRecord) {
+    if (r.kind != Record::Kind::kRecord) continue;
+    RecordIn in;
+    in.site_id = r.site_id;
+    in.inline_site = r.site_id ? nullptr : &r.inline_site;
+    NoteFields(in, r.site_id ? SiteClass(r.site_id) : 0, r.args, r.args_len);
   }
   cur_ = h;
   cur_.flags = 0;

@@ -23,6 +23,7 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   has_src_ = false;
   src_ = tid_ = ts_ = 0;
   declared_.clear();
+  fkeys_.Clear();
   ResetUse();
   dirty_ = false;
   packed_used_ = 0;
@@ -51,18 +52,37 @@ void RingWriter::Impl::SetLimit() {
   limit_ = std::clamp<size_t>(LS_BLK_HDR + size_t(guess), slot, cap_);
 }
 
-uint8_t RingWriter::Impl::SiteLevelSlow(uint32_t id) {
+uint8_t RingWriter::Impl::SiteClassSlow(uint32_t id) {
   Site site;
-  const uint8_t level = SiteOf(id, &site) ? site.level : 7;
+  uint8_t cls = 7;
+  if (SiteOf(id, &site)) {
+    cls = site.level & 7;
+    internal::FieldPlan plan = internal::FieldPlan::Of(site);
+    if (plan.kind != internal::FieldPlan::Kind::kNone) {
+      cls |= kSiteFields;
+      plans_.insert_or_assign(id, std::move(plan));
+    }
+  }
   // Dense for the ids a writer normally hands out; a far id (damage retired
   // everything below it) is looked up each time rather than sizing the array by it.
   if (id < (1u << 20)) {
-    // Ids not looked up yet hold kNoLevel: never a level (an id below one
+    // Ids not looked up yet hold kNoLevel: never a class (an id below one
     // looked up before must still be looked up, not taken as debug).
     if (site_level_.size() <= id) site_level_.resize(id + 1, kNoLevel);
-    site_level_[id] = level;
+    site_level_[id] = cls;
   }
-  return level;
+  return cls;
+}
+
+void RingWriter::Impl::NoteFields(const RecordIn &rec, uint8_t site_class, const uint8_t *args,
+                                  size_t len) {
+  if (rec.site_id == 0) {
+    const internal::FieldPlan plan = internal::FieldPlan::Of(*rec.inline_site);
+    fkeys_.AddRecord(plan, args, len);
+  } else if (site_class & kSiteFields) {
+    auto it = plans_.find(rec.site_id);
+    if (it != plans_.end()) fkeys_.AddRecord(it->second, args, len);
+  }
 }
 
 bool RingWriter::Impl::Pack() {
@@ -111,6 +131,7 @@ Status RingWriter::Impl::WriteCurrent(uint32_t flags) {
   h.raw = cur_.used - LS_BLK_HDR;
   h.codec = pk_codec_;
   h.used = LS_BLK_HDR + pk_stored_;
+  fkeys_.Apply(&h);
   uint8_t *img = pk_codec_ == LS_CODEC_NONE ? buf_.data() : zimg_.data();
   internal::FinishBlock(img, h);
   if (rewriting_) {

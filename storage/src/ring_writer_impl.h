@@ -13,6 +13,7 @@
 
 #include "block.h"
 #include "dict.h"
+#include "field_keys.h"
 #include "logsink/storage/ring.h"
 #include "strtab.h"
 #include "superblock.h"
@@ -245,13 +246,19 @@ class RingWriter::Impl {
     last_opened_ = std::max<uint32_t>(last_opened_, uint32_t(std::min<uint64_t>(secs, UINT32_MAX)));
     return last_opened_;
   }
-  // The level of string-table site id (for the block's summary).
-  uint8_t SiteLevel(uint32_t id) {
+  // What the block's summary needs of string-table site id: its level
+  // (bits 0-2) and kSiteFields when its records carry fields (plans_ has
+  // its FieldPlan).
+  uint8_t SiteClass(uint32_t id) {
     if (id < site_level_.size() && site_level_[id] != kNoLevel) return site_level_[id];
-    return SiteLevelSlow(id);
+    return SiteClassSlow(id);
   }
-  uint8_t SiteLevelSlow(uint32_t id);
-  static constexpr uint8_t kNoLevel = 0xff;
+  uint8_t SiteLevel(uint32_t id) { return SiteClass(id) & 7; }
+  uint8_t SiteClassSlow(uint32_t id);
+  static constexpr uint8_t kNoLevel = 0xff, kSiteFields = 0x08;
+  // A record's fields into the block's field keys (site_class: SiteClass of
+  // its table site; an inline site is planned here).
+  void NoteFields(const RecordIn &rec, uint8_t site_class, const uint8_t *args, size_t len);
   // Compresses the current entries into the slot image (once per content).
   // false: they no longer fit one slot.
   bool Pack();
@@ -372,8 +379,10 @@ class RingWriter::Impl {
   double ratio_ = 1.0;      // entry bytes per stored byte of the last sealed block
   std::array<uint8_t, LS_BOOT_ID_LEN> boot_id_{};
   uint64_t opened_ns_ = 0;           // the current block's open time in ns
-  std::vector<uint8_t> site_level_;  // level by string id, dense for small ids
-  std::vector<uint8_t> scratch_;     // truncated arguments
+  std::vector<uint8_t> site_level_;  // SiteClass by string id, dense for small ids
+  std::unordered_map<uint32_t, internal::FieldPlan> plans_;  // of the table's sites with fields
+  internal::FieldKeys fkeys_;                                // the current block's field keys
+  std::vector<uint8_t> scratch_;                             // truncated arguments
   // Per-block entry state (FORMAT.md, "Entries").
   bool has_src_ = false;
   uint64_t src_ = 0, tid_ = 0, ts_ = 0;

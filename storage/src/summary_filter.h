@@ -29,6 +29,19 @@ class SummaryFilter {
   uint64_t since_ns_ = 0, until_ns_ = ~0ull;
   std::vector<std::array<uint8_t, 16>> boots_;
   std::vector<uint64_t> uid_keys_, pid_keys_, app_keys_, unit_keys_;
+  // field_groups, hashed: a term of a stored field may be in a block with
+  // FIELD_KEYS when the filter has one of its value keys or its NAME-alone
+  // key (a block without FIELD_KEYS may hold anything); a trusted field's
+  // term looks up the source keys (_PID, _UID, _COMM, _SYSTEMD_UNIT) or
+  // passes every block (the others).
+  struct FieldTermKeys {
+    bool stored = true;   // else a trusted field's, in keys
+    bool always = false;  // a trusted field no summary records
+    uint64_t any = 0;
+    std::vector<uint64_t> keys;
+  };
+  std::vector<std::vector<FieldTermKeys>> field_groups_;
+  bool FieldsMayMatch(const BlockHeader &h) const;
 };
 
 }  // namespace logsink::storage::internal

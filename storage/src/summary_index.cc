@@ -13,6 +13,7 @@ void EncodeIndexEntry(const BlockHeader &h, uint32_t crc, uint8_t *out) {
   std::memset(out, 0, LS_IDX_ENTRY);
   out[LS_IDX_OFF_TIER] = h.tier;
   out[LS_IDX_OFF_LEVELS] = h.levels;
+  out[LS_IDX_OFF_FLAGS] = (h.flags & LS_BLK_F_FIELD_KEYS) ? LS_IDX_F_FIELD_KEYS : 0;
   ls_put_u64(out + LS_IDX_OFF_SEQ, h.seq);
   ls_put_u64(out + LS_IDX_OFF_FIRST_REC, h.first_rec);
   ls_put_u32(out + LS_IDX_OFF_COUNT, h.count);
@@ -38,6 +39,7 @@ bool DecodeIndexEntry(const uint8_t *p, BlockHeader *h, uint32_t *crc) {
   std::memcpy(e.boot_id.data(), p + LS_IDX_OFF_BOOT_ID, e.boot_id.size());
   std::memcpy(e.bloom.data(), p + LS_IDX_OFF_BLOOM, e.bloom.size());
   e.flags = LS_BLK_F_SEALED;
+  if (p[LS_IDX_OFF_FLAGS] & LS_IDX_F_FIELD_KEYS) e.flags |= LS_BLK_F_FIELD_KEYS;
   *crc = ls_get_u32(p + LS_IDX_OFF_BLOCK_CRC);
   *h = e;
   return true;

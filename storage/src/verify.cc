@@ -9,6 +9,7 @@
 
 #include "block.h"
 #include "dict.h"
+#include "field_keys.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/printf.h"
 #include "scan.h"
@@ -42,6 +43,7 @@ class Verifier {
   // One tier's slots (l: its layout), done_ slots checked before it.
   Status CheckTier(const Layout &l, uint64_t size, uint64_t total);
   void CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d);
+  bool FieldsCovered(const BlockHeader &h, const DecodedRecord &d);
   // The tier's summary index entries, each on its own: damaged, or naming a
   // block of another slot or tier.
   Status CheckIndex(const Layout &l);
@@ -60,6 +62,8 @@ class Verifier {
   // entry may claim any id up to 2^32 - 1, and memory must follow the
   // entries present.
   std::unordered_map<uint32_t, Site> sites_;
+  std::unordered_map<uint32_t, FieldPlan> plans_;  // of sites_, made when a block needs them
+  std::string field_tmp_;
   uint32_t last_id_ = 0;  // the largest id read
   BlockExpander expander_;
   uint64_t done_ = 0;  // slots checked (progress)
@@ -148,7 +152,9 @@ void Verifier::CheckIndexEntry(const Layout &l, uint64_t slot, const BlockHeader
   if (!DecodeIndexEntry(e, &x, &crc) || x.seq != h.seq || x.tier != l.tier) return;
   bool covers = (h.levels & ~x.levels) == 0 && x.first_rec == h.first_rec && x.count >= h.count &&
                 (h.count == 0 || (x.min_time <= h.min_time && x.max_time >= h.max_time)) &&
-                x.boot_id == h.boot_id;
+                x.boot_id == h.boot_id &&
+                // FIELD_KEYS only over a header that has them (its filter is then covered)
+                (!(x.flags & LS_BLK_F_FIELD_KEYS) || (h.flags & LS_BLK_F_FIELD_KEYS));
   for (size_t i = 0; covers && i < h.bloom.size(); i++) covers = (h.bloom[i] & ~x.bloom[i]) == 0;
   if (!covers) {
     Report(off, "summary index entry of block " + std::to_string(h.seq) + " of tier " +
@@ -299,6 +305,7 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
   // What the summary must cover (FORMAT.md, "Block summaries").
   uint8_t levels = 0;
   uint64_t min_time = ~0ull, max_time = 0;
+  bool fields_covered = true;
   const uint64_t opened = h.opened ? l_.created_ns + uint64_t(h.opened - 1) * 1000000000ull : 0;
   while ((r = c.Next(&d)) == BlockCursor::kRecord) {
     uint64_t eoff = off + d.entry_off;
@@ -320,6 +327,7 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
       Report(eoff, "record without a source");
     }
     if (d.kind != Record::Kind::kRecord) continue;
+    if (h.flags & LS_BLK_F_FIELD_KEYS) fields_covered = fields_covered && FieldsCovered(h, d);
     if (d.site_id == 0) {
       CheckArgs(eoff, d.inline_site, d);
     } else if (auto it = sites_.find(d.site_id); it == sites_.end()) {
@@ -343,6 +351,7 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
       under = "source filter";
     }
   }
+  if (!fields_covered) under = "field keys";
   if (under) {
     Report(off, "block " + std::to_string(h.seq) + ": its summary's " + under +
                     " does not cover its records (a reader could skip a match)");
@@ -356,6 +365,30 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
     Report(off, "block " + std::to_string(h.seq) + " header counts " + std::to_string(h.count) +
                     " records, entries hold " + std::to_string(c.records()));
   }
+}
+
+// With FIELD_KEYS, every field of d must have its value key or its
+// NAME-alone key in the filter, and no record may hold fields not keyed.
+bool Verifier::FieldsCovered(const BlockHeader &h, const DecodedRecord &d) {
+  FieldPlan inline_plan;
+  const FieldPlan *plan = &inline_plan;
+  if (d.site_id == 0) {
+    inline_plan = FieldPlan::Of(d.inline_site);
+  } else if (auto it = plans_.find(d.site_id); it != plans_.end()) {
+    plan = &it->second;
+  } else if (auto st = sites_.find(d.site_id); st != sites_.end()) {
+    plan = &plans_.emplace(d.site_id, FieldPlan::Of(st->second)).first->second;
+  } else {
+    return true;  // an unknown site: reported as such, no fields to show
+  }
+  if (plan->kind == FieldPlan::Kind::kUnkeyed) return false;
+  bool ok = true;
+  ForEachFieldKey(
+      *plan, d.args, d.args_len, &field_tmp_, [&](uint64_t any, uint64_t v, bool keyed) {
+        if (!BloomMayHave(h.bloom.data(), any) && !(keyed && BloomMayHave(h.bloom.data(), v)))
+          ok = false;
+      });
+  return ok;
 }
 
 void Verifier::CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d) {

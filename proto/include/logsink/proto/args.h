@@ -57,6 +57,21 @@ static inline size_t ls_arg_get(char type, const uint8_t *p, const uint8_t *end,
   }
 }
 
+/* An integer argument as printf's length modifier (ls_fmt_spec.length)
+ * makes it: hh 8 bits, h 16, none 32, the others 64; a signed value comes
+ * back sign-extended (the bits of an int64_t). What a reader shows. */
+static inline uint64_t ls_arg_narrow(int length, uint64_t v, int is_signed) {
+  const int bits = length == LS_LEN_HH     ? 8
+                   : length == LS_LEN_H    ? 16
+                   : length == LS_LEN_NONE ? 32
+                                           : 64;
+  if (bits == 64) return v;
+  const uint64_t mask = ((uint64_t)1 << bits) - 1;
+  v &= mask;
+  if (is_signed && (v >> (bits - 1)) != 0) v |= ~mask;
+  return v;
+}
+
 /* Checks that [p, p + len) holds exactly the arguments of sig. Returns 0 or
  * -EBADMSG. */
 static inline int ls_args_check(const char *sig, const uint8_t *p, size_t len) {

@@ -61,11 +61,13 @@ extern "C" {
 /* (FORMAT.md, "Summary index"). A copy of each sealed block's summary, so a
  * filtered read skips blocks without reading them. Present when the file has
  * a dictionary region and still keeps LS_DICT_MIN_BLOCKS slots after it. */
-#define LS_IDX_ENTRY 128u   /* bytes per entry; entry i belongs to slot i */
-#define LS_IDX_OFF_CRC 0    /* u32 CRC32C of bytes [4, LS_IDX_ENTRY); all-zero entry = none */
-#define LS_IDX_OFF_TIER 4   /* u8 the tier of the block (the slot's tier) */
-#define LS_IDX_OFF_LEVELS 5 /* u8 the block header's levels */
-/* bytes [6, 8) reserved, 0 */
+#define LS_IDX_ENTRY 128u        /* bytes per entry; entry i belongs to slot i */
+#define LS_IDX_OFF_CRC 0         /* u32 CRC32C of bytes [4, LS_IDX_ENTRY); all-zero entry = none */
+#define LS_IDX_OFF_TIER 4        /* u8 the tier of the block (the slot's tier) */
+#define LS_IDX_OFF_LEVELS 5      /* u8 the block header's levels */
+#define LS_IDX_OFF_FLAGS 6       /* u8 LS_IDX_F_* */
+#define LS_IDX_F_FIELD_KEYS 0x1u /* the header has LS_BLK_F_FIELD_KEYS */
+/* byte 7 reserved, 0 */
 #define LS_IDX_OFF_SEQ 8        /* u64 the block's sequence number */
 #define LS_IDX_OFF_FIRST_REC 16 /* u64 its first record's sequence number */
 #define LS_IDX_OFF_COUNT 24     /* u32 its record count */
@@ -127,6 +129,11 @@ extern "C" {
 #define LS_BLK_BLOOM_HASHES 3u
 #define LS_BOOT_ID_LEN 16
 #define LS_BLK_F_SEALED 0x1u /* the writer moved on; the block will not grow */
+/* The summary filter also holds every field of every record (FORMAT.md,
+ * "Block summaries"): LS_BLOOM_KEY_FIELD or LS_BLOOM_KEY_FIELD_ANY keys. */
+#define LS_BLK_F_FIELD_KEYS 0x2u
+/* At most this many field keys go into one block's filter. */
+#define LS_BLK_FIELD_KEYS_MAX 32u
 /* A decoded payload is at most this many times the block size: decoders
  * refuse a block claiming more (a decompression bomb). */
 #define LS_BLK_RAW_FACTOR 32u
@@ -138,11 +145,13 @@ extern "C" {
 #define LS_CODEC_ZSTD_DICT 3u /* one zstd frame compressed with the file's dictionary */
 
 /* Keys of the summary filter: a type byte, then the value. */
-#define LS_BLOOM_KEY_UID 'u'  /* then u32 uid */
-#define LS_BLOOM_KEY_PID 'p'  /* then u32 pid */
-#define LS_BLOOM_KEY_APP 'a'  /* then the app label's bytes */
-#define LS_BLOOM_KEY_COMM 'c' /* then the process name's bytes */
-#define LS_BLOOM_KEY_UNIT 'n' /* then the systemd unit's name */
+#define LS_BLOOM_KEY_UID 'u'       /* then u32 uid */
+#define LS_BLOOM_KEY_PID 'p'       /* then u32 pid */
+#define LS_BLOOM_KEY_APP 'a'       /* then the app label's bytes */
+#define LS_BLOOM_KEY_COMM 'c'      /* then the process name's bytes */
+#define LS_BLOOM_KEY_UNIT 'n'      /* then the systemd unit's name */
+#define LS_BLOOM_KEY_FIELD 'f'     /* then NAME '=' the value's text */
+#define LS_BLOOM_KEY_FIELD_ANY 'F' /* then NAME: its values are not all keyed */
 
 #define LS_BLOCK_SIZE_MIN 4096u
 #define LS_BLOCK_SIZE_MAX (1u << 20)

@@ -3,7 +3,9 @@
 // One filter, built once (logctl builds it from its options): a RingReader
 // given it (SetFilter) skips the blocks whose summaries prove that no record
 // can match, and Match decides each record read. Header-only, as record.h.
-// (--grep matches rendered text: it is the renderer's, render/filter.h.)
+// (--grep matches rendered text: it is the renderer's, render/filter.h; so
+// are a record's named fields, whose FIELD=VALUE matches ride along here
+// only so that the reader can pass over blocks: field_groups.)
 #pragma once
 
 #include <algorithm>
@@ -32,6 +34,18 @@ struct RecordFilter {
   bool kernel_only = false;  // records of the kernel's log (site file "kernel") only
   // FilterTime() at or after since_ns, at or before until_ns.
   std::optional<uint64_t> since_ns, until_ns;
+  // FIELD=VALUE matches (logctl's, as journalctl's): a record passes when
+  // some group holds, for each of its terms, one of the term's values (a
+  // field's text, render/RENDERING.md "Named fields"; a name starting with
+  // '_' is a trusted field: _PID, _UID, _COMM, _SYSTEMD_UNIT, ...). Match
+  // does not decide them (a field is the renderer's: the caller matches
+  // records itself); a RingReader uses them only to pass over the blocks
+  // whose summaries prove that none of their records passes.
+  struct FieldTerm {
+    std::string name;
+    std::vector<std::string> values;
+  };
+  std::vector<std::vector<FieldTerm>> field_groups;
 
   // The levels from..to (0..7, both included, from <= to) as `levels`.
   static uint8_t LevelRange(int from, int to) {
