@@ -5,7 +5,8 @@
 // forwarder and the servers with SIGKILL mid-stream and restarts them, then
 // checks the destination record by record: JetStream holds each record
 // exactly once; rsyslog received each at least once, with the duplicates
-// after a kill bounded by the window.
+// after a kill bounded by the window. A C program's typed fields, logged
+// through the real logsinkd, arrive typed in the JSON.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <lz4frame.h>
@@ -31,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <set>
@@ -48,6 +50,8 @@
 #include "logsink/proto/paths.h"
 #include "logsink/proto/printf.h"
 #include "logsink/storage/ring.h"
+
+extern "C" int forward_log_typed_fields(const char *socket);  // fields_client.c
 
 namespace logsink::test {
 namespace {
@@ -580,14 +584,19 @@ void ForwardUntil(Forwarder &fwd, const TempDir &dir, int64_t n, Ms limit = kHan
   ASSERT_EQ(fwd.Stop(), 0) << ReadFile(dir / "forward.log");
 }
 
-std::vector<std::string> NatsArgs(const NumberedRing &ring, const TempDir &dir,
+std::vector<std::string> NatsArgs(const std::string &ring_path, const TempDir &dir,
                                   const std::string &urls) {
   return {"--to",          "nats://" + urls.substr(7),
           "--subject",     "logs.test",
-          "--file",        ring.path(),
+          "--file",        ring_path,
           "--cursor-file", dir / "cursor",
           "--ack-timeout", "1s",
           "--window",      "256"};
+}
+
+std::vector<std::string> NatsArgs(const NumberedRing &ring, const TempDir &dir,
+                                  const std::string &urls) {
+  return NatsArgs(ring.path(), dir, urls);
 }
 
 class ForwardNatsTest : public ::testing::Test {
@@ -1165,6 +1174,59 @@ TEST_F(ForwardNatsTest, LevelAndAppFiltersShipOnlyMatchingRecords) {
     EXPECT_NE(body.find("\"level\":\"err\""), std::string::npos) << body;
   }
   EXPECT_EQ(StatusValue(dir_ / "cursor", "filtered"), 300);
+}
+
+// A C program's named fields (LS_FIELDS: a string, an integer, a bool, a
+// double) go through the real logsinkd into its ring and come out of the
+// forwarder, which follows that ring live, typed in the message's JSON as
+// `logctl --json` writes them: "fields" with a string, a number, true and a
+// double.
+TEST_F(ForwardNatsTest, ACProgramsFieldsArriveTypedInTheJson) {
+  unsetenv("LOGSINK_LEVEL");  // the record is never left out at the source
+  Daemon daemon(dir_);
+  ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
+  Forwarder fwd(dir_, NatsArgs(daemon.ring, dir_, nats_.url()));
+  fwd.Start();
+  ASSERT_EQ(forward_log_typed_fields(daemon.socket.c_str()), 0);
+  JsCheck js(nats_.url());
+  ASSERT_TRUE(js.ok());
+  std::string body;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::vector<std::string> bodies, ids, subjects;
+        if (!js.AllPresent("LOGS", &bodies, &ids, &subjects)) return false;
+        for (const std::string &b : bodies)
+          if (b.find("\"msg\":\"disk sda full\"") != std::string::npos) body = b;
+        return !body.empty();
+      },
+      kHang, Ms(10)))
+      << ReadFile(dir_ / "forward.log") << daemon.Stderr();
+  EXPECT_EQ(fwd.Stop(), 0);
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Stderr();
+  // The bytes: each value in its JSON type, in the site's order.
+  EXPECT_NE(body.find("\"fields\":{\"user\":\"alice\",\"req\":-7,\"ok\":true,\"ratio\":0.25}"),
+            std::string::npos)
+      << body;
+  // (Not const: operator[] makes a missing key null, which then fails.)
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << body;
+  nlohmann::json &f = j["fields"];
+  ASSERT_TRUE(f.is_object()) << body;
+  EXPECT_EQ(f.size(), 4u) << body;
+  EXPECT_TRUE(f["user"].is_string()) << body;
+  EXPECT_EQ(f["user"], "alice");
+  EXPECT_TRUE(f["req"].is_number_integer()) << body;
+  EXPECT_EQ(f["req"].get<int64_t>(), -7);
+  EXPECT_TRUE(f["ok"].is_boolean()) << body;
+  EXPECT_EQ(f["ok"], true);
+  EXPECT_TRUE(f["ratio"].is_number_float()) << body;
+  EXPECT_EQ(f["ratio"].get<double>(), 0.25);
+  // The rest of the record as logctl shows it: the message part as fmt,
+  // every argument in args, the sender's label.
+  EXPECT_EQ(j["fmt"], "disk %s full") << body;
+  EXPECT_EQ(j["args"], nlohmann::json::parse(R"(["sda","alice",-7,1,0.25])")) << body;
+  EXPECT_EQ(j["app"], "fielder") << body;
+  EXPECT_EQ(j["level"], "warning") << body;
 }
 
 TEST(ForwardNatsCluster, ExactlyOnceWhenTheStreamLeaderIsKilled) {
