@@ -367,9 +367,11 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
   const char *own = k->cfg.own_levels ? k->cfg.own_levels : "";
   size_t own_len = strlen(own);
   if (own_len > LS_LEVELS_TEXT_MAX) own_len = 0; /* cannot happen: 32 rules fit */
-  ls_hello h = {
-      2,   0,      k->cfg.app, strlen(k->cfg.app), 0, LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS,
-      own, own_len};
+  ls_hello h = {2,          0,
+                k->cfg.app, strlen(k->cfg.app),
+                0,          LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS,
+                own,        own_len,
+                NULL,       0};
   ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
   if (len < 0) return -1;
   size_t done = 0;
@@ -484,7 +486,7 @@ void ls__conn_connect(ls__conn *k, uint64_t close_by) {
   if (version == 2) return; /* HELLO said (and WELCOME read, unless pending) */
   /* A connection is made at the start of a pass, when out is empty: HELLO
    * always fits. */
-  ls_hello h = {1, 0, k->cfg.app, strlen(k->cfg.app), 0, 0, NULL, 0};
+  ls_hello h = {1, 0, k->cfg.app, strlen(k->cfg.app), 0, 0, NULL, 0, NULL, 0};
   ptrdiff_t n = ls_hello_encode(k->out + k->out_len, k->out_cap - k->out_len, &h);
   if (n > 0) {
     k->out_len += (size_t)n;

@@ -88,6 +88,11 @@ struct Counters {
   uint64_t text_partial_lines = 0;  // ... of which had no newline when the stream ended
   uint64_t relay_streams = 0;       // text streams relaying a child whose pid was taken
   uint64_t relay_pid_refused = 0;   // ... whose named pid was not the sender's child (uid)
+  // Named fields of free text (text_record.h, text_fields.h).
+  uint64_t text_field_sites = 0;          // field sites interned (new name sets)
+  uint64_t text_fields_fallback = 0;      // records with fields stored as the plain kind site
+  uint64_t text_field_names_refused = 0;  // names not taken: not a field name, or '_'
+  uint64_t text_fields_refused = 0;       // text streams refused for their HELLO's field list
   // The syslog socket (daemon/SYSLOG.md).
   uint64_t syslog_received = 0;           // datagrams read (each stored as one record)
   uint64_t syslog_bytes = 0;              // their sizes as sent

@@ -73,6 +73,10 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("text_partial_lines", c.text_partial_lines);
   f("relay_streams", c.relay_streams);
   f("relay_pid_refused", c.relay_pid_refused);
+  f("text_field_sites", c.text_field_sites);
+  f("text_fields_fallback", c.text_fields_fallback);
+  f("text_field_names_refused", c.text_field_names_refused);
+  f("text_fields_refused", c.text_fields_refused);
   f("syslog_received", c.syslog_received);
   f("syslog_bytes", c.syslog_bytes);
   f("syslog_rfc3164", c.syslog_rfc3164);

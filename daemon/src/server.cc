@@ -50,6 +50,8 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
   }
   ctx_.counters = &counters_;
   text_.set_kern_refused_counter(&counters_.kern_refused);
+  text_.set_field_counters({&counters_.text_field_sites, &counters_.text_fields_fallback,
+                            &counters_.text_field_names_refused});
   ctx_.next_source_id = std::max<uint64_t>(1, writer_->next_source_id());
   ctx_.memory.limit = cfg_.max_memory;
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;

@@ -14,6 +14,7 @@
 #include "inline_site.h"
 #include "log_escape.h"
 #include "logsink/proto/codec.h"
+#include "logsink/proto/fields.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
 #include "peer.h"
@@ -240,6 +241,40 @@ bool Session::HandleFrame(const ls_frame &f) {
   }
 }
 
+// A text stream's field list (PROTOCOL.md, "Text streams"): every name a
+// field name that does not start with '_' (those are the daemon's own) and
+// none twice, or the stream is refused with the reason (REFUSE), counted.
+bool Session::TextStreamFields(const ls_hello &h,
+                               std::vector<std::pair<std::string, std::string>> *out) {
+  const uint8_t *p = h.fields, *end = h.fields + h.fields_len;
+  uint64_t n = 0;
+  p += ls_get_varint(p, end, &n);  // the decoder checked the list's shape
+  std::string why;
+  for (uint64_t i = 0; i < n && why.empty(); i++) {
+    const char *k, *v;
+    size_t kl, vl;
+    if (ls_hello_field_next(&p, end, &k, &kl, &v, &vl) < 0) {
+      why = "malformed field list";
+      break;
+    }
+    const std::string_view name(k, kl);
+    if (kl && k[0] == '_')
+      why = fmt::format("field name '{}' starts with '_': such fields are the daemon's own",
+                        LogEscape(name, 80));
+    else if (!ls_field_name_ok(k, kl, 0))
+      why = fmt::format("'{}' is not a field name", LogEscape(name, 80));
+    for (const auto &e : *out)
+      if (why.empty() && e.first == name)
+        why = fmt::format("field name '{}' given twice", LogEscape(name, 80));
+    out->emplace_back(name, std::string_view(v, vl));
+  }
+  if (why.empty()) return true;
+  ctx_->counters->text_fields_refused++;
+  AppendRefuseFrame(LS_PROTO_VERSION, "text stream refused: " + why, &out_);
+  Fail(Err::kBadHello, why);
+  return false;
+}
+
 bool Session::OnHello(const uint8_t *p, size_t n) {
   ls_hello h;
   int rc = ls_hello_decode(p, n, &h);
@@ -255,6 +290,8 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
     Fail(Err::kBadHello, "malformed HELLO");
     return false;
   }
+  std::vector<std::pair<std::string, std::string>> fields;
+  if ((h.flags & LS_HELLO_FIELDS) && !TextStreamFields(h, &fields)) return false;
   app_ = CutAppLabel(ctx_, std::string_view(h.app, h.app_len), limits_.max_app);
   hello_ = true;
   if (h.version >= 2) {
@@ -268,6 +305,7 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   }
   if (h.flags & LS_HELLO_TEXT) {
     text_.emplace(ctx_, &source_, h.flags);
+    if (!fields.empty()) text_->SetFields(std::move(fields));
     ctx_->counters->text_streams++;
   }
   if (h.flags & LS_HELLO_RELAY) {

@@ -11,11 +11,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "context.h"
 #include "counters.h"
 #include "levels.h"
+#include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
 #include "logsink/storage/ring.h"
 #include "memory_budget.h"
@@ -120,6 +122,7 @@ class Session {
   bool MayReadRing() const;
   bool OnHello(const uint8_t *p, size_t n);
   bool OnIntern(const uint8_t *p, size_t n);
+  bool TextStreamFields(const ls_hello &h, std::vector<std::pair<std::string, std::string>> *out);
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
   bool OnCensus(const uint8_t *p, size_t n);

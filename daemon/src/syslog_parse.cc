@@ -188,6 +188,52 @@ bool Parse5424(std::string_view s, SyslogMessage *m) {
 
 }  // namespace
 
+// The grammar of ParseSd, element by element: "[" SD-ID, then " NAME=\"V\""
+// (spaces after '=' tolerated, as ParseSd does) until "]".
+bool SdParams::Next(SdParam *out) {
+  for (;;) {
+    if (!in_element_) {
+      if (i_ >= s_.size() || s_[i_] != '[') return false;
+      const size_t n = SdName(s_, i_ + 1);
+      if (n == 0) return false;
+      id_ = s_.substr(i_ + 1, n);
+      i_ += 1 + n;
+      in_element_ = true;
+    }
+    if (i_ >= s_.size()) return false;
+    if (s_[i_] == ']') {
+      i_++;
+      in_element_ = false;
+      continue;
+    }
+    if (s_[i_] != ' ') return false;
+    size_t i = i_ + 1;
+    const size_t n = SdName(s_, i);
+    if (n == 0) return false;
+    const std::string_view name = s_.substr(i, n);
+    i += n;
+    if (i >= s_.size() || s_[i] != '=') return false;
+    i++;
+    while (i < s_.size() && s_[i] == ' ') i++;
+    if (i >= s_.size() || s_[i] != '"') return false;
+    const size_t start = ++i;
+    for (;;) {
+      if (i >= s_.size()) return false;
+      if (s_[i] == '\\' && i + 1 < s_.size()) {
+        i += 2;
+        continue;
+      }
+      if (s_[i] == '"') break;
+      i++;
+    }
+    out->id = id_;
+    out->name = name;
+    out->value = s_.substr(start, i - start);
+    i_ = i + 1;
+    return true;
+  }
+}
+
 SyslogMessage ParseSyslog(std::string_view in) {
   SyslogMessage m;
   // Trailing newlines and NULs (some senders end a datagram with them) are

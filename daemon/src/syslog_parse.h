@@ -50,6 +50,31 @@ inline size_t ParsePri(std::string_view s, unsigned *pri) {
   return ls_pri_parse(s.data(), s.size(), pri);
 }
 
+// One SD-PARAM of RFC 5424 STRUCTURED-DATA: its SD-ELEMENT's SD-ID, its
+// PARAM-NAME and its PARAM-VALUE as written (RFC 5424's escapes of '"',
+// '\\' and ']' still in it; text_fields.h undoes them). Views into the SD.
+struct SdParam {
+  std::string_view id, name, value;
+};
+
+// The SD-PARAMs of a STRUCTURED-DATA (SyslogMessage::sd, as ParseSyslog
+// accepted it, or any bytes: bounded, never reads past them), in the order
+// written, every element's in turn. Next returns false at the end or at the
+// first byte that breaks the grammar; done() says which (true: all of it
+// was read). Pure, like ParseSyslog.
+class SdParams {
+ public:
+  explicit SdParams(std::string_view sd) : s_(sd) {}
+  bool Next(SdParam *out);
+  bool done() const { return i_ == s_.size() && !in_element_; }
+
+ private:
+  std::string_view s_;
+  size_t i_ = 0;
+  bool in_element_ = false;
+  std::string_view id_;
+};
+
 // Parses one datagram. Never fails: a datagram that is neither form comes
 // back as kMalformed with msg = all of it and the PRI's facility and
 // severity when the PRI itself was valid.

@@ -12,6 +12,13 @@
 
 namespace logsink::daemon {
 
+void TextLines::SetFields(std::vector<std::pair<std::string, std::string>> fields) {
+  owned_ = std::move(fields);
+  fields_bytes_ = 0;
+  for (const auto &[name, value] : owned_)
+    fields_bytes_ += name.size() + value.size() + sizeof(TextField) + 2 * sizeof(std::string);
+}
+
 void TextLines::Feed(const uint8_t *p, size_t n) {
   while (n > 0) {
     const uint8_t *nl = static_cast<const uint8_t *>(memchr(p, '\n', n));
@@ -42,6 +49,12 @@ void TextLines::EndLine() {
   TextKind kind = kStream[flags_ >> LS_HELLO_STREAM_SHIFT & 3u];
   TextFields f;
   f.msg = msg;
+  if (!owned_.empty()) {
+    // Views made here, not kept: a moved TextLines moves its strings.
+    fields_.clear();
+    for (const auto &[name, value] : owned_) fields_.push_back({name, value});
+    f.fields = &fields_;
+  }
   storage::Status s = ctx_->text->Append(*src_, kind, uint8_t(facility), uint8_t(level),
                                          WallClockNanos(), f, line_cut_);
   if (s.ok()) {  // the acknowledgment counts only lines that are in the ring
@@ -51,6 +64,7 @@ void TextLines::EndLine() {
       ctx_->counters->text_lines_cut++;
       lines_cut_++;
     }
+    if (!owned_.empty() && ctx_->text->last_fields_fallback()) lines_without_fields_++;
   } else {
     WriteFailed(ctx_, s);
   }
@@ -81,6 +95,7 @@ void TextLines::AppendAck(std::string *out) const {
         f("lines", lines_);
         f("lines_cut", lines_cut_);
         f("partial_lines", partial_lines_);
+        if (!owned_.empty()) f("lines_without_fields", lines_without_fields_);
       },
       out);
 }

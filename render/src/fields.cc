@@ -87,8 +87,13 @@ void OldFields(const storage::Record &rec, std::vector<FieldValue> *out) {
 void RecordFields(const storage::Record &rec, const Format &f, std::vector<FieldValue> *out) {
   out->clear();
   if (rec.kind != storage::Record::Kind::kRecord || !rec.site_known) return;
-  if (ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) >= 0) return;
-  if (f.fields.empty()) return OldFields(rec, out);
+  // A free-text kind's "%.0s" arguments are its own (the syslog header, the
+  // kernel's): its fields are those of a FIELDS site that splits, if any.
+  const bool free_text = ls_text_kind_of(rec.site.file.data(), rec.site.file.size()) >= 0;
+  if (f.fields.empty()) {
+    if (!free_text) OldFields(rec, out);
+    return;
+  }
   if (!f.ok) return;
   ls_arg vals[LS_FMT_MAX_ARGS];
   const auto *p = reinterpret_cast<const uint8_t *>(rec.args.data());

@@ -27,6 +27,8 @@ class ContextTest : public ::testing::Test {
     ASSERT_TRUE(storage::RingWriter::Open(storage::Env::Default(), dir_ / "r", o, &w_).ok());
     text_ = std::make_unique<daemon::TextSites>(w_.get());
     text_->set_kern_refused_counter(&counters_.kern_refused);  // as the server does
+    text_->set_field_counters({&counters_.text_field_sites, &counters_.text_fields_fallback,
+                               &counters_.text_field_names_refused});
     ctx_.writer = w_.get();
     ctx_.text = text_.get();
     ctx_.counters = &counters_;

@@ -102,11 +102,15 @@ TEST_F(KmsgReaderTest, RecordsGapsAndMalformedLines) {
   auto got = Flushed();
   ASSERT_EQ(got.size(), 5u);
   EXPECT_EQ(got[0].file, "kernel");
-  EXPECT_EQ(got[0].fmt, "%s%.0s%.0s%.0s");
+  // The kernel's format with its dictionary's field (FORMAT.md, "Free-text
+  // records"); the kernel's arguments as before, then the field's value.
+  EXPECT_EQ(got[0].fmt, "%s%.0s%.0s%.0s\x1fSUBSYSTEM=%s");
   EXPECT_EQ(Arg(got[0], 0), "first");
   EXPECT_EQ(Arg(got[0], 1), "5");
   EXPECT_EQ(Arg(got[0], 2), "99000000");
   EXPECT_EQ(Arg(got[0], 3), "SUBSYSTEM=net");
+  EXPECT_EQ(Arg(got[0], 4), "net");
+  EXPECT_EQ(got[1].fmt, "%s%.0s%.0s%.0s");  // no dictionary, no fields
   EXPECT_EQ(got[0].level, 6);
   EXPECT_EQ(got[0].line, 0u);  // facility kern
   EXPECT_EQ(got[0].app, "kernel");

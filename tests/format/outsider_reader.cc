@@ -535,7 +535,8 @@ json OldFields(const std::string &f, const std::string &sig, const json &args) {
   return out;
 }
 
-// FORMAT.md, "Free-text records": these files' fields are their kind's.
+// FORMAT.md, "Free-text records": these files' "%.0s" arguments are their
+// kind's, never fields; their fields are a FIELDS site's list, if it splits.
 bool FreeTextKind(const std::string &file) {
   for (const char *k :
        {"text", "stdout", "stderr", "syslog:rfc3164", "syslog:rfc5424", "syslog:raw", "kernel"})
@@ -953,10 +954,11 @@ struct Reader {
             if (a.left() != 0) r["args_raw"] = hex_of(a.p, a.end);
             r["mismatch"] = true;
           }
-          // Named fields: not for the free-text kinds. "A record has its
-          // fields only when its arguments match the whole signature
-          // exactly"; the "%.0s" strings of the arguments that decode.
-          if (sig && !FreeTextKind(site->file)) {
+          // Named fields: a free-text kind's only from a list that splits.
+          // "A record has its fields only when its arguments match the
+          // whole signature exactly"; the "%.0s" strings of the arguments
+          // that decode.
+          if (sig && (split || !FreeTextKind(site->file))) {
             json fields = json::object();
             if (split && all && a.left() == 0) {
               // "The record's arguments are the message's, then one per field in order"

@@ -235,6 +235,8 @@ TEST(RunRelayPid, APidThatIsNotTheSendersChildIsNotTaken) {
                 1u,  // init: not the sender's child
                 0,
                 nullptr,
+                0,
+                nullptr,
                 0};
   ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
   ASSERT_GT(n, 0);

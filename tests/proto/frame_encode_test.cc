@@ -73,7 +73,8 @@ TEST_F(FrameEncode, HelloMatchesGolden) {
   ASSERT_EQ(ls_hello_decode(g.payload, g.len, &back), 0);
   EXPECT_EQ(back.flags, h.flags);
   std::string long_app(LS_APP_MAX + 1, 'a');
-  ls_hello big = {LS_PROTO_VERSION, 0, long_app.data(), long_app.size(), 0, 0, nullptr, 0};
+  ls_hello big = {LS_PROTO_VERSION, 0, long_app.data(), long_app.size(), 0, 0, nullptr, 0,
+                  nullptr,          0};
   EXPECT_EQ(ls_hello_encode(buf, sizeof buf, &big), -EINVAL);
 }
 

@@ -125,7 +125,7 @@ TEST(Hello, RelayCarriesThePid) {
   EXPECT_EQ(ls_hello_decode(U(plain), plain.size(), &h), -EBADMSG);
   // The encoder writes it back, and refuses RELAY with pid 0.
   uint8_t buf[128];
-  h = {1, f, "job", 3, 4242, 0, nullptr, 0};
+  h = {1, f, "job", 3, 4242, 0, nullptr, 0, nullptr, 0};
   ptrdiff_t n = ls_hello_encode(buf, sizeof buf, &h);
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(reinterpret_cast<char *>(buf) + 5, size_t(n) - 5), p);

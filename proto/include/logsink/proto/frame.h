@@ -72,20 +72,29 @@ static inline int ls__get_var(const uint8_t **pp, const uint8_t *end, uint64_t *
   return 0;
 }
 
-/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] ---------------- */
+/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] [| fields] ------ */
 /* flags 0: a frame connection. LS_HELLO_TEXT: after the HELLO frame the
  * connection carries lines of text, one record each (PROTOCOL.md, "Text
  * streams"); the other fields say how they are stored. LS_HELLO_RELAY: the
  * stream relays the output of the sender's child `pid` (a u32 after app),
  * which resends an unfinished line after a restart (PROTOCOL.md, "Relayed
- * streams"). */
-#define LS_HELLO_TEXT 0x1u         /* the rest of the connection is text lines */
-#define LS_HELLO_PRIO_PREFIX 0x2u  /* a line's leading "<N>" (0..191) sets its priority */
-#define LS_HELLO_CONFIRM 0x4u      /* answer the HELLO at once (STATS "accepted" = 1) */
-#define LS_HELLO_RELAY 0x8u        /* relayed output of the child pid that follows app */
-#define LS_HELLO_LEVEL_SHIFT 8     /* bits 8-10: level of lines without a prefix */
-#define LS_HELLO_FACILITY_SHIFT 16 /* bits 16-20: facility (0..23) */
-#define LS_HELLO_STREAM_SHIFT 24   /* bits 24-25: 0 text, 1 stdout, 2 stderr */
+ * streams"). LS_HELLO_FIELDS: after app (and pid) comes the stream's field
+ * list, `varint n | n x (str name | str value)`, n 1..LS_TEXT_FIELDS_MAX,
+ * names 1..LS_FIELD_NAME_MAX bytes, values at most LS_TEXT_FIELD_VALUE_MAX:
+ * every line of the stream carries those fields (PROTOCOL.md, "Text
+ * streams"). The decoder checks the list's shape; which names the daemon
+ * takes is its own check (no '_', no repeat). */
+#define LS_HELLO_TEXT 0x1u            /* the rest of the connection is text lines */
+#define LS_HELLO_PRIO_PREFIX 0x2u     /* a line's leading "<N>" (0..191) sets its priority */
+#define LS_HELLO_CONFIRM 0x4u         /* answer the HELLO at once (STATS "accepted" = 1) */
+#define LS_HELLO_RELAY 0x8u           /* relayed output of the child pid that follows app */
+#define LS_HELLO_FIELDS 0x10u         /* a field list follows app (and pid) */
+#define LS_TEXT_FIELDS_MAX 32u        /* fields in a text stream's list */
+#define LS_TEXT_FIELD_NAME_MAX 64u    /* bytes of a name (fields.h's LS_FIELD_NAME_MAX) */
+#define LS_TEXT_FIELD_VALUE_MAX 1024u /* bytes of a value */
+#define LS_HELLO_LEVEL_SHIFT 8        /* bits 8-10: level of lines without a prefix */
+#define LS_HELLO_FACILITY_SHIFT 16    /* bits 16-20: facility (0..23) */
+#define LS_HELLO_STREAM_SHIFT 24      /* bits 24-25: 0 text, 1 stdout, 2 stderr */
 #define LS_HELLO_STREAM_TEXT 0u
 #define LS_HELLO_STREAM_STDOUT 1u
 #define LS_HELLO_STREAM_STDERR 2u
@@ -102,8 +111,8 @@ static inline uint32_t ls_hello_text_flags(unsigned level, unsigned facility, un
  * at most 23, stream at most 2). */
 static inline int ls_hello_flags_valid(uint32_t flags) {
   const uint32_t known = LS_HELLO_TEXT | LS_HELLO_PRIO_PREFIX | LS_HELLO_CONFIRM | LS_HELLO_RELAY |
-                         7u << LS_HELLO_LEVEL_SHIFT | 31u << LS_HELLO_FACILITY_SHIFT |
-                         3u << LS_HELLO_STREAM_SHIFT;
+                         LS_HELLO_FIELDS | 7u << LS_HELLO_LEVEL_SHIFT |
+                         31u << LS_HELLO_FACILITY_SHIFT | 3u << LS_HELLO_STREAM_SHIFT;
   if (flags == 0) return 1;
   if (!(flags & LS_HELLO_TEXT) || (flags & ~known)) return 0;
   return (flags >> LS_HELLO_FACILITY_SHIFT & 31u) <= 23u &&
@@ -124,13 +133,46 @@ typedef struct ls_hello {
   uint32_t caps;
   const char *levels;
   size_t levels_len;
+  /* With LS_HELLO_FIELDS: the field list's bytes as on the wire (varint n |
+   * n x (str name | str value), on the wire between app/pid and caps), read
+   * with ls_hello_field_next; else NULL and 0. Last, so that initializers
+   * written before it leave it empty. */
+  const uint8_t *fields;
+  size_t fields_len;
 } ls_hello;
+
+/* The next (name, value) of a text stream's field list (the bytes after its
+ * count), from *pp. Returns 1, or -EBADMSG for a name of 0 or more than
+ * LS_TEXT_FIELD_NAME_MAX bytes, a value over LS_TEXT_FIELD_VALUE_MAX, or
+ * bytes that end early. */
+static inline int ls_hello_field_next(const uint8_t **pp, const uint8_t *end, const char **name,
+                                      size_t *name_len, const char **value, size_t *value_len) {
+  if (ls__get_str(pp, end, LS_TEXT_FIELD_NAME_MAX, name, name_len) < 0 || *name_len == 0 ||
+      ls__get_str(pp, end, LS_TEXT_FIELD_VALUE_MAX, value, value_len) < 0)
+    return -EBADMSG;
+  return 1;
+}
+
+/* The length of the field list at p (at most len bytes): varint n, n from
+ * 1 to LS_TEXT_FIELDS_MAX, and n well-formed pairs; -EBADMSG otherwise. */
+static inline ptrdiff_t ls_hello_fields_shape(const uint8_t *p, size_t len) {
+  const uint8_t *at = p, *end = p + len;
+  uint64_t n;
+  if (ls__get_var(&at, end, &n) < 0 || n == 0 || n > LS_TEXT_FIELDS_MAX) return -EBADMSG;
+  for (uint64_t i = 0; i < n; i++) {
+    const char *k, *v;
+    size_t kl, vl;
+    if (ls_hello_field_next(&at, end, &k, &kl, &v, &vl) < 0) return -EBADMSG;
+  }
+  return at - p;
+}
 
 /* Returns 0; -EPROTONOSUPPORT when the version is not one of
  * LS_PROTO_VERSION_MIN .. LS_PROTO_VERSION (the version field is filled,
  * the rest is not decoded); -EBADMSG when malformed, flags are not valid
  * (ls_hello_flags_valid), LS_HELLO_RELAY without a pid other than 0 after
- * app, a version 2 HELLO without caps and levels, or bytes are left over. */
+ * app, LS_HELLO_FIELDS without a well-formed list (ls_hello_fields_shape), a
+ * version 2 HELLO without caps and levels, or bytes are left over. */
 static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
   const uint8_t *end = p + len;
   if (len < 4) return -EBADMSG;
@@ -147,6 +189,15 @@ static inline int ls_hello_decode(const uint8_t *p, size_t len, ls_hello *h) {
     h->pid = ls_get_u32(p);
     p += 4;
     if (h->pid == 0) return -EBADMSG;
+  }
+  h->fields = NULL;
+  h->fields_len = 0;
+  if (h->flags & LS_HELLO_FIELDS) {
+    const ptrdiff_t k = ls_hello_fields_shape(p, (size_t)(end - p));
+    if (k < 0) return -EBADMSG;
+    h->fields = p;
+    h->fields_len = (size_t)k;
+    p += k;
   }
   h->caps = 0;
   h->levels = "";

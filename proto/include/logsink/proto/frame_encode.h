@@ -76,14 +76,20 @@ static inline ptrdiff_t ls__frame_open_varint(uint8_t *buf, size_t cap, uint8_t 
   return (ptrdiff_t)at;
 }
 
-/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid]
- *             [version 2: | u32 caps | str levels] ------------------------ */
+/* ---- HELLO: u32 version | u32 flags | str app [| u32 pid] [| fields]
+ *             [version 2: | u32 caps | str levels] ------------------------
+ * With LS_HELLO_FIELDS, h->fields holds the list's bytes as on the wire
+ * (ls_hello_fields_shape must take all of them); without it they are not
+ * read. */
 static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello *h) {
   size_t at = 0;
   const int relay = (h->flags & LS_HELLO_RELAY) != 0;
   if (!ls_hello_flags_valid(h->flags) || h->app_len > LS_APP_MAX || (relay && h->pid == 0) ||
       h->version < LS_PROTO_VERSION_MIN || h->version > LS_PROTO_VERSION ||
       (h->version == 1 && (h->caps || h->levels_len)) || h->levels_len > LS_LEVELS_TEXT_MAX)
+    return -EINVAL;
+  const int fields = (h->flags & LS_HELLO_FIELDS) != 0;
+  if (fields && ls_hello_fields_shape(h->fields, h->fields_len) != (ptrdiff_t)h->fields_len)
     return -EINVAL;
   if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_HELLO)) < 0 || cap - at < 8) return -ENOBUFS;
   ls_put_u32(buf + at, h->version);
@@ -94,6 +100,11 @@ static inline ptrdiff_t ls_hello_encode(uint8_t *buf, size_t cap, const ls_hello
     if (cap - at < 4) return -ENOBUFS;
     ls_put_u32(buf + at, h->pid);
     at += 4;
+  }
+  if (fields) {
+    if (cap - at < h->fields_len) return -ENOBUFS;
+    memcpy(buf + at, h->fields, h->fields_len);
+    at += h->fields_len;
   }
   if (h->version >= 2) {
     if (cap - at < 4) return -ENOBUFS;

@@ -23,8 +23,10 @@ struct FieldValue {
 
 // The fields of rec (f compiled from its site), in order, each name once:
 // a repeated name keeps its first place and its last value. Empty for a
-// DROPPED report, an unknown site, a free-text kind (its fields are the
-// kind's) and arguments that do not decode.
+// DROPPED report, an unknown site, arguments that do not decode, and a
+// free-text kind's site without a field list (its "%.0s" arguments are the
+// kind's own; one with FIELDS has the list's fields, the daemon's way of
+// storing an SD-PARAM, a kernel dictionary entry or a stream's field).
 void RecordFields(const storage::Record &rec, const Format &f, std::vector<FieldValue> *out);
 
 // A field's value as text (matching, -F, verbose, short-fields): a bool as
