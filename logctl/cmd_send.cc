@@ -29,8 +29,16 @@ int RunSend(Options &o) {
       ls_hello_text_flags(unsigned(o.send_level.value_or(6)), unsigned(o.send_facility),
                           LS_HELLO_STREAM_TEXT, o.prio_prefix);
   std::string why;
-  int fd = OpenTextStream(socket, app, flags, kTimeoutMs, &why);
+  const TextStreamFields *fields = o.send_fields.empty() ? nullptr : &o.send_fields;
+  int fd = OpenTextStream(socket, app, flags, kTimeoutMs, &why, 0, fields);
   if (fd < 0) {
+    // A daemon from before fields on text streams closes the connection
+    // at a HELLO with the flag, unanswered: said so, nothing is sent
+    // without its fields.
+    if (fields && why == kClosedAtHello)
+      why +=
+          " at the HELLO: a logsinkd older than fields on text streams does so for --set "
+          "(nothing was sent; send without --set, or upgrade logsinkd)";
     Error("send", why);
     return kExitError;
   }
@@ -83,6 +91,12 @@ int RunSend(Options &o) {
   if (ack.lines != lines) {
     Error("send", std::to_string(lines - std::min(lines, ack.lines)) + " of " +
                       std::to_string(lines) + " line(s) not stored by the daemon at " + socket);
+    return kExitError;
+  }
+  if (ack.lines_without_fields) {
+    Error("send", std::to_string(ack.lines_without_fields) + " of " + std::to_string(lines) +
+                      " line(s) stored without their --set fields: the daemon's bound on field "
+                      "sites was reached or its string table is full (STATS text_fields_fallback)");
     return kExitError;
   }
   if (ack.lines_cut)

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "logsink/config/long_options.h"
 #include "logsink/proto/facility.h"
+#include "logsink/proto/fields.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/level_rules.h"
 #include "logsink/render/escape.h"
@@ -64,6 +65,7 @@ enum Opt {
   kAllSites,
   kField,
   kOutputFields,
+  kSet,
 };
 
 const char *Name(Command c) {
@@ -123,7 +125,7 @@ const char *Help(Command c) {
              "                   records and drops since the last one, until SIGINT/SIGTERM\n";
     case Command::kSend:
       return "usage: logctl send [-p [FACILITY.]LEVEL] [-t TAG] [--prio-prefix] [--socket PATH]\n"
-             "                   [MESSAGE...]\n"
+             "                   [--set NAME=VALUE...] [MESSAGE...]\n"
              "Logs MESSAGE (or one record per line of standard input) through logsinkd and\n"
              "waits until the daemon has stored every line; a MESSAGE with newlines is one\n"
              "record per line.\n"
@@ -133,6 +135,8 @@ const char *Help(Command c) {
              "  --prio-prefix    a line starting with <N> (N = facility * 8 + level, 0-191, or\n"
              "                   just 0-7; no leading zero) has that priority; the prefix is\n"
              "                   not stored\n"
+             "  --set NAME=VALUE  a field every line carries (repeatable, at most 32; NAME\n"
+             "                   not starting with '_'; match it with 'logctl NAME=VALUE')\n"
              "  --id             accepted for logger(1) compatibility: every record carries the\n"
              "                   sender's pid from the kernel; --id=ID (a claimed pid) is "
              "refused\n";
@@ -610,6 +614,36 @@ int OnField(Parse &p, const char *arg) {
   return kGoOn;
 }
 
+// send --set NAME=VALUE: a field every line carries. NAME a field name a
+// client may set (no '_': those are the daemon's own), once; at most 32,
+// values of at most 1024 bytes (PROTOCOL.md, "Text streams").
+int OnSet(Parse &p, const char *arg) {
+  const std::string_view a(arg);
+  const size_t eq = a.find('=');
+  std::string shown;
+  render::AppendTerminalSafe(&shown, a.substr(0, eq));
+  if (eq == std::string_view::npos)
+    return p.Usage("bad " + p.opt + " '" + shown + "': expected NAME=VALUE");
+  const std::string_view name = a.substr(0, eq), value = a.substr(eq + 1);
+  if (!name.empty() && name[0] == '_')
+    return p.Usage("bad field for " + p.opt + ": '" + shown +
+                   "' starts with '_': such fields are the daemon's own, never a sender's");
+  if (!ls_field_name_ok(name.data(), name.size(), 0))
+    return p.Usage("bad field for " + p.opt + ": '" + shown + "' is not a field name (1 to " +
+                   std::to_string(LS_FIELD_NAME_MAX) +
+                   " letters, digits, '_', '.', '@' or '-', not starting with '.', '@' or '-')");
+  auto &v = p.o->send_fields;
+  for (const auto &e : v)
+    if (e.first == name) return p.Usage("field '" + shown + "' set twice with " + p.opt);
+  if (v.size() >= LS_TEXT_FIELDS_MAX)
+    return p.Usage("more than " + std::to_string(LS_TEXT_FIELDS_MAX) + " fields with " + p.opt);
+  if (value.size() > LS_TEXT_FIELD_VALUE_MAX)
+    return p.Usage("the value of field '" + shown + "' is longer than " +
+                   std::to_string(LS_TEXT_FIELD_VALUE_MAX) + " bytes");
+  v.emplace_back(name, value);
+  return kGoOn;
+}
+
 // --output-fields=LIST: comma-separated field names (field_match.h's, as
 // -F takes them), added to those of an earlier --output-fields.
 int OnOutputFields(Parse &p, const char *arg) {
@@ -708,6 +742,7 @@ constexpr Spec kSpecs[] = {
     {kAllSites, "all", 0, no_argument, kSites, OnAllSites},
     {kField, "field", 'F', required_argument, Bit(Command::kCat), OnField},
     {kOutputFields, "output-fields", 0, required_argument, kReads, OnOutputFields},
+    {kSet, "set", 0, required_argument, Bit(Command::kSend), OnSet},
 };
 
 bool Allowed(Command c, int opt) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "field_match.h"
@@ -58,15 +59,17 @@ struct Options {
   bool lines_given = false;  // -n was given (sites: the top N, else every site)
   bool follow = false;       // -f
   render::OutputMode mode = render::OutputMode::kShort;
-  bool json = false;               // --json (stats too)
-  bool no_color = false;           // --no-color
-  bool utc = false;                // --utc
-  std::string export_path;         // export -o/--output FILE ("-": standard output)
-  bool export_json = false;        // export --format json
-  std::optional<int> send_level;   // send -p/--level (the LEVEL of FACILITY.LEVEL)
-  int send_facility = 1;           // send -p FACILITY.LEVEL, run -p FACILITY (default user)
-  bool prio_prefix = false;        // send/run --prio-prefix: lines may start with <N>
-  std::string send_app;            // send/run --app, -t/--tag
+  bool json = false;              // --json (stats too)
+  bool no_color = false;          // --no-color
+  bool utc = false;               // --utc
+  std::string export_path;        // export -o/--output FILE ("-": standard output)
+  bool export_json = false;       // export --format json
+  std::optional<int> send_level;  // send -p/--level (the LEVEL of FACILITY.LEVEL)
+  int send_facility = 1;          // send -p FACILITY.LEVEL, run -p FACILITY (default user)
+  bool prio_prefix = false;       // send/run --prio-prefix: lines may start with <N>
+  std::string send_app;           // send/run --app, -t/--tag
+  // send --set NAME=VALUE: the fields every line carries, in order.
+  std::vector<std::pair<std::string, std::string>> send_fields;
   int level_stdout = 6;            // run --level-stdout (info)
   int level_stderr = 3;            // run --level-stderr (err)
   std::vector<std::string> words;  // send MESSAGE..., run CMD ARGS...

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "logsink/proto/codec.h"
 #include "logsink/proto/frame.h"
@@ -46,7 +47,7 @@ bool ReadConfirmation(int fd, int timeout_ms, std::string *why) {
     ssize_t k = recv(fd, tmp, std::min(sizeof tmp, want - buf.size()), 0);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      *why = k == 0 || errno == ECONNRESET ? "the daemon closed the connection"
+      *why = k == 0 || errno == ECONNRESET ? std::string(kClosedAtHello)
                                            : Errno("waiting for the daemon's answer", errno);
       return false;
     }
@@ -83,7 +84,8 @@ bool ReadConfirmation(int fd, int timeout_ms, std::string *why) {
 }  // namespace
 
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
-                   int timeout_ms, std::string *why, uint32_t relay_pid) {
+                   int timeout_ms, std::string *why, uint32_t relay_pid,
+                   const TextStreamFields *fields) {
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof addr.sun_path) {
@@ -98,16 +100,41 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
   }
   flags |= LS_HELLO_CONFIRM;  // so that a refusal is known before any text is written
   if (relay_pid) flags |= LS_HELLO_RELAY;
-  uint8_t hello[LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4];
+  // The field list as on the wire: varint n | n x (str name | str value).
+  std::string list;
+  if (fields && !fields->empty()) {
+    flags |= LS_HELLO_FIELDS;
+    auto put = [&list](uint64_t v) {
+      uint8_t b[LS_VARINT_MAX];
+      list.append(reinterpret_cast<const char *>(b), ls_put_varint(b, v));
+    };
+    put(fields->size());
+    for (const auto &[name, value] : *fields) {
+      put(name.size());
+      list += name;
+      put(value.size());
+      list += value;
+    }
+  }
+  std::vector<uint8_t> hello(LS_FRAME_HDR + 8 + LS_VARINT_MAX + LS_APP_MAX + 4 + list.size());
   // A label over LS_APP_MAX bytes is cut as the daemon cuts one: on a
   // UTF-8 character boundary (PROTOCOL.md, HELLO).
   const size_t app_len =
       ls_utf8_cut(reinterpret_cast<const uint8_t *>(app.data()), app.size(), LS_APP_MAX);
   // Version 1: a text stream uses nothing of version 2 (PROTOCOL.md).
-  ls_hello h = {LS_PROTO_VERSION_MIN, flags, app.data(), app_len, relay_pid, 0, nullptr, 0};
-  ptrdiff_t n = ls_hello_encode(hello, sizeof hello, &h);
+  ls_hello h = {LS_PROTO_VERSION_MIN,
+                flags,
+                app.data(),
+                app_len,
+                relay_pid,
+                0,
+                nullptr,
+                0,
+                reinterpret_cast<const uint8_t *>(list.data()),
+                list.size()};
+  ptrdiff_t n = ls_hello_encode(hello.data(), hello.size(), &h);
   if (n < 0) {
-    *why = "bad HELLO flags";
+    *why = "bad HELLO flags or fields";
     close(fd);
     return -1;
   }
@@ -125,8 +152,8 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
   // When the HELLO cannot even be sent, a REFUSE may already be waiting:
   // its reason is the one to give.
   std::string sent_why;
-  bool sent =
-      WriteText(fd, std::string_view(reinterpret_cast<const char *>(hello), size_t(n)), &sent_why);
+  bool sent = WriteText(
+      fd, std::string_view(reinterpret_cast<const char *>(hello.data()), size_t(n)), &sent_why);
   std::string answer_why;
   const bool confirmed = ReadConfirmation(fd, timeout_ms, &answer_why);
   if (!sent && answer_why.rfind("the daemon refused", 0) != 0) answer_why = sent_why;
@@ -196,6 +223,7 @@ bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why) {
     if (k == "lines") ack->lines = v;
     if (k == "lines_cut") ack->lines_cut = v;
     if (k == "partial_lines") ack->partial_lines = v;
+    if (k == "lines_without_fields") ack->lines_without_fields = v;
   }
   if (rc < 0) {
     *why = "malformed acknowledgment";

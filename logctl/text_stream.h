@@ -8,13 +8,23 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace logsink::logctl {
 
 // What the daemon acknowledged after the stream's EOF.
 struct TextAck {
   uint64_t lines = 0, lines_cut = 0, partial_lines = 0;
+  uint64_t lines_without_fields = 0;  // a stream with fields: lines stored without them
 };
+
+// A text stream's fields (PROTOCOL.md, "Text streams"): NAME, VALUE.
+using TextStreamFields = std::vector<std::pair<std::string, std::string>>;
+
+// The reason OpenTextStream gives when the daemon closed the connection
+// before it answered the HELLO (a daemon older than a HELLO flag does so).
+constexpr std::string_view kClosedAtHello = "the daemon closed the connection";
 
 // Connects to the daemon at socket_path within timeout_ms, sends HELLO with
 // app (at most LS_APP_MAX bytes: a longer label is cut on a UTF-8 character
@@ -24,9 +34,11 @@ struct TextAck {
 // timeout left set), or -1 with a one-sentence reason in *why: for a
 // connection the daemon refused, "the daemon refused: " and the daemon's
 // reason. A relay_pid other than 0 makes it a relayed stream
-// (LS_HELLO_RELAY) of that child's output.
+// (LS_HELLO_RELAY) of that child's output. Fields (names checked by the
+// caller) make every line carry them (LS_HELLO_FIELDS).
 int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_t flags,
-                   int timeout_ms, std::string *why, uint32_t relay_pid = 0);
+                   int timeout_ms, std::string *why, uint32_t relay_pid = 0,
+                   const TextStreamFields *fields = nullptr);
 
 // Writes all of s (blocking while the daemon drains). false with *why on
 // failure (the daemon went away).

@@ -63,9 +63,10 @@ TEST(TextFields, SyslogStructuredDataBecomesFields) {
   const std::string sd =
       "[exampleSDID@32473 iut=\"3\" eventSource=\"Application\" eventID=\"1011\"]"
       "[examplePriority@32473 class=\"high\" q=\"a\\\"b\\\\c\\]d\\e\" class=\"low\" x+y=\"1\"]";
-  ASSERT_TRUE(SendDatagram(sock, "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog"
-                                 " - ID47 " +
-                                     sd + " An application event log entry"));
+  ASSERT_TRUE(SendDatagram(sock,
+                           "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog"
+                           " - ID47 " +
+                               sd + " An application event log entry"));
   ASSERT_TRUE(SendDatagram(sock, "<165>1 - host app - - - no structured data"));
   ASSERT_TRUE(WaitMsg(d.ring, "no structured data"));
   Client c(d.socket);
@@ -145,8 +146,8 @@ class SendSetTest : public ::testing::Test {
 };
 
 TEST_F(SendSetTest, LinesCarryTheFields) {
-  Result r = RunLogctl(
-      {"send", "--socket", d_.socket, "--set", "user=alice", "--set", "req=7", "hello"});
+  Result r =
+      RunLogctl({"send", "--socket", d_.socket, "--set", "user=alice", "--set", "req=7", "hello"});
   ASSERT_EQ(r.status, 0) << r.err;
   SpawnOptions in;
   in.stdin_data = "one\ntwo\n";
