@@ -17,7 +17,10 @@
 //   (with --since and tail), or only --grep (the two take about as long on
 //   a quiet machine; a long run is more likely to be shared with other
 //   work). --fill PATH: only write the ring
-//   (--size) to PATH, for profiling logctl on it. Exit status 1 when logctl fails
+//   (--size) to PATH, for profiling logctl on it. --field-keys-cost: also
+//   fill a second ring with the same records but no field keys and time
+//   --app, -u and --pid on both in turns (what field keys cost the source
+//   filters, which share the summary's filter). Exit status 1 when logctl fails
 //   or its filtered output is wrong (a record missing from a summarized read).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -104,7 +107,10 @@ const char *const kHosts[] = {"10.0.3.17", "10.0.4.2",   "192.168.1.40", "172.16
 
 // Fills path (size bytes) until every slot was written once. Returns the
 // timestamp of the record in the middle (for --since), 0 on failure.
-uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records) {
+// fields = false: the field site without its flag FIELDS (the same records,
+// its list read as text): blocks then get no field keys (the A/B of
+// --field-keys-cost).
+uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records, bool fields = true) {
   st::WriterOptions o;
   o.file_size = size;  // codec: zstd, the default
   std::unique_ptr<st::RingWriter> w;
@@ -134,7 +140,7 @@ uint64_t Fill(const std::string &path, uint64_t size, uint64_t *records) {
     if (ls_fmt_signature(d.fmt, strlen(d.fmt), sig, sizeof sig) < 0) abort();
     d.sig = sig;
     st::Site site{d.level, 1, d.fmt, "bench/find_bench.cc"};
-    site.flags = d.flags;
+    site.flags = fields ? d.flags : 0;
     d.id = w->Intern(site);
     if (d.id == 0) abort();
   }
@@ -387,7 +393,7 @@ int main(int argc, char **argv) {
   uint64_t size = 1ull << 30;
   int reps = 3;
   std::string bin_dir, fill_only;
-  bool filters = true, greps = true;
+  bool filters = true, greps = true, keys_cost = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--smoke") {
@@ -396,6 +402,8 @@ int main(int argc, char **argv) {
       size = strtoull(argv[++i], nullptr, 0);
     } else if (a == "--reps" && i + 1 < argc) {
       reps = atoi(argv[++i]);
+    } else if (a == "--field-keys-cost") {
+      keys_cost = true;
     } else if (a == "--fill" && i + 1 < argc) {
       fill_only = argv[++i];
     } else if (a == "--bin-dir" && i + 1 < argc) {
@@ -411,7 +419,7 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: find_bench [--smoke] [--size BYTES] [--reps N] [--bin-dir DIR] [--part "
-              "filters|grep] [--fill PATH]\n");
+              "filters|grep] [--fill PATH] [--field-keys-cost]\n");
       return 2;
     }
   }
@@ -592,6 +600,31 @@ int main(int argc, char **argv) {
     printf("%-34s %10s %12s   (logctl --grep default: %s of GNU grep's time)\n",
            "GNU grep -c (text file)", Ms(g_gnu).c_str(), rate(g_gnu).c_str(),
            Ratio(g_fast / g_gnu).c_str());
+  }
+
+  if (keys_cost) {
+    // What field keys cost the other filters: the same records in a second
+    // ring whose field site has no FIELDS flag (so no field keys), the
+    // source filters on both, in turns.
+    const std::string plain = dir.File("plain.ring");
+    uint64_t n_plain = 0;
+    if (Fill(plain, size, &n_plain, false) == 0) return 1;
+    printf("\n%-34s %10s %10s %8s\n", "field keys' cost (index)", "keys", "no keys", "ratio");
+    const std::vector<std::pair<const char *, std::vector<std::string>>> cases = {
+        {"--app rareapp", {"--app", kRareApp}},
+        {"-u rare-batch", {"-u", kRareUnit}},
+        {"--pid 777777", {"--pid", std::to_string(kRarePid)}}};
+    for (const auto &[label, extra] : cases) {
+      auto args = with(extra);
+      auto pargs = args;
+      pargs[3] = plain;  // "cat --no-pager --file RING"
+      TimeRun(logctl, args, Env{});
+      TimeRun(logctl, pargs, Env{});
+      auto [k, nk] = Pair(
+          reps, [&] { return TimeRun(logctl, args, Env{}); },
+          [&] { return TimeRun(logctl, pargs, Env{}); });
+      printf("%-34s %10s %10s %8s\n", label, Ms(k).c_str(), Ms(nk).c_str(), Ratio(k / nk).c_str());
+    }
   }
 
   printf("\ngoals:\n");
