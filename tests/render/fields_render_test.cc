@@ -148,10 +148,18 @@ TEST(FieldsRender, RecordFieldsAndTheirText) {
   }
   EXPECT_EQ(text, (std::vector<std::string>{"user=alice", "req=7", "ok=true", "r=0.5", "n=-3",
                                             "c=\xc3\xa9"}));
-  // A free-text kind's arguments are its own, never fields.
+  // A free-text kind's own arguments are never fields; the ones of its
+  // list (a daemon-made site with FIELDS: RENDERING.md) are.
   Record t = Rec(std::string("%s\x1f") + "a=%s", LS_ST_F_FIELDS, Args().Str("x").Str("y").str());
   t.site.file = "text";
   render::Format tf;
+  render::Compile(t.site.fmt, &tf, t.site.flags);
+  render::RecordFields(t, tf, &v);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "a");
+  t.site.fmt = "%s%.0s";  // the kind's own hidden argument, no list
+  t.site.flags = 0;
+  t.args = Args().Str("x").Str("a=y").str();
   render::Compile(t.site.fmt, &tf, t.site.flags);
   render::RecordFields(t, tf, &v);
   EXPECT_TRUE(v.empty());
