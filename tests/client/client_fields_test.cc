@@ -55,11 +55,11 @@ TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
   EXPECT_EQ(r.out, ReadFile(kData + "expected.verbose"));
 
   ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
-  EXPECT_NE(daemon.Stderr().find("a ring of format version 5, now version 6 in place"),
+  EXPECT_NE(daemon.Stderr().find("a ring of format version 5, now version 7 in place"),
             std::string::npos)
       << daemon.Stderr();
-  EXPECT_EQ(SuperblockVersion(daemon.ring, 0), 6u);
-  EXPECT_EQ(SuperblockVersion(daemon.ring, 1), 6u);
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 0), 7u);
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 1), 7u);
 
   ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
   ASSERT_NE(c, nullptr);

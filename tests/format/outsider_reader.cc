@@ -4,8 +4,9 @@
 // test that the documents are enough to read the file and show its records.
 // It prints, in reading order (tier 2, tier 1, tier 0, each oldest block
 // first), one JSON object per record, and reports on stderr every check of
-// the documents a part of the file fails. It reads format versions 5 and 6
-// (FORMAT.md, "Versions"); a site with fields (version 6, FORMAT.md
+// the documents a part of the file fails. It reads format versions 5 to 7
+// (FORMAT.md, "Versions"; under version 7's FIELD_KEYS it checks that the
+// block summary holds every field's key); a site with fields (FORMAT.md
 // "Fields") prints its message's format as "fmt" and its typed values as
 // "fields" (RENDERING.md, "Named fields"), as do the NAME=VALUE strings of
 // a trailing "%.0s" run.
@@ -129,8 +130,8 @@ struct File {
   }
 };
 
-// "Version 6 (this document) ... readers of version 6 read both".
-constexpr uint32_t kVersionMin = 5, kVersionMax = 6;
+// "Version 7 (this document) ... readers of version 7 read all three".
+constexpr uint32_t kVersionMin = 5, kVersionMax = 7;
 uint32_t g_version = 0;  // the file's
 
 struct Superblock {
@@ -781,6 +782,29 @@ struct Reader {
     }
     return true;
   }
+  // "Block summaries": a field's value key ('f' NAME '=' its text: a
+  // string's bytes, an integer in decimal, true/false) or its name key ('F'
+  // NAME, the only one a double, a character or a pointer gets).
+  static bool FieldKeyed(const uint8_t *f, const Field &fd, const json &v) {
+    if (FilterHas(f, 'F', fd.name)) return true;
+    std::string text;
+    if (fd.type == 'b')
+      text = v.get<bool>() ? "true" : "false";
+    else if (fd.type == 'i' || fd.type == 'u')
+      text = v.dump();
+    else if (fd.type == 's')
+      text = v.get<std::string>();
+    else
+      return false;
+    return FilterHas(f, 'f', fd.name + "=" + text);
+  }
+  // A format ending in "%.0s" that is not "%%.0s".
+  static bool EndsInHidden(const std::string &fmt) {
+    if (fmt.size() < 4 || fmt.compare(fmt.size() - 4, 4, "%.0s") != 0) return false;
+    size_t pct = 0;
+    for (size_t i = fmt.size() - 4; i > 0 && fmt[i - 1] == '%'; i--) pct++;
+    return pct % 2 == 0;
+  }
   static std::string U32Bytes(uint64_t v) {
     std::string s(4, '\0');
     for (int i = 0; i < 4; i++) s[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
@@ -954,6 +978,9 @@ struct Reader {
             if (a.left() != 0) r["args_raw"] = hex_of(a.p, a.end);
             r["mismatch"] = true;
           }
+          if ((h.flags & 2) && !split && !FreeTextKind(site->file) && EndsInHidden(site->fmt))
+            Report("%s: record %llu: a \"%%.0s\" format under FIELD_KEYS", where().c_str(),
+                   (unsigned long long)seq);
           // Named fields: a free-text kind's only from a list that splits.
           // "A record has its fields only when its arguments match the
           // whole signature exactly"; the "%.0s" strings of the arguments
@@ -967,8 +994,14 @@ struct Reader {
               if (!msig || msig->size() != first)
                 Report("%s: record %llu: the message's signature is not the whole one's start",
                        where().c_str(), (unsigned long long)seq);
-              for (size_t i = 0; i < split->fields.size(); i++)
-                fields[split->fields[i].name] = FieldValue(split->fields[i], args[first + i]);
+              for (size_t i = 0; i < split->fields.size(); i++) {
+                const Field &fd = split->fields[i];
+                fields[fd.name] = FieldValue(fd, args[first + i]);
+                if ((h.flags & 2) && fd.name[0] != '_' &&
+                    !FieldKeyed(h.filter, fd, fields[fd.name]))
+                  Report("%s: record %llu: FIELD_KEYS, but the filter lacks field %s's key",
+                         where().c_str(), (unsigned long long)seq, fd.name.c_str());
+              }
             } else if (!split) {
               fields = OldFields(site->fmt, *sig, args);
             }
@@ -1079,7 +1112,8 @@ struct Reader {
       if (buf[63] != 0)
         Report("tier %d block %llu: reserved byte 63 is %u", t.index, (unsigned long long)seq,
                buf[63]);
-      if (h->flags & ~1u)
+      // "bit 1 FIELD_KEYS": version 7's.
+      if (h->flags & ~(g_version >= 7 ? 3u : 1u))
         Report("tier %d block %llu: unknown flags 0x%x", t.index, (unsigned long long)seq,
                h->flags);
       for (size_t i = h->used; i < buf.size(); i++)

@@ -12,7 +12,7 @@
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
 # ring written by three daemon runs with different codecs, damaged copies of
 # the zstd ring, the document's worked example built from its dumps, the
-# version-5 fixture (tests/data/format5) as it is, upgraded to version 6 by
+# version-5 fixture (tests/data/format5) as it is, upgraded to version 7 by
 # logsinkd and with superblock copies of both versions, and a ring of field
 # sites no daemon writes (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
@@ -288,9 +288,9 @@ start_daemon "$d" zstd 'block_size = "4KiB"' 32KiB
 "$fields_bin" "$d/s" "$((seed + 300))" || fail "outsider_fields (format5)"
 stop_daemon "$d"
 compare "$d" format5-upgraded || failed=1
-grep -q "r: version 6," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
+grep -q "r: version 7," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
   grep -q '"seq":0,' "$d/outsider.jsonl" ||
-  { failed=1; echo "outsider_test: format5-upgraded: not version 6 with the old and new records"; }
+  { failed=1; echo "outsider_test: format5-upgraded: not version 7 with the old and new records"; }
 python3 -c '
 import struct, sys
 with open(sys.argv[1], "r+b") as f:

@@ -1,8 +1,9 @@
-// ring_upgrade_test.cc: a ring of format version 5 made version 6 in place
-// by the writer (FORMAT.md, "Versions"): both superblock copies, and again
-// at the next open when a crash between the two writes left one at 5; its
-// records read the same before and after. The ring is the one the previous
-// release wrote (tests/data/format5).
+// ring_upgrade_test.cc: a ring of format version 5 or 6 made the current
+// version (LS_FORMAT_VERSION) in place by the writer (FORMAT.md,
+// "Versions"): both superblock copies, and again at the next open when a
+// crash between the two writes left one at the old version; its records
+// read the same before and after. The ring is the one the release before
+// fields wrote (tests/data/format5).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -40,7 +41,7 @@ std::unique_ptr<RingWriter> OpenWriter(const std::string &path) {
   return w;
 }
 
-TEST(Upgrade, AVersionFiveRingBecomesSixInPlaceAndReadsTheSame) {
+TEST(Upgrade, AVersionFiveRingBecomesCurrentInPlaceAndReadsTheSame) {
   TempDir dir;
   const std::string path = dir / "ring";
   WriteFile(path, ReadFile(std::string(LOGSINK_SOURCE_DIR) + "/tests/data/format5/ring"));
@@ -55,8 +56,8 @@ TEST(Upgrade, AVersionFiveRingBecomesSixInPlaceAndReadsTheSame) {
   ASSERT_TRUE(w);
   EXPECT_EQ(w->upgraded_from(), 5u);
   w.reset();
-  EXPECT_EQ(CopyVersion(path, 0), 6u);
-  EXPECT_EQ(CopyVersion(path, 1), 6u);
+  EXPECT_EQ(CopyVersion(path, 0), LS_FORMAT_VERSION);
+  EXPECT_EQ(CopyVersion(path, 1), LS_FORMAT_VERSION);
   const std::vector<OwnedRecord> after = ReadRing(path);
   ASSERT_EQ(after.size(), before.size());
   for (size_t i = 0; i < after.size(); i++) {
@@ -76,15 +77,32 @@ TEST(Upgrade, AVersionFiveRingBecomesSixInPlaceAndReadsTheSame) {
   const int stale = g0 < g1 ? 0 : 1;
   SetCopyVersion(path, stale, 5);
   ASSERT_TRUE(RingReader::Open(Env::Default(), path, nullptr, &r).ok());
+  EXPECT_EQ(r->format_version(), LS_FORMAT_VERSION);
+  r.reset();
+  w = OpenWriter(path);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->upgraded_from(), 0u);  // the file was already the current version
+  w.reset();
+  EXPECT_EQ(CopyVersion(path, 0), LS_FORMAT_VERSION);
+  EXPECT_EQ(CopyVersion(path, 1), LS_FORMAT_VERSION);
+  EXPECT_EQ(ReadRing(path).size(), before.size());
+
+  // Both copies at 6 (a version-6 file: no block has FIELD_KEYS), as the
+  // release before field keys left it: read as 6, made current in place.
+  SetCopyVersion(path, 0, 6);
+  SetCopyVersion(path, 1, 6);
+  ASSERT_TRUE(RingReader::Open(Env::Default(), path, nullptr, &r).ok());
   EXPECT_EQ(r->format_version(), 6u);
   r.reset();
   w = OpenWriter(path);
   ASSERT_TRUE(w);
-  EXPECT_EQ(w->upgraded_from(), 0u);  // the file was already version 6
+  EXPECT_EQ(w->upgraded_from(), 6u);
   w.reset();
-  EXPECT_EQ(CopyVersion(path, 0), 6u);
-  EXPECT_EQ(CopyVersion(path, 1), 6u);
-  EXPECT_EQ(ReadRing(path).size(), before.size());
+  EXPECT_EQ(CopyVersion(path, 0), LS_FORMAT_VERSION);
+  EXPECT_EQ(CopyVersion(path, 1), LS_FORMAT_VERSION);
+  const std::vector<OwnedRecord> again = ReadRing(path);
+  ASSERT_EQ(again.size(), before.size());
+  for (size_t i = 0; i < again.size(); i++) EXPECT_EQ(again[i].args, before[i].args);
 }
 
 }  // namespace
