@@ -1,10 +1,11 @@
 // client_fields_test.cc: named, typed fields from a C program (LS_FIELDS,
 // PROTOCOL.md "Fields") through the real logsinkd into a ring the daemon
-// upgraded in place from format 5 (FORMAT.md, "Versions"), read back by the
-// real logctl: the old records render exactly as the release that wrote
-// them showed them (tests/data/format5: the ring and that logctl's output),
-// in order before the new ones, whose fields come typed; a trusted name is
-// refused by the library.
+// upgraded in place from format 5 or 6 (FORMAT.md, "Versions"), read back
+// by the real logctl: the old records render exactly as the release that
+// wrote them showed them (tests/data/format5 and format6: the ring and that
+// logctl's output), in order before the new ones, whose fields come typed;
+// the old typed fields still match by field; a trusted name is refused by
+// the library.
 #include <gtest/gtest.h>
 #include <stdbool.h>
 
@@ -23,8 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kData = std::string(LOGSINK_SOURCE_DIR) + "/tests/data/format5/";
-
 uint32_t SuperblockVersion(const std::string &ring, int copy) {
   const std::string b = ReadFile(ring);
   const size_t at = size_t(copy) * LS_SB_SLOT + LS_SB_OFF_VERSION;
@@ -36,30 +35,43 @@ ProcResult Logctl(const std::string &ring, std::vector<std::string> args) {
   return RunProcess(BinPath("logctl"), args);
 }
 
-TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
-  unsetenv("LOGSINK_LEVEL");
-  TempDir dir;
-  // The format-5 ring of the release before fields, and what its logctl
-  // printed (tests/data/format5/README: how they were made).
-  Daemon daemon(dir, {"--size", "32KiB", "--block-size", "4KiB"});
-  WriteFile(daemon.ring, ReadFile(kData + "ring"));
-  ASSERT_EQ(SuperblockVersion(daemon.ring, 0), 5u);
-  const std::string json5 = ReadFile(kData + "expected.json");
+// An older release's ring, tests/data/FIXTURE (its README: how it was made),
+// in daemon's place: the current logctl shows it exactly as that release's
+// logctl did (the fixture's expected.*, the JSON into *json), and then the
+// current logsinkd, started on it, makes both superblock copies version 7 in
+// place.
+void ReadThenUpgrade(Daemon &daemon, const std::string &fixture, uint32_t version,
+                     std::string *json) {
+  const std::string data = std::string(LOGSINK_SOURCE_DIR) + "/tests/data/" + fixture + "/";
+  WriteFile(daemon.ring, ReadFile(data + "ring"));
+  ASSERT_EQ(SuperblockVersion(daemon.ring, 0), version);
+  ASSERT_EQ(SuperblockVersion(daemon.ring, 1), version);
+  *json = ReadFile(data + "expected.json");
   ProcResult r = Logctl(daemon.ring, {"-o", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, json5);
+  EXPECT_EQ(r.out, *json);
   r = Logctl(daemon.ring, {"--utc", "-o", "short-precise"});
-  EXPECT_EQ(r.out, ReadFile(kData + "expected.short"));
-  // verbose shows the format-5 Python record's fields too (RENDERING.md).
+  EXPECT_EQ(r.out, ReadFile(data + "expected.short"));
   r = Logctl(daemon.ring, {"-o", "verbose"});
-  EXPECT_EQ(r.out, ReadFile(kData + "expected.verbose"));
+  EXPECT_EQ(r.out, ReadFile(data + "expected.verbose"));
 
   ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
-  EXPECT_NE(daemon.Stderr().find("a ring of format version 5, now version 7 in place"),
+  EXPECT_NE(daemon.Stderr().find("a ring of format version " + std::to_string(version) +
+                                 ", now version 7 in place"),
             std::string::npos)
       << daemon.Stderr();
   EXPECT_EQ(SuperblockVersion(daemon.ring, 0), 7u);
   EXPECT_EQ(SuperblockVersion(daemon.ring, 1), 7u);
+}
+
+TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  // The release before fields; its verbose output, from the release that
+  // added them, lists the Python record's %.0s fields (RENDERING.md).
+  Daemon daemon(dir, {"--size", "32KiB", "--block-size", "4KiB"});
+  std::string json5;
+  ASSERT_NO_FATAL_FAILURE(ReadThenUpgrade(daemon, "format5", 5, &json5));
 
   ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
   ASSERT_NE(c, nullptr);
@@ -74,7 +86,7 @@ TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
   ls_close(c);
   ASSERT_EQ(daemon.Stop(), 0);
 
-  r = Logctl(daemon.ring, {"-o", "json"});
+  ProcResult r = Logctl(daemon.ring, {"-o", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   // The old records first, exactly as before, then the new ones.
   ASSERT_EQ(r.out.compare(0, json5.size(), json5), 0) << r.out;
@@ -93,6 +105,45 @@ TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {
   ASSERT_FALSE(v.empty());
   EXPECT_EQ(v.back().site_flags, LS_ST_F_FIELDS);
   EXPECT_EQ(v.back().fmt, std::string("run-time %d\x1fuser=%s"));
+}
+
+TEST(Fields, AVersion6RingKeepsItsTypedFieldsAndMatchesThemAfterTheUpgrade) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  // The release with fields: typed C and Python fields, free text and
+  // syslog, in blocks whose summaries key no field values.
+  Daemon daemon(dir, {"--size", "32KiB", "--block-size", "4KiB"});
+  std::string json6;
+  ASSERT_NO_FATAL_FAILURE(ReadThenUpgrade(daemon, "format6", 6, &json6));
+  const std::vector<std::string> old = Lines(json6);
+  ASSERT_EQ(old.size(), 9u);
+
+  ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
+  ASSERT_NE(c, nullptr);
+  LS_LOG(c, LS_INFO, "after the upgrade %d" LS_FIELDS("user=%s"), 7, "carol");
+  ASSERT_EQ(ls_flush(c), 0);
+  ls_close(c);
+  ASSERT_EQ(daemon.Stop(), 0);
+
+  ProcResult r = Logctl(daemon.ring, {"-o", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The old records first, exactly as before, then the new one.
+  ASSERT_EQ(r.out.compare(0, json6.size(), json6), 0) << r.out;
+  const std::vector<std::string> added = Lines(r.out.substr(json6.size()));
+  ASSERT_EQ(added.size(), 1u) << r.out;
+  EXPECT_EQ(json::parse(added[0])["fields"], json::parse(R"({"user":"carol"})")) << added[0];
+  // By field: the old C record's typed user (a block of version 6, without
+  // field keys) as the old logctl showed it, and the new one; the old
+  // Python record's extra= user; no record for a value nobody logged.
+  r = Logctl(daemon.ring, {"-o", "json", "user=carol"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[0] + "\n" + added[0] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "user=dave"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[5] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "user=erin"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

@@ -12,9 +12,10 @@
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
 # ring written by three daemon runs with different codecs, damaged copies of
 # the zstd ring, the document's worked example built from its dumps, the
-# version-5 fixture (tests/data/format5) as it is, upgraded to version 7 by
-# logsinkd and with superblock copies of both versions, and a ring of field
-# sites no daemon writes (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
+# version-5 and version-6 fixtures (tests/data/format5, format6) as they
+# are, upgraded to version 7 by logsinkd and with superblock copies of both
+# versions, and a ring of field sites no daemon writes
+# (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
 # record must match on every field both print, as must `logctl tail -n N`,
 # reads from cursors and filtered reads. The text comes from a seed printed first;
@@ -273,34 +274,40 @@ python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bi
   python3 "$here/outsider_compare.py" "$tmp/example.outsider.jsonl" "$tmp/example.logctl.jsonl" \
     example "$tmp/coverage" || failed=1
 
-# Version 5 (FORMAT.md, "Versions"): the fixture as it is; a copy that
-# logsinkd upgrades in place and adds records with fields to; and that copy
-# with the lower generation's superblock naming version 5 again (a crash
-# between the two writes of the upgrade: not damage). The superblock's CRC
-# does not cover the version.
-d=$tmp/format5
-mkdir "$d"
-cp "$here/../data/format5/ring" "$d/r"
-chmod u+w "$d/r"
-compare_records "$d" format5 --strict || failed=1
-grep -q "r: version 5," "$d/outsider.err" || { failed=1; echo "outsider_test: format5: not read as version 5"; }
-start_daemon "$d" zstd 'block_size = "4KiB"' 32KiB
-"$fields_bin" "$d/s" "$((seed + 300))" || fail "outsider_fields (format5)"
-stop_daemon "$d"
-compare "$d" format5-upgraded || failed=1
-grep -q "r: version 7," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
-  grep -q '"seq":0,' "$d/outsider.jsonl" ||
-  { failed=1; echo "outsider_test: format5-upgraded: not version 7 with the old and new records"; }
-python3 -c '
+# Versions 5 and 6 (FORMAT.md, "Versions"; tests/data/format5, format6):
+# the fixture as it is; a copy that logsinkd upgrades in place and adds
+# records with fields to; and that copy with the lower generation's
+# superblock naming the old version again (a crash between the two writes
+# of the upgrade: not damage). The superblock's CRC does not cover the
+# version.
+old_version() {  # version seed
+  local v=$1 d=$tmp/format$1
+  mkdir "$d"
+  cp "$here/../data/format$v/ring" "$d/r"
+  chmod u+w "$d/r"
+  compare_records "$d" "format$v" --strict || failed=1
+  grep -q "r: version $v," "$d/outsider.err" ||
+    { failed=1; echo "outsider_test: format$v: not read as version $v"; }
+  start_daemon "$d" zstd 'block_size = "4KiB"' 32KiB
+  "$fields_bin" "$d/s" "$2" || fail "outsider_fields (format$v)"
+  stop_daemon "$d"
+  compare "$d" "format$v-upgraded" || failed=1
+  grep -q "r: version 7," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
+    grep -q '"seq":0,' "$d/outsider.jsonl" ||
+    { failed=1; echo "outsider_test: format$v-upgraded: not version 7 with the old and new records"; }
+  python3 -c '
 import struct, sys
 with open(sys.argv[1], "r+b") as f:
     b = bytearray(f.read(8192))
     gens = [struct.unpack_from("<Q", b, c * 4096 + 16)[0] for c in (0, 1)]
     low = 0 if gens[0] < gens[1] else 1
     f.seek(low * 4096 + 8)
-    f.write(struct.pack("<I", 5))
-' "$d/r"
-compare_records "$d" format5-half-upgraded --strict || failed=1
+    f.write(struct.pack("<I", int(sys.argv[2])))
+' "$d/r" "$v"
+  compare_records "$d" "format$v-half-upgraded" --strict || failed=1
+}
+old_version 5 "$((seed + 300))"
+old_version 6 "$((seed + 310))"
 
 # Field sites no daemon writes: lists that do not split, unknown flag bits,
 # narrowing, inline level bytes (outsider_fields_ring.py).
