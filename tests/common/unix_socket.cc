@@ -50,4 +50,16 @@ int ListenUnix(const std::string &path, int backlog) {
   return fd;
 }
 
+bool SendDatagram(const std::string &path, const std::string &bytes) {
+  sockaddr_un a;
+  if (!Address(path, &a)) return false;
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int big = 1 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  ssize_t n = sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  close(fd);
+  return n == ssize_t(bytes.size());
+}
+
 }  // namespace logsink::test

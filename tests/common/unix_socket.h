@@ -11,5 +11,8 @@ int ConnectUnix(const std::string &path);
 int BindUnix(const std::string &path, int type);
 // A SOCK_STREAM socket bound to path and listening (backlog).
 int ListenUnix(const std::string &path, int backlog = 16);
+// Sends one datagram to path from this process (a 1 MiB send buffer, so a
+// large one fits); true when sent whole.
+bool SendDatagram(const std::string &path, const std::string &bytes);
 
 }  // namespace logsink::test

@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "common/daemon_process.h"
+#include "common/unix_socket.h"
 #include "daemon/harness.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/frame_encode.h"
@@ -39,17 +40,6 @@ bool WaitMsg(const std::string &ring, const std::string &msg) {
         return false;
       },
       kHang, Ms(20));
-}
-
-bool SendDatagram(const std::string &path, const std::string &bytes) {
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-  ssize_t n = sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr *>(&a), sizeof a);
-  close(fd);
-  return n == ssize_t(bytes.size());
 }
 
 TEST(TextFields, SyslogStructuredDataBecomesFields) {

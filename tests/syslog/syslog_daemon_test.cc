@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/seed.h"
+#include "common/unix_socket.h"
 #include "daemon/harness.h"
 
 namespace logsink::test {
@@ -51,20 +52,6 @@ struct SyslogDaemon {
   std::string path;
   Daemon d;
 };
-
-// Sends one datagram to path from this process; true when sent whole.
-bool SendDatagram(const std::string &path, const std::string &bytes) {
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
-  int big = 1 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-  ssize_t n = sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr *>(&a), sizeof a);
-  close(fd);
-  return n == ssize_t(bytes.size());
-}
 
 // `logctl cat --json` of the ring, one object per record.
 std::vector<json> CatJson(const std::string &ring) {
