@@ -497,7 +497,7 @@ TEST(Versions, OlderRingIsMovedAsideAndReadersSayWhy) {
   // Copies naming different versions (the field is outside the CRC): damage,
   // never moved aside as if it were a version.
   std::vector<uint8_t> torn = env.Data(kPath + ".v2");
-  ls_put_u32(torn.data() + LS_SB_OFF_VERSION, 7);
+  ls_put_u32(torn.data() + LS_SB_OFF_VERSION, LS_FORMAT_VERSION + 1);
   env.Put("/torn", torn);
   std::unique_ptr<RingReader> r2;
   Status s3 = RingReader::Open(&env, "/torn", nullptr, &r2);
