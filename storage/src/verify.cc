@@ -4,6 +4,7 @@
 #include "verify.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -39,17 +40,22 @@ class Verifier {
     if (r_) r_->Corruption(off, why);
   }
   Status CheckStrtab();
-  void CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si);
+  // entry: the block's summary index entry (entry_off its offset), or null.
+  void CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si,
+                    const BlockHeader *entry, uint64_t entry_off);
   // One tier's slots (l: its layout), done_ slots checked before it.
   Status CheckTier(const Layout &l, uint64_t size, uint64_t total);
   void CheckArgs(uint64_t off, const Site &site, const DecodedRecord &d);
-  bool FieldsCovered(const BlockHeader &h, const DecodedRecord &d);
+  bool FieldsCovered(const uint8_t *bloom, const DecodedRecord &d);
   // The tier's summary index entries, each on its own: damaged, or naming a
   // block of another slot or tier.
   Status CheckIndex(const Layout &l);
   // The entry of a valid block's slot: when it names that block, it must
   // cover the block's summary (FORMAT.md, "Summary index").
-  void CheckIndexEntry(const Layout &l, uint64_t slot, const BlockHeader &h);
+  // The valid entry of slot naming h's block, if any (*off: where it is).
+  std::optional<BlockHeader> IndexEntryOf(const Layout &l, uint64_t slot, const BlockHeader &h,
+                                          uint64_t *off);
+  void CheckIndexEntry(const BlockHeader &x, uint64_t off, const Layout &l, const BlockHeader &h);
 
   File *f_;
   std::string path_;
@@ -142,19 +148,24 @@ Status Verifier::CheckIndex(const Layout &l) {
 // An entry may claim more than the block on disk holds (after a power loss
 // the block can be an earlier, partial image of the one the entry was made
 // from), never less: what a reader skipping by it would miss.
-void Verifier::CheckIndexEntry(const Layout &l, uint64_t slot, const BlockHeader &h) {
+std::optional<BlockHeader> Verifier::IndexEntryOf(const Layout &l, uint64_t slot,
+                                                  const BlockHeader &h, uint64_t *off) {
   uint8_t e[LS_IDX_ENTRY];
   size_t got = 0;
-  const uint64_t off = l.index_off + slot * LS_IDX_ENTRY;
-  if (!f_->PRead(off, e, sizeof e, &got).ok() || got < sizeof e) return;
+  *off = l.index_off + slot * LS_IDX_ENTRY;
+  if (!f_->PRead(*off, e, sizeof e, &got).ok() || got < sizeof e) return std::nullopt;
   BlockHeader x;
   uint32_t crc;
-  if (!DecodeIndexEntry(e, &x, &crc) || x.seq != h.seq || x.tier != l.tier) return;
+  if (!DecodeIndexEntry(e, &x, &crc) || x.seq != h.seq || x.tier != l.tier) return std::nullopt;
+  return x;
+}
+
+// (Its FIELD_KEYS is checked against the block's records: CheckEntries.)
+void Verifier::CheckIndexEntry(const BlockHeader &x, uint64_t off, const Layout &l,
+                               const BlockHeader &h) {
   bool covers = (h.levels & ~x.levels) == 0 && x.first_rec == h.first_rec && x.count >= h.count &&
                 (h.count == 0 || (x.min_time <= h.min_time && x.max_time >= h.max_time)) &&
-                x.boot_id == h.boot_id &&
-                // FIELD_KEYS only over a header that has them (its filter is then covered)
-                (!(x.flags & LS_BLK_F_FIELD_KEYS) || (h.flags & LS_BLK_F_FIELD_KEYS));
+                x.boot_id == h.boot_id;
   for (size_t i = 0; covers && i < h.bloom.size(); i++) covers = (h.bloom[i] & ~x.bloom[i]) == 0;
   if (!covers) {
     Report(off, "summary index entry of block " + std::to_string(h.seq) + " of tier " +
@@ -200,8 +211,11 @@ Status Verifier::CheckTier(const Layout &l, uint64_t size, uint64_t total) {
                       " bytes");
       return;
     }
-    CheckEntries(off, entries, h, &si);
-    if (l.index_size) CheckIndexEntry(l, slot, h);
+    uint64_t entry_off = 0;
+    std::optional<BlockHeader> entry;
+    if (l.index_size) entry = IndexEntryOf(l, slot, h, &entry_off);
+    CheckEntries(off, entries, h, &si, entry ? &*entry : nullptr, entry_off);
+    if (entry) CheckIndexEntry(*entry, entry_off, l, h);
   });
   if (!s.ok()) return s;
 
@@ -297,7 +311,8 @@ Status Verifier::CheckStrtab() {
   return Status::OK();
 }
 
-void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si) {
+void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader &h, SlotInfo *si,
+                            const BlockHeader *entry, uint64_t entry_off) {
   BlockCursor c;
   c.Reset(img, h);
   DecodedRecord d;
@@ -305,7 +320,8 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
   // What the summary must cover (FORMAT.md, "Block summaries").
   uint8_t levels = 0;
   uint64_t min_time = ~0ull, max_time = 0;
-  bool fields_covered = true;
+  bool fields_covered = true, entry_fields_covered = true;
+  const bool entry_keys = entry && (entry->flags & LS_BLK_F_FIELD_KEYS);
   const uint64_t opened = h.opened ? l_.created_ns + uint64_t(h.opened - 1) * 1000000000ull : 0;
   while ((r = c.Next(&d)) == BlockCursor::kRecord) {
     uint64_t eoff = off + d.entry_off;
@@ -327,7 +343,12 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
       Report(eoff, "record without a source");
     }
     if (d.kind != Record::Kind::kRecord) continue;
-    if (h.flags & LS_BLK_F_FIELD_KEYS) fields_covered = fields_covered && FieldsCovered(h, d);
+    if (h.flags & LS_BLK_F_FIELD_KEYS)
+      fields_covered = fields_covered && FieldsCovered(h.bloom.data(), d);
+    // The entry may be of a later image of the block (a power loss kept the
+    // entry, not the block): it must still cover these records' fields.
+    if (entry_keys)
+      entry_fields_covered = entry_fields_covered && FieldsCovered(entry->bloom.data(), d);
     if (d.site_id == 0) {
       CheckArgs(eoff, d.inline_site, d);
     } else if (auto it = sites_.find(d.site_id); it == sites_.end()) {
@@ -352,6 +373,10 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
     }
   }
   if (!fields_covered) under = "field keys";
+  if (!entry_fields_covered) {
+    Report(entry_off, "summary index entry of block " + std::to_string(h.seq) +
+                          ": FIELD_KEYS, but its filter lacks a field of the block's records");
+  }
   if (under) {
     Report(off, "block " + std::to_string(h.seq) + ": its summary's " + under +
                     " does not cover its records (a reader could skip a match)");
@@ -369,7 +394,7 @@ void Verifier::CheckEntries(uint64_t off, const uint8_t *img, const BlockHeader 
 
 // With FIELD_KEYS, every field of d must have its value key or its
 // NAME-alone key in the filter, and no record may hold fields not keyed.
-bool Verifier::FieldsCovered(const BlockHeader &h, const DecodedRecord &d) {
+bool Verifier::FieldsCovered(const uint8_t *bloom, const DecodedRecord &d) {
   FieldPlan inline_plan;
   const FieldPlan *plan = &inline_plan;
   if (d.site_id == 0) {
@@ -383,11 +408,10 @@ bool Verifier::FieldsCovered(const BlockHeader &h, const DecodedRecord &d) {
   }
   if (plan->kind == FieldPlan::Kind::kUnkeyed) return false;
   bool ok = true;
-  ForEachFieldKey(
-      *plan, d.args, d.args_len, &field_tmp_, [&](uint64_t any, uint64_t v, bool keyed) {
-        if (!BloomMayHave(h.bloom.data(), any) && !(keyed && BloomMayHave(h.bloom.data(), v)))
-          ok = false;
-      });
+  ForEachFieldKey(*plan, d.args, d.args_len, &field_tmp_,
+                  [&](uint64_t any, uint64_t v, bool keyed) {
+                    if (!BloomMayHave(bloom, any) && !(keyed && BloomMayHave(bloom, v))) ok = false;
+                  });
   return ok;
 }
 

@@ -217,5 +217,53 @@ TEST(RingFieldKeys, AnUnkeyedRecordTakesTheClaimAwayAndVerifyCatchesAForgedOne) 
       << rep.Dump();
 }
 
+// An index entry saying FIELD_KEYS over a block that holds a "%.0s" record
+// (forged: its CRC made right) is what Verify reports, as an entry; and a
+// FIELD_KEYS entry over a header without the flag but whose filter covers
+// the records (a power loss kept the sealed block's entry, not the block)
+// is not.
+TEST(RingFieldKeys, VerifyJudgesAnEntrysFieldKeysByTheRecords) {
+  Fixture fx;
+  fx.Open();
+  const uint32_t old = fx.w->Intern(Site{6, 3, "hi%.0s", "py.c"});
+  ASSERT_TRUE(
+      AppendRecord(fx.w.get(), fx.src, old, "s", Args().Str("user=zed").str(), fx.ts++).ok());
+  for (int i = 0; i < 20000; i++) fx.Add(kUsers[i % 3]);
+  ASSERT_TRUE(fx.w->Flush().ok());
+  std::unique_ptr<RingReader> r;
+  ASSERT_TRUE(RingReader::Open(&fx.env, kPath, nullptr, &r).ok());
+  const Layout l = r->layout();
+  r.reset();
+  std::vector<uint8_t> &file = fx.env.Data(kPath);
+  auto entry_with_keys = [&](uint64_t slot) {
+    uint8_t *e = file.data() + l.index_off + slot * LS_IDX_ENTRY;
+    EXPECT_NE(ls_get_u32(e), 0u) << "slot " << slot << " has no entry";
+    e[LS_IDX_OFF_FLAGS] = LS_IDX_F_FIELD_KEYS;
+    ls_put_u32(e, Crc32c(e + 4, LS_IDX_ENTRY - 4));
+  };
+  auto verify = [&] {
+    RecordingReporter rep;
+    std::unique_ptr<RingReader> v;
+    EXPECT_TRUE(RingReader::Open(&fx.env, kPath, &rep, &v).ok());
+    (void)v->Verify();
+    return rep.Dump();
+  };
+  ASSERT_EQ(verify(), "");
+  // Slot 1's block has only keyed records: its header's flag taken away
+  // (as an older image of it would be), the entry's claim still holds.
+  uint8_t *h1 = file.data() + l.blocks_off + kBs;
+  ASSERT_TRUE(ls_get_u32(h1 + LS_BLK_OFF_FLAGS) & LS_BLK_F_FIELD_KEYS);
+  ls_put_u32(h1 + LS_BLK_OFF_FLAGS, ls_get_u32(h1 + LS_BLK_OFF_FLAGS) & ~LS_BLK_F_FIELD_KEYS);
+  ls_put_u32(h1 + LS_BLK_OFF_CRC, Crc32c(h1 + 8, ls_get_u32(h1 + LS_BLK_OFF_USED) - 8));
+  EXPECT_EQ(verify(), "");
+  // Slot 0's block holds the "%.0s" record: an entry claiming FIELD_KEYS lies.
+  ASSERT_FALSE(ls_get_u32(file.data() + l.blocks_off + LS_BLK_OFF_FLAGS) & LS_BLK_F_FIELD_KEYS);
+  entry_with_keys(0);
+  const std::string dump = verify();
+  EXPECT_NE(dump.find("summary index entry of block 0: FIELD_KEYS, but its filter lacks"),
+            std::string::npos)
+      << dump;
+}
+
 }  // namespace
 }  // namespace logsink::test
