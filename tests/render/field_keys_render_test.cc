@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/records.h"
+#include "common/summary_keys.h"
 #include "common/temp_dir.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/format.h"
@@ -25,21 +26,6 @@
 
 namespace logsink::test {
 namespace {
-
-uint64_t Fnv(char type, std::string_view v) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = (h ^ uint8_t(type)) * 0x100000001b3ull;
-  for (char c : v) h = (h ^ uint8_t(c)) * 0x100000001b3ull;
-  return h;
-}
-bool Has(const uint8_t *bloom, uint64_t h) {
-  const uint32_t lo = uint32_t(h), hi = uint32_t(h >> 32) | 1u;
-  for (uint32_t i = 0; i < 3; i++) {
-    const uint32_t bit = (lo + i * hi) % 512;
-    if (!(bloom[bit / 8] >> (bit % 8) & 1)) return false;
-  }
-  return true;
-}
 
 struct Case {
   const char *field;  // the list after 0x1F
@@ -130,10 +116,10 @@ TEST(FieldKeysRender, TheWritersKeysAreOfTheReadersText) {
       ASSERT_TRUE(ls_get_u32(h + LS_BLK_OFF_FLAGS) & LS_BLK_F_FIELD_KEYS);
       const uint8_t *bloom = h + LS_BLK_OFF_BLOOM;
       if (c.keyed) {
-        EXPECT_TRUE(Has(bloom, Fnv('f', "v=" + text))) << "text '" << text << "'";
-        EXPECT_FALSE(Has(bloom, Fnv('F', "v")));
+        EXPECT_TRUE(FilterHas(bloom, SummaryKey('f', "v=" + text))) << "text '" << text << "'";
+        EXPECT_FALSE(FilterHas(bloom, SummaryKey('F', "v")));
       } else {
-        EXPECT_TRUE(Has(bloom, Fnv('F', "v")));
+        EXPECT_TRUE(FilterHas(bloom, SummaryKey('F', "v")));
       }
       checked++;
     }

@@ -15,6 +15,7 @@
 
 #include "common/records.h"
 #include "common/seed.h"
+#include "common/summary_keys.h"
 #include "fault_env.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/format.h"
@@ -37,23 +38,6 @@ WriterOptions Options() {
   o.codec = LS_CODEC_ZSTD;
   o.dictionary_train_bytes = 0;
   return o;
-}
-
-// FORMAT.md's key, from its text alone: FNV-1a 64 over the type byte and
-// the value; bits (lo + i * hi) mod 512, hi odd.
-uint64_t Fnv(char type, std::string_view v) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = (h ^ uint8_t(type)) * 0x100000001b3ull;
-  for (char c : v) h = (h ^ uint8_t(c)) * 0x100000001b3ull;
-  return h;
-}
-bool Has(const uint8_t *bloom, uint64_t h) {
-  const uint32_t lo = uint32_t(h), hi = uint32_t(h >> 32) | 1u;
-  for (uint32_t i = 0; i < 3; i++) {
-    const uint32_t bit = (lo + i * hi) % 512;
-    if (!(bloom[bit / 8] >> (bit % 8) & 1)) return false;
-  }
-  return true;
 }
 
 struct Fixture {
@@ -172,9 +156,9 @@ TEST(RingFieldKeys, TheKeysAreTheOnesFormatMdSpells) {
     const uint32_t flags = ls_get_u32(h + LS_BLK_OFF_FLAGS);
     EXPECT_TRUE(flags & LS_BLK_F_FIELD_KEYS) << "block in slot " << i;
     const uint8_t *bloom = h + LS_BLK_OFF_BLOOM;
-    for (int u = 0; u < 3; u++) EXPECT_TRUE(Has(bloom, Fnv('f', "user=" + kUsers[u])));
-    EXPECT_TRUE(Has(bloom, Fnv('F', "req")));
-    EXPECT_FALSE(Has(bloom, Fnv('F', "user")));
+    for (int u = 0; u < 3; u++) EXPECT_TRUE(FilterHas(bloom, SummaryKey('f', "user=" + kUsers[u])));
+    EXPECT_TRUE(FilterHas(bloom, SummaryKey('F', "req")));
+    EXPECT_FALSE(FilterHas(bloom, SummaryKey('F', "user")));
     if (!(flags & LS_BLK_F_SEALED)) continue;
     sealed++;
     const uint8_t *e = f.data() + l.index_off + i * LS_IDX_ENTRY;
