@@ -352,7 +352,7 @@ void ls__conn_read(ls__conn *k) {
     }
     if (w.caps != UINT32_MAX) {
       k->welcome_pending = 0;
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
     }
   }
 }
@@ -369,7 +369,7 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
   if (own_len > LS_LEVELS_TEXT_MAX) own_len = 0; /* cannot happen: 32 rules fit */
   ls_hello h = {2,          0,
                 k->cfg.app, strlen(k->cfg.app),
-                0,          LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS,
+                0,          LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES,
                 own,        own_len,
                 NULL,       0};
   ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
@@ -407,7 +407,7 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
     ls__conn_shift_in(k, (size_t)used);
     if (r.reason) return r.version < 2 ? 1 : -1;
     if (w.caps != UINT32_MAX) {
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
       welcomed = 1;
       break;
     }

@@ -106,13 +106,12 @@ static __attribute__((noinline, cold)) void ls__flush_wait(ls_client *c) {
   }
 }
 
-/* Stages one record. ap NULL: `text` is the single string argument. */
-static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__ring *r,
-                                                           const ls__prog *p, int level,
-                                                           uint64_t stamp, va_list *ap,
-                                                           int saved_errno, const char *text,
-                                                           size_t text_len) {
-  size_t budget = p->has_str ? c->max_record_bytes : p->fixed_max;
+/* Makes room for one record of at most `budget` argument bytes in r:
+ * returns where its header goes (*headp the ring's head before it), or
+ * NULL when it was dropped (*rc set). */
+static inline __attribute__((always_inline)) uint8_t *ls__stage_room(ls_client *c, ls__ring *r,
+                                                                     size_t budget, uint64_t *headp,
+                                                                     int *rc) {
   size_t need = ls__align8(LS__REC_HDR + budget + 8); /* + the cut-bytes word */
   uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
   size_t cap = (size_t)r->mask + 1;
@@ -133,7 +132,8 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
           r->wake_pos = head;
           ls__wake(c);
         }
-        return c->blocking == LS_BLOCK_ALWAYS ? -ETIMEDOUT : -EAGAIN;
+        *rc = c->blocking == LS_BLOCK_ALWAYS ? -ETIMEDOUT : -EAGAIN;
+        return NULL;
       }
     }
   }
@@ -142,21 +142,18 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
     head += pad;
     off = 0;
   }
-  uint8_t *rec = r->buf + off;
-  uint64_t trunc = 0;
-  size_t n;
-  if (ap) {
-    n = ls__encode(p, ap, saved_errno, rec + LS__REC_HDR, budget, &trunc);
-  } else {
-    size_t keep = text_len, hdr = ls_varint_len(text_len);
-    if (hdr + keep > budget) {
-      keep = budget - hdr;
-      trunc = text_len - keep;
-    }
-    n = ls_put_varint(rec + LS__REC_HDR, keep);
-    memcpy(rec + LS__REC_HDR + n, text, keep);
-    n += keep;
-  }
+  *headp = head;
+  return r->buf + off;
+}
+
+/* Publishes the record staged at rec (head: ls__stage_room's) with n
+ * argument bytes, trunc of them cut, and wakes or waits for the sender as
+ * the record's level and the batch say. */
+static inline __attribute__((always_inline)) int ls__stage_publish(ls_client *c, ls__ring *r,
+                                                                   const ls__prog *p, int level,
+                                                                   uint64_t stamp, uint8_t *rec,
+                                                                   uint64_t head, size_t n,
+                                                                   uint64_t trunc) {
   uint32_t site = p->id;
   size_t extra = 0;
   if (LS__UNLIKELY(trunc)) {
@@ -189,6 +186,34 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
     errno = e;
   }
   return 0;
+}
+
+/* Stages one record. ap NULL: `text` is the single string argument. */
+static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__ring *r,
+                                                           const ls__prog *p, int level,
+                                                           uint64_t stamp, va_list *ap,
+                                                           int saved_errno, const char *text,
+                                                           size_t text_len) {
+  size_t budget = p->has_str ? c->max_record_bytes : p->fixed_max;
+  uint64_t head;
+  int rc = 0;
+  uint8_t *rec = ls__stage_room(c, r, budget, &head, &rc);
+  if (!rec) return rc;
+  uint64_t trunc = 0;
+  size_t n;
+  if (ap) {
+    n = ls__encode(p, ap, saved_errno, rec + LS__REC_HDR, budget, &trunc);
+  } else {
+    size_t keep = text_len, hdr = ls_varint_len(text_len);
+    if (hdr + keep > budget) {
+      keep = budget - hdr;
+      trunc = text_len - keep;
+    }
+    n = ls_put_varint(rec + LS__REC_HDR, keep);
+    memcpy(rec + LS__REC_HDR + n, text, keep);
+    n += keep;
+  }
+  return ls__stage_publish(c, r, p, level, stamp, rec, head, n, trunc);
 }
 
 /* Slow path of a call: prepares the site, registers it with c, finds the
@@ -249,8 +274,15 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
   return -EAGAIN;
 }
 
-/* One call of site s with its arguments in *ap (LS_LOG, ls_log, ls_vlog). */
-static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
+/* The first part of a call of site s (LS_LOG, ls_log, ls_vlog, LS_FMT):
+ * its level, the thread's busy mark, the default client, the stamp, the
+ * site's program and the thread's ring. 1: go on, the thread marked busy
+ * and *cp the client; else the call's result, the thread not marked. */
+static inline __attribute__((always_inline)) int ls__call_begin(ls_client **cp, ls_site *s,
+                                                                uint64_t *stamp,
+                                                                const ls__prog **pp,
+                                                                ls__ring **rp) {
+  ls_client *c = *cp;
   /* Below its level a call produces nothing and counts nowhere, not even
    * as a call that interrupted another one (a pure check). */
   if (c && LS__UNLIKELY(s->level > ls__level_all(c)) && !ls__site_on(c, s)) return 0;
@@ -268,7 +300,7 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
       goto out;
     }
   }
-  uint64_t stamp = ls__stamp();
+  *stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
   ls__ring *r = ls__tl_ring;
   if (LS__UNLIKELY(__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r ||
@@ -276,9 +308,60 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
     rc = ls__slow(c, s, &p, &r);
     if (rc) goto out;
   }
+  *cp = c;
+  *pp = p;
+  *rp = r;
+  return 1;
+out:
+  ls__busy_leave();
+  return rc;
+}
+
+/* One call of site s with its arguments in *ap (LS_LOG, ls_log, ls_vlog). */
+static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
+  uint64_t stamp = 0; /* set when ls__call_begin returns 1 */
+  const ls__prog *p = NULL;
+  ls__ring *r = NULL;
+  int rc = ls__call_begin(&c, s, &stamp, &p, &r);
+  if (rc != 1) return rc;
   int saved_errno = LS__UNLIKELY(p->has_errno) ? errno : 0;
   rc = ls__stage(c, r, p, s->level, stamp, ap, saved_errno, NULL, 0);
-out:
+  ls__busy_leave();
+  return rc;
+}
+
+/* The C++ API's call (logsink.hpp): as ls__call, but the caller encodes
+ * the arguments into the staged record between the two calls (the thread
+ * stays marked busy in between, so a signal handler's call is dropped). */
+int ls__slot_open(ls_client *c, ls_site *s, size_t need, ls__slot *slot) {
+  uint64_t stamp = 0; /* set when ls__call_begin returns 1 */
+  const ls__prog *p = NULL;
+  ls__ring *r = NULL;
+  int rc = ls__call_begin(&c, s, &stamp, &p, &r);
+  if (rc != 1) return rc;
+  size_t budget = need < c->max_record_bytes ? need : c->max_record_bytes;
+  uint64_t head;
+  uint8_t *rec = ls__stage_room(c, r, budget, &head, &rc);
+  if (!rec) {
+    ls__busy_leave();
+    return rc;
+  }
+  slot->args = rec + LS__REC_HDR;
+  slot->cap = budget;
+  slot->ls__c = c;
+  slot->ls__r = r;
+  slot->ls__p = p;
+  slot->ls__head = head;
+  slot->ls__stamp = stamp;
+  slot->ls__level = s->level;
+  return 1;
+}
+
+int ls__slot_close(ls__slot *slot, size_t n, uint64_t trunc) {
+  ls_client *c = slot->ls__c;
+  int rc = ls__stage_publish(c, (ls__ring *)slot->ls__r, (const ls__prog *)slot->ls__p,
+                             slot->ls__level, slot->ls__stamp, slot->args - LS__REC_HDR,
+                             slot->ls__head, n > slot->cap ? slot->cap : n, trunc);
   ls__busy_leave();
   return rc;
 }

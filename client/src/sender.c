@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "logsink/proto/braces.h"
 #include "logsink/proto/frame_encode.h"
 #include "site.h"
 
@@ -48,6 +49,63 @@ static uint64_t ls__dropped_total(ls_client *c) {
   return n;
 }
 
+/* The printf format a daemon without LS_CAP_BRACES is sent for the brace
+ * format fmt (valid: the site was built from it): its text with every '%'
+ * doubled, cut on a character boundary so that the rest fits, then " %conv"
+ * per argument, then its field list as it is. Returns the bytes written. */
+static size_t ls__braces_as_printf(const char *fmt, size_t len, char *out, size_t cap) {
+  ls_braces b;
+  ls_braces_split(fmt, len, &b);
+  const size_t tail = len - b.text - b.text_len; /* the field list */
+  size_t convs = 0;
+  for (size_t i = 0; i < b.ntypes; i++) convs += fmt[b.types + i] == 'i' ? 5 : 4;
+  /* ls__prog_build refused a brace format longer than LS_INTERN_MAX_FMT -
+   * 4 * its arguments: the conversions and the field list always fit. */
+  const size_t room = cap - convs - tail;
+  size_t o = 0, i = 0;
+  for (; i < b.text_len; i++) {
+    const char ch = fmt[b.text + i];
+    if (o + (ch == '%' ? 2 : 1) > room) break;
+    out[o++] = ch;
+    if (ch == '%') out[o++] = '%';
+  }
+  if (i < b.text_len && ((unsigned char)fmt[b.text + i] & 0xc0) == 0x80) {
+    /* cut inside a character: drop the bytes of it that were copied */
+    while (o > 0 && ((unsigned char)out[o - 1] & 0xc0) == 0x80) o--;
+    if (o > 0) o--;
+  }
+  for (size_t i = 0; i < b.ntypes; i++) {
+    const char *conv;
+    switch (fmt[b.types + i]) {
+      case 'i':
+        conv = " %lld";
+        break;
+      case 'u':
+      case 'b':
+        conv = " %llu";
+        break;
+      case 'c':
+        conv = " %c";
+        break;
+      case 'f':
+      case 'F':
+        conv = " %g";
+        break;
+      case 's':
+        conv = " %s";
+        break;
+      default:
+        conv = " %p";
+        break;
+    }
+    const size_t n = strlen(conv);
+    memcpy(out + o, conv, n);
+    o += n;
+  }
+  memcpy(out + o, fmt + b.text + b.text_len, tail);
+  return o + tail;
+}
+
 static void ls__put_intern(ls__conn *k, const ls_site *s) {
   const ls__prog *p = s->ls__prog;
   const char *file = s->file ? s->file : "";
@@ -65,6 +123,15 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
                   file,
                   file_len,
                   0};
+  /* A brace format goes as it is to a daemon that takes them; to another,
+   * as a printf format of the same signature: its text ('%' doubled, cut to
+   * fit) and one conversion per argument ("took {:.3f}s for {} %g %s"): the
+   * values are kept (PROTOCOL.md, "Brace formats"). */
+  char printf_fmt[LS_INTERN_MAX_FMT];
+  if (p->braces && !(k->caps & LS_CAP_BRACES)) {
+    in.fmt_len = ls__braces_as_printf(s->fmt, in.fmt_len, printf_fmt, sizeof printf_fmt);
+    in.fmt = printf_fmt;
+  }
   /* Fields go as fields to a daemon that takes them; to another, the field
    * list becomes the end of the message ("disk full user=alice"): the
    * values are kept, as text (PROTOCOL.md, "Fields"). */
@@ -72,7 +139,7 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
   if (p->fields && (k->caps & LS_CAP_FIELDS)) {
     in.fields = 1;
   } else if (p->fields && in.fmt_len <= sizeof plain) {
-    memcpy(plain, s->fmt, in.fmt_len);
+    memcpy(plain, in.fmt, in.fmt_len);
     for (size_t i = 0; i < in.fmt_len; i++)
       if (plain[i] == LS_FIELDS_SEP) plain[i] = ' ';
     in.fmt = plain;

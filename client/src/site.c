@@ -12,8 +12,10 @@
 
 #include "clock.h"
 #include "encode.h"
+#include "logsink/proto/braces.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/fields.h"
+#include "logsink/proto/frame.h"
 #include "logsink/proto/wire.h"
 
 static int ls__int_op(int length) {
@@ -66,6 +68,47 @@ int ls__prog_build(const char *fmt, size_t len, ls__prog *p) {
   int r;
   unsigned n = 0, fixed = 0;
   memset(p, 0, sizeof *p);
+  ls_braces b;
+  if (ls_braces_split(fmt, len, &b) != 0) {
+    /* The C++ API's brace format: one op per type letter (varargs take a
+     * bool as int, a float as double), then the field list's conversions. */
+    /* The printf format sent to a daemon without brace formats
+     * (sender.c) must fit an INTERN: up to 4 bytes more per argument. */
+    if (ls_braces_check(fmt, len) < 0 || len + 4 * b.ntypes > LS_INTERN_MAX_FMT) return -EINVAL;
+    for (size_t i = 0; i < b.ntypes; i++) {
+      int op;
+      switch (fmt[b.types + i]) {
+        case 'i':
+          op = LS_OP_LLONG;
+          break;
+        case 'u':
+          op = LS_OP_ULLONG;
+          break;
+        case 'b':
+          op = LS_OP_UINT;
+          break;
+        case 'c':
+          op = LS_OP_CHAR;
+          break;
+        case 'f':
+        case 'F':
+          op = LS_OP_DOUBLE;
+          break;
+        case 's':
+          op = LS_OP_STR;
+          p->has_str = 1;
+          break;
+        default:
+          op = LS_OP_PTR;
+          break;
+      }
+      fixed += op == LS_OP_DOUBLE ? 8 : op == LS_OP_STR ? 0 : LS_VARINT_MAX;
+      p->prec[n] = LS_PREC_NONE;
+      p->op[n++] = (uint8_t)op;
+    }
+    p->braces = 1;
+    pos = b.text + b.text_len;
+  }
   while ((r = ls_fmt_next(fmt, len, &pos, &s)) > 0) {
     if (s.type == 0) continue; /* %% */
     unsigned need = 1u + (s.width == LS_FMT_STAR) + (s.precision == LS_FMT_STAR);

@@ -52,6 +52,7 @@ typedef struct ls__prog {
   uint8_t has_str;   /* a string-like op is present (variable size) */
   uint8_t has_errno; /* %m */
   uint8_t fields;    /* the format carries fields after 0x1F (LS_FIELDS) */
+  uint8_t braces;    /* a brace format (braces.h; the C++ API's) */
   uint8_t fixed_max; /* worst-case bytes of the non-string args */
   uint8_t op[LS_FMT_MAX_ARGS];
   int32_t prec[LS_FMT_MAX_ARGS]; /* string ops: LS_PREC_* or a precision */

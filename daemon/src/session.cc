@@ -13,6 +13,7 @@
 #include "durability.h"
 #include "inline_site.h"
 #include "log_escape.h"
+#include "logsink/proto/braces.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/fields.h"
 #include "logsink/proto/frame.h"
@@ -297,8 +298,9 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   if (h.version >= 2) {
     // Version 2: capabilities, answered with those in use (PROTOCOL.md,
     // "Versions and capabilities"); levels are for frame connections.
-    caps_ =
-        (h.flags & LS_HELLO_TEXT) ? 0 : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS);
+    caps_ = (h.flags & LS_HELLO_TEXT)
+                ? 0
+                : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
     own_levels_.assign(h.levels, h.levels_len);
     if (caps_ & LS_CAP_LEVELS) pushed_levels_ = ctx_->levels->TextFor(level_client());
     AppendWelcomeFrame(h.version, caps_, pushed_levels_, &out_);
@@ -354,6 +356,22 @@ bool Session::OnIntern(const uint8_t *p, size_t n) {
                      "name): \"{}\"",
                      in.site, std::string_view(in.fmt, std::min<size_t>(in.fmt_len, 120))));
     return false;
+  }
+  // Brace formats (PROTOCOL.md, "Brace formats"): only on a connection
+  // that took the capability; their text parses, and a 0x1F in one starts
+  // its field list (so it needs FIELDS).
+  if (in.fmt_len && in.fmt[0] == LS_BRACES_MARK) {
+    if (!(caps_ & LS_CAP_BRACES)) {
+      Fail(Err::kBadIntern,
+           fmt::format("site {}: a brace format without the braces capability", in.site));
+      return false;
+    }
+    if (ls_braces_check(in.fmt, in.fmt_len) < 0 ||
+        (!in.fields && memchr(in.fmt, LS_FIELDS_SEP, in.fmt_len))) {
+      Fail(Err::kBadIntern, fmt::format("site {}: brace format refused: \"{}\"", in.site,
+                                        LogEscape(std::string_view(in.fmt, in.fmt_len), 120)));
+      return false;
+    }
   }
   char sig[LS_FMT_MAX_ARGS + 1];
   int nargs = ls_fmt_signature(in.fmt, in.fmt_len, sig, sizeof sig);

@@ -329,7 +329,7 @@ void Printer::JsonLine(const Record &rec, const std::string &msg, bool msg_ok, s
   if (rec.site_known) {
     f = &formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags);
     // A site with fields shows its message's format; the fields come apart.
-    JsonStr(out, "fmt", f->fields.empty() ? rec.site.fmt : std::string_view(f->fmt));
+    JsonStr(out, "fmt", f->fields.empty() && !f->braces ? rec.site.fmt : std::string_view(f->fmt));
     JsonStr(out, "file", rec.site.file);
     JsonNum(out, "line", rec.site.line);
     AppendFreeTextFields(rec, out);

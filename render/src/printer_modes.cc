@@ -231,7 +231,9 @@ void Printer::VerboseLine(const Record &rec, const std::string &msg, bool msg_ok
     Field(out, "site", rec.site_id);
     if (rec.site_known) {
       const Format &f = formats_.Get(rec.site_id, rec.site.fmt, rec.site.flags);
-      Field(out, "fmt", f.fields.empty() ? rec.site.fmt : std::string_view(f.fmt));
+      // A site with fields or a brace format shows its message's format
+      // (a brace format's text, without its type letters).
+      Field(out, "fmt", f.fields.empty() && !f.braces ? rec.site.fmt : std::string_view(f.fmt));
       Field(out, "file", rec.site.file);
       Field(out, "line", rec.site.line);
       // Named fields as they are named (not upper-cased: they are the

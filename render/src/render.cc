@@ -1,6 +1,7 @@
 // render.cc: the type-safe message renderer (see render.h).
 #include "logsink/render/render.h"
 
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -365,12 +366,106 @@ void AppendMismatch(const Format &f, std::string_view args, std::string *out) {
   AppendRawArgs(f.ok ? &f : nullptr, args, out);
 }
 
+// A brace format's message (proto/braces.h): its type letters give the
+// signature, its text's fields are kept for RenderBraces. False when it
+// does not parse.
+bool CompileBraces(std::string_view msg, Format *out) {
+  ls_braces b;
+  if (ls_braces_split(msg.data(), msg.size(), &b) != 1) return false;
+  out->braces = true;
+  out->types.assign(msg.substr(b.types, b.ntypes));
+  for (char t : out->types) out->sig.push_back(ls_brace_arg_type(t));
+  out->fmt.assign(msg.substr(b.text, b.text_len));
+  ls_brace_iter it;
+  ls_brace_field bf;
+  int r;
+  ls_brace_begin(&it, msg.data(), &b);
+  while ((r = ls_brace_next(&it, &bf)) > 0) out->brace_fields.push_back(bf);
+  return r == 0;
+}
+
+// The message of a brace format with its values: the text is given to fmt
+// again with every field numbered, its width and precision numbers (nested
+// ones resolved from their arguments) clamped to kMaxWidth, so what shows is
+// what fmt::format prints for the same text and values (RENDERING.md, "Brace
+// formats"). Throws fmt::format_error for a spec that does not suit its
+// value, and for a negative nested width or precision.
+void RenderBraces(const Format &f, const ls_arg *vals, std::string *out) {
+  fmt::dynamic_format_arg_store<fmt::format_context> store;
+  for (size_t i = 0; i < f.types.size(); i++) {
+    const ls_arg &a = vals[i];
+    switch (f.types[i]) {
+      case 'i':
+        store.push_back(static_cast<int64_t>(a.u));
+        break;
+      case 'u':
+        store.push_back(a.u);
+        break;
+      case 'b':
+        store.push_back(a.u != 0);
+        break;
+      case 'c':
+        store.push_back(static_cast<char>(a.u));
+        break;
+      case 'f':
+        store.push_back(a.f);
+        break;
+      case 'F':
+        store.push_back(static_cast<float>(a.f));
+        break;
+      case 's':
+        store.push_back(fmt::string_view(reinterpret_cast<const char *>(a.s), a.len));
+        break;
+      default:  // 'p'
+        store.push_back(reinterpret_cast<const void *>(static_cast<uintptr_t>(a.u)));
+        break;
+    }
+  }
+  auto number = [&](long n, int arg) -> long {
+    if (arg >= 0) {
+      const ls_arg &a = vals[arg];
+      const bool negative = f.types[arg] == 'i' && static_cast<int64_t>(a.u) < 0;
+      if (negative) throw fmt::format_error("negative width or precision");
+      return a.u > static_cast<uint64_t>(kMaxWidth) ? kMaxWidth : static_cast<long>(a.u);
+    }
+    return n > kMaxWidth ? kMaxWidth : n;
+  };
+  std::string text;
+  size_t lit = 0;
+  for (const ls_brace_field &bf : f.brace_fields) {
+    text.append(f.fmt, lit, bf.start - lit);
+    lit = bf.end;
+    std::string spec;
+    if (bf.fill_len) spec.append(f.fmt, bf.fill, bf.fill_len);
+    if (bf.align) spec.push_back(bf.align);
+    if (bf.sign) spec.push_back(bf.sign);
+    if (bf.hash) spec.push_back('#');
+    if (bf.zero) spec.push_back('0');
+    if (bf.width != LS_BRACE_NONE || bf.width_arg >= 0) {
+      const long w = number(bf.width, bf.width_arg);
+      // A nested width of 0 is fmt's "no width": written as none.
+      if (w > 0) fmt::format_to(std::back_inserter(spec), "{}", w);
+    }
+    if (bf.precision != LS_BRACE_NONE || bf.precision_arg >= 0)
+      fmt::format_to(std::back_inserter(spec), ".{}", number(bf.precision, bf.precision_arg));
+    if (bf.locale) spec.push_back('L');
+    if (bf.ptype) spec.push_back(bf.ptype);
+    // fmt refuses "{0:}": an empty spec goes without its ':'.
+    fmt::format_to(std::back_inserter(text), "{{{}{}{}}}", bf.arg, spec.empty() ? "" : ":", spec);
+  }
+  text.append(f.fmt, lit, std::string::npos);
+  fmt::vformat_to(std::back_inserter(*out), text, store);
+}
+
 }  // namespace
 
 void Compile(std::string_view fmt, Format *out, uint8_t site_flags) {
   out->specs.clear();
   out->sig.clear();
   out->fields.clear();
+  out->braces = false;
+  out->types.clear();
+  out->brace_fields.clear();
   out->ok = false;
   // A site with fields: the message is what comes before 0x1F, the field
   // list's conversions follow its arguments. A reader takes trusted ('_')
@@ -378,11 +473,15 @@ void Compile(std::string_view fmt, Format *out, uint8_t site_flags) {
   size_t msg = fmt.size();
   if ((site_flags & LS_ST_F_FIELDS) && ls_fields_check(fmt.data(), fmt.size(), 1) > 0)
     msg = ls_fields_message_len(fmt.data(), fmt.size());
-  out->fmt.assign(fmt.substr(0, msg));
   size_t pos = 0;
   ls_fmt_spec s;
-  int r;
-  while ((r = ls_fmt_next(out->fmt.data(), out->fmt.size(), &pos, &s)) > 0) {
+  int r = 0;
+  if (!fmt.empty() && fmt[0] == LS_BRACES_MARK) {
+    if (!CompileBraces(fmt.substr(0, msg), out)) return;
+  } else {
+    out->fmt.assign(fmt.substr(0, msg));
+  }
+  while (!out->braces && (r = ls_fmt_next(out->fmt.data(), out->fmt.size(), &pos, &s)) > 0) {
     out->specs.push_back(s);
     if (s.type == 0) continue;
     if (s.width == LS_FMT_STAR) out->sig.push_back(LS_ARG_INT);
@@ -453,6 +552,16 @@ bool RenderMessage(const Format &f, std::string_view args, std::string *out) {
     return false;
   }
   size_t start = out->size();
+  if (f.braces) {
+    try {
+      RenderBraces(f, vals, out);
+    } catch (const std::exception &) {
+      out->resize(start);
+      AppendMismatch(f, args, out);
+      return false;
+    }
+    return true;
+  }
   try {
     size_t lit = 0, ai = 0;
     for (const ls_fmt_spec &s : f.specs) {

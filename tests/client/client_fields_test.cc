@@ -38,7 +38,7 @@ ProcResult Logctl(const std::string &ring, std::vector<std::string> args) {
 // An older release's ring, tests/data/FIXTURE (its README: how it was made),
 // in daemon's place: the current logctl shows it exactly as that release's
 // logctl did (the fixture's expected.*, the JSON into *json), and then the
-// current logsinkd, started on it, makes both superblock copies version 7 in
+// current logsinkd, started on it, makes both superblock copies the current version in
 // place.
 void ReadThenUpgrade(Daemon &daemon, const std::string &fixture, uint32_t version,
                      std::string *json) {
@@ -56,12 +56,13 @@ void ReadThenUpgrade(Daemon &daemon, const std::string &fixture, uint32_t versio
   EXPECT_EQ(r.out, ReadFile(data + "expected.verbose"));
 
   ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
-  EXPECT_NE(daemon.Stderr().find("a ring of format version " + std::to_string(version) +
-                                 ", now version 7 in place"),
-            std::string::npos)
+  EXPECT_NE(
+      daemon.Stderr().find("a ring of format version " + std::to_string(version) +
+                           ", now version " + std::to_string(LS_FORMAT_VERSION) + " in place"),
+      std::string::npos)
       << daemon.Stderr();
-  EXPECT_EQ(SuperblockVersion(daemon.ring, 0), 7u);
-  EXPECT_EQ(SuperblockVersion(daemon.ring, 1), 7u);
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 0), LS_FORMAT_VERSION);
+  EXPECT_EQ(SuperblockVersion(daemon.ring, 1), LS_FORMAT_VERSION);
 }
 
 TEST(Fields, AnUpgradedRingKeepsItsRecordsAndTakesTypedFields) {

@@ -221,7 +221,8 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
     std::string want_levels;
   };
   for (const Case &c :
-       {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS, "debug"},
+       {Case{0, 0xffffffffu, "web", LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES,
+             "debug"},
         Case{0, LS_CAP_LEVELS, "db", LS_CAP_LEVELS, ""}, Case{0, 0, "web", 0, ""},
         Case{ls_hello_text_flags(6, 1, 0, 0), LS_CAP_LEVELS, "web", 0, ""}}) {
     std::string p;
@@ -313,6 +314,61 @@ TEST_F(SessionTest, VersionTwoHelloIsWelcomedWithTheRulesForTheClient) {
 // Fields (PROTOCOL.md, "Fields"): an INTERN with FIELDS is taken on a
 // connection that took the capability, with a list that parses and no
 // trusted name; its site keeps the flag, its records all their arguments.
+TEST_F(SessionTest, BraceFormatsNeedTheirCapabilityAndAValidText) {
+  auto hello = [](uint32_t caps) {
+    std::string p;
+    PutU32(&p, 2);
+    PutU32(&p, 0);
+    PutStr(&p, "cxx");
+    PutU32(&p, caps);
+    PutStr(&p, "");
+    return Frame(LS_F_HELLO, p);
+  };
+  // PROTOCOL.md, "Brace formats": letters i s, the text, a field list.
+  const std::string good = std::string("\x1eis\x1e{:>4} {}\x1f") + "user=%s";
+  const std::string s = hello(LS_CAP_BRACES | LS_CAP_FIELDS) +
+                        Intern(1, 0x08 | 6, 9, good, "f.cc") +
+                        Records(4, {{1, 100, {Arg::I(-5), Arg::S("sda"), Arg::S("alice")}}});
+  Session sess(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  ASSERT_TRUE(sess.Feed(U(s), s.size(), 0));
+  const std::vector<OwnedRecord> v = Flushed();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].fmt, good);
+  EXPECT_EQ(v[0].site_flags, LS_ST_F_FIELDS);
+
+  // Refused, each closing its connection as a bad INTERN: no capability
+  // (a version 1 client too), a text that does not parse, an index past
+  // the letters, a nested width of a string, an empty spec, an unknown
+  // letter, no second 0x1E, a 0x1F without FIELDS.
+  auto intern = [&](uint32_t caps, const std::string &fmt) {
+    return hello(caps) + Intern(1, 6, 9, fmt, "f.cc");
+  };
+  const uint32_t caps = LS_CAP_BRACES | LS_CAP_FIELDS;
+  const std::vector<std::string> bad = {
+      intern(LS_CAP_FIELDS, "\x1ei\x1e{}"),
+      Hello(1, "old") + Intern(1, 6, 9, "\x1ei\x1e{}", "f.cc"),
+      intern(caps, "\x1ei\x1e{"),
+      intern(caps, "\x1ei\x1e{1}"),
+      intern(caps, "\x1eis\x1e{:{}}"),
+      intern(caps, "\x1ei\x1e{:}"),
+      intern(caps, "\x1eq\x1e{}"),
+      intern(caps, "\x1ei{}"),
+      intern(caps, std::string("\x1ei\x1e{}\x1f") + "user=%s"),
+  };
+  for (const std::string &b : bad) {
+    const uint64_t before = counters_.err[int(daemon::Err::kBadIntern)];
+    Session x(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+    EXPECT_FALSE(x.Feed(U(b), b.size(), 0));
+    EXPECT_EQ(counters_.err[int(daemon::Err::kBadIntern)], before + 1);
+  }
+  // The arguments go by the letters: a string where an integer is due is
+  // a bad record.
+  const std::string mismatch =
+      intern(caps, "\x1ei\x1e{}") + Records(4, {{1, 100, {Arg::S("not an integer")}}});
+  Session m(&ctx_, Limits{}, Peer{1, 2, 3, "t"});
+  EXPECT_FALSE(m.Feed(U(mismatch), mismatch.size(), 0));
+}
+
 TEST_F(SessionTest, FieldsNeedTheirCapabilityAndAValidList) {
   auto hello = [](uint32_t caps) {
     std::string p;

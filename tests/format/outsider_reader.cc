@@ -4,7 +4,7 @@
 // test that the documents are enough to read the file and show its records.
 // It prints, in reading order (tier 2, tier 1, tier 0, each oldest block
 // first), one JSON object per record, and reports on stderr every check of
-// the documents a part of the file fails. It reads format versions 5 to 7
+// the documents a part of the file fails. It reads format versions 5 to 8
 // (FORMAT.md, "Versions"; under version 7's FIELD_KEYS it checks that the
 // block summary holds every field's key); a site with fields (FORMAT.md
 // "Fields") prints its message's format as "fmt" and its typed values as
@@ -131,7 +131,7 @@ struct File {
 };
 
 // "Version 7 (this document) ... readers of version 7 read all three".
-constexpr uint32_t kVersionMin = 5, kVersionMax = 7;
+constexpr uint32_t kVersionMin = 5, kVersionMax = 8;
 uint32_t g_version = 0;  // the file's
 
 struct Superblock {
@@ -252,6 +252,19 @@ std::map<uint32_t, Site> LoadStrtab(const std::vector<uint8_t> &t) {
 std::optional<std::string> Signature(const std::string &f) {
   std::string sig;
   size_t i = 0, n = f.size();
+  // "A format that starts with byte 0x1E is a brace format": "one letter
+  // per argument ... up to the next 0x1E", then its text up to the first
+  // 0x1F, whose field list's conversions follow (FORMAT.md, "Brace formats").
+  if (n > 0 && f[0] == '\x1e') {
+    for (i = 1; i < n && f[i] != '\x1e'; i++) {
+      const char *letters = "iubcfFsp", *wire = "iuucffsp";
+      const char *at = f[i] ? std::strchr(letters, f[i]) : nullptr;
+      if (!at) return std::nullopt;
+      sig += wire[at - letters];
+    }
+    if (i >= n) return std::nullopt;
+    while (i < n && f[i] != '\x1f') i++;
+  }
   auto number = [&](bool *bad) {
     uint64_t v = 0;
     while (i < n && f[i] >= '0' && f[i] <= '9') {

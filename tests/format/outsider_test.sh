@@ -13,7 +13,7 @@
 # ring written by three daemon runs with different codecs, damaged copies of
 # the zstd ring, the document's worked example built from its dumps, the
 # version-5 and version-6 fixtures (tests/data/format5, format6) as they
-# are, upgraded to version 7 by logsinkd and with superblock copies of both
+# are, upgraded to version 8 by logsinkd and with superblock copies of both
 # versions, and a ring of field sites no daemon writes
 # (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
@@ -292,9 +292,9 @@ old_version() {  # version seed
   "$fields_bin" "$d/s" "$2" || fail "outsider_fields (format$v)"
   stop_daemon "$d"
   compare "$d" "format$v-upgraded" || failed=1
-  grep -q "r: version 7," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
+  grep -q "r: version 8," "$d/outsider.err" && grep -q '"fields_site":true' "$d/outsider.jsonl" &&
     grep -q '"seq":0,' "$d/outsider.jsonl" ||
-    { failed=1; echo "outsider_test: format$v-upgraded: not version 7 with the old and new records"; }
+    { failed=1; echo "outsider_test: format$v-upgraded: not version 8 with the old and new records"; }
   python3 -c '
 import struct, sys
 with open(sys.argv[1], "r+b") as f:

@@ -367,6 +367,26 @@ __attribute__((destructor, used)) static void ls__census_unregister(void) {
  * compiler checks the arguments against it. Returns like ls_log_text. */
 LS__EXPORT int ls__log(ls_client *c, ls_site *site, const char *fmt, ...) LS__PRINTF(3, 4);
 
+/* Internal entry points of the C++ API (logsink.hpp), which encodes a
+ * record's arguments itself (PROTOCOL.md, "Arguments") from types it knows
+ * at compile time. ls__slot_open stages a record of the site for at most
+ * `need` argument bytes: 1 when the caller is to write them to slot->args
+ * (at most slot->cap bytes, cutting strings when cap < need) and then call
+ * ls__slot_close with the bytes written and the string bytes cut; 0 when
+ * the call produces nothing (its level); else ls_log_text's errors. */
+typedef struct ls__slot {
+  unsigned char *args;
+  size_t cap;
+  ls_client *ls__c;
+  void *ls__r;
+  const void *ls__p;
+  uint64_t ls__head;
+  uint64_t ls__stamp;
+  int ls__level;
+} ls__slot;
+LS__EXPORT int ls__slot_open(ls_client *c, ls_site *site, size_t need, ls__slot *slot);
+LS__EXPORT int ls__slot_close(ls__slot *slot, size_t n, uint64_t trunc);
+
 #define LS__FIRST(...) LS__FIRST_(__VA_ARGS__, 0)
 #define LS__FIRST_(a, ...) a
 

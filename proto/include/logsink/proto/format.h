@@ -10,11 +10,11 @@
 extern "C" {
 #endif
 
-#define LS_FORMAT_VERSION 7u
-/* The oldest version this build reads. Versions 5 (no fields) and 6 (no
- * field keys in block summaries) are version 7 without what came later
- * (FORMAT.md, "Versions"): readers read them as they are, and a writer
- * opening one makes it version 7 in place. Versions 1 (56-byte block
+#define LS_FORMAT_VERSION 8u
+/* The oldest version this build reads. Versions 5 (no fields), 6 (no
+ * field keys in block summaries) and 7 (no brace formats) are version 8
+ * without what came later (FORMAT.md, "Versions"): readers read them as
+ * they are, and a writer opening one makes it version 8 in place. Versions 1 (56-byte block
  * header, entries stored as they are), 2 (one ring of blocks, no tiers), 3
  * (no compression dictionary) and 4 (no summary index) are refused with a
  * message naming both versions. */

@@ -11,7 +11,11 @@
  * modifiers hh h l ll j z t L q, conversions d i u o x X f F e E g G a A c s p
  * %% and glibc's %m (strerror(errno), taken by the client as a string).
  * Refused (-EINVAL): %n (writes memory), positional arguments (%1$d), unknown
- * conversions, a lone '%' at the end. */
+ * conversions, a lone '%' at the end.
+ *
+ * A format that starts with LS_BRACES_MARK is not a printf format but a
+ * brace format (braces.h): ls_fmt_signature knows both; ls_fmt_next only
+ * printf's. */
 #ifndef LOGSINK_PROTO_PRINTF_H
 #define LOGSINK_PROTO_PRINTF_H
 
@@ -31,6 +35,36 @@ extern "C" {
 #define LS_ARG_PTR 'p'    /* %p: pointer value, varint */
 
 #define LS_FMT_MAX_ARGS 64 /* most arguments one format may consume */
+
+/* A format whose first byte is this one is a brace format (braces.h, the
+ * C++ API's): its arguments are listed by type letters between two such
+ * bytes, then comes its text; the conversions below do not apply to it. */
+#define LS_BRACES_MARK '\x1e'
+
+/* The argument type (LS_ARG_*) of a brace format's type letter, 0 for a
+ * letter that is none: i signed, u unsigned, b bool (0 or 1, as unsigned),
+ * c a char (one byte), f double, F float (sent as the double of its value),
+ * s string, p pointer. */
+static inline char ls_brace_arg_type(char t) {
+  switch (t) {
+    case 'i':
+      return LS_ARG_INT;
+    case 'u':
+    case 'b':
+      return LS_ARG_UINT;
+    case 'c':
+      return LS_ARG_CHAR;
+    case 'f':
+    case 'F':
+      return LS_ARG_DOUBLE;
+    case 's':
+      return LS_ARG_STR;
+    case 'p':
+      return LS_ARG_PTR;
+    default:
+      return 0;
+  }
+}
 
 /* Flags of a conversion. */
 #define LS_FMT_MINUS 0x01u
@@ -241,6 +275,19 @@ static inline int ls_fmt_signature(const char *fmt, size_t len, char *sig, size_
   int r;
   size_t max = cap ? cap - 1 : 0;
   if (max > LS_FMT_MAX_ARGS) max = LS_FMT_MAX_ARGS;
+  if (len && fmt[0] == LS_BRACES_MARK) {
+    /* A brace format: its type letters, then (after its text, whose rules
+     * are braces.h's) the conversions of a field list (fields.h) after
+     * the first 0x1F, as for any format. */
+    for (pos = 1; pos < len && fmt[pos] != LS_BRACES_MARK; pos++) {
+      const char t = ls_brace_arg_type(fmt[pos]);
+      if (!t) return -EINVAL;
+      if (n >= max) return -E2BIG;
+      sig[n++] = t;
+    }
+    if (pos >= len) return -EINVAL;
+    while (pos < len && fmt[pos] != '\x1f') pos++;
+  }
   while ((r = ls_fmt_next(fmt, len, &pos, &s)) > 0) {
     if (s.type == 0) continue;
     if (s.width == LS_FMT_STAR) {

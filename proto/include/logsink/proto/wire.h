@@ -49,6 +49,8 @@ extern "C" {
 #define LS_CAP_LEVELS 0x1u /* the client applies LEVELS frames */
 #define LS_CAP_CENSUS 0x2u /* the client sends its call sites (CENSUS frames) */
 #define LS_CAP_FIELDS 0x4u /* INTERN's level byte may carry LS_SITE_FIELDS (fields.h) */
+/* 0x8u is kept for the shared-memory buffers of a later version. */
+#define LS_CAP_BRACES 0x10u /* INTERN's format may be a brace format (braces.h) */
 
 /* str := varint byte length | bytes */
 #define LS_APP_MAX 64u            /* longest app label */

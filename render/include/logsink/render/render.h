@@ -1,7 +1,8 @@
 // render.h: turns a record's untrusted format string and argument bytes into
-// its message, type-safely: the format is parsed with proto/printf.h, the
-// arguments decoded with proto/args.h, and every conversion formatted by our
-// own code or fmt (never the C printf family on a format from the file). A
+// its message, type-safely: the format is parsed with proto/printf.h (a
+// brace format with proto/braces.h), the arguments decoded with
+// proto/args.h, and every conversion formatted by our own code or fmt (never
+// the C printf family on a format from the file). A
 // format/argument mismatch renders the raw parts instead. Never reads outside
 // the given buffers, never throws.
 #pragma once
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "logsink/proto/args.h"
+#include "logsink/proto/braces.h"
 #include "logsink/proto/printf.h"
 
 namespace logsink::render {
@@ -38,6 +40,12 @@ struct Format {
   std::string sig;                 // argument signature (LS_ARG_* per argument), fields' too
   std::vector<FieldDef> fields;    // a site with FIELDS: its fields, in order
   bool ok = false;                 // false: malformed, refused or > LS_FMT_MAX_ARGS
+  // A brace format (proto/braces.h): fmt holds its text only, specs is
+  // empty, the text's replacement fields are here and types has its type
+  // letters (the signature's first types.size() entries).
+  bool braces = false;
+  std::string types;
+  std::vector<ls_brace_field> brace_fields;
 };
 
 // site_flags: the site's LS_ST_F_* (storage::Site::flags). A FIELDS site
