@@ -288,28 +288,6 @@ TEST(RuntimeLevelConfig, ABadRulesTextStopsTheDaemonAtStart) {
       << daemon.Stderr();
 }
 
-// Reads one frame from fd within the hang limit into *f (its bytes in buf).
-bool ReadFrame(int fd, std::vector<uint8_t> *buf, ls_frame *f) {
-  buf->clear();
-  uint8_t tmp[4096];
-  for (;;) {
-    ptrdiff_t n = ls_frame_parse(buf->data(), buf->size(), LS_FRAME_MAX, f);
-    if (n > 0) return true;
-    if (n < 0) return false;
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, int(kHang.count())) != 1) return false;
-    ssize_t r = read(fd, tmp, 1);  // a byte at a time: nothing past the frame is taken
-    if (r <= 0) return false;
-    buf->insert(buf->end(), tmp, tmp + r);
-  }
-}
-
-int Accept(int lfd) {
-  struct pollfd p = {lfd, POLLIN, 0};
-  if (poll(&p, 1, int(kHang.count())) != 1) return -1;
-  return accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-}
-
 // A daemon of version 1 answers a version 2 HELLO with REFUSE (highest 1)
 // and closes: liblogsink connects again and says HELLO in version 1, then
 // sends its records as before.
@@ -331,11 +309,11 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   // Fields, which a version 1 daemon does not take: the list ends the text.
   LS_LOG(c, LS_INFO, "fields for an old daemon %d" LS_FIELDS("user=%s ok:bool=%d"), 2, "al", 1);
 
-  int fd = Accept(lfd);
+  int fd = AcceptWithin(lfd);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> buf;
   ls_frame f;
-  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_TRUE(ReadFrameWithin(fd, &buf, &f));
   ASSERT_EQ(f.type, LS_F_HELLO);
   ls_hello h;
   ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
@@ -350,16 +328,16 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   ASSERT_EQ(send(fd, refuse, size_t(n), MSG_NOSIGNAL), n);
   close(fd);
 
-  fd = Accept(lfd);
+  fd = AcceptWithin(lfd);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_TRUE(ReadFrameWithin(fd, &buf, &f));
   ASSERT_EQ(f.type, LS_F_HELLO);
   ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
   EXPECT_EQ(h.version, 1u);
   EXPECT_EQ(std::string(h.app, h.app_len), "oldtimer");
   bool records = false;
   std::vector<std::string> interned;
-  while (!records && ReadFrame(fd, &buf, &f)) {
+  while (!records && ReadFrameWithin(fd, &buf, &f)) {
     records = f.type == LS_F_RECORDS;
     ls_intern in;
     if (f.type == LS_F_INTERN && ls_intern_decode(f.payload, f.len, &in) == 0) {
@@ -392,15 +370,15 @@ TEST(RuntimeLevelVersions, AWelcomeThatComesLateAppliesWhenItComes) {
   ls_client *c = ls_open(path.c_str(), "late", &o);
   ASSERT_NE(c, nullptr);
   LS_LOG(c, LS_INFO, "before the welcome %d", 1);
-  int fd = Accept(lfd);
+  int fd = AcceptWithin(lfd);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> buf;
   ls_frame f;
-  ASSERT_TRUE(ReadFrame(fd, &buf, &f));
+  ASSERT_TRUE(ReadFrameWithin(fd, &buf, &f));
   ASSERT_EQ(f.type, LS_F_HELLO);
   // Records after the HELLO: the client stopped waiting for the answer.
   bool records = false;
-  while (!records && ReadFrame(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
+  while (!records && ReadFrameWithin(fd, &buf, &f)) records = f.type == LS_F_RECORDS;
   ASSERT_TRUE(records);
   EXPECT_FALSE(Produces(c, Debug));
   uint8_t out[64];

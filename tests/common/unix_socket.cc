@@ -1,11 +1,14 @@
 // unix_socket.cc: Unix-domain socket helpers (see unix_socket.h).
 #include "common/unix_socket.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+
+#include "common/process.h"
 
 namespace logsink::test {
 
@@ -60,6 +63,27 @@ bool SendDatagram(const std::string &path, const std::string &bytes) {
   ssize_t n = sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr *>(&a), sizeof a);
   close(fd);
   return n == ssize_t(bytes.size());
+}
+
+int AcceptWithin(int lfd) {
+  struct pollfd p = {lfd, POLLIN, 0};
+  if (poll(&p, 1, int(kHang.count())) != 1) return -1;
+  return accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+}
+
+bool ReadFrameWithin(int fd, std::vector<uint8_t> *buf, ls_frame *f) {
+  buf->clear();
+  uint8_t tmp[1];
+  for (;;) {
+    ptrdiff_t n = ls_frame_parse(buf->data(), buf->size(), LS_FRAME_MAX, f);
+    if (n > 0) return true;
+    if (n < 0) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, int(kHang.count())) != 1) return false;
+    ssize_t r = read(fd, tmp, 1);
+    if (r <= 0) return false;
+    buf->insert(buf->end(), tmp, tmp + r);
+  }
 }
 
 }  // namespace logsink::test
