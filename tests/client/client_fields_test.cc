@@ -1,11 +1,12 @@
 // client_fields_test.cc: named, typed fields from a C program (LS_FIELDS,
 // PROTOCOL.md "Fields") through the real logsinkd into a ring the daemon
-// upgraded in place from format 5 or 6 (FORMAT.md, "Versions"), read back
-// by the real logctl: the old records render exactly as the release that
-// wrote them showed them (tests/data/format5 and format6: the ring and that
-// logctl's output), in order before the new ones, whose fields come typed;
-// the old typed fields still match by field; a trusted name is refused by
-// the library.
+// upgraded in place from format 5, 6 or 7 (FORMAT.md, "Versions"), read
+// back by the real logctl: the old records render exactly as the release
+// that wrote them showed them (tests/data/format5, format6 and format7: the
+// ring and that logctl's output), in order before the new ones, whose
+// fields come typed; the old typed fields still match by field, in blocks
+// with field keys (format 7) and without; a trusted name is refused by the
+// library.
 #include <gtest/gtest.h>
 #include <stdbool.h>
 
@@ -28,6 +29,19 @@ uint32_t SuperblockVersion(const std::string &ring, int copy) {
   const std::string b = ReadFile(ring);
   const size_t at = size_t(copy) * LS_SB_SLOT + LS_SB_OFF_VERSION;
   return b.size() >= at + 4 ? ls_get_u32(reinterpret_cast<const uint8_t *>(b.data()) + at) : 0;
+}
+
+// The blocks of ring (block_size bytes each) whose header has the flag
+// FIELD_KEYS (FORMAT.md, "Block summaries").
+int KeyedBlocks(const std::string &ring, size_t block_size) {
+  const std::string b = ReadFile(ring);
+  const auto *p = reinterpret_cast<const uint8_t *>(b.data());
+  int keyed = 0;
+  for (size_t at = 0; at + LS_BLK_HDR <= b.size(); at += block_size)
+    if (ls_get_u32(p + at + LS_BLK_OFF_MAGIC) == LS_BLK_MAGIC &&
+        (ls_get_u32(p + at + LS_BLK_OFF_FLAGS) & LS_BLK_F_FIELD_KEYS))
+      keyed++;
+  return keyed;
 }
 
 ProcResult Logctl(const std::string &ring, std::vector<std::string> args) {
@@ -142,6 +156,63 @@ TEST(Fields, AVersion6RingKeepsItsTypedFieldsAndMatchesThemAfterTheUpgrade) {
   r = Logctl(daemon.ring, {"-o", "json", "user=dave"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, old[5] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "user=erin"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Fields, AVersion7RingKeepsItsKeyedFieldsAndMatchesThemAfterTheUpgrade) {
+  unsetenv("LOGSINK_LEVEL");
+  TempDir dir;
+  // The last release of format 7: the mix of format6, in blocks whose
+  // summaries key the records' fields (FIELD_KEYS), by which a read that
+  // matches a field passes over a block.
+  const std::string data = std::string(LOGSINK_SOURCE_DIR) + "/tests/data/format7/";
+  ASSERT_GE(KeyedBlocks(data + "ring", 4096), 1);
+  Daemon daemon(dir, {"--size", "32KiB", "--block-size", "4KiB"});
+  std::string json7;
+  ASSERT_NO_FATAL_FAILURE(ReadThenUpgrade(daemon, "format7", 7, &json7));
+  const std::vector<std::string> old = Lines(json7);
+  ASSERT_EQ(old.size(), 9u);
+
+  ls_client *c = ls_open(daemon.socket.c_str(), "fielder", nullptr);
+  ASSERT_NE(c, nullptr);
+  LS_LOG(c, LS_INFO, "after the upgrade %d" LS_FIELDS("user=%s job=%s"), 8, "carol", "restore");
+  ASSERT_EQ(ls_flush(c), 0);
+  ls_close(c);
+  ASSERT_EQ(daemon.Stop(), 0);
+
+  ProcResult r = Logctl(daemon.ring, {"-o", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The old records first, exactly as before, then the new one.
+  ASSERT_EQ(r.out.compare(0, json7.size(), json7), 0) << r.out;
+  const std::vector<std::string> added = Lines(r.out.substr(json7.size()));
+  ASSERT_EQ(added.size(), 1u) << r.out;
+  EXPECT_EQ(json::parse(added[0])["fields"], json::parse(R"({"user":"carol","job":"restore"})"))
+      << added[0];
+  // By field: the old C record's typed user (a block of version 7 with
+  // field keys) as the old logctl showed it, and the new one; the old
+  // Python record's extra= user; the old run-time site's job, its bool and
+  // the C record's unsigned and negative values by their text; the old
+  // RFC 5424 record's SD-PARAM; no record for a value nobody logged.
+  r = Logctl(daemon.ring, {"-o", "json", "user=carol"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[0] + "\n" + added[0] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "user=dave"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[5] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "job=backup"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[2] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "failed=false"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[2] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "uid=1000", "attempts=-2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[0] + "\n");
+  r = Logctl(daemon.ring, {"-o", "json", "exampleSDID@32473.eventSource=Application"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, old[7] + "\n");
   r = Logctl(daemon.ring, {"-o", "json", "user=erin"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");

@@ -12,10 +12,10 @@
 # ring per codec, per other geometry (4 KiB and 32 KiB blocks, no tiers), one
 # ring written by three daemon runs with different codecs, damaged copies of
 # the zstd ring, the document's worked example built from its dumps, the
-# version-5 and version-6 fixtures (tests/data/format5, format6) as they
-# are, upgraded to version 8 by logsinkd and with superblock copies of both
-# versions, and a ring of field sites no daemon writes
-# (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
+# version-5, version-6 and version-7 fixtures (tests/data/format5, format6,
+# format7) as they are, upgraded to version 8 by logsinkd and with
+# superblock copies of both versions, and a ring of field sites no daemon
+# writes (outsider_fields_ring.py). The daemon is stopped, then READER (outsider_reader,
 # written from FORMAT.md and RENDERING.md alone) and `logctl cat --json` read each file; every
 # record must match on every field both print, as must `logctl tail -n N`,
 # reads from cursors and filtered reads. The text comes from a seed printed first;
@@ -274,7 +274,8 @@ python3 "$here/outsider_example.py" "$here/../../proto/FORMAT.md" "$reader" "$bi
   python3 "$here/outsider_compare.py" "$tmp/example.outsider.jsonl" "$tmp/example.logctl.jsonl" \
     example "$tmp/coverage" || failed=1
 
-# Versions 5 and 6 (FORMAT.md, "Versions"; tests/data/format5, format6):
+# Versions 5, 6 and 7 (FORMAT.md, "Versions"; tests/data/format5, format6,
+# format7; format7's blocks carry field keys):
 # the fixture as it is; a copy that logsinkd upgrades in place and adds
 # records with fields to; and that copy with the lower generation's
 # superblock naming the old version again (a crash between the two writes
@@ -308,6 +309,7 @@ with open(sys.argv[1], "r+b") as f:
 }
 old_version 5 "$((seed + 300))"
 old_version 6 "$((seed + 310))"
+old_version 7 "$((seed + 320))"
 
 # Field sites no daemon writes: lists that do not split, unknown flag bits,
 # narrowing, inline level bytes (outsider_fields_ring.py).
