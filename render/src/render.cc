@@ -366,15 +366,19 @@ void AppendMismatch(const Format &f, std::string_view args, std::string *out) {
   AppendRawArgs(f.ok ? &f : nullptr, args, out);
 }
 
-// A brace format's message (proto/braces.h): its type letters give the
-// signature, its text's fields are kept for RenderBraces. False when it
-// does not parse.
+// A brace format's message (proto/braces.h): its type letters begin the
+// signature (ls_fmt_signature's: a 0x1F left in msg, a field list the site
+// does not split, adds its conversions after them), its text's fields are
+// kept for RenderBraces. False when it does not parse.
 bool CompileBraces(std::string_view msg, Format *out) {
   ls_braces b;
-  if (ls_braces_split(msg.data(), msg.size(), &b) != 1) return false;
+  char sig[LS_FMT_MAX_ARGS + 1];
+  if (ls_braces_split(msg.data(), msg.size(), &b) != 1 ||
+      ls_fmt_signature(msg.data(), msg.size(), sig, sizeof sig) < 0)
+    return false;
   out->braces = true;
   out->types.assign(msg.substr(b.types, b.ntypes));
-  for (char t : out->types) out->sig.push_back(ls_brace_arg_type(t));
+  out->sig = sig;
   out->fmt.assign(msg.substr(b.text, b.text_len));
   ls_brace_iter it;
   ls_brace_field bf;

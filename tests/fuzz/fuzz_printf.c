@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "fuzz_check.h"
+#include "logsink/proto/braces.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/fields.h"
+#include "logsink/proto/frame.h"
 #include "logsink/proto/printf.h"
 #include "site.h"
 
@@ -85,13 +87,47 @@ static char ConvType(char c) {
   }
 }
 
+/* The signature letter of a brace format's type letter (FORMAT.md, "Brace
+ * formats"), 0 for none; independent of printf.h's on purpose. */
+static char BraceType(char t) {
+  switch (t) {
+    case 'i':
+      return LS_ARG_INT;
+    case 'u':
+    case 'b':
+      return LS_ARG_UINT;
+    case 'c':
+      return LS_ARG_CHAR;
+    case 'f':
+    case 'F':
+      return LS_ARG_DOUBLE;
+    case 's':
+      return LS_ARG_STR;
+    case 'p':
+      return LS_ARG_PTR;
+    default:
+      return 0;
+  }
+}
+
 /* What ls_fmt_signature must return for buffer size cap, computed with
- * ls_fmt_next; *want receives the expected signature. */
+ * ls_fmt_next (a brace format: its letters, then the conversions after its
+ * text's 0x1F); *want receives the expected signature. */
 static int Expected(const char *f, size_t len, size_t cap, char *want) {
   size_t max = cap ? cap - 1 : 0, n = 0, pos = 0;
   if (max > LS_FMT_MAX_ARGS) max = LS_FMT_MAX_ARGS;
   ls_fmt_spec s;
   int r;
+  if (len && f[0] == '\x1e') {
+    for (pos = 1; pos < len && f[pos] != '\x1e'; pos++) {
+      if (!BraceType(f[pos])) return -EINVAL;
+      if (n + 1 > max) return -E2BIG;
+      want[n++] = BraceType(f[pos]);
+    }
+    if (pos >= len) return -EINVAL;
+    const char *sep = memchr(f + pos, 0x1f, len - pos);
+    pos = sep ? (size_t)(sep - f) : len;
+  }
   while ((r = ls_fmt_next(f, len, &pos, &s)) > 0) {
     if (s.type == 0) continue;
     size_t need = 1u + (s.width == LS_FMT_STAR) + (s.precision == LS_FMT_STAR);
@@ -151,7 +187,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
    * (proto/fields.h), else the client refuses it. */
   ls__prog p;
   int pr = ls__prog_build(f, len, &p);
-  if (full >= 0 && memchr(f, LS_FIELDS_SEP, len) && ls_fields_check(f, len, 0) < 0)
+  /* A brace format also needs a text that parses and room for the printf
+   * form an older daemon is sent (4 bytes more per argument). */
+  const int braces = len && f[0] == '\x1e';
+  ls_braces b;
+  const int brace_bad =
+      braces && (ls_braces_check(f, len) < 0 ||
+                 (ls_braces_split(f, len, &b) == 1 && len + 4 * b.ntypes > LS_INTERN_MAX_FMT));
+  if (braces && full < 0)
+    FUZZ_CHECK(pr == -EINVAL || pr == full);
+  else if (full >= 0 &&
+           (brace_bad || (memchr(f, LS_FIELDS_SEP, len) && ls_fields_check(f, len, 0) < 0)))
     FUZZ_CHECK(pr == -EINVAL);
   else
     FUZZ_CHECK(pr == (full < 0 ? full : 0));
