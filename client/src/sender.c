@@ -53,14 +53,44 @@ static uint64_t ls__dropped_total(ls_client *c) {
  * format fmt (valid: the site was built from it): its text with every '%'
  * doubled, cut on a character boundary so that the rest fits, then " %conv"
  * per argument, then its field list as it is. Returns the bytes written. */
+/* The printf conversion a daemon without LS_CAP_BRACES is sent for a
+ * brace format's type letter (PROTOCOL.md, "Brace formats"): at most
+ * LS__BRACE_CONV_MAX bytes, the space before it included. */
+#define LS__BRACE_CONV_MAX 5u
+static const char *ls__brace_conv(char t) {
+  switch (t) {
+    case 'i':
+      return " %lld";
+    case 'u':
+    case 'b':
+      return " %llu";
+    case 'c':
+      return " %c";
+    case 'f':
+    case 'F':
+      return " %g";
+    case 's':
+      return " %s";
+    default:
+      return " %p";
+  }
+}
+
+/* The printf format a daemon without LS_CAP_BRACES is sent for the brace
+ * format fmt (valid: the site was built from it): its text with every '%'
+ * doubled, cut on a character boundary so that the rest fits `cap`, then
+ * one conversion per argument, then its field list as it is. Returns the
+ * bytes written. */
 static size_t ls__braces_as_printf(const char *fmt, size_t len, char *out, size_t cap) {
   ls_braces b;
   ls_braces_split(fmt, len, &b);
   const size_t tail = len - b.text - b.text_len; /* the field list */
   size_t convs = 0;
-  for (size_t i = 0; i < b.ntypes; i++) convs += fmt[b.types + i] == 'i' ? 5 : 4;
+  for (size_t i = 0; i < b.ntypes; i++) convs += strlen(ls__brace_conv(fmt[b.types + i]));
   /* ls__prog_build refused a brace format longer than LS_INTERN_MAX_FMT -
-   * 4 * its arguments: the conversions and the field list always fit. */
+   * LS__BRACE_CONV_MAX per argument: the conversions and the field list
+   * always fit (checked again here). */
+  if (convs + tail > cap) return 0;
   const size_t room = cap - convs - tail;
   size_t o = 0, i = 0;
   for (; i < b.text_len; i++) {
@@ -74,30 +104,8 @@ static size_t ls__braces_as_printf(const char *fmt, size_t len, char *out, size_
     while (o > 0 && ((unsigned char)out[o - 1] & 0xc0) == 0x80) o--;
     if (o > 0) o--;
   }
-  for (size_t i = 0; i < b.ntypes; i++) {
-    const char *conv;
-    switch (fmt[b.types + i]) {
-      case 'i':
-        conv = " %lld";
-        break;
-      case 'u':
-      case 'b':
-        conv = " %llu";
-        break;
-      case 'c':
-        conv = " %c";
-        break;
-      case 'f':
-      case 'F':
-        conv = " %g";
-        break;
-      case 's':
-        conv = " %s";
-        break;
-      default:
-        conv = " %p";
-        break;
-    }
+  for (size_t k = 0; k < b.ntypes; k++) {
+    const char *conv = ls__brace_conv(fmt[b.types + k]);
     const size_t n = strlen(conv);
     memcpy(out + o, conv, n);
     o += n;

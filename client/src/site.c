@@ -73,7 +73,8 @@ int ls__prog_build(const char *fmt, size_t len, ls__prog *p) {
     /* The C++ API's brace format: one op per type letter (varargs take a
      * bool as int, a float as double), then the field list's conversions. */
     /* The printf format sent to a daemon without brace formats
-     * (sender.c) must fit an INTERN: up to 4 bytes more per argument. */
+     * (sender.c) must fit an INTERN: up to 5 bytes (" %llu") per argument
+     * where the letter took one. */
     if (ls_braces_check(fmt, len) < 0 || len + 4 * b.ntypes > LS_INTERN_MAX_FMT) return -EINVAL;
     for (size_t i = 0; i < b.ntypes; i++) {
       int op;

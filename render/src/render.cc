@@ -393,7 +393,8 @@ bool CompileBraces(std::string_view msg, Format *out) {
 // ones resolved from their arguments) clamped to kMaxWidth, so what shows is
 // what fmt::format prints for the same text and values (RENDERING.md, "Brace
 // formats"). Throws fmt::format_error for a spec that does not suit its
-// value, and for a negative nested width or precision.
+// value, and for a nested width or precision that is negative or not an
+// integer.
 void RenderBraces(const Format &f, const ls_arg *vals, std::string *out) {
   fmt::dynamic_format_arg_store<fmt::format_context> store;
   for (size_t i = 0; i < f.types.size(); i++) {
@@ -427,6 +428,10 @@ void RenderBraces(const Format &f, const ls_arg *vals, std::string *out) {
   }
   auto number = [&](long n, int arg) -> long {
     if (arg >= 0) {
+      // fmt takes only integers here when it formats (a bool or char
+      // passes its compile-time check, then throws)
+      if (f.types[arg] == 'b' || f.types[arg] == 'c')
+        throw fmt::format_error("width/precision is not integer");
       const ls_arg &a = vals[arg];
       const bool negative = f.types[arg] == 'i' && static_cast<int64_t>(a.u) < 0;
       if (negative) throw fmt::format_error("negative width or precision");

@@ -1,6 +1,9 @@
-// compile_case.cc: one LS_FMT call per case (tests/cxx/CMakeLists.txt):
-// LS_CASE_ok compiles; LS_CASE_mismatch (two fields, one argument) and
-// LS_CASE_badfield (a field that is not `name={}`) must not.
+// compile_case.cc: one LS_FMT call per case (tests/cxx/CMakeLists.txt),
+// compiled with -Wall -Wextra -Werror -pedantic: LS_CASE_ok compiles (with
+// and without arguments); LS_CASE_mismatch (two fields, one argument),
+// LS_CASE_badfield (a field that is not `name={}`), LS_CASE_emptyspec
+// (`{:}`, which fmt 9 checks and then throws on) and LS_CASE_nul (a 0 byte
+// in the format) must not.
 #include <logsink/logsink.hpp>
 #include <string>
 
@@ -8,6 +11,11 @@ int main() {
   std::string user = "alice";
 #if defined(LS_CASE_ok)
   LS_FMT(nullptr, LS_INFO, "{} took {:.3f} s" LS_FIELDS("user={}"), 7, 1.5, user);
+  LS_FMT(nullptr, LS_INFO, "no arguments, {{}} and {:005}|{:\xff<3}", 5, 6);
+#elif defined(LS_CASE_emptyspec)
+  LS_FMT(nullptr, LS_INFO, "{:} took", 7);
+#elif defined(LS_CASE_nul)
+  LS_FMT(nullptr, LS_INFO, "{} took\0 {}", 7, 8);
 #elif defined(LS_CASE_mismatch)
   LS_FMT(nullptr, LS_INFO, "{} took {:.3f} s", 7);
 #elif defined(LS_CASE_badfield)

@@ -273,6 +273,24 @@ constexpr bool fields_ok() {
   return true;
 }
 
+// No `{:}` or `{N:}` (fmt 9's compile-time check lets it through, its
+// formatting throws, and proto/braces.h refuses it).
+template <typename Text>
+constexpr bool no_empty_spec() {
+  constexpr const char *t = Text::get();
+  for (size_t i = 0; t[i]; i++) {
+    if (t[i] == '{' && t[i + 1] == '{') {
+      i++;
+      continue;
+    }
+    if (t[i] != '{') continue;
+    size_t k = i + 1;
+    while (t[k] >= '0' && t[k] <= '9') k++;
+    if (t[k] == ':' && t[k + 1] == '}') return false;
+  }
+  return true;
+}
+
 // ---- conversion and encoding -------------------------------------------------
 
 template <typename T>
@@ -427,6 +445,11 @@ struct site {
                 "LS_FMT: an argument of a type logsink does not log (specialize "
                 "logsink::arg_traits for it)");
   static_assert(fields_ok<Text>(), "LS_FMT: each field of LS_FIELDS must be `name={}`");
+  static_assert(cstrlen(Text::get()) == Text::size(),
+                "LS_FMT: the format holds a 0 byte (the site would keep only what is before it)");
+  static_assert(no_empty_spec<Text>(),
+                "LS_FMT: `{:}` (an empty spec after ':'): fmt 9 throws on it when it "
+                "formats; write `{}`");
   static_assert(Level >= 0 && Level <= 7, "LS_FMT: the level must be LS_EMERG .. LS_DEBUG");
   static inline ls_site value = {format_v<site_format<Text, letter<norm_t<A>>()...>>.data(),
                                  Text::file(),
@@ -443,23 +466,27 @@ struct site {
 // LS_FMT(client, level, fmt, ...): logs a record with a `{}` format (see
 // the top of this file). The statement has no value; errors and drops are
 // counted in ls_stats as for LS_LOG.
-#define LS_FMT(client, level, fmtstr, ...)                                           \
-  do {                                                                               \
-    struct ls__fmt_text {                                                            \
-      static constexpr const char *get() { return fmtstr; }                          \
-      static constexpr const char *file() { return __FILE__; }                       \
-      static constexpr int line() { return __LINE__; }                               \
-    };                                                                               \
-    if (LS__LEVEL_ON(level))                                                         \
-      ::logsink::detail::log_at<ls__fmt_text, (level)>((client), FMT_STRING(fmtstr), \
-                                                       ##__VA_ARGS__);               \
+// The format is the first of the macro's variable arguments (so that a
+// call without arguments needs no GNU comma elision); log_at receives it
+// again, as a literal it does not use.
+#define LS_FMT(client, level, ...)                                                  \
+  do {                                                                              \
+    struct ls__fmt_text {                                                           \
+      static constexpr const char *get() { return LS__FIRST(__VA_ARGS__); }         \
+      static constexpr size_t size() { return sizeof(LS__FIRST(__VA_ARGS__)) - 1; } \
+      static constexpr const char *file() { return __FILE__; }                      \
+      static constexpr int line() { return __LINE__; }                              \
+    };                                                                              \
+    if (LS__LEVEL_ON(level))                                                        \
+      ::logsink::detail::log_at<ls__fmt_text, (level)>(                             \
+          (client), FMT_STRING(LS__FIRST(__VA_ARGS__)), __VA_ARGS__);               \
   } while (0)
 
 namespace logsink::detail {
 // LS_FMT's call: checks the format against the normalized argument types
 // (fmt's compile-time check, no code at run time) and logs.
-template <typename Text, int Level, typename S, typename... A>
-inline void log_at(ls_client *c, S fs, const A &...args) {
+template <typename Text, int Level, typename S, size_t N, typename... A>
+inline void log_at(ls_client *c, S fs, const char (&)[N], const A &...args) {
   (void)fmt::format_string<norm_t<A>...>(fs);
   using Site = site<Text, Level, A...>;
   emit(c, &Site::value, args...);

@@ -21,12 +21,13 @@
  *   fill      := one UTF-8 character other than '{'
  *   align     := '<' | '>' | '^'
  *   sign      := '+' | '-' | ' '
- *   width     := [1-9][0-9]* | '{' [arg_id] '}'
+ *   width     := [1-9][0-9]* (after '0': [0-9]+) | '{' [arg_id] '}'
  *   precision := [0-9]+ | '{' [arg_id] '}'
  *   ptype     := one of a A b B c d e E f F g G o p s x X
  *
- * Numbers are at most 2^31 - 1; an arg_id names one of the listed
- * arguments; a nested width or precision names an integer one (i or u).
+ * Numbers are at most 2^31 - 1 and 10 digits; an arg_id names one of the
+ * listed arguments; a nested width or precision names an integral one
+ * (i, u, b or c: what fmt 9 checks when the program compiles).
  * Which spec suits which type is the renderer's (fmt's) rule: a record whose
  * spec does not suit its value renders as a mismatch. Header-only C11,
  * usable from C++: pure functions over untrusted (fmt, len). */
@@ -110,12 +111,15 @@ static inline void ls_brace_begin(ls_brace_iter *it, const char *fmt, const ls_b
   it->next_auto = 0;
 }
 
-/* A decimal number at *i (at least one digit): 0 or -EINVAL (too big). */
+/* A decimal number at *i (at least one digit): 0 or -EINVAL (above
+ * LS_BRACE_NUM_MAX, or more than 10 digits, leading zeros counted: fmt 9's
+ * rule). */
 static inline int ls__brace_num(const char *t, size_t len, size_t *i, long *out) {
   long v = 0;
+  size_t digits = 0;
   while (*i < len && t[*i] >= '0' && t[*i] <= '9') {
     v = v * 10 + (t[*i] - '0');
-    if (v > LS_BRACE_NUM_MAX) return -EINVAL;
+    if (v > LS_BRACE_NUM_MAX || ++digits > 10) return -EINVAL;
     (*i)++;
   }
   *out = v;
@@ -150,16 +154,20 @@ static inline int ls__brace_nested(ls_brace_iter *it, size_t *i, int *arg) {
   if (ls__brace_arg_id(it, i, &a) < 0) return -EINVAL;
   if (*i >= it->len || it->text[*i] != '}') return -EINVAL;
   (*i)++;
+  /* fmt 9's compile-time check takes any integral type here (bool and
+   * char too; it throws on those when formatting: a reader shows a
+   * mismatch) */
   const char t = it->types[a];
-  if (t != 'i' && t != 'u') return -EINVAL;
+  if (t != 'i' && t != 'u' && t != 'b' && t != 'c') return -EINVAL;
   *arg = (int)a;
   return 0;
 }
 
-/* Bytes of the UTF-8 character that starts with byte c (1 for a stray
- * byte: a fill is then that byte). */
+/* Bytes of the UTF-8 character that starts with byte c, as fmt 9 counts
+ * a fill's (its lead byte alone; 1 for a byte that leads none: 0x80-0xBF,
+ * 0xF8-0xFF). */
 static inline size_t ls__brace_utf8_len(unsigned char c) {
-  return c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+  return c >= 0xf8 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
 }
 
 /* The next replacement field. 1: *f filled, 0: no more (the text is well
@@ -206,7 +214,8 @@ static inline int ls_brace_next(ls_brace_iter *it, ls_brace_field *f) {
     if (i < len && (t[i] == '+' || t[i] == '-' || t[i] == ' ')) f->sign = t[i++];
     if (i < len && t[i] == '#') f->hash = t[i++];
     if (i < len && t[i] == '0') f->zero = t[i++];
-    if (i < len && t[i] >= '1' && t[i] <= '9') {
+    /* after the '0' flag a width may start with 0 too ("{:005}") */
+    if (i < len && t[i] >= (f->zero ? '0' : '1') && t[i] <= '9') {
       if (ls__brace_num(t, len, &i, &f->width) < 0) return -EINVAL;
     } else if (i < len && t[i] == '{') {
       if (ls__brace_nested(it, &i, &f->width_arg) < 0) return -EINVAL;
