@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,17 +105,42 @@ Subprocess::Subprocess(const std::string &path, const std::vector<std::string> &
   close(in[0]);
   out_ = out[0];
   err_ = err[0];
+  in_ = in[1];
   if (!opt.stdin_data.empty()) {
-    sigset_t pipe_sig, old;
-    sigemptyset(&pipe_sig);
-    sigaddset(&pipe_sig, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
-    if (write(in[1], opt.stdin_data.data(), opt.stdin_data.size()) < 0) {
+    if (!WriteAll(in_, opt.stdin_data)) {
       // the child exited without reading: its status tells the test
     }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
-  close(in[1]);
+  if (!opt.keep_stdin) CloseStdin();
+}
+
+bool Subprocess::WriteAll(int fd, const std::string &data) {
+  sigset_t pipe_sig, old;
+  sigemptyset(&pipe_sig);
+  sigaddset(&pipe_sig, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += size_t(n);
+  }
+  // A SIGPIPE raised for this thread is taken before the mask goes back.
+  timespec zero = {0, 0};
+  while (sigtimedwait(&pipe_sig, nullptr, &zero) > 0) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return off == data.size();
+}
+
+bool Subprocess::WriteLine(const std::string &line) {
+  return in_ >= 0 && WriteAll(in_, line + "\n");
+}
+
+void Subprocess::CloseStdin() {
+  if (in_ >= 0) close(in_);
+  in_ = -1;
 }
 
 Subprocess::~Subprocess() {
@@ -124,6 +150,7 @@ Subprocess::~Subprocess() {
   }
   if (out_ >= 0) close(out_);
   if (err_ >= 0) close(err_);
+  CloseStdin();
 }
 
 bool Subprocess::ReadLine(std::string *line, Ms limit) {
@@ -155,6 +182,7 @@ void Subprocess::Signal(int sig) {
 }
 
 ProcResult Subprocess::Finish(Ms limit) {
+  CloseStdin();
   ProcResult r;
   r.out = std::move(obuf_);
   obuf_.clear();

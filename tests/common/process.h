@@ -46,6 +46,7 @@ struct ProcResult {
 
 struct SubprocessOptions {
   std::string stdin_data;     // written, then stdin is closed
+  bool keep_stdin = false;    // stdin stays open for WriteLine (after stdin_data)
   bool merge_stderr = false;  // stderr into the stdout pipe
   // Runs in the child just before exec (environment, fds, credentials).
   std::function<void()> child_setup;
@@ -63,15 +64,22 @@ class Subprocess {
   pid_t pid() const { return pid_; }
   // One stdout line without '\n'; false at EOF or after limit.
   bool ReadLine(std::string *line, Ms limit);
+  // With keep_stdin: writes line and '\n' to its stdin (false when the child
+  // no longer reads it); CloseStdin() gives it EOF.
+  bool WriteLine(const std::string &line);
+  void CloseStdin();
   void Signal(int sig);
-  // The rest of stdout/stderr and the exit status; a child that does not
-  // close its output within limit is SIGKILLed and reports -1 (hung()).
+  // Closes its stdin; then the rest of stdout/stderr and the exit status: a
+  // child that does not close its output within limit is SIGKILLed and
+  // reports -1 (hung()).
   ProcResult Finish(Ms limit = Ms(30000));
   bool hung() const { return hung_; }
 
  private:
+  static bool WriteAll(int fd, const std::string &data);  // SIGPIPE kept from the caller
+
   pid_t pid_ = -1;
-  int out_ = -1, err_ = -1;
+  int out_ = -1, err_ = -1, in_ = -1;
   bool hung_ = false;
   std::string obuf_;
 };
