@@ -366,10 +366,54 @@ void AppendMismatch(const Format &f, std::string_view args, std::string *out) {
   AppendRawArgs(f.ok ? &f : nullptr, args, out);
 }
 
+// The text fmt is handed for a brace format: every field numbered, its
+// width and precision numbers (nested ones resolved from vals, which may be
+// null when none is nested) clamped to kMaxWidth. Throws fmt::format_error
+// for a nested width or precision that is negative or not an integer.
+void BraceText(const Format &f, const ls_arg *vals, std::string *text) {
+  auto number = [&](long n, int arg) -> long {
+    if (arg >= 0) {
+      // fmt takes only integers here when it formats (a bool or char
+      // passes its compile-time check, then throws)
+      if (f.types[arg] == 'b' || f.types[arg] == 'c')
+        throw fmt::format_error("width/precision is not integer");
+      const ls_arg &a = vals[arg];
+      const bool negative = f.types[arg] == 'i' && static_cast<int64_t>(a.u) < 0;
+      if (negative) throw fmt::format_error("negative width or precision");
+      return a.u > static_cast<uint64_t>(kMaxWidth) ? kMaxWidth : static_cast<long>(a.u);
+    }
+    return n > kMaxWidth ? kMaxWidth : n;
+  };
+  size_t lit = 0;
+  for (const ls_brace_field &bf : f.brace_fields) {
+    text->append(f.fmt, lit, bf.start - lit);
+    lit = bf.end;
+    std::string spec;
+    if (bf.fill_len) spec.append(f.fmt, bf.fill, bf.fill_len);
+    if (bf.align) spec.push_back(bf.align);
+    if (bf.sign) spec.push_back(bf.sign);
+    if (bf.hash) spec.push_back('#');
+    if (bf.zero) spec.push_back('0');
+    if (bf.width != LS_BRACE_NONE || bf.width_arg >= 0) {
+      const long w = number(bf.width, bf.width_arg);
+      // A nested width of 0 is fmt's "no width": written as none.
+      if (w > 0) fmt::format_to(std::back_inserter(spec), "{}", w);
+    }
+    if (bf.precision != LS_BRACE_NONE || bf.precision_arg >= 0)
+      fmt::format_to(std::back_inserter(spec), ".{}", number(bf.precision, bf.precision_arg));
+    if (bf.locale) spec.push_back('L');
+    if (bf.ptype) spec.push_back(bf.ptype);
+    // fmt refuses "{0:}": an empty spec goes without its ':'.
+    fmt::format_to(std::back_inserter(*text), "{{{}{}{}}}", bf.arg, spec.empty() ? "" : ":", spec);
+  }
+  text->append(f.fmt, lit, std::string::npos);
+}
+
 // A brace format's message (proto/braces.h): its type letters begin the
 // signature (ls_fmt_signature's: a 0x1F left in msg, a field list the site
 // does not split, adds its conversions after them), its text's fields are
-// kept for RenderBraces. False when it does not parse.
+// kept for RenderBraces, and the text for fmt is built here when it depends
+// on no value. False when it does not parse.
 bool CompileBraces(std::string_view msg, Format *out) {
   ls_braces b;
   char sig[LS_FMT_MAX_ARGS + 1];
@@ -384,8 +428,14 @@ bool CompileBraces(std::string_view msg, Format *out) {
   ls_brace_field bf;
   int r;
   ls_brace_begin(&it, msg.data(), &b);
-  while ((r = ls_brace_next(&it, &bf)) > 0) out->brace_fields.push_back(bf);
-  return r == 0;
+  bool nested = false;
+  while ((r = ls_brace_next(&it, &bf)) > 0) {
+    out->brace_fields.push_back(bf);
+    nested = nested || bf.width_arg >= 0 || bf.precision_arg >= 0;
+  }
+  if (r != 0) return false;
+  if (!nested) BraceText(*out, nullptr, &out->brace_text);
+  return true;
 }
 
 // The message of a brace format with its values: the text is given to fmt
@@ -426,43 +476,12 @@ void RenderBraces(const Format &f, const ls_arg *vals, std::string *out) {
         break;
     }
   }
-  auto number = [&](long n, int arg) -> long {
-    if (arg >= 0) {
-      // fmt takes only integers here when it formats (a bool or char
-      // passes its compile-time check, then throws)
-      if (f.types[arg] == 'b' || f.types[arg] == 'c')
-        throw fmt::format_error("width/precision is not integer");
-      const ls_arg &a = vals[arg];
-      const bool negative = f.types[arg] == 'i' && static_cast<int64_t>(a.u) < 0;
-      if (negative) throw fmt::format_error("negative width or precision");
-      return a.u > static_cast<uint64_t>(kMaxWidth) ? kMaxWidth : static_cast<long>(a.u);
-    }
-    return n > kMaxWidth ? kMaxWidth : n;
-  };
-  std::string text;
-  size_t lit = 0;
-  for (const ls_brace_field &bf : f.brace_fields) {
-    text.append(f.fmt, lit, bf.start - lit);
-    lit = bf.end;
-    std::string spec;
-    if (bf.fill_len) spec.append(f.fmt, bf.fill, bf.fill_len);
-    if (bf.align) spec.push_back(bf.align);
-    if (bf.sign) spec.push_back(bf.sign);
-    if (bf.hash) spec.push_back('#');
-    if (bf.zero) spec.push_back('0');
-    if (bf.width != LS_BRACE_NONE || bf.width_arg >= 0) {
-      const long w = number(bf.width, bf.width_arg);
-      // A nested width of 0 is fmt's "no width": written as none.
-      if (w > 0) fmt::format_to(std::back_inserter(spec), "{}", w);
-    }
-    if (bf.precision != LS_BRACE_NONE || bf.precision_arg >= 0)
-      fmt::format_to(std::back_inserter(spec), ".{}", number(bf.precision, bf.precision_arg));
-    if (bf.locale) spec.push_back('L');
-    if (bf.ptype) spec.push_back(bf.ptype);
-    // fmt refuses "{0:}": an empty spec goes without its ':'.
-    fmt::format_to(std::back_inserter(text), "{{{}{}{}}}", bf.arg, spec.empty() ? "" : ":", spec);
+  if (!f.brace_text.empty()) {
+    fmt::vformat_to(std::back_inserter(*out), f.brace_text, store);
+    return;
   }
-  text.append(f.fmt, lit, std::string::npos);
+  std::string text;
+  BraceText(f, vals, &text);
   fmt::vformat_to(std::back_inserter(*out), text, store);
 }
 

@@ -46,6 +46,9 @@ struct Format {
   bool braces = false;
   std::string types;
   std::vector<ls_brace_field> brace_fields;
+  // The text fmt is handed, built once when no width or precision is
+  // nested (it depends on no value); empty otherwise (built per record).
+  std::string brace_text;
 };
 
 // site_flags: the site's LS_ST_F_* (storage::Site::flags). A FIELDS site
