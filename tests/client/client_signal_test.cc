@@ -1,8 +1,10 @@
 // client_signal_test.cc: LS_LOG from a signal handler that interrupts an
-// LS_LOG of the same thread, against the real logsinkd. Another thread sends
-// a bounded number of signals to the main thread while it logs in a tight
-// loop; every record that reaches the ring must decode as one of the two call
-// sites with its own arguments, and landed + dropped must equal the calls.
+// LS_LOG of the same thread, against the real logsinkd; the same with
+// LS_FMT (C++), whose arguments are written between ls__slot_open and
+// ls__slot_close. Another thread sends a bounded number of signals to the
+// main thread while it logs in a tight loop; every record that reaches the
+// ring must decode as one of the two call sites with its own arguments, and
+// landed + dropped must equal the calls.
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <logsink/logsink.h>
@@ -10,6 +12,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <logsink/logsink.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -26,18 +29,32 @@ namespace {
 constexpr int kMain = 100000;   // records of the main loop
 constexpr int kSignals = 2000;  // one every kMain / kSignals main records
 constexpr int kPerSignal = 3;   // records per handler run
-constexpr const char *kMainFmt = "main %d";
-constexpr const char *kHandlerFmt = "handler %d %d %s";
+// The sites' formats as the ring keeps them: printf (LS_LOG) and brace
+// formats (LS_FMT: proto/braces.h, type letters then text).
+const std::string kMainFmt[2] = {"main %d", "\x1ei\x1emain {}"};
+const std::string kHandlerFmt[2] = {"handler %d %d %s", "\x1eiis\x1ehandler {} {} {}"};
 // Longer than a main record, so a handler record staged over a half-written
 // main record (or the reverse) shows as a wrong length, not a lookalike.
 constexpr const char *kPadding = "padding-padding-padding-padding-padding";
 
 ls_client *g_client;
+bool g_fmt;                     // LS_FMT instead of LS_LOG
 std::atomic<int> g_handled{0};  // handler runs; only the main thread runs it
 
 void LogFromHandler(int run) {
-  for (int i = 0; i < kPerSignal; i++)
-    LS_LOG(g_client, LS_INFO, "handler %d %d %s", run, i, kPadding);
+  for (int i = 0; i < kPerSignal; i++) {
+    if (g_fmt)
+      LS_FMT(g_client, LS_INFO, "handler {} {} {}", run, i, kPadding);
+    else
+      LS_LOG(g_client, LS_INFO, "handler %d %d %s", run, i, kPadding);
+  }
+}
+
+void LogMain(int i) {
+  if (g_fmt)
+    LS_FMT(g_client, LS_INFO, "main {}", i);
+  else
+    LS_LOG(g_client, LS_INFO, "main %d", i);
 }
 
 void OnSignal(int) {
@@ -48,7 +65,10 @@ void OnSignal(int) {
   errno = e;
 }
 
-TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
+void HandlerLoggingDuringALog(bool fmt) {
+  g_fmt = fmt;
+  g_handled = 0;
+  const std::string &main_fmt = kMainFmt[fmt], &handler_fmt = kHandlerFmt[fmt];
   TempDir dir;
   // A ring large enough that the daemon overwrites nothing of this test.
   Daemon daemon(dir, {"--size", "64MiB"});
@@ -64,7 +84,7 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
   ASSERT_NE(g_client, nullptr);
   // The documented precondition: the thread and both call sites have logged
   // outside a handler (first calls allocate and lock).
-  LS_LOG(g_client, LS_INFO, "main %d", -1);
+  LogMain(-1);
   LogFromHandler(-1);
 
   struct sigaction sa {};
@@ -87,7 +107,7 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
     }
   });
   for (int i = 0; i < kMain; i++) {
-    LS_LOG(g_client, LS_INFO, "main %d", i);
+    LogMain(i);
     progress.store(i + 1, std::memory_order_relaxed);
   }
   killer.join();  // the last signals may be handled while waiting here
@@ -106,7 +126,7 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
 
   // ReadRing fails the test on any corruption the reader finds.
   auto v = WaitRing(daemon.ring, [&](const std::vector<OwnedRecord> &r) {
-    return CountFmt(r, kMainFmt) + CountFmt(r, kHandlerFmt) >= s.sent &&
+    return CountFmt(r, main_fmt) + CountFmt(r, handler_fmt) >= s.sent &&
            DroppedReported(r) >= s.dropped;
   });
   std::set<int> mains;
@@ -116,7 +136,7 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
     if (r.dropped()) continue;
     auto args = DecodeArgs(r.fmt, r.args);
     ASSERT_TRUE(args.has_value()) << "arguments do not decode: " << r.fmt;
-    if (r.fmt == kMainFmt) {
+    if (r.fmt == main_fmt) {
       ASSERT_EQ(args->size(), 1u);
       int n = int(int64_t((*args)[0].u));
       ASSERT_GE(n, -1);
@@ -124,7 +144,7 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
       ASSERT_GT(n, prev_main) << "main records in order, each once";
       prev_main = n;
       mains.insert(n);
-    } else if (r.fmt == kHandlerFmt) {
+    } else if (r.fmt == handler_fmt) {
       ASSERT_EQ(args->size(), 3u);
       int run = int(int64_t((*args)[0].u)), i = int(int64_t((*args)[1].u));
       ASSERT_GE(run, -1);
@@ -140,6 +160,14 @@ TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
   }
   EXPECT_EQ(mains.size() + handlers.size(), s.sent) << "what was counted as sent landed";
   EXPECT_EQ(DroppedReported(v), s.dropped) << "and the rest was reported as dropped";
+}
+
+TEST(ClientSignalTest, HandlerLoggingDuringALogCorruptsNothingAndCountsAddUp) {
+  HandlerLoggingDuringALog(false);
+}
+
+TEST(ClientSignalTest, HandlerLoggingDuringAnLsFmtCorruptsNothingAndCountsAddUp) {
+  HandlerLoggingDuringALog(true);
 }
 
 }  // namespace
