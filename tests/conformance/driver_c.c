@@ -39,9 +39,9 @@ static void level(ls_client *c, int i) {
   }
 }
 
-#define PROBE_CASE(l)       \
-  case l:                   \
-    LS_LOG(c, l, "probe");  \
+#define PROBE_CASE(l)      \
+  case l:                  \
+    LS_LOG(c, l, "probe"); \
     break;
 
 static void probe(ls_client *c, int i) {
@@ -58,9 +58,8 @@ static void probe(ls_client *c, int i) {
 }
 
 static void fields(ls_client *c) {
-  LS_LOG(c, LS_INFO,
-         "login %s" LS_FIELDS("logger=%s user=%s n=%lld big=%llu ok:bool=%d ratio=%f"), "alice",
-         "conformance", "alice", -7LL, ULLONG_MAX, 1, 0.5);
+  LS_LOG(c, LS_INFO, "login %s" LS_FIELDS("logger=%s user=%s n=%lld big=%llu ok:bool=%d ratio=%f"),
+         "alice", "conformance", "alice", -7LL, ULLONG_MAX, 1, 0.5);
 }
 
 static void numbered(ls_client *c, const char *tag, int i) { LS_LOG(c, LS_INFO, "%s %d", tag, i); }

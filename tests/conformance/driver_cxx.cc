@@ -1,9 +1,8 @@
 // driver_cxx.cc: the conformance driver of the C++ API (LS_FMT,
 // LS_FIELDS with `{}`), built as C++17. README.md lists what each call
 // must produce: the same records as the C driver's printf formats.
-#include <logsink/logsink.hpp>
-
 #include <climits>
+#include <logsink/logsink.hpp>
 #include <string>
 #include <string_view>
 
