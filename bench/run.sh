@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: builds the benchmarks (Release, in build/bench-release) and runs all
 # of them (ring_bench, client_bench, logctl_bench, codec_bench,
-# retention_bench, find_bench), each with its
+# retention_bench, find_bench, render_bench), each with its
 # baseline in the same run; the whole output goes to
 # bench/results/latest.txt (and the terminal).
 #
@@ -33,11 +33,13 @@ built_retention=0
 build_ok retention_bench && built_retention=1
 built_find=0
 build_ok find_bench logctl && built_find=1
+built_render=0
+build_ok render_bench && built_render=1
 # codec_bench exits non-zero when a record read back differs from what was
 # written; the group below runs in a subshell, so it leaves this marker.
 codec_failed=$build/codec_bench.failed
 rm -f "$codec_failed"
-for part in ring_bench client_bench logctl codec_bench retention_bench find_bench; do
+for part in ring_bench client_bench logctl codec_bench retention_bench find_bench render_bench; do
   log=$build/bench-build-$part.log
   if grep -q "FAILED" "$log" 2>/dev/null; then
     echo "run.sh: building $part failed, see $log:" >&2
@@ -78,16 +80,18 @@ part() {
     "$build/bin/retention_bench" "${smoke[@]}"
   part "find_bench (finding records in a long history)" find_bench find_bench $built_find 1 \
     "$build/bin/find_bench" --bin-dir "$build/bin" "${smoke[@]}"
+  part "render_bench (brace formats vs printf)" render_bench render_bench $built_render 1 \
+    "$build/bin/render_bench" "${smoke[@]}"
 } 2>&1 | tee "$out"
 echo "results written to $out"
 # A part that could not be built fails the run (CI sees it), after the others ran.
 if [ $built_ring = 0 ] || [ $built_client = 0 ] || [ $built_logctl = 0 ] || [ $built_codec = 0 ] ||
-  [ $built_retention = 0 ] || [ $built_find = 0 ]; then
+  [ $built_retention = 0 ] || [ $built_find = 0 ] || [ $built_render = 0 ]; then
   echo "run.sh: some benchmarks were not built (see above)" >&2
   exit 1
 fi
 if [ -e "$codec_failed" ]; then
-  echo "run.sh: codec_bench, retention_bench or find_bench failed (records read back differ, a" \
+  echo "run.sh: codec_bench, retention_bench, find_bench or render_bench failed (records read back differ, a" \
     "filtered read differs, or I/O; see above)" >&2
   exit 1
 fi
