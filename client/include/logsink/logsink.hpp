@@ -21,7 +21,9 @@
 // Formats: a string literal in fmt's syntax (that of C++20 std::format):
 // `{}`, `{0}`, `{:>8}`, `{:#x}`, `{:.{}f}`..., no named arguments. It is
 // checked against the arguments when the program compiles (FMT_STRING):
-// a format that does not match its arguments does not compile. The level
+// a format that does not match its arguments does not compile, nor does
+// `{:}` or a named width or precision (`{:{w}}`), which fmt 9's check
+// lets through but LS_FMT cannot log. The level
 // is a constant (LS_ERR, LS_INFO, ...); the client nullptr is the default
 // client, as for LS_LOG.
 //
@@ -291,6 +293,29 @@ constexpr bool no_empty_spec() {
   return true;
 }
 
+// No named width or precision (`{:{w}}`, `{:.{p}}`): fmt 9's compile-time
+// check lets them through, but LS_FMT passes no named arguments, and
+// proto/braces.h refuses them (the client would count the call as an error
+// at run time).
+template <typename Text>
+constexpr bool no_named_nested() {
+  constexpr const char *t = Text::get();
+  int depth = 0;
+  for (size_t i = 0; t[i] && t[i] != '\x1f'; i++) {
+    if (depth == 0 && t[i] == '{' && t[i + 1] == '{') {
+      i++;
+      continue;
+    }
+    if (t[i] == '{') {
+      if (depth == 1 && t[i + 1] != '}' && !(t[i + 1] >= '0' && t[i + 1] <= '9')) return false;
+      depth++;
+    } else if (t[i] == '}' && depth > 0) {
+      depth--;
+    }
+  }
+  return true;
+}
+
 // ---- conversion and encoding -------------------------------------------------
 
 template <typename T>
@@ -453,6 +478,9 @@ struct site {
   static_assert(no_empty_spec<Text>(),
                 "LS_FMT: `{:}` (an empty spec after ':'): fmt 9 throws on it when it "
                 "formats; write `{}`");
+  static_assert(no_named_nested<Text>(),
+                "LS_FMT: a named width or precision (`{:{w}}`): LS_FMT has no named "
+                "arguments; write `{:{}}` with the value among the arguments");
   static_assert(Level >= 0 && Level <= 7, "LS_FMT: the level must be LS_EMERG .. LS_DEBUG");
   static inline ls_site value = {format_v<site_format<Text, letter<norm_t<A>>()...>>.data(),
                                  Text::file(),
