@@ -1,8 +1,10 @@
 // options.h: command-line parsing for every logctl subcommand (getopt_long,
-// with logctl's own error messages) and the usage texts.
+// with logctl's own error messages; options.cc) and the usage texts
+// (help.cc).
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +105,9 @@ struct Options {
 // printed).
 int ParseOptions(Command cmd, int argc, char **argv, Options *o);
 
+// The command's name as logctl's messages say it ("tail", ...; "logctl"
+// for kLog). help.cc, with the usage texts below.
+const char *CommandName(Command c);
 // The top-level usage text.
 void PrintUsage(FILE *to);
 // One command's usage and options (`logctl CMD --help`, `logctl help CMD`).
