@@ -434,7 +434,10 @@ bool CompileBraces(std::string_view msg, Format *out) {
     nested = nested || bf.width_arg >= 0 || bf.precision_arg >= 0;
   }
   if (r != 0) return false;
-  if (!nested) BraceText(*out, nullptr, &out->brace_text);
+  if (!nested) {
+    BraceText(*out, nullptr, &out->brace_text);
+    out->brace_text_ready = true;
+  }
   return true;
 }
 
@@ -476,7 +479,7 @@ void RenderBraces(const Format &f, const ls_arg *vals, std::string *out) {
         break;
     }
   }
-  if (!f.brace_text.empty()) {
+  if (f.brace_text_ready) {
     fmt::vformat_to(std::back_inserter(*out), f.brace_text, store);
     return;
   }
@@ -494,6 +497,8 @@ void Compile(std::string_view fmt, Format *out, uint8_t site_flags) {
   out->braces = false;
   out->types.clear();
   out->brace_fields.clear();
+  out->brace_text.clear();
+  out->brace_text_ready = false;
   out->ok = false;
   // A site with fields: the message is what comes before 0x1F, the field
   // list's conversions follow its arguments. A reader takes trusted ('_')

@@ -205,5 +205,37 @@ TEST(BraceRender, ArgumentsThatDoNotMatchRenderAsAMismatch) {
   EXPECT_EQ(out, "1 s");
 }
 
+// One Format compiled again and again (FormatCache's inline slot: every
+// record read through the daemon, inline sites): each site renders its own
+// text, a nested width after a plain one included, and nothing piles up.
+TEST(BraceRender, AFormatCompiledAgainRendersItsNewSite) {
+  render::FormatCache cache;
+  struct Site {
+    std::pair<std::string, std::string> enc;
+    std::string want;
+  };
+  const Site sites[] = {
+      {Encode("first {}", 1), "first 1"},
+      {Encode("second {}", 2), "second 2"},
+      {Encode("[{:{}}]", 3, 4), "[   3]"},
+      {Encode("", 0), ""},
+  };
+  for (int round = 0; round < 3; round++) {
+    for (const Site &s : sites) {
+      const render::Format &f = cache.Get(0, s.enc.first);
+      std::string out;
+      EXPECT_TRUE(render::RenderMessage(f, s.enc.second, &out)) << out;
+      EXPECT_EQ(out, s.want) << "round " << round;
+    }
+  }
+  render::Format f;
+  for (const Site &s : sites) {
+    render::Compile(s.enc.first, &f);
+    std::string out;
+    EXPECT_TRUE(render::RenderMessage(f, s.enc.second, &out)) << out;
+    EXPECT_EQ(out, s.want);
+  }
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -47,8 +47,10 @@ struct Format {
   std::string types;
   std::vector<ls_brace_field> brace_fields;
   // The text fmt is handed, built once when no width or precision is
-  // nested (it depends on no value); empty otherwise (built per record).
+  // nested (it depends on no value: brace_text_ready); otherwise built per
+  // record.
   std::string brace_text;
+  bool brace_text_ready = false;
 };
 
 // site_flags: the site's LS_ST_F_* (storage::Site::flags). A FIELDS site
