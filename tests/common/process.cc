@@ -55,6 +55,9 @@ double ProcessCpuSeconds(pid_t pid) {
 int ExitStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
 
 int WaitExit(pid_t pid, Ms limit) {
+  // Not a child's pid: waitpid and kill would take -1 and 0 as "any child"
+  // and "every process" (a SIGKILL to all the user may signal).
+  if (pid <= 0) return -1;
   auto deadline = Clock::now() + limit;
   int st = 0;
   // A pidfd turns readable when the child exits: poll it instead of sleeping.
@@ -184,6 +187,10 @@ void Subprocess::Signal(int sig) {
 ProcResult Subprocess::Finish(Ms limit) {
   CloseStdin();
   ProcResult r;
+  if (pid_ <= 0) {  // finished before: its status was reported then
+    r.status = -1;
+    return r;
+  }
   r.out = std::move(obuf_);
   obuf_.clear();
   auto deadline = Clock::now() + limit;

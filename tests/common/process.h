@@ -37,6 +37,7 @@ int ExitStatus(int wait_status);
 double ProcessCpuSeconds(pid_t pid);
 
 // Waits for pid up to limit; past it, SIGKILLs and reaps it and returns -1.
+// A pid <= 0 (no child) returns -1 at once.
 int WaitExit(pid_t pid, Ms limit = kHang);
 
 struct ProcResult {
@@ -71,7 +72,7 @@ class Subprocess {
   void Signal(int sig);
   // Closes its stdin; then the rest of stdout/stderr and the exit status: a
   // child that does not close its output within limit is SIGKILLed and
-  // reports -1 (hung()).
+  // reports -1 (hung()). Called again: status -1 and nothing else.
   ProcResult Finish(Ms limit = Ms(30000));
   bool hung() const { return hung_; }
 
