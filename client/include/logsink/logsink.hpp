@@ -275,8 +275,22 @@ constexpr bool fields_ok() {
   return true;
 }
 
+// Where a spec's fill-and-align ends: t[k] is the first byte after ':'.
+// The fill is any one character (UTF-8), '}' included, when an align
+// ('<', '>', '^') follows it.
+constexpr bool is_align(char c) { return c == '<' || c == '>' || c == '^'; }
+constexpr size_t after_fill_align(const char *t, size_t k) {
+  const unsigned char c = static_cast<unsigned char>(t[k]);
+  const size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+  for (size_t j = 0; j < n; j++)
+    if (!t[k + j]) return k;
+  if (is_align(t[k + n])) return k + n + 1;
+  if (is_align(t[k])) return k + 1;
+  return k;
+}
+
 // No `{:}` or `{N:}` (fmt 9's compile-time check lets it through, its
-// formatting throws, and proto/braces.h refuses it).
+// formatting throws, and proto/braces.h refuses it); `{:}<5}` is a fill.
 template <typename Text>
 constexpr bool no_empty_spec() {
   constexpr const char *t = Text::get();
@@ -288,7 +302,7 @@ constexpr bool no_empty_spec() {
     if (t[i] != '{') continue;
     size_t k = i + 1;
     while (t[k] >= '0' && t[k] <= '9') k++;
-    if (t[k] == ':' && t[k + 1] == '}') return false;
+    if (t[k] == ':' && t[k + 1] == '}' && after_fill_align(t, k + 1) == k + 1) return false;
   }
   return true;
 }
@@ -296,22 +310,29 @@ constexpr bool no_empty_spec() {
 // No named width or precision (`{:{w}}`, `{:.{p}}`): fmt 9's compile-time
 // check lets them through, but LS_FMT passes no named arguments, and
 // proto/braces.h refuses them (the client would count the call as an error
-// at run time).
+// at run time). Only the message is read: LS_FIELDS's list (after 0x1F)
+// holds `name={}` alone.
 template <typename Text>
 constexpr bool no_named_nested() {
   constexpr const char *t = Text::get();
-  int depth = 0;
   for (size_t i = 0; t[i] && t[i] != '\x1f'; i++) {
-    if (depth == 0 && t[i] == '{' && t[i + 1] == '{') {
+    if (t[i] != '{') continue;
+    if (t[i + 1] == '{') {
       i++;
       continue;
     }
-    if (t[i] == '{') {
-      if (depth == 1 && t[i + 1] != '}' && !(t[i + 1] >= '0' && t[i + 1] <= '9')) return false;
-      depth++;
-    } else if (t[i] == '}' && depth > 0) {
-      depth--;
+    size_t j = i + 1;
+    while (t[j] && t[j] != ':' && t[j] != '}') j++;  // the argument id
+    if (t[j] == ':') j = after_fill_align(t, j + 1);
+    while (t[j] && t[j] != '}') {  // the rest of the spec, nested fields included
+      if (t[j] == '{') {
+        if (t[j + 1] != '}' && !(t[j + 1] >= '0' && t[j + 1] <= '9')) return false;
+        while (t[j] && t[j] != '}') j++;
+      }
+      if (t[j]) j++;
     }
+    if (!t[j]) break;
+    i = j;
   }
   return true;
 }
