@@ -50,7 +50,7 @@ def main():
             for i in range(8):
                 c.log(i, "level %d", i)
             answer("ok")
-        elif len(w) == 2 and w[0] == "probe" and w[1] in "01234567":
+        elif len(w) == 2 and w[0] == "probe" and w[1] in ("0", "1", "2", "3", "4", "5", "6", "7"):
             before = c.stats()["logged"]
             c.log(int(w[1]), "probe")
             answer("ok 1" if c.stats()["logged"] != before else "ok 0")
@@ -66,7 +66,7 @@ def main():
             answer("ok" if c.flush() else "error flush failed")
         elif w == ["stats"]:
             s = c.stats()
-            answer("ok %d %d" % (s["logged"], s["dropped"]))
+            answer("ok %d %d %d" % (s["logged"], s["dropped"], s["disconnects"]))
         elif w == ["close"]:
             c.close()
             answer("ok")

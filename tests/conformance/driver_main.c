@@ -78,8 +78,8 @@ int conformance_main(int argc, char **argv, const conformance_calls *calls) {
       ls_stats s;
       char out[128];
       counters(c, &s);
-      snprintf(out, sizeof out, "ok %llu %llu", (unsigned long long)s.logged,
-               (unsigned long long)s.dropped);
+      snprintf(out, sizeof out, "ok %llu %llu %llu", (unsigned long long)s.logged,
+               (unsigned long long)s.dropped, (unsigned long long)s.disconnects);
       answer(out);
     } else if (strcmp(line, "close") == 0) {
       ls_close(c);
