@@ -27,6 +27,7 @@
 #include "logsink/storage/cursor.h"
 #include "logsink/storage/env.h"
 #include "logsink/storage/small_file.h"
+#include "nats_read.h"
 #include "out.h"
 #include "pager.h"
 #include "progress.h"
@@ -383,13 +384,6 @@ bool FollowLoop(ReadPipeline *pipeline, Out *out, const std::string &path, Recor
   return f.stop_ok;
 }
 
-bool UseColor(const Options &o, bool tty) {
-  if (o.no_color || !tty) return false;
-  if (!render::IsShortMode(o.mode)) return false;
-  const char *nc = std::getenv("NO_COLOR");
-  return !(nc && nc[0]);
-}
-
 // The cursor to start after: --after-cursor, else the one in --cursor-file
 // (none when the file does not exist yet). False (and an error printed)
 // when there is one that cannot be used with this ring.
@@ -589,7 +583,7 @@ int RunTail(Options &o) {
   bool tty = isatty(STDOUT_FILENO) == 1;
   Pager pager;
   if (!o.follow && !o.no_pager && !o.list_field) pager.Start(o.pager_end);
-  int rc = Tail(o, tty);
+  int rc = o.nats_url.empty() ? Tail(o, tty) : ReadNats(o, tty);
   pager.Finish();
   return rc;
 }

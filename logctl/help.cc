@@ -198,7 +198,18 @@ const char kReadHelp[] =
     "  --after-cursor C print the records after cursor C (-n does not apply)\n"
     "  --cursor C       print the records from cursor C on, C's own record first\n"
     "  --cursor-file F  start after the cursor in F if it exists; store the cursor of the\n"
-    "                   last record shown in F\n";
+    "                   last record shown in F\n"
+    "A fleet (tail, cat): what logsink-forward published into NATS JetStream, every host's\n"
+    "records merged by time, each once (logctl(1), READING A FLEET):\n"
+    "  --nats URL       read the stream on this NATS server (also $LOGSINK_NATS) instead of\n"
+    "                   a ring; subjects logs.HOST (the forwarder's default) name the host\n"
+    "  --stream NAME    the JetStream stream (default: the one that captures logs.>)\n"
+    "  --host GLOB      that host's records only (a shell glob: web-*); repeatable\n"
+    "  --subject-prefix P  subjects P.HOST (default logs)\n"
+    "                   -f, --show-cursor, --after-cursor and --cursor-file work (a cursor\n"
+    "                   holds each host's position); not with a stream: --cursor, -b, -k,\n"
+    "                   --list-boots, FIELD=VALUE, -F, -o verbose/raw/short-fields/\n"
+    "                   short-monotonic.\n";
 
 // export only: its -o/--output is the destination, not an output mode.
 const char kExportHelp[] =

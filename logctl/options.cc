@@ -67,6 +67,10 @@ enum Opt {
   kField,
   kOutputFields,
   kSet,
+  kNats,
+  kStream,
+  kHost,
+  kSubjectPrefix,
 };
 
 // The accepted forms of --level, for its error message.
@@ -463,6 +467,28 @@ int OnOutputFields(Parse &p, const char *arg) {
   return kGoOn;
 }
 
+// --host GLOB (with --nats): a host name or a shell glob of them, as
+// fnmatch(3) takes it.
+int OnHost(Parse &p, const char *arg) {
+  if (!*arg) return p.Usage("an empty host for " + p.opt);
+  p.o->hosts.emplace_back(arg);
+  return kGoOn;
+}
+
+// --subject-prefix PREFIX: one or more NATS subject tokens (no wildcard).
+int OnSubjectPrefix(Parse &p, const char *arg) {
+  const std::string_view v(arg);
+  bool ok =
+      !v.empty() && v.front() != '.' && v.back() != '.' && v.find("..") == std::string_view::npos;
+  for (char c : v) ok = ok && c > 0x20 && c < 0x7f && c != '*' && c != '>';
+  if (!ok)
+    return p.Usage("bad " + p.opt + " '" + std::string(arg) +
+                   "': NATS subject tokens separated by '.', without '*', '>' or spaces");
+  p.o->nats_prefix = arg;
+  p.o->prefix_given = true;
+  return kGoOn;
+}
+
 // -b [ID|OFFSET|all].
 int OnBoot(Parse &p, const char *arg) {
   BootSpec b;
@@ -541,6 +567,10 @@ constexpr Spec kSpecs[] = {
     {kField, "field", 'F', required_argument, Bit(Command::kCat), OnField},
     {kOutputFields, "output-fields", 0, required_argument, kReads, OnOutputFields},
     {kSet, "set", 0, required_argument, Bit(Command::kSend), OnSet},
+    {kNats, "nats", 0, required_argument, kTailCat, Store<&Options::nats_url>},
+    {kStream, "stream", 0, required_argument, kTailCat, Store<&Options::nats_stream>},
+    {kHost, "host", 0, required_argument, kTailCat, OnHost},
+    {kSubjectPrefix, "subject-prefix", 0, required_argument, kTailCat, OnSubjectPrefix},
 };
 
 bool Allowed(Command c, int opt) {
@@ -648,6 +678,38 @@ int FinishMatches(Parse &p) {
   return kGoOn;
 }
 
+// --nats (or $LOGSINK_NATS when no --file or --socket names a local
+// source): a stream of records forwarded from many hosts (nats_read.h).
+// What only a ring has (boots, named fields, --cursor's one record) is
+// refused, saying so.
+int FinishNats(Parse &p) {
+  Options *o = p.o;
+  if (o->nats_url.empty() && o->file.empty() && o->socket.empty())
+    if (const char *env = std::getenv("LOGSINK_NATS"); env && *env) o->nats_url = env;
+  if (o->nats_url.empty()) {
+    if (!o->nats_stream.empty() || !o->hosts.empty() || o->prefix_given)
+      return p.Usage(
+          "--stream, --host and --subject-prefix read a NATS stream: they need --nats URL");
+    return kGoOn;
+  }
+  if (!o->cursor.empty())
+    return p.Usage(
+        "--cursor does not apply to a NATS stream (--nats): a stream's cursor names where each "
+        "host's read stopped; resume after it with --after-cursor or --cursor-file");
+  const char *ring_only = o->boot                        ? (o->filter.kernel_only ? "-k" : "-b")
+                          : o->list_boots                ? "--list-boots"
+                          : !o->matches.groups().empty() ? "FIELD=VALUE"
+                          : o->list_field                ? "-F"
+                          : !o->file.empty()             ? "--file"
+                          : !o->socket.empty()           ? "--socket"
+                                                         : nullptr;
+  if (ring_only)
+    return p.Usage(std::string(ring_only) +
+                   " does not apply to a NATS stream (--nats): it reads a ring, locally or "
+                   "through logsinkd");
+  return kGoOn;
+}
+
 // The checks once every option is in: the command words, options that
 // exclude each other, --grep's patterns (compiled now that -i is known).
 int Finish(Parse &p) {
@@ -665,6 +727,7 @@ int Finish(Parse &p) {
   if (cmd == Command::kRun && o->words.empty()) return p.Usage("a command to run is required");
   if (cmd == Command::kExport && o->export_path.empty()) o->export_path = "-";
   if (o->reverse && o->follow) return p.Usage("--reverse and --follow cannot be combined");
+  if (int rc = FinishNats(p); rc != kGoOn) return rc;
   if (o->list_field) {
     if (p.lines_given || o->follow)
       return p.Usage("-F lists the values of the whole selection: it takes no -n or -f");

@@ -98,6 +98,15 @@ struct Options {
   // --output-fields=LIST (tail, cat, export): the named fields json,
   // json-pretty and verbose show, each once (empty: every one).
   std::vector<std::string> output_fields;
+  // --nats URL (or $LOGSINK_NATS), --stream NAME, --host GLOB,
+  // --subject-prefix PREFIX (tail, cat):
+  // read what logsink-forward published into a JetStream stream instead of
+  // a ring (nats_read.h).
+  std::string nats_url;
+  std::string nats_stream;
+  std::string nats_prefix = "logs";  // --subject-prefix: subjects PREFIX.HOST[.MORE]
+  std::vector<std::string> hosts;
+  bool prefix_given = false;
 };
 
 // Parses argv (argv[0] is the subcommand name). Returns -1 to go on, or an

@@ -74,6 +74,13 @@ int SelectBoot(Options &o, RecordSource *r, const std::string &path) {
   return kExitOk;
 }
 
+bool UseColor(const Options &o, bool tty) {
+  if (o.no_color || !tty) return false;
+  if (!render::IsShortMode(o.mode)) return false;
+  const char *nc = std::getenv("NO_COLOR");
+  return !(nc && nc[0]);
+}
+
 int FinishOutput(Out *out, const std::string &what) {
   out->Flush();
   if (out->failed() && out->error() != EPIPE) {

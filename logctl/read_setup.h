@@ -53,6 +53,10 @@ int OpenReading(const Options &o, bool follow, Reading *out);
 // ring followed with -f and the last boot asked: this machine's boot).
 int SelectBoot(Options &o, RecordSource *r, const std::string &path);
 
+// Whether lines are coloured: a short mode to a terminal, without
+// --no-color or $NO_COLOR.
+bool UseColor(const Options &o, bool tty);
+
 // Flushes out; a write error other than a reader gone away (EPIPE) is
 // printed as what's and returns kExitError, else kExitOk.
 int FinishOutput(Out *out, const std::string &what);

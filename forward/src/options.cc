@@ -211,7 +211,7 @@ std::vector<std::pair<std::string, std::string>> SettingNames() {
 }
 
 const char *Usage() {
-  return "usage: logsink-forward --to nats://HOST:PORT[,HOST:PORT...] --subject SUBJECT\n"
+  return "usage: logsink-forward --to nats://HOST:PORT[,HOST:PORT...] [--subject SUBJECT]\n"
          "                       --cursor-file PATH [options]\n"
          "       logsink-forward --to relp://HOST:PORT --cursor-file PATH [options]\n"
          "       logsink-forward --status --cursor-file PATH [--file RING]\n"
@@ -221,7 +221,8 @@ const char *Usage() {
          "  --to URL               destination (nats://… or relp://…)\n"
          "  --subject SUBJECT      NATS subject to publish to; a template with fields\n"
          "                         {host} {app} {comm} {level} {uid} routes each record\n"
-         "                         (logs.{host}.{app}.{level}: one record per message)\n"
+         "                         (logs.{host}.{app}.{level}: one record per message);\n"
+         "                         default logs.{host}, the layout logctl --nats reads\n"
          "  --create-stream NAME   create the JetStream stream NAME for SUBJECT if missing\n"
          "  --file PATH            the ring (default $LOGSINK_FILE, else " LS_SYSTEM_RING
          ")\n"
@@ -323,10 +324,8 @@ bool Finish(Options *o, std::string *error) {
                            : "--to must start with nats:// or relp://, got " + o->to;
     return false;
   }
-  if (nats && o->subject.empty()) {
-    *error = "--subject is required with a nats:// destination";
-    return false;
-  }
+  // The layout `logctl --nats` reads: one subject per host.
+  if (nats && o->subject.empty()) o->subject = "logs.{host}";
   if (relp && (!o->subject.empty() || !o->create_stream.empty())) {
     *error = "--subject and --create-stream apply only to nats:// destinations";
     return false;

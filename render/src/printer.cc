@@ -257,6 +257,10 @@ void Printer::Line(const Record &rec, const std::string &msg, bool msg_ok, std::
 void Printer::ShortLine(const Record &rec, const std::string &msg, std::string *out) {
   Stamp(rec, out);
   out->push_back(' ');
+  if (!host_.empty()) {
+    AppendName(out, host_);
+    out->push_back(' ');
+  }
   AppendIdent(rec, out);
   const char *color = color_ ? ColorOf(ShownLevel(rec)) : nullptr;
   if (color) out->append(color);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -219,8 +220,15 @@ std::string ParseError(std::vector<std::string> args) {
 
 TEST(Options, ChecksCombinationsAndValues) {
   EXPECT_EQ(ParseError({"--to", "nats://h:1", "--subject", "s", "--cursor-file", "c"}), "");
-  EXPECT_NE(ParseError({"--to", "nats://h:1", "--cursor-file", "c"}).find("--subject"),
-            std::string::npos);
+  {  // no --subject: logs.{host}, the layout logctl --nats reads
+    Options o;
+    EXPECT_EQ(ParseInto({"--to", "nats://h:1", "--cursor-file", "c"}, &o), "");
+    EXPECT_EQ(o.subject, "logs.{host}");
+    EXPECT_EQ(ParseInto({"--to", "nats://h:1", "--cursor-file", "c", "--batch", "10"}, &o), "");
+    std::string host = HostName();  // one token: a '.' of the name becomes '_'
+    std::replace(host.begin(), host.end(), '.', '_');
+    EXPECT_EQ(o.subject, "logs." + host);
+  }
   EXPECT_NE(
       ParseError({"--to", "relp://h:1", "--subject", "s", "--cursor-file", "c"}).find("apply only"),
       std::string::npos);

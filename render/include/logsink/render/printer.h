@@ -69,6 +69,7 @@ class Printer {
         color_(o.color_),
         time_(o.time_),
         output_fields_(o.output_fields_),
+        host_(o.host_),
         boot_ns_(o.boot_ns_) {}
   Printer &operator=(const Printer &) = delete;
 
@@ -81,6 +82,9 @@ class Printer {
   // matches read it, logctl/field_match.h). Empty: every field. No effect
   // in other modes.
   void SetOutputFields(std::vector<std::string> names) { output_fields_ = std::move(names); }
+  // The host the next lines come from (logctl --nats): the short modes show
+  // it after the time, as journalctl -m does. Empty (the default): no column.
+  void SetHost(std::string_view host) { host_.assign(host); }
 
   // Renders rec's message into *msg (replacing its contents). Returns false
   // when the format and the arguments did not match (the raw parts were
@@ -120,6 +124,7 @@ class Printer {
   std::string value_;  // a field's text (AppendShortFields)
   std::vector<FieldValue> fields_;
   std::vector<std::string> output_fields_;  // SetOutputFields (empty: all)
+  std::string host_;                        // SetHost
   // CLOCK_REALTIME at this boot, for short-monotonic of records whose block
   // has no clock pair (storage::MonotonicTime() == 0).
   int64_t boot_ns_ = 0;
