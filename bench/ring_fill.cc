@@ -2,9 +2,11 @@
 // given size written through storage's RingWriter until it is full (every slot
 // written once, "user %d logged in." records with one int, 1 us apart), and
 // optionally a plain-text log of the same size holding the same messages as
-// timestamped lines (the baseline for tail/cat).
+// timestamped lines (the baseline for tail/cat). With --records N it stops
+// after N records if the ring is not full by then (bench/fleet/run.sh: an
+// exact number of records per host).
 //
-// usage: ring_fill --ring PATH --size BYTES [--text PATH]
+// usage: ring_fill --ring PATH --size BYTES [--records N] [--text PATH]
 // Prints "records N" (records written to the ring) and "lines N".
 #include <unistd.h>
 
@@ -24,7 +26,7 @@ namespace st = logsink::storage;
 
 namespace {
 
-int FillRing(const std::string &path, uint64_t size) {
+int FillRing(const std::string &path, uint64_t size, uint64_t max_records) {
   st::WriterOptions o;
   o.file_size = size;
   std::unique_ptr<st::RingWriter> w;
@@ -43,7 +45,7 @@ int FillRing(const std::string &path, uint64_t size) {
   }
   uint64_t ts = uint64_t(time(nullptr)) * 1000000000ull - 3600ull * 1000000000ull;
   uint64_t n = 0, blocks = w->layout().block_count;
-  while (s.ok() && w->current_block_seq() < blocks) {
+  while (s.ok() && w->current_block_seq() < blocks && (max_records == 0 || n < max_records)) {
     uint8_t args[16];
     st::RecordIn r;
     r.source = &src;
@@ -109,7 +111,7 @@ int FillText(const std::string &path, uint64_t size) {
 
 int main(int argc, char **argv) {
   std::string ring, text;
-  uint64_t size = 0;
+  uint64_t size = 0, records = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--ring")
@@ -118,16 +120,18 @@ int main(int argc, char **argv) {
       text = argv[i + 1];
     else if (a == "--size")
       size = strtoull(argv[i + 1], nullptr, 0);
+    else if (a == "--records")
+      records = strtoull(argv[i + 1], nullptr, 0);
     else {
-      fprintf(stderr, "usage: ring_fill --ring PATH --size BYTES [--text PATH]\n");
+      fprintf(stderr, "usage: ring_fill --ring PATH --size BYTES [--records N] [--text PATH]\n");
       return 2;
     }
   }
   if (ring.empty() || size == 0) {
-    fprintf(stderr, "usage: ring_fill --ring PATH --size BYTES [--text PATH]\n");
+    fprintf(stderr, "usage: ring_fill --ring PATH --size BYTES [--records N] [--text PATH]\n");
     return 2;
   }
-  if (int rc = FillRing(ring, size)) return rc;
+  if (int rc = FillRing(ring, size, records)) return rc;
   if (!text.empty()) return FillText(text, size);
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "daemon_stats.h"
 #include "logsink/render/escape.h"
 #include "logsink/render/timefmt.h"
+#include "nats_read.h"
 #include "out.h"
 
 namespace logsink::logctl {
@@ -545,6 +546,7 @@ void AppendText(const StatsReport &rep, std::string *out) {
 }  // namespace
 
 int RunStats(Options &o) {
+  if (!o.nats_url.empty()) return StatsNats(o);
   StatsReport rep;
   if (int rc = GatherReport(o, &rep); rc >= 0) return rc;
   Out out(STDOUT_FILENO);

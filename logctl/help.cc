@@ -63,7 +63,10 @@ const char *Help(Command c) {
              "Prints the ring's geometry and usage, its top writers and a histogram of its\n"
              "span, and the daemon's uptime and counters if it runs.\n"
              "  --watch[=SECONDS]  then a line every SECONDS (default 1, 0.1..3600) with the\n"
-             "                   records and drops since the last one, until SIGINT/SIGTERM\n";
+             "                   records and drops since the last one, until SIGINT/SIGTERM\n"
+             "       logctl stats --nats URL [--stream NAME] [--host GLOB]... [--json]\n"
+             "Per host of a fleet's stream (logctl(1), READING A FLEET): messages, records,\n"
+             "err and worse, lost, oldest and newest record, rate and top writers.\n";
     case Command::kSend:
       return "usage: logctl send [-p [FACILITY.]LEVEL] [-t TAG] [--prio-prefix] [--socket PATH]\n"
              "                   [--set NAME=VALUE...] [MESSAGE...]\n"

@@ -30,6 +30,7 @@
 #include "logsink/render/printer.h"
 #include "logsink/storage/small_file.h"
 #include "nats_host.h"
+#include "nats_stream.h"
 #include "out.h"
 #include "read_setup.h"
 
@@ -43,7 +44,6 @@ using fleet::StrOf;
 using fleet::U64Of;
 using nlohmann::json;
 
-constexpr int64_t kRequestMs = 5000;  // each NATS request
 // --since starts each consumer at the stream's store time since minus this:
 // a record is stored after it was logged, on a host whose clock may run
 // this much ahead of the server's.
@@ -52,33 +52,6 @@ constexpr uint64_t kSinceSlackNs = 300ull * 1000000000ull;
 // hosts, then is printed in time order with those that came with it.
 constexpr auto kReorder = std::chrono::milliseconds(300);
 constexpr size_t kCursorFileMax = 4u << 20;
-
-std::string StatusText(natsStatus s) { return natsStatus_GetText(s); }
-
-// A NATS connection and its JetStream context.
-struct Conn {
-  natsConnection *nc = nullptr;
-  jsCtx *js = nullptr;
-  ~Conn() {
-    if (js) jsCtx_Destroy(js);
-    if (nc) natsConnection_Destroy(nc);
-  }
-};
-
-// The host a subject names, "" when it is not of the layout.
-std::string HostOf(const std::string &prefix, const std::string &subject) {
-  const size_t n = prefix.size();
-  if (subject.compare(0, n, prefix) != 0 || subject.size() <= n + 1 || subject[n] != '.') return "";
-  const size_t end = subject.find('.', n + 1);
-  return subject.substr(n + 1, end == std::string::npos ? std::string::npos : end - n - 1);
-}
-
-bool HostSelected(const Options &o, const std::string &host) {
-  if (o.hosts.empty()) return true;
-  for (const std::string &g : o.hosts)
-    if (fnmatch(g.c_str(), host.c_str(), 0) == 0) return true;
-  return false;
-}
 
 uint32_t U32Of(const json &j, const char *key) {
   auto it = j.find(key);
@@ -203,35 +176,6 @@ bool StartCursor(const Options &o, std::optional<FleetCursor> *out, int *rc) {
   }
   *out = std::move(c);
   return true;
-}
-
-// The stream that captures all (the only one), or "" with *why.
-std::string FindStream(Conn &c, const std::string &all, std::string *why) {
-  const std::string req = "{\"subject\":\"" + all + "\"}";
-  natsMsg *reply = nullptr;
-  natsStatus s = natsConnection_Request(&reply, c.nc, "$JS.API.STREAM.NAMES", req.data(),
-                                        int(req.size()), kRequestMs);
-  if (s != NATS_OK) {
-    *why = "asking which stream captures " + all + ": " + StatusText(s);
-    return "";
-  }
-  json j =
-      json::parse(std::string_view(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply))),
-                  nullptr, false);
-  natsMsg_Destroy(reply);
-  std::vector<std::string> names;
-  if (j.is_object() && j.contains("streams") && j["streams"].is_array())
-    for (const json &n : j["streams"])
-      if (n.is_string()) names.push_back(n.get<std::string>());
-  if (names.size() == 1) return names[0];
-  if (names.empty()) {
-    *why = "no stream captures " + all + ": name one with --stream";
-  } else {
-    *why = "several streams capture " + all + " (";
-    for (size_t i = 0; i < names.size(); i++) *why += (i ? ", " : "") + names[i];
-    *why += "): name one with --stream";
-  }
-  return "";
 }
 
 // A record's fields as the printer and the filter read them; views into e.j.
@@ -549,87 +493,17 @@ int ReadNats(const Options &o, bool tty) {
   std::optional<FleetCursor> start;
   int rc = kExitOk;
   if (!StartCursor(o, &start, &rc)) return rc;
-  Conn c;
-  natsOptions *no = nullptr;
-  natsStatus s = natsOptions_Create(&no);
-  if (s == NATS_OK) s = natsOptions_SetURL(no, o.nats_url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetTimeout(no, kRequestMs);
-  // A follower rides out a server restart; a one-shot read fails instead.
-  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(no, o.follow ? -1 : 0);
-  if (s == NATS_OK) s = natsConnection_Connect(&c.nc, no);
-  natsOptions_Destroy(no);
-  if (s != NATS_OK) {
-    Error("--nats", "cannot connect to " + o.nats_url + ": " + StatusText(s));
-    return kExitError;
-  }
-  jsOptions jo;
-  jsOptions_Init(&jo);
-  jo.Wait = kRequestMs;
-  if ((s = natsConnection_JetStream(&c.js, c.nc, &jo)) != NATS_OK) {
-    Error("--nats", "JetStream on " + o.nats_url + ": " + StatusText(s));
-    return kExitError;
-  }
-  std::string why;
-  const std::string all = o.nats_prefix + ".>";
-  std::string stream = o.nats_stream;
-  if (stream.empty()) stream = start ? start->stream : FindStream(c, all, &why);
-  if (stream.empty()) {
-    Error("--nats", why);
-    return kExitError;
-  }
-  if (start && start->stream != stream) {
+  fleet::Stream st;
+  if (int orc = fleet::OpenStream(o, o.follow, start ? start->stream : "", &st); orc >= 0)
+    return orc;
+  if (start && start->stream != st.name) {
     Error(o.after_cursor.empty() ? o.cursor_file : "--after-cursor",
-          "the cursor is of the stream " + start->stream + ", not of " + stream);
+          "the cursor is of the stream " + start->stream + ", not of " + st.name);
     return kExitError;
   }
-  // The stream's subjects under PREFIX.>, grouped by host.
-  jsStreamInfo *si = nullptr;
-  jsOptions io;
-  jsOptions_Init(&io);
-  io.Wait = kRequestMs;
-  io.Stream.Info.SubjectsFilter = all.c_str();
-  jsErrCode jerr = jsErrCode(0);
-  s = js_GetStreamInfo(&si, c.js, stream.c_str(), &io, &jerr);
-  if (s != NATS_OK) {
-    Error("--nats", s == NATS_NOT_FOUND
-                        ? "no stream " + stream + " on " + o.nats_url
-                        : "asking about the stream " + stream + ": " + StatusText(s));
-    return kExitError;
-  }
-  const uint64_t first_seq = si->State.FirstSeq, last_seq = si->State.LastSeq;
-  std::map<std::string, std::pair<bool, bool>> hosts;  // (PREFIX.HOST, deeper subjects)
-  if (si->State.Subjects)
-    for (int i = 0; i < si->State.Subjects->Count; i++) {
-      const std::string subject = si->State.Subjects->List[i].Subject;
-      const std::string host = HostOf(o.nats_prefix, subject);
-      if (host.empty()) continue;
-      auto &h = hosts[host];
-      (subject.size() == o.nats_prefix.size() + 1 + host.size() ? h.first : h.second) = true;
-    }
-  jsStreamInfo_Destroy(si);
-  FleetRead read(o, tty, stream);
-  for (const auto &[host, kinds] : hosts) {
-    if (!HostSelected(o, host)) continue;
-    const std::string base = o.nats_prefix + "." + host;
-    if (kinds.first) read.Add(host, base);
-    if (kinds.second) read.Add(host, base + ".>");
-  }
-  // The hosts are those the stream has now: with -f, a host that first
-  // publishes later is read by the next logctl.
-  if (read.empty()) {
-    if (hosts.empty()) {
-      Warn("the stream " + stream + " holds no subject " + all);
-    } else if (!o.hosts.empty()) {
-      std::string list;
-      size_t i = 0;
-      for (auto it = hosts.begin(); it != hosts.end() && i < 20; ++it, ++i)
-        list += (i ? ", " : "") + it->first;
-      if (hosts.size() > 20) list += ", ...";
-      Warn("no host of the stream " + stream + " matches --host (its hosts: " + list + ")");
-    }
-    return kExitOk;
-  }
-  return read.Run(c.js, first_seq, last_seq, start);
+  FleetRead read(o, tty, st.name);
+  for (const auto &[host, filter] : st.readers) read.Add(host, filter);
+  return read.Run(st.js, st.first_seq, st.last_seq, start);
 }
 
 }  // namespace logsink::logctl

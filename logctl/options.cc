@@ -567,10 +567,13 @@ constexpr Spec kSpecs[] = {
     {kField, "field", 'F', required_argument, Bit(Command::kCat), OnField},
     {kOutputFields, "output-fields", 0, required_argument, kReads, OnOutputFields},
     {kSet, "set", 0, required_argument, Bit(Command::kSend), OnSet},
-    {kNats, "nats", 0, required_argument, kTailCat, Store<&Options::nats_url>},
-    {kStream, "stream", 0, required_argument, kTailCat, Store<&Options::nats_stream>},
-    {kHost, "host", 0, required_argument, kTailCat, OnHost},
-    {kSubjectPrefix, "subject-prefix", 0, required_argument, kTailCat, OnSubjectPrefix},
+    {kNats, "nats", 0, required_argument, kTailCat | Bit(Command::kStats),
+     Store<&Options::nats_url>},
+    {kStream, "stream", 0, required_argument, kTailCat | Bit(Command::kStats),
+     Store<&Options::nats_stream>},
+    {kHost, "host", 0, required_argument, kTailCat | Bit(Command::kStats), OnHost},
+    {kSubjectPrefix, "subject-prefix", 0, required_argument, kTailCat | Bit(Command::kStats),
+     OnSubjectPrefix},
 };
 
 bool Allowed(Command c, int opt) {
@@ -684,7 +687,10 @@ int FinishMatches(Parse &p) {
 // refused, saying so.
 int FinishNats(Parse &p) {
   Options *o = p.o;
-  if (o->nats_url.empty() && o->file.empty() && o->socket.empty())
+  // $LOGSINK_NATS: for the commands that read records (stats reports the
+  // local daemon and ring unless --nats is given).
+  const bool reads = o->cmd == Command::kTail || o->cmd == Command::kCat;
+  if (reads && o->nats_url.empty() && o->file.empty() && o->socket.empty())
     if (const char *env = std::getenv("LOGSINK_NATS"); env && *env) o->nats_url = env;
   if (o->nats_url.empty()) {
     if (!o->nats_stream.empty() || !o->hosts.empty() || o->prefix_given)
@@ -692,6 +698,8 @@ int FinishNats(Parse &p) {
           "--stream, --host and --subject-prefix read a NATS stream: they need --nats URL");
     return kGoOn;
   }
+  if (o->cmd == Command::kStats && o->watch_ms)
+    return p.Usage("--watch reports a local daemon; it does not apply with --nats");
   if (!o->cursor.empty())
     return p.Usage(
         "--cursor does not apply to a NATS stream (--nats): a stream's cursor names where each "

@@ -72,6 +72,7 @@ stage "5/6 benchmark smoke runs"
 BUILD_DIR=build/bench-release bash bench/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/compare/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/forward/run.sh --smoke
+BUILD_DIR=build/bench-release bash bench/fleet/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/python/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/text/run.sh --smoke
 BUILD_DIR=build/bench-release bash bench/visibility/run.sh --smoke

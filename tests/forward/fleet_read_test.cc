@@ -504,6 +504,42 @@ TEST_F(FleetReadTest, AppGrepAndUntilFilterTheMergedRecords) {
   EXPECT_EQ(ReadLines({"--since", "@1", "-o", "cat", "--no-pager"}), Messages(AllSent()));
 }
 
+// stats --nats --json: per host its messages, records, err-or-worse
+// count and top writers, as logged.
+TEST_F(FleetReadTest, StatsCountsEachHostsRecordsAndWriters) {
+  ProcResult r =
+      RunProcess(BinPath("logctl"),
+                 {"stats", "--nats", fleet_->nats.url(), "--host", "web-*", "--json"}, {}, kHang);
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j.value("stream", ""), "LOGS");
+  EXPECT_EQ(j.value("hosts_total", 0), 3);
+  ASSERT_EQ(j["hosts"].size(), 2u) << r.out;
+  for (const nlohmann::json &h : j["hosts"]) {
+    const std::string host = h.value("host", "");
+    std::vector<Sent> mine = Where([&](const Sent &s) { return s.host == host; });
+    EXPECT_EQ(h.value("records", 0u), mine.size()) << h.dump();
+    EXPECT_EQ(h.value("messages", 0u), mine.size()) << h.dump();
+    size_t severe = 0;
+    std::map<std::string, uint64_t> apps;
+    for (const Sent &s : mine) {
+      severe += ErrOrWorse(s);
+      ++apps[s.app];
+    }
+    EXPECT_EQ(h.value("err_and_worse", 0u), severe) << h.dump();
+    EXPECT_EQ(h.value("lost", 1u), 0u) << h.dump();
+    std::map<std::string, uint64_t> top;
+    for (const nlohmann::json &w : h["top_writers"])
+      top[w.value("app", "")] = w.value("records", 0u);
+    EXPECT_EQ(top, apps) << h.dump();
+  }
+  r = RunProcess(BinPath("logctl"), {"stats", "--nats", fleet_->nats.url()}, {}, kHang);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string &host : kHosts)
+    EXPECT_NE(r.out.find("host " + host + ":"), std::string::npos) << r.out;
+}
+
 // The cursor --show-cursor prints (the last line) and what follows it.
 std::string CursorOf(std::vector<std::string> *lines) {
   const std::string mark = "-- cursor: ";
