@@ -64,7 +64,8 @@ const char *Help(Command c) {
              "span, and the daemon's uptime and counters if it runs.\n"
              "  --watch[=SECONDS]  then a line every SECONDS (default 1, 0.1..3600) with the\n"
              "                   records and drops since the last one, until SIGINT/SIGTERM\n"
-             "       logctl stats --nats URL [--stream NAME] [--host GLOB]... [--json]\n"
+             "       logctl stats --nats URL [--stream NAME] [--host GLOB]...\n"
+             "                   [--subject-prefix P] [--json]\n"
              "Per host of a fleet's stream (logctl(1), READING A FLEET): messages, records,\n"
              "err and worse, lost, oldest and newest record, rate and top writers.\n";
     case Command::kSend:

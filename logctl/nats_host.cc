@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "common.h"
 #include "logsink/render/escape.h"
@@ -42,18 +43,137 @@ std::string Failed(const std::string &what, natsStatus s) {
 
 }  // namespace
 
-uint64_t U64Of(const json &j, const char *str_key, const char *num_key) {
-  if (auto it = j.find(str_key); it != j.end() && it->is_string())
-    return std::strtoull(it->get_ref<const std::string &>().c_str(), nullptr, 10);
-  if (auto it = j.find(num_key); it != j.end() && it->is_number_unsigned())
-    return it->get<uint64_t>();
-  return 0;
-}
+namespace {
 
-std::string_view StrOf(const json &j, const char *key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return {};
-  return it->get_ref<const std::string &>();
+// The SAX handler of ParseFields: top-level keys only, every other value
+// (args, fields, nested objects) passed over.
+class FieldsSax : public nlohmann::json_sax<json> {
+ public:
+  explicit FieldsSax(Fields *f) : f_(f) {}
+  bool null() override { return true; }
+  bool boolean(bool v) override {
+    if (Top() && key_ == "mismatch") f_->mismatch = v;
+    return true;
+  }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (!Top()) return true;
+    const uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : uint32_t(v);
+    if (key_ == "seq") {
+      if (!seq_str_) f_->seq = v;
+    } else if (key_ == "ts_ns") {
+      if (!ts_str_) f_->ts_ns = v;
+    } else if (key_ == "priority") {
+      f_->priority = v32;
+    } else if (key_ == "pid") {
+      f_->pid = v32;
+    } else if (key_ == "uid") {
+      f_->uid = v32;
+    } else if (key_ == "gid") {
+      f_->gid = v32;
+    } else if (key_ == "tid") {
+      f_->tid = v32;
+    } else if (key_ == "line") {
+      f_->line = v32;
+    } else if (key_ == "dropped") {
+      f_->dropped = true;
+      f_->dropped_count = v;
+    } else if (key_ == "dropped_since_ns") {
+      if (!since_str_) f_->dropped_since_ns = v;
+    } else if (key_ == "lost") {
+      f_->lost = true;
+      f_->notice_count = v;
+    } else if (key_ == "oversize") {
+      f_->oversize = true;
+      f_->notice_count = v;
+    } else if (key_ == "first_seq") {
+      f_->first_seq = v;
+    } else if (key_ == "last_seq") {
+      f_->last_seq = v;
+    }
+    return true;
+  }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &v) override {
+    if (!Top()) return true;
+    if (key_ == "msg") {
+      f_->msg = std::move(v);
+    } else if (key_ == "app") {
+      f_->app = std::move(v);
+    } else if (key_ == "comm") {
+      f_->comm = std::move(v);
+    } else if (key_ == "unit") {
+      f_->unit = std::move(v);
+    } else if (key_ == "file") {
+      f_->file = std::move(v);
+    } else if (key_ == "ring") {
+      f_->ring = std::move(v);
+    } else if (key_ == "fmt") {
+      f_->has_fmt = true;
+    } else if (key_ == "seq_str") {
+      seq_str_ = Exact(v, &f_->seq);
+    } else if (key_ == "ts_ns_str") {
+      ts_str_ = Exact(v, &f_->ts_ns);
+    } else if (key_ == "dropped_since_ns_str") {
+      since_str_ = Exact(v, &f_->dropped_since_ns);
+    }
+    return true;
+  }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t &k) override {
+    if (depth_ == 1) key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override {
+    return false;
+  }
+
+ private:
+  // A value right in the object (not in an array or object in it).
+  bool Top() const { return depth_ == 1; }
+  // A decimal u64 without sign or leading junk into *v.
+  static bool Exact(const std::string &s, uint64_t *v) {
+    if (s.empty() || s.size() > 20) return false;
+    uint64_t x = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      const uint64_t d = uint64_t(c - '0');
+      if (x > (UINT64_MAX - d) / 10) return false;
+      x = x * 10 + d;
+    }
+    *v = x;
+    return true;
+  }
+
+  Fields *f_;
+  int depth_ = 0;
+  std::string key_;
+  bool seq_str_ = false, ts_str_ = false, since_str_ = false;
+};
+
+}  // namespace
+
+bool ParseFields(std::string_view line, Fields *f) {
+  *f = Fields{};
+  if (line.empty() || line.front() != '{') return false;
+  FieldsSax sax(f);
+  return json::sax_parse(line, &sax);
 }
 
 bool Shown::Covers(uint64_t first, uint64_t last) const {
@@ -335,21 +455,20 @@ bool HostReader::Take(std::string_view line, Entry *e) {
   // line ends in its '}' (the host is added before it).
   while (!line.empty() && std::strchr(" \t\r", line.back())) line.remove_suffix(1);
   while (!line.empty() && std::strchr(" \t\r", line.front())) line.remove_prefix(1);
-  json j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  if (!ParseFields(line, &e->f)) {
     ++bad_lines_;
     return false;
   }
-  e->notice = j.contains("lost") || j.contains("oversize");
+  const Fields &f = e->f;
+  e->notice = f.lost || f.oversize;
   if (e->notice) {
-    e->first = U64Of(j, "", "first_seq");
-    e->last = U64Of(j, "", "last_seq");
+    e->first = f.first_seq;
+    e->last = std::max(f.first_seq, f.last_seq);
     e->ts_ns = last_ts_;
-    const std::string_view r = StrOf(j, "ring");
-    e->ring = r.empty() ? ring_ : std::string(r);
+    e->ring = f.ring.empty() ? ring_ : f.ring;
   } else {
-    e->first = e->last = U64Of(j, "seq_str", "seq");
-    e->ts_ns = last_ts_ = U64Of(j, "ts_ns_str", "ts_ns");
+    e->first = e->last = f.seq;
+    e->ts_ns = last_ts_ = f.ts_ns;
     e->ring = ring_;
   }
   Shown &shown = shown_[e->ring];
@@ -360,7 +479,6 @@ bool HostReader::Take(std::string_view line, Entry *e) {
   }
   shown.Add(e->first, e->last);
   e->line.assign(line);
-  e->j = std::move(j);
   e->msg_seq = msg_seq_;
   e->line_no = line_no_;
   return true;

@@ -16,24 +16,36 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 
 namespace logsink::logctl::fleet {
 
-// A JSON record's u64 field: its exact decimal copy str_key if there,
-// else num_key's number; 0 when neither is.
-uint64_t U64Of(const nlohmann::json &j, const char *str_key, const char *num_key);
-// A JSON record's string field ("" when it is missing or not a string).
-std::string_view StrOf(const nlohmann::json &j, const char *key);
+// What a reader needs of a published JSON line (render/RENDERING.md,
+// "JSON"; the forwarder's notices, logsink-forward.8): the object's own
+// keys only, read without building the whole object. A key of another type
+// than its own is left at its default; u64 keys prefer their exact decimal
+// copies (seq_str, ts_ns_str, dropped_since_ns_str).
+struct Fields {
+  uint64_t seq = 0, ts_ns = 0;
+  uint32_t pid = 0, uid = 0, gid = 0, tid = 0, line = 0;
+  uint32_t priority = 6;
+  std::string app, comm, unit, file, msg, ring;
+  bool has_fmt = false, mismatch = false;
+  bool dropped = false;  // a DROPPED report
+  uint64_t dropped_count = 0, dropped_since_ns = 0;
+  bool lost = false, oversize = false;  // the forwarder's notices
+  uint64_t notice_count = 0, first_seq = 0, last_seq = 0;
+};
+// Reads line (one JSON object) into *f. False when it is not one.
+bool ParseFields(std::string_view line, Fields *f);
 
 // One line of a body: a record, or the forwarder's notice in place of
 // records (lost, oversize).
 struct Entry {
   std::string line;  // the JSON line as published
-  nlohmann::json j;
+  Fields f;
   bool notice = false;
   uint64_t ts_ns = 0;            // a notice: the time of the record before it
   uint64_t first = 0, last = 0;  // the record sequence numbers it covers

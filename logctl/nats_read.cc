@@ -20,6 +20,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
 #include <string>
@@ -40,9 +41,6 @@ namespace {
 using fleet::Entry;
 using fleet::HostPos;
 using fleet::HostReader;
-using fleet::StrOf;
-using fleet::U64Of;
-using nlohmann::json;
 
 // --since starts each consumer at the stream's store time since minus this:
 // a record is stored after it was logged, on a host whose clock may run
@@ -52,11 +50,6 @@ constexpr uint64_t kSinceSlackNs = 300ull * 1000000000ull;
 // hosts, then is printed in time order with those that came with it.
 constexpr auto kReorder = std::chrono::milliseconds(300);
 constexpr size_t kCursorFileMax = 4u << 20;
-
-uint32_t U32Of(const json &j, const char *key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_unsigned() ? uint32_t(it->get<uint64_t>()) : 0;
-}
 
 // A fleet cursor: `lsn1:STREAM` then per host read `~KEY=MSG:LINES:RING:SEQ`
 // (KEY the consumer's subject after the prefix, '%', '~', '=' and ':' in it
@@ -178,28 +171,28 @@ bool StartCursor(const Options &o, std::optional<FleetCursor> *out, int *rc) {
   return true;
 }
 
-// A record's fields as the printer and the filter read them; views into e.j.
+// A record's fields as the printer and the filter read them; views into e.f.
 storage::Record RecordOf(const Entry &e) {
   storage::Record r;
-  const json &j = e.j;
+  const fleet::Fields &f = e.f;
   r.seq = e.first;
   r.ts_ns = e.ts_ns;
-  r.pid = U32Of(j, "pid");
-  r.uid = U32Of(j, "uid");
-  r.gid = U32Of(j, "gid");
-  r.tid = U32Of(j, "tid");
-  r.app = StrOf(j, "app");
-  r.comm = StrOf(j, "comm");
-  r.unit = StrOf(j, "unit");
-  if (j.contains("dropped")) {
+  r.pid = f.pid;
+  r.uid = f.uid;
+  r.gid = f.gid;
+  r.tid = f.tid;
+  r.app = f.app;
+  r.comm = f.comm;
+  r.unit = f.unit;
+  if (f.dropped) {
     r.kind = storage::Record::Kind::kDropped;
-    r.dropped_count = U64Of(j, "", "dropped");
-    r.dropped_since_ns = U64Of(j, "dropped_since_ns_str", "dropped_since_ns");
+    r.dropped_count = f.dropped_count;
+    r.dropped_since_ns = f.dropped_since_ns;
   }
-  r.site.level = uint8_t(std::min<uint32_t>(U32Of(j, "priority"), 7));
-  r.site.file = StrOf(j, "file");
-  r.site.line = U32Of(j, "line");
-  r.site_known = j.contains("fmt");
+  r.site.level = uint8_t(std::min<uint32_t>(f.priority, 7));
+  r.site.file = f.file;
+  r.site.line = f.line;
+  r.site_known = f.has_fmt;
   return r;
 }
 
@@ -215,12 +208,11 @@ class Renderer {
     if (e.notice) return Notice(e, host, out), true;
     const storage::Record r = RecordOf(e);
     if (!o_.filter.Match(r)) return false;
-    const std::string_view msg = StrOf(e.j, "msg");
+    const std::string &msg = e.f.msg;
     if (!o_.grep.Match(msg)) return false;
     if (json_mode()) return Json(e.line, host, out), true;
-    msg_.assign(msg);
     pr_.SetHost(host);
-    pr_.Line(r, msg_, !e.j.contains("mismatch"), out);
+    pr_.Line(r, msg, !e.f.mismatch, out);
     return true;
   }
 
@@ -263,14 +255,14 @@ class Renderer {
     out->append("-- ");
     render::AppendTerminalSafe(out, host);
     out->append(": ");
-    render::AppendTerminalSafe(out, StrOf(e.j, "msg"));
+    render::AppendTerminalSafe(out, e.f.msg);
     out->append(" --\n");
   }
 
   render::OutputMode mode_;
   render::Printer pr_;
   const Options &o_;
-  std::string msg_, tmp_;
+  std::string tmp_;
 };
 
 volatile sig_atomic_t g_stop = 0;

@@ -44,18 +44,16 @@ struct HostStats {
 };
 
 void Count(const fleet::Entry &e, HostStats *h) {
+  const fleet::Fields &f = e.f;
   if (e.notice) {
-    h->lost += fleet::U64Of(e.j, "", "lost") + fleet::U64Of(e.j, "", "oversize");
+    h->lost += f.notice_count;
     return;
   }
   ++h->records;
-  auto p = e.j.find("priority");
-  if (p != e.j.end() && p->is_number_unsigned() && p->get<uint64_t>() <= 3) ++h->severe;
+  if (!f.dropped && f.priority <= 3) ++h->severe;
   h->oldest = std::min(h->oldest, e.ts_ns);
   h->newest = std::max(h->newest, e.ts_ns);
-  std::string_view label = fleet::StrOf(e.j, "app");
-  if (label.empty()) label = fleet::StrOf(e.j, "comm");
-  ++h->writers[std::string(label)];
+  ++h->writers[f.app.empty() ? f.comm : f.app];
 }
 
 void AppendJson(const fleet::Stream &st, const std::map<std::string, HostStats> &hosts,
