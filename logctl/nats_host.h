@@ -110,6 +110,9 @@ class HostReader {
   // The snapshot's next entry. False at its end (*why empty) or on an
   // error (*why).
   bool Next(Entry *e, std::string *why);
+  // A reader that had no snapshot (its host came later): follow from the
+  // stream sequence seq on.
+  void FollowFrom(uint64_t seq) { next_seq_ = seq; }
   // After the snapshot: an ordered push consumer from the first message
   // after it; its messages go to inbox with this reader's index.
   bool Follow(jsCtx *js, const std::string &stream, Inbox *inbox, std::string *why);

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ constexpr uint64_t kSinceSlackNs = 300ull * 1000000000ull;
 // -f: a record waits this long after it arrived for earlier ones of other
 // hosts, then is printed in time order with those that came with it.
 constexpr auto kReorder = std::chrono::milliseconds(300);
+// -f: how often the stream's subjects are listed again for new hosts.
+constexpr auto kSurvey = std::chrono::seconds(5);
 constexpr size_t kCursorFileMax = 4u << 20;
 
 // A fleet cursor: `lsn1:STREAM` then per host read `~KEY=MSG:LINES:RING:SEQ`
@@ -271,9 +274,9 @@ void OnStopSignal(int) { g_stop = 1; }
 // One read: the readers, the merge, the output and the hosts' positions.
 class FleetRead {
  public:
-  FleetRead(const Options &o, bool tty, std::string stream)
-      : o_(o), rd_(o, tty), out_(STDOUT_FILENO) {
-    cursor_.stream = std::move(stream);
+  FleetRead(const Options &o, bool tty, fleet::Stream *st)
+      : o_(o), st_(st), rd_(o, tty), out_(STDOUT_FILENO) {
+    cursor_.stream = st->name;
   }
   ~FleetRead() {
     {
@@ -287,6 +290,7 @@ class FleetRead {
   // A reader of host's messages on the subject filter.
   void Add(const std::string &host, const std::string &filter) {
     readers_.push_back(std::make_unique<HostReader>(host, filter, readers_.size()));
+    filters_.insert(filter);
   }
   bool empty() const { return readers_.empty(); }
   // The cursor key of a reader: its subject after PREFIX.
@@ -294,8 +298,9 @@ class FleetRead {
     return r.filter().substr(o_.nats_prefix.size() + 1);
   }
 
-  int Run(jsCtx *js, uint64_t first_seq, uint64_t last_seq,
-          const std::optional<FleetCursor> &start) {
+  int Run(const std::optional<FleetCursor> &start) {
+    jsCtx *js = st_->js;
+    const uint64_t first_seq = st_->first_seq, last_seq = st_->last_seq;
     std::string why;
     const uint64_t since_ns = o_.filter.since_ns.value_or(0);
     const uint64_t since = !since_ns ? 0 : since_ns > kSinceSlackNs ? since_ns - kSinceSlackNs : 1;
@@ -310,7 +315,7 @@ class FleetRead {
       if (!r->Open(js, cursor_.stream, since, last_seq, &why)) return Fail(why);
     }
     if (!Snapshot(start.has_value(), &why)) return Fail(why);
-    if (o_.follow && !out_.failed() && !Follow(js, &why)) return Fail(why);
+    if (o_.follow && !out_.failed() && !Follow(js, last_seq, &why)) return Fail(why);
     return Finish();
   }
 
@@ -386,7 +391,21 @@ class FleetRead {
   // -f: each host's new messages as they come, printed in time order among
   // those that arrived within the reorder window. Until SIGINT or SIGTERM
   // (then the cursor is written), or the reader of the output goes.
-  bool Follow(jsCtx *js, std::string *why) {
+  // Hosts that came since the read began (checked every kSurvey): new
+  // readers, following from the first message after the snapshot.
+  bool AddNewHosts(jsCtx *js, uint64_t last_seq, std::string *why) {
+    std::map<std::string, std::pair<bool, bool>> hosts;
+    if (!fleet::Survey(o_, st_, &hosts, why)) return false;
+    for (const auto &[host, filter] : st_->readers) {
+      if (!filters_.insert(filter).second) continue;
+      Add(host, filter);
+      readers_.back()->FollowFrom(last_seq + 1);
+      if (!readers_.back()->Follow(js, cursor_.stream, &inbox_, why)) return false;
+    }
+    return true;
+  }
+
+  bool Follow(jsCtx *js, uint64_t last_seq, std::string *why) {
     out_.Flush();
     struct sigaction sa {};
     sa.sa_handler = OnStopSignal;
@@ -401,7 +420,14 @@ class FleetRead {
       Entry e;
     };
     std::vector<Held> held;
+    auto surveyed = Clock::now();
     while (!g_stop && !out_.failed()) {
+      if (Clock::now() - surveyed >= kSurvey) {
+        surveyed = Clock::now();
+        // A failed survey (a reconnect under way) is tried at the next.
+        std::string ignored;
+        AddNewHosts(js, last_seq, &ignored);
+      }
       std::deque<std::pair<size_t, natsMsg *>> got;
       {
         std::unique_lock<std::mutex> lock(inbox_.mu);
@@ -457,6 +483,8 @@ class FleetRead {
   }
 
   const Options &o_;
+  fleet::Stream *st_;
+  std::set<std::string> filters_;  // the subjects read
   Renderer rd_;
   Out out_;
   fleet::Inbox inbox_;  // before readers_: the readers' deliveries use it
@@ -493,9 +521,9 @@ int ReadNats(const Options &o, bool tty) {
           "the cursor is of the stream " + start->stream + ", not of " + st.name);
     return kExitError;
   }
-  FleetRead read(o, tty, st.name);
+  FleetRead read(o, tty, &st);
   for (const auto &[host, filter] : st.readers) read.Add(host, filter);
-  return read.Run(st.js, st.first_seq, st.last_seq, start);
+  return read.Run(start);
 }
 
 }  // namespace logsink::logctl

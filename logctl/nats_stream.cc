@@ -68,6 +68,49 @@ Stream::~Stream() {
   if (nc) natsConnection_Destroy(nc);
 }
 
+bool Survey(const Options &o, Stream *out, std::map<std::string, std::pair<bool, bool>> *hosts,
+            std::string *why) {
+  const std::string all = o.nats_prefix + ".>";
+  jsStreamInfo *si = nullptr;
+  jsOptions io;
+  jsOptions_Init(&io);
+  io.Wait = kRequestMs;
+  io.Stream.Info.SubjectsFilter = all.c_str();
+  jsErrCode jerr = jsErrCode(0);
+  natsStatus s = js_GetStreamInfo(&si, out->js, out->name.c_str(), &io, &jerr);
+  if (s != NATS_OK) {
+    *why = s == NATS_NOT_FOUND ? "no stream " + out->name + " on " + o.nats_url
+                               : "asking about the stream " + out->name + ": " + StatusText(s);
+    return false;
+  }
+  out->first_seq = si->State.FirstSeq;
+  out->last_seq = si->State.LastSeq;
+  out->msgs = si->State.Msgs;
+  out->bytes = si->State.Bytes;
+  out->host_msgs.clear();
+  out->readers.clear();
+  hosts->clear();
+  if (si->State.Subjects)
+    for (int i = 0; i < si->State.Subjects->Count; i++) {
+      const jsStreamStateSubject &sub = si->State.Subjects->List[i];
+      const std::string subject = sub.Subject;
+      const std::string host = HostOf(o.nats_prefix, subject);
+      if (host.empty()) continue;
+      auto &h = (*hosts)[host];
+      (subject.size() == o.nats_prefix.size() + 1 + host.size() ? h.first : h.second) = true;
+      if (HostSelected(o, host)) out->host_msgs[host] += sub.Msgs;
+    }
+  jsStreamInfo_Destroy(si);
+  out->hosts_total = hosts->size();
+  for (const auto &[host, kinds] : *hosts) {
+    if (!HostSelected(o, host)) continue;
+    const std::string base = o.nats_prefix + "." + host;
+    if (kinds.first) out->readers.emplace_back(host, base);
+    if (kinds.second) out->readers.emplace_back(host, base + ".>");
+  }
+  return true;
+}
+
 int OpenStream(const Options &o, bool follow, const std::string &named_by, Stream *out) {
   natsOptions *no = nullptr;
   natsStatus s = natsOptions_Create(&no);
@@ -97,46 +140,13 @@ int OpenStream(const Options &o, bool follow, const std::string &named_by, Strea
     Error("--nats", why);
     return kExitError;
   }
-  jsStreamInfo *si = nullptr;
-  jsOptions io;
-  jsOptions_Init(&io);
-  io.Wait = kRequestMs;
-  io.Stream.Info.SubjectsFilter = all.c_str();
-  jsErrCode jerr = jsErrCode(0);
-  s = js_GetStreamInfo(&si, out->js, out->name.c_str(), &io, &jerr);
-  if (s != NATS_OK) {
-    Error("--nats", s == NATS_NOT_FOUND
-                        ? "no stream " + out->name + " on " + o.nats_url
-                        : "asking about the stream " + out->name + ": " + StatusText(s));
+  std::map<std::string, std::pair<bool, bool>> hosts;
+  if (!Survey(o, out, &hosts, &why)) {
+    Error("--nats", why);
     return kExitError;
   }
-  out->first_seq = si->State.FirstSeq;
-  out->last_seq = si->State.LastSeq;
-  out->msgs = si->State.Msgs;
-  out->bytes = si->State.Bytes;
-  // host -> (PREFIX.HOST, deeper subjects)
-  std::map<std::string, std::pair<bool, bool>> hosts;
-  if (si->State.Subjects)
-    for (int i = 0; i < si->State.Subjects->Count; i++) {
-      const jsStreamStateSubject &sub = si->State.Subjects->List[i];
-      const std::string subject = sub.Subject;
-      const std::string host = HostOf(o.nats_prefix, subject);
-      if (host.empty()) continue;
-      auto &h = hosts[host];
-      (subject.size() == o.nats_prefix.size() + 1 + host.size() ? h.first : h.second) = true;
-      if (HostSelected(o, host)) out->host_msgs[host] += sub.Msgs;
-    }
-  jsStreamInfo_Destroy(si);
-  out->hosts_total = hosts.size();
-  for (const auto &[host, kinds] : hosts) {
-    if (!HostSelected(o, host)) continue;
-    const std::string base = o.nats_prefix + "." + host;
-    if (kinds.first) out->readers.emplace_back(host, base);
-    if (kinds.second) out->readers.emplace_back(host, base + ".>");
-  }
-  if (!out->readers.empty()) return -1;
-  // The hosts are those the stream has now: with -f, a host that first
-  // publishes later is read by the next logctl.
+  // A follower waits for the hosts to come (Survey again, nats_read.cc).
+  if (!out->readers.empty() || follow) return -1;
   if (hosts.empty()) {
     Warn("the stream " + out->name + " holds no subject " + all);
   } else if (!o.hosts.empty()) {

@@ -40,6 +40,12 @@ struct Stream {
 // captures PREFIX.>) and the selected hosts. -1 to go on; else the exit
 // code, after the message: kExitError when it cannot, kExitOk when no host
 // is selected (a warning names those there are).
+// With follow, no host selected yet is no reason to stop (-1).
 int OpenStream(const Options &o, bool follow, const std::string &named_by, Stream *out);
+// Reads out->name's state and subjects again: its sequences, messages and
+// the selected hosts' readers (hosts: every host, with whether it has
+// PREFIX.HOST and deeper subjects). False with *why when NATS cannot say.
+bool Survey(const Options &o, Stream *out, std::map<std::string, std::pair<bool, bool>> *hosts,
+            std::string *why);
 
 }  // namespace logsink::logctl::fleet

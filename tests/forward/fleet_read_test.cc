@@ -551,8 +551,9 @@ std::string CursorOf(std::vector<std::string> *lines) {
 
 // -f on a fleet of its own: new records of the selected hosts appear (and
 // none of the other's), each once, also across a SIGKILL and restart of a
-// forwarder; stopped by SIGTERM it writes its cursor file, after which a
-// read shows nothing again and then only what came since.
+// forwarder, and a selected host that first publishes meanwhile is found;
+// stopped by SIGTERM it writes its cursor file, after which a read shows
+// nothing again and then only what came since.
 TEST(FleetFollow, NewRecordsOfTheSelectedHostsShowOnceAcrossAForwarderKill) {
   Fleet f;
   std::string err = StartFleet(&f);
@@ -618,6 +619,24 @@ TEST(FleetFollow, NewRecordsOfTheSelectedHostsShowOnceAcrossAForwarderKill) {
   // nothing else waited.
   send("db-1", "follow db-1 last");
   want.push_back("follow db-1 last");
+  expect_shown(want.size());
+  EXPECT_EQ(shown, want);
+  // A host that first publishes while -f runs and matches --host is
+  // found (the follower lists the subjects again every 5 s).
+  Js js(url);
+  ASSERT_TRUE(js.ok());
+  const std::string ring9 = "00112233445566778899aabbccddeeff";
+  ASSERT_TRUE(js.Publish("logs.db-9",
+                         "{\"seq\":0,\"seq_str\":\"0\",\"ts_ns\":1,\"ts_ns_str\":\"" +
+                             std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()) +
+                             "\",\"level\":\"info\",\"priority\":6,\"app\":\"new\","
+                             "\"msg\":\"follow db-9 new host\"}",
+                         {{"Nats-Msg-Id", "ls1-" + ring9 + "-0"}}));
+  ASSERT_TRUE(js.Publish("logs.zz-1", "{\"seq\":0,\"ts_ns\":1,\"msg\":\"not selected\"}",
+                         {{"Nats-Msg-Id", "ls1-" + ring9 + "-1"}}));
+  want.push_back("follow db-9 new host");
   expect_shown(want.size());
   EXPECT_EQ(shown, want);
   follower.Signal(SIGTERM);
