@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "common.h"
@@ -22,7 +23,9 @@ constexpr int kFetchBatch = 256;
 constexpr int64_t kFetchMaxBytes = 1 << 20;
 // A decompressed body bigger than this is refused (the forwarder's are at
 // most about 512 KiB of JSON lines).
-constexpr uint64_t kBodyMax = 64ull << 20;
+constexpr size_t kBodyMax = size_t(64) << 20;
+// A body buffer bigger than this is not kept for the next message.
+constexpr size_t kKeepBody = size_t(4) << 20;
 // A killed reader's consumers go this long after its last request.
 constexpr int64_t kInactiveNs = 60ll * 1000000000ll;
 
@@ -35,10 +38,40 @@ uint64_t StreamSeq(natsMsg *m) {
 }
 
 std::string Failed(const std::string &what, natsStatus s) {
-  std::string t = what + ": " + natsStatus_GetText(s);
-  if (const char *last = nats_GetLastError(nullptr); last && *last)
-    t += std::string(" (") + last + ")";
+  std::string t;
+  render::AppendTerminalSafe(&t, what);
+  t += std::string(": ") + natsStatus_GetText(s);
+  if (const char *last = nats_GetLastError(nullptr); last && *last) {
+    t += " (";
+    render::AppendTerminalSafe(&t, last);
+    t += ")";
+  }
   return t;
+}
+
+// A ring identity as cursors carry it: 32 hex digits, lowercase; "" for
+// anything else (a header or key a publisher made up).
+std::string RingId(std::string_view v) {
+  if (v.size() != 32) return "";
+  std::string r(v);
+  for (char &c : r) {
+    if (c >= 'A' && c <= 'F') c = char(c - 'A' + 'a');
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  }
+  return r;
+}
+
+// A header's decimal u64, or false.
+bool HeaderU64(natsMsg *m, const char *name, uint64_t *v) {
+  const char *text = nullptr;
+  if (natsMsgHeader_Get(m, name, &text) != NATS_OK || !text || !*text) return false;
+  uint64_t x = 0;
+  for (const char *p = text; *p; p++) {
+    if (*p < '0' || *p > '9' || x > (UINT64_MAX - uint64_t(*p - '0')) / 10) return false;
+    x = x * 10 + uint64_t(*p - '0');
+  }
+  *v = x;
+  return true;
 }
 
 }  // namespace
@@ -49,6 +82,9 @@ namespace {
 // (args, fields, nested objects) passed over.
 class FieldsSax : public nlohmann::json_sax<json> {
  public:
+  // Deeper lines are refused: the forwarder's are at most 3 deep (the
+  // kinds' objects in them), and json-pretty's printer recurses per level.
+  static constexpr int kMaxDepth = 64;
   explicit FieldsSax(Fields *f) : f_(f) {}
   bool null() override { return true; }
   bool boolean(bool v) override {
@@ -120,25 +156,21 @@ class FieldsSax : public nlohmann::json_sax<json> {
     return true;
   }
   bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override {
-    ++depth_;
-    return true;
-  }
+  bool start_object(std::size_t) override { return ++depth_ <= kMaxDepth; }
   bool end_object() override {
     --depth_;
     return true;
   }
-  bool start_array(std::size_t) override {
-    ++depth_;
-    return true;
-  }
+  bool start_array(std::size_t) override { return ++depth_ <= kMaxDepth; }
   bool end_array() override {
     --depth_;
     return true;
   }
   bool key(string_t &k) override {
-    if (depth_ == 1) key_ = std::move(k);
-    return true;
+    if (depth_ != 1) return true;
+    key_ = std::move(k);
+    // The reader adds "host": a line that has one was not the forwarder's.
+    return key_ != "host";
   }
   bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override {
     return false;
@@ -198,14 +230,29 @@ void Shown::Add(uint64_t first, uint64_t last) {
     it = ranges_.erase(it);
   }
   ranges_[first] = last;
+  if (ranges_.size() > kMaxRanges) {
+    auto low = ranges_.begin(), next = std::next(low);
+    low->second = next->second;
+    ranges_.erase(next);
+  }
 }
 
 Inbox::~Inbox() {
   for (auto &m : q) natsMsg_Destroy(m.second);
 }
 
-HostReader::HostReader(std::string host, std::string filter, size_t index)
-    : host_(std::move(host)), filter_(std::move(filter)), index_(index) {}
+HostReader::HostReader(std::string host, std::string filter, size_t index, ShownByRing *shown)
+    : host_(std::move(host)), filter_(std::move(filter)), index_(index), shown_(shown) {}
+
+uint64_t HostReader::Progress(const std::string &ring) const {
+  auto it = shown_->find(ring);
+  return it == shown_->end() ? 0 : it->second.LowestEnd();
+}
+
+void HostReader::Abandon() {
+  if (sub_) natsSubscription_Destroy(sub_);
+  sub_ = nullptr;
+}
 
 HostReader::~HostReader() {
   natsMsgList_Destroy(&list_);
@@ -218,7 +265,7 @@ HostReader::~HostReader() {
 void HostReader::Resume(const HostPos &p, bool aged_out) {
   resume_ = p;
   skip_lines_ = p.lines;
-  if (!p.ring.empty()) shown_[p.ring].Add(0, p.rec_seq);
+  if (!p.ring.empty()) (*shown_)[p.ring].Add(0, p.rec_seq);
   gap_check_ = aged_out && !p.ring.empty();
 }
 
@@ -240,6 +287,7 @@ bool HostReader::Open(jsCtx *js, const std::string &stream, uint64_t start_ns, u
     so.Config.OptStartTime = int64_t(std::min<uint64_t>(start_ns, INT64_MAX));
   }
   jsErrCode jerr = jsErrCode(0);
+  failed_ = true;  // until it is open
   natsStatus s = js_PullSubscribe(&sub_, js, filter_.c_str(), nullptr, nullptr, &so, &jerr);
   if (s != NATS_OK) {
     *why = Failed("reading " + filter_ + " of the stream " + stream, s);
@@ -253,10 +301,12 @@ bool HostReader::Open(jsCtx *js, const std::string &stream, uint64_t start_ns, u
   }
   pending_ = ci->NumPending;
   jsConsumerInfo_Destroy(ci);
+  failed_ = false;
   return true;
 }
 
 bool HostReader::Next(Entry *e, std::string *why) {
+  if (failed_) return false;
   for (;;) {
     if (NextLine(e)) return true;
     natsMsg *m = NextMessage(why);
@@ -300,6 +350,16 @@ natsMsg *HostReader::NextMessage(std::string *why) {
     req.NoWait = true;
     natsStatus s = natsSubscription_FetchRequest(&list_, sub_, &req);
     if (list_.Count > 0) continue;
+    if (s != NATS_OK && s != NATS_TIMEOUT && s != NATS_NOT_FOUND) {
+      // A message bigger than kFetchMaxBytes (a server whose max_payload
+      // allows it) comes alone, without the byte limit.
+      natsMsgList_Destroy(&list_);
+      list_ = natsMsgList{};
+      req.Batch = 1;
+      req.MaxBytes = 0;
+      s = natsSubscription_FetchRequest(&list_, sub_, &req);
+      if (list_.Count > 0) continue;
+    }
     jsConsumerInfo *ci = nullptr;
     jsErrCode jerr = jsErrCode(0);
     // What the consumer counted may have left the stream since (its age or
@@ -396,41 +456,64 @@ void HostReader::Decode(natsMsg *m) {
   natsMsgHeader_Get(m, "Logsink-Encoding", &enc);
   ring_.clear();
   if (natsMsgHeader_Get(m, "Logsink-Ring", &ring) == NATS_OK && ring) {
-    ring_ = ring;
+    ring_ = RingId(ring);
   } else if (natsMsgHeader_Get(m, "Nats-Msg-Id", &id) == NATS_OK && id &&
              std::strncmp(id, "ls1-", 4) == 0) {
-    ring_.assign(id + 4, std::strcspn(id + 4, "-"));
+    ring_ = RingId(std::string_view(id + 4, std::strcspn(id + 4, "-")));
   }
+  // A batch's range bounds what its notices may cover.
+  range_first_ = 0;
+  range_last_ = UINT64_MAX;
+  uint64_t v;
+  if (HeaderU64(m, "Logsink-First-Seq", &v)) range_first_ = v;
+  if (HeaderU64(m, "Logsink-Last-Seq", &v)) range_last_ = v;
   if (!enc) {
     body_.assign(data, len);
     return;
   }
+  // Decoded in steps into a body that grows with what really comes out
+  // (never by what a frame claims), at most kBodyMax; a body that stays
+  // big is given back after its message.
+  if (body_.capacity() > kKeepBody) std::string().swap(body_);
   if (std::strcmp(enc, "zstd") == 0) {
-    const unsigned long long n = ZSTD_getFrameContentSize(data, len);
-    if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR || n > kBodyMax)
-      return Bad(m, "a zstd body without a content size of at most 64 MiB");
-    body_.resize(size_t(n));
-    const size_t got = ZSTD_decompress(body_.data(), body_.size(), data, len);
-    if (ZSTD_isError(got) || got != n) return Bad(m, "a zstd body that does not decode");
+    std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream *)> d(ZSTD_createDStream(),
+                                                                ZSTD_freeDStream);
+    if (!d) return Bad(m, "a zstd body, and no memory to decode it");
+    ZSTD_inBuffer in{data, len, 0};
+    size_t rc = 1;
+    while (in.pos < in.size || rc != 0) {
+      if (body_.size() >= kBodyMax) return Bad(m, "a zstd body of more than 64 MiB");
+      const size_t at = body_.size();
+      body_.resize(std::min<size_t>(kBodyMax, std::max<size_t>(at * 2, 64 << 10)));
+      ZSTD_outBuffer out{body_.data() + at, body_.size() - at, 0};
+      rc = ZSTD_decompressStream(d.get(), &out, &in);
+      body_.resize(at + out.pos);
+      if (ZSTD_isError(rc)) return Bad(m, "a zstd body that does not decode");
+      if (in.pos == in.size && rc != 0 && out.pos == 0)
+        return Bad(m, "a zstd body that ends inside a frame");
+    }
     return;
   }
   if (std::strcmp(enc, "lz4") == 0) {
-    LZ4F_dctx *d = nullptr;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
+    LZ4F_dctx *raw = nullptr;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&raw, LZ4F_VERSION)))
       return Bad(m, "an LZ4 body, and no memory to decode it");
-    LZ4F_frameInfo_t info{};
-    size_t in = len;
-    size_t rc = LZ4F_getFrameInfo(d, &info, data, &in);
-    if (LZ4F_isError(rc) || info.contentSize == 0 || info.contentSize > kBodyMax) {
-      LZ4F_freeDecompressionContext(d);
-      return Bad(m, "an LZ4 body without a content size of at most 64 MiB");
+    std::unique_ptr<LZ4F_dctx, LZ4F_errorCode_t (*)(LZ4F_dctx *)> d(raw,
+                                                                    LZ4F_freeDecompressionContext);
+    size_t pos = 0, rc = 1;
+    while (pos < len) {
+      if (body_.size() >= kBodyMax) return Bad(m, "an LZ4 body of more than 64 MiB");
+      const size_t at = body_.size();
+      body_.resize(std::min<size_t>(kBodyMax, std::max<size_t>(at * 2, 64 << 10)));
+      size_t out = body_.size() - at, in = len - pos;
+      rc = LZ4F_decompress(d.get(), body_.data() + at, &out, data + pos, &in, nullptr);
+      body_.resize(at + out);
+      pos += in;
+      if (LZ4F_isError(rc)) return Bad(m, "an LZ4 body that does not decode");
+      if (rc == 0 && pos < len) return Bad(m, "an LZ4 body with bytes after its frame");
+      if (in == 0 && out == 0) break;
     }
-    body_.resize(size_t(info.contentSize));
-    size_t out = body_.size(), rest = len - in;
-    rc = LZ4F_decompress(d, body_.data(), &out, data + in, &rest, nullptr);
-    LZ4F_freeDecompressionContext(d);
-    if (LZ4F_isError(rc) || rc != 0 || out != body_.size())
-      return Bad(m, "an LZ4 body that does not decode");
+    if (rc != 0) return Bad(m, "an LZ4 body that ends inside its frame");
     return;
   }
   std::string named = "an unknown Logsink-Encoding '";
@@ -462,16 +545,21 @@ bool HostReader::Take(std::string_view line, Entry *e) {
   const Fields &f = e->f;
   e->notice = f.lost || f.oversize;
   if (e->notice) {
-    e->first = f.first_seq;
-    e->last = std::max(f.first_seq, f.last_seq);
+    // A notice covers at most the records it counts, within its batch's
+    // range: a made-up one cannot hide a ring's later records.
+    const uint64_t n = std::max<uint64_t>(f.notice_count, 1);
+    e->first = std::max(f.first_seq, range_first_);
+    e->last = std::min({std::max(f.first_seq, f.last_seq), range_last_,
+                        e->first > UINT64_MAX - (n - 1) ? UINT64_MAX : e->first + (n - 1)});
+    if (e->last < e->first) e->last = e->first;
     e->ts_ns = last_ts_;
-    e->ring = f.ring.empty() ? ring_ : f.ring;
+    e->ring = f.ring.empty() ? ring_ : RingId(f.ring);
   } else {
     e->first = e->last = f.seq;
     e->ts_ns = last_ts_ = f.ts_ns;
     e->ring = ring_;
   }
-  Shown &shown = shown_[e->ring];
+  Shown &shown = (*shown_)[e->ring];
   if (shown.Covers(e->first, e->last)) return false;
   if (gap_check_ && e->ring == resume_.ring) {
     gap_check_ = false;

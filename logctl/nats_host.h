@@ -63,14 +63,24 @@ struct HostPos {
 };
 
 // The ranges of record sequence numbers of one ring a host has returned.
+// At most kMaxRanges: past that the two lowest become one (the numbers
+// between them, which a forwarder's --level or --app filter left out,
+// count as returned), so gaps cost no memory per record.
 class Shown {
  public:
+  static constexpr size_t kMaxRanges = 1024;
   bool Covers(uint64_t first, uint64_t last) const;
   void Add(uint64_t first, uint64_t last);
+  // The end of the lowest range: everything of the ring up to it is
+  // returned (a cursor's record), whatever a publisher claims beyond.
+  uint64_t LowestEnd() const { return ranges_.empty() ? 0 : ranges_.begin()->second; }
 
  private:
   std::map<uint64_t, uint64_t> ranges_;  // first -> last
 };
+// A host's rings: shared by the host's readers (PREFIX.HOST and
+// PREFIX.HOST.>), so a record on both subjects shows once.
+using ShownByRing = std::map<std::string, Shown>;
 
 // Follow: the messages of every host's push consumer, in arrival order;
 // a delivery waits for room while kMaxBytes of bodies wait (then the
@@ -88,8 +98,9 @@ struct Inbox {
 class HostReader {
  public:
   // host: the subject token; filter: the consumer's subject (PREFIX.HOST
-  // or PREFIX.HOST.>); index: this reader's, in the Inbox.
-  HostReader(std::string host, std::string filter, size_t index);
+  // or PREFIX.HOST.>); index: this reader's, in the Inbox; shown: the
+  // host's, outliving the reader.
+  HostReader(std::string host, std::string filter, size_t index, ShownByRing *shown);
   ~HostReader();
   HostReader(const HostReader &) = delete;
   HostReader &operator=(const HostReader &) = delete;
@@ -125,6 +136,11 @@ class HostReader {
   // none, or not known yet). Each gap is taken once.
   uint64_t TakeGap() { return std::exchange(gap_, 0); }
   uint64_t bad_lines() const { return bad_lines_; }
+  // The ring's LowestEnd (Shown).
+  uint64_t Progress(const std::string &ring) const;
+  // Gives the consumer up without asking the server to delete it (it is
+  // ephemeral and goes by itself): for a connection that is down.
+  void Abandon();
 
  private:
   natsMsg *NextMessage(std::string *why);
@@ -137,6 +153,7 @@ class HostReader {
   std::string host_, filter_;
   size_t index_;
   natsSubscription *sub_ = nullptr;  // the pull consumer, then the push one
+  bool failed_ = false;              // Open failed: nothing to read
   Inbox *inbox_ = nullptr;
   natsMsgList list_{};
   int list_pos_ = 0;
@@ -150,9 +167,10 @@ class HostReader {
   HostPos resume_;
   bool gap_check_ = false;  // Resume: the resumed ring's next record not seen yet
   uint64_t gap_ = 0;
-  std::string ring_;  // the ring of the message being read
+  std::string ring_;                                    // the ring of the message being read
+  uint64_t range_first_ = 0, range_last_ = UINT64_MAX;  // its batch's records
   uint64_t last_ts_ = 0;
-  std::map<std::string, Shown> shown_;
+  ShownByRing *shown_;
   uint64_t bad_lines_ = 0;
 };
 

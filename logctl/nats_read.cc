@@ -50,6 +50,8 @@ constexpr uint64_t kSinceSlackNs = 300ull * 1000000000ull;
 // -f: a record waits this long after it arrived for earlier ones of other
 // hosts, then is printed in time order with those that came with it.
 constexpr auto kReorder = std::chrono::milliseconds(300);
+// -f: at most this much of records waits its window.
+constexpr size_t kHeldMax = size_t(32) << 20;
 // -f: how often the stream's subjects are listed again for new hosts.
 constexpr auto kSurvey = std::chrono::seconds(5);
 constexpr size_t kCursorFileMax = 4u << 20;
@@ -67,8 +69,9 @@ struct FleetCursor {
 
 void AppendKey(std::string *out, std::string_view k) {
   for (char c : k) {
-    if (c == '%' || c == '~' || c == '=' || c == ':')
-      *out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '%' || c == '~' || c == '=' || c == ':' || u < 0x21 || u >= 0x7f)
+      *out += fmt::format("%{:02x}", u);
     else
       out->push_back(c);
   }
@@ -89,7 +92,10 @@ bool ParseHex(std::string_view s, uint64_t *v) {
   if (s.empty() || s.size() > 16) return false;
   uint64_t x = 0;
   for (char c : s) {
-    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
     if (d < 0) return false;
     x = x << 4 | uint64_t(d);
   }
@@ -199,6 +205,37 @@ storage::Record RecordOf(const Entry &e) {
   return r;
 }
 
+// Copies JSON text (valid: ParseFields read it) escaping in its strings
+// what render::AppendJsonEscaped escapes in logctl's own JSON (C1 and bidi
+// controls, U+2028/U+2029, invalid UTF-8): a published line reaches a
+// terminal as safely as a local one.
+void AppendEscapedJson(std::string_view in, std::string *out) {
+  bool in_string = false;
+  size_t i = 0;
+  while (i < in.size()) {
+    const char c = in[i];
+    if (!in_string) {
+      out->push_back(c);
+      in_string = c == '"';
+      i++;
+      continue;
+    }
+    if (c == '"') {
+      out->push_back(c);
+      in_string = false;
+      i++;
+    } else if (c == '\\') {
+      const size_t n = i + 1 < in.size() && in[i + 1] == 'u' ? 6 : 2;
+      out->append(in.substr(i, n));
+      i += n;
+    } else {
+      const size_t end = in.find_first_of("\"\\", i);
+      render::AppendJsonEscaped(out, in.substr(i, end - i));
+      i = end == std::string_view::npos ? in.size() : end;
+    }
+  }
+}
+
 // Renders an entry for -o: the published line with the host added (json),
 // the short line with a host column, or the message alone (cat).
 class Renderer {
@@ -241,12 +278,17 @@ class Renderer {
   }
 
   void Json(std::string_view line, const std::string &host, std::string *out) {
-    tmp_.assign(line.substr(0, line.size() - 1));  // without its '}'
-    tmp_ += ",\"host\":";
+    // The line without its '}' (ParseFields checked it is one object),
+    // strings escaped as the local -o json escapes them.
+    tmp_.clear();
+    AppendEscapedJson(line.substr(0, line.size() - 1), &tmp_);
+    size_t last = tmp_.find_last_not_of(" \t\r");
+    tmp_ += last != std::string::npos && tmp_[last] == '{' ? "\"host\":" : ",\"host\":";
     render::AppendJsonString(&tmp_, host);
     tmp_ += '}';
     if (mode_ == render::OutputMode::kJsonPretty) {
-      out->append(nlohmann::ordered_json::parse(tmp_).dump(2));
+      // dump() writes non-ASCII as it is: escaped again, as above.
+      AppendEscapedJson(nlohmann::ordered_json::parse(tmp_).dump(2), out);
     } else {
       out->append(tmp_);
     }
@@ -279,6 +321,10 @@ class FleetRead {
     cursor_.stream = st->name;
   }
   ~FleetRead() {
+    // A connection that is down cannot delete the consumers: they are
+    // ephemeral and go by themselves, so a stop does not wait for it.
+    if (natsConnection_Status(st_->nc) != NATS_CONN_STATUS_CONNECTED)
+      for (auto &r : readers_) r->Abandon();
     {
       std::lock_guard<std::mutex> lock(inbox_.mu);
       inbox_.closing = true;
@@ -289,7 +335,9 @@ class FleetRead {
 
   // A reader of host's messages on the subject filter.
   void Add(const std::string &host, const std::string &filter) {
-    readers_.push_back(std::make_unique<HostReader>(host, filter, readers_.size()));
+    auto &shown = shown_[host];
+    if (!shown) shown = std::make_unique<fleet::ShownByRing>();
+    readers_.push_back(std::make_unique<HostReader>(host, filter, readers_.size(), shown.get()));
     filters_.insert(filter);
   }
   bool empty() const { return readers_.empty(); }
@@ -312,7 +360,9 @@ class FleetRead {
           cursor_.hosts[Key(*r)] = it->second;
         }
       }
-      if (!r->Open(js, cursor_.stream, since, last_seq, &why)) return Fail(why);
+      // A host whose consumer cannot be made (a subject NATS will not
+      // take in a request) is left out, saying so; the others are read.
+      if (!r->Open(js, cursor_.stream, since, last_seq, &why)) Warn(why + " (host left out)");
     }
     if (!Snapshot(start.has_value(), &why)) return Fail(why);
     if (o_.follow && !out_.failed() && !Follow(js, last_seq, &why)) return Fail(why);
@@ -338,7 +388,7 @@ class FleetRead {
     p.lines = e.line_no;
     if (!e.ring.empty()) {
       p.ring = e.ring;
-      p.rec_seq = e.last;
+      p.rec_seq = r.Progress(e.ring);
     }
     if (line_.empty()) return;
     if (keep) {
@@ -400,7 +450,8 @@ class FleetRead {
       if (!filters_.insert(filter).second) continue;
       Add(host, filter);
       readers_.back()->FollowFrom(last_seq + 1);
-      if (!readers_.back()->Follow(js, cursor_.stream, &inbox_, why)) return false;
+      if (!readers_.back()->Follow(js, cursor_.stream, &inbox_, why))
+        Warn(*why + " (host left out)");
     }
     return true;
   }
@@ -412,7 +463,8 @@ class FleetRead {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     for (auto &r : readers_)
-      if (!r->Follow(js, cursor_.stream, &inbox_, why)) return false;
+      if (!r->Follow(js, cursor_.stream, &inbox_, why)) Warn(*why + " (host left out)");
+    why->clear();
     using Clock = std::chrono::steady_clock;
     struct Held {
       Clock::time_point at;
@@ -420,11 +472,28 @@ class FleetRead {
       Entry e;
     };
     std::vector<Held> held;
+    size_t held_bytes = 0;
+    // Prints the held entries (those due, or all), in time order.
+    auto print = [&](Clock::time_point now, bool all) {
+      auto due = all ? held.end()
+                     : std::stable_partition(held.begin(), held.end(),
+                                             [&](const Held &h) { return now - h.at >= kReorder; });
+      std::stable_sort(held.begin(), due, [&](const Held &a, const Held &b) {
+        if (a.e.ts_ns != b.e.ts_ns) return a.e.ts_ns < b.e.ts_ns;
+        return readers_[a.reader]->host() < readers_[b.reader]->host();
+      });
+      for (auto it = held.begin(); it != due; ++it) {
+        held_bytes -= it->e.line.size();
+        Emit(it->reader, it->e, false);
+      }
+      held.erase(held.begin(), due);
+    };
     auto surveyed = Clock::now();
     while (!g_stop && !out_.failed()) {
-      if (Clock::now() - surveyed >= kSurvey) {
+      if (Clock::now() - surveyed >= kSurvey &&
+          natsConnection_Status(st_->nc) == NATS_CONN_STATUS_CONNECTED) {
         surveyed = Clock::now();
-        // A failed survey (a reconnect under way) is tried at the next.
+        // A failed survey is tried again at the next.
         std::string ignored;
         AddNewHosts(js, last_seq, &ignored);
       }
@@ -441,23 +510,19 @@ class FleetRead {
       for (auto &[i, m] : got) {
         readers_[i]->Feed(m);
         Entry e;
-        while (readers_[i]->NextFed(&e)) held.push_back({now, i, std::move(e)});
+        while (readers_[i]->NextFed(&e)) {
+          held_bytes += e.line.size();
+          held.push_back({now, i, std::move(e)});
+        }
+        // A flood does not wait its window in memory: past kHeldMax what
+        // is held is printed at once.
+        if (held_bytes >= kHeldMax) print(now, true);
       }
-      // Everything that has waited its window, in time order.
-      auto due = std::stable_partition(held.begin(), held.end(),
-                                       [&](const Held &h) { return now - h.at >= kReorder; });
-      std::stable_sort(held.begin(), due, [&](const Held &a, const Held &b) {
-        if (a.e.ts_ns != b.e.ts_ns) return a.e.ts_ns < b.e.ts_ns;
-        return readers_[a.reader]->host() < readers_[b.reader]->host();
-      });
-      for (auto it = held.begin(); it != due; ++it) Emit(it->reader, it->e, false);
-      held.erase(held.begin(), due);
+      print(now, false);
       if (!out_.buf()->empty()) out_.Flush();
     }
     // Stopped: what is held is printed, so that the cursor covers it.
-    std::stable_sort(held.begin(), held.end(),
-                     [](const Held &a, const Held &b) { return a.e.ts_ns < b.e.ts_ns; });
-    for (const Held &h : held) Emit(h.reader, h.e, false);
+    print(Clock::now(), true);
     return true;
   }
 
@@ -488,6 +553,7 @@ class FleetRead {
   Renderer rd_;
   Out out_;
   fleet::Inbox inbox_;  // before readers_: the readers' deliveries use it
+  std::map<std::string, std::unique_ptr<fleet::ShownByRing>> shown_;  // by host
   std::vector<std::unique_ptr<HostReader>> readers_;
   FleetCursor cursor_;
   std::deque<std::string> kept_;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -122,8 +123,11 @@ int StatsNats(const Options &o) {
   std::map<std::string, HostStats> hosts;
   for (const auto &[host, msgs] : st.host_msgs) hosts[host].msgs = msgs;
   std::string why;
+  std::map<std::string, std::unique_ptr<fleet::ShownByRing>> shown;  // by host
   for (size_t i = 0; i < st.readers.size(); i++) {
-    fleet::HostReader r(st.readers[i].first, st.readers[i].second, i);
+    auto &by_ring = shown[st.readers[i].first];
+    if (!by_ring) by_ring = std::make_unique<fleet::ShownByRing>();
+    fleet::HostReader r(st.readers[i].first, st.readers[i].second, i, by_ring.get());
     if (!r.Open(st.js, st.name, 0, st.last_seq, &why)) {
       Error("--nats", why);
       return kExitError;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common.h"
+#include "logsink/render/escape.h"
 
 namespace logsink::logctl::fleet {
 namespace {
@@ -30,6 +31,15 @@ bool HostSelected(const Options &o, const std::string &host) {
   for (const std::string &g : o.hosts)
     if (fnmatch(g.c_str(), host.c_str(), 0) == 0) return true;
   return false;
+}
+
+// A host token a consumer's request can carry (cnats writes the subject
+// into JSON as it is) and a terminal can show: printable ASCII, no '"' or
+// '\\'.
+bool HostNameOk(const std::string &h) {
+  for (unsigned char c : h)
+    if (c < 0x21 || c >= 0x7f || c == '"' || c == '\\') return false;
+  return true;
 }
 
 // The stream that captures all (the only one), or "" with *why.
@@ -96,6 +106,10 @@ bool Survey(const Options &o, Stream *out, std::map<std::string, std::pair<bool,
       const std::string subject = sub.Subject;
       const std::string host = HostOf(o.nats_prefix, subject);
       if (host.empty()) continue;
+      if (!HostNameOk(host)) {
+        out->odd_hosts.insert(host);
+        continue;
+      }
       auto &h = (*hosts)[host];
       (subject.size() == o.nats_prefix.size() + 1 + host.size() ? h.first : h.second) = true;
       if (HostSelected(o, host)) out->host_msgs[host] += sub.Msgs;
@@ -145,6 +159,12 @@ int OpenStream(const Options &o, bool follow, const std::string &named_by, Strea
     Error("--nats", why);
     return kExitError;
   }
+  for (const std::string &h : out->odd_hosts) {
+    std::string shown;
+    render::AppendTerminalSafe(&shown, h);
+    Warn("the stream " + out->name + " has subjects of a host named '" + shown +
+         "', which holds characters a host name never has: not read");
+  }
   // A follower waits for the hosts to come (Survey again, nats_read.cc).
   if (!out->readers.empty() || follow) return -1;
   if (hosts.empty()) {
@@ -153,7 +173,7 @@ int OpenStream(const Options &o, bool follow, const std::string &named_by, Strea
     std::string list;
     size_t i = 0;
     for (auto it = hosts.begin(); it != hosts.end() && i < 20; ++it, ++i)
-      list += (i ? ", " : "") + it->first;
+      render::AppendTerminalSafe(&(list += (i ? ", " : "")), it->first);
     if (hosts.size() > 20) list += ", ...";
     Warn("no host of the stream " + out->name + " matches --host (its hosts: " + list + ")");
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,8 @@ struct Stream {
   // Messages per selected host, from the subject list.
   std::map<std::string, uint64_t> host_msgs;
   size_t hosts_total = 0;  // hosts in the stream, selected or not
+  // Host tokens no reader takes (quotes, backslashes, controls, non-ASCII).
+  std::set<std::string> odd_hosts;
   Stream() = default;
   ~Stream();
   Stream(const Stream &) = delete;
