@@ -479,6 +479,10 @@ void HostReader::Decode(natsMsg *m) {
     std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream *)> d(ZSTD_createDStream(),
                                                                 ZSTD_freeDStream);
     if (!d) return Bad(m, "a zstd body, and no memory to decode it");
+    // Frames whose window is bigger than 16 MiB are refused before any
+    // allocation (the forwarder's bodies are about 512 KiB): a frame that
+    // claims 64 MiB costs nothing.
+    ZSTD_DCtx_setParameter(d.get(), ZSTD_d_windowLogMax, 24);
     ZSTD_inBuffer in{data, len, 0};
     size_t rc = 1;
     while (in.pos < in.size || rc != 0) {
