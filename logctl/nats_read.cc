@@ -362,7 +362,10 @@ class FleetRead {
       }
       // A host whose consumer cannot be made (a subject NATS will not
       // take in a request) is left out, saying so; the others are read.
-      if (!r->Open(js, cursor_.stream, since, last_seq, &why)) Warn(why + " (host left out)");
+      if (!r->Open(js, cursor_.stream, since, last_seq, &why)) {
+        Warn(why + " (host left out)");
+        why.clear();
+      }
     }
     if (!Snapshot(start.has_value(), &why)) return Fail(why);
     if (o_.follow && !out_.failed() && !Follow(js, last_seq, &why)) return Fail(why);

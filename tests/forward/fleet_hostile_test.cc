@@ -80,10 +80,12 @@ class Js {
   Js &operator=(const Js &) = delete;
 
   bool ok() const { return s_ == NATS_OK; }
-  bool AddStream(const std::string &name, const std::string &subject) {
+  // max_consumers: the stream's limit (0: none).
+  bool AddStream(const std::string &name, const std::string &subject, int64_t max_consumers = 0) {
     jsStreamConfig sc;
     jsStreamConfig_Init(&sc);
     sc.Name = name.c_str();
+    if (max_consumers > 0) sc.MaxConsumers = max_consumers;
     const char *subs[] = {subject.c_str()};
     sc.Subjects = subs;
     sc.SubjectsLen = 1;
@@ -331,6 +333,30 @@ class FleetHostileTest : public ::testing::Test {
   NatsServer nats_;
   std::unique_ptr<Js> js_;
 };
+
+// A host whose consumer NATS refuses (here: a stream of at most two
+// consumers, three hosts) is left out with a warning; the others' records
+// show and the read exits 0.
+TEST(FleetConsumerRefused, AHostWhoseConsumerIsRefusedIsLeftOutAlone) {
+  TempDir dir("logsink-fleet-refused");
+  NatsServer nats;
+  NatsServerOptions o;
+  o.dir = dir.path();
+  o.name = "refused";
+  std::string err;
+  ASSERT_TRUE(nats.Start(o, &err)) << err;
+  Js js(nats.url());
+  ASSERT_TRUE(js.ok());
+  ASSERT_TRUE(js.AddStream("LOGS", "logs.>", 2));
+  for (const char *h : {"a", "b", "c"})
+    ASSERT_TRUE(js.Publish(std::string("logs.") + h,
+                           "{\"seq\":1,\"ts_ns\":5,\"msg\":\"from " + std::string(h) + "\"}"));
+  LogRun r = Logctl({"--nats", nats.url(), "--no-pager", "-o", "cat"}, kHang);
+  EXPECT_EQ(r.status, 0) << r.cmd << "\n" << Visible(r.err);
+  EXPECT_EQ(Lines(r.out), (std::vector<std::string>{"from a", "from b"})) << Visible(r.err);
+  EXPECT_NE(r.err.find("logs.c"), std::string::npos) << Visible(r.err);
+  EXPECT_NE(r.err.find("host left out"), std::string::npos) << Visible(r.err);
+}
 
 // The cursor --show-cursor prints ("" when the last line is not one).
 std::string CursorOf(const std::string &out) {
