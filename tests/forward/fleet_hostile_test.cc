@@ -42,6 +42,7 @@
 #include "common/process.h"
 #include "common/servers.h"
 #include "common/temp_dir.h"
+#include "fleet_js.h"
 
 extern char **environ;
 
@@ -58,76 +59,9 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
 constexpr char kRing[] = "0123456789abcdef0123456789abcdef";
 constexpr char kRing2[] = "fedcba9876543210fedcba9876543210";
 constexpr rlim_t kAddressSpace = rlim_t(6) << 30;
-
-// A JetStream client (cnats) for what the test publishes (as in
-// fleet_read_test.cc, with bodies of any bytes and messages without data).
-class Js {
- public:
-  explicit Js(const std::string &url) {
-    s_ = natsConnection_ConnectTo(&nc_, url.c_str());
-    if (s_ == NATS_OK) s_ = natsConnection_JetStream(&js_, nc_, nullptr);
-  }
-  ~Js() {
-    if (js_) jsCtx_Destroy(js_);
-    if (nc_) natsConnection_Destroy(nc_);
-  }
-  Js(const Js &) = delete;
-  Js &operator=(const Js &) = delete;
-
-  bool ok() const { return s_ == NATS_OK; }
-  // max_consumers: the stream's limit (0: none).
-  bool AddStream(const std::string &name, const std::string &subject, int64_t max_consumers = 0) {
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = name.c_str();
-    if (max_consumers > 0) sc.MaxConsumers = max_consumers;
-    const char *subs[] = {subject.c_str()};
-    sc.Subjects = subs;
-    sc.SubjectsLen = 1;
-    jsStreamInfo *si = nullptr;
-    jsErrCode jerr;
-    natsStatus s = js_AddStream(&si, js_, &sc, nullptr, &jerr);
-    if (si) jsStreamInfo_Destroy(si);
-    return s == NATS_OK;
-  }
-  // One message (body may be empty: a message without data), stored
-  // before it returns true; *why says what went wrong.
-  bool Publish(const std::string &subject, const std::string &body, const Headers &headers = {},
-               std::string *why = nullptr) {
-    natsMsg *m = nullptr;
-    natsStatus s = natsMsg_Create(&m, subject.c_str(), nullptr,
-                                  body.empty() ? nullptr : body.data(), int(body.size()));
-    if (s != NATS_OK) {
-      if (why) *why = std::string("natsMsg_Create: ") + natsStatus_GetText(s);
-      return false;
-    }
-    for (const auto &[k, v] : headers) natsMsgHeader_Set(m, k.c_str(), v.c_str());
-    jsPubAck *pa = nullptr;
-    jsErrCode jerr = jsErrCode(0);
-    jsPubOptions o;
-    jsPubOptions_Init(&o);
-    o.MaxWait = 10000;
-    s = js_PublishMsg(&pa, js_, m, &o, &jerr);
-    bool stored = s == NATS_OK && pa && !pa->Duplicate;
-    if (!stored && why) {
-      *why = std::string(natsStatus_GetText(s)) + " (" + std::to_string(int(jerr)) + ")";
-      if (const char *e = nats_GetLastError(nullptr); e) *why += std::string(" ") + e;
-    }
-    if (pa) jsPubAck_Destroy(pa);
-    natsMsg_Destroy(m);
-    return stored;
-  }
-
- private:
-  natsStatus s_ = NATS_ERR;
-  natsConnection *nc_ = nullptr;
-  jsCtx *js_ = nullptr;
-};
 
 // A record as the forwarder renders it (the keys logctl reads).
 std::string Rec(uint64_t seq, uint64_t ts, const std::string &msg, const std::string &extra = "") {

@@ -35,6 +35,7 @@
 #include "common/process.h"
 #include "common/servers.h"
 #include "common/temp_dir.h"
+#include "fleet_js.h"
 #include "logsink/storage/cursor.h"
 
 namespace logsink::test {
@@ -77,89 +78,6 @@ std::vector<std::string> Messages(const std::vector<Sent> &v) {
 }
 
 bool ErrOrWorse(const Sent &s) { return s.level == "err" || s.level == "crit"; }
-
-// A JetStream client (cnats) for what the test puts into the streams and
-// reads out of them itself.
-class Js {
- public:
-  struct Msg {
-    std::string subject, id, body;
-  };
-  using Headers = std::vector<std::pair<std::string, std::string>>;
-
-  explicit Js(const std::string &url) {
-    s_ = natsConnection_ConnectTo(&nc_, url.c_str());
-    if (s_ == NATS_OK) s_ = natsConnection_JetStream(&js_, nc_, nullptr);
-  }
-  ~Js() {
-    if (js_) jsCtx_Destroy(js_);
-    if (nc_) natsConnection_Destroy(nc_);
-  }
-  Js(const Js &) = delete;
-  Js &operator=(const Js &) = delete;
-
-  bool ok() const { return s_ == NATS_OK; }
-  bool AddStream(const std::string &name, const std::string &subject) {
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = name.c_str();
-    const char *subs[] = {subject.c_str()};
-    sc.Subjects = subs;
-    sc.SubjectsLen = 1;
-    jsStreamInfo *si = nullptr;
-    jsErrCode jerr;
-    natsStatus s = js_AddStream(&si, js_, &sc, nullptr, &jerr);
-    if (si) jsStreamInfo_Destroy(si);
-    return s == NATS_OK;
-  }
-  // Messages in the stream, or -1.
-  int64_t Count(const std::string &stream) {
-    jsStreamInfo *si = nullptr;
-    jsErrCode jerr;
-    if (js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr) != NATS_OK) return -1;
-    int64_t n = int64_t(si->State.Msgs);
-    jsStreamInfo_Destroy(si);
-    return n;
-  }
-  // Every message of the stream, in stream order.
-  bool All(const std::string &stream, std::vector<Msg> *out) {
-    jsStreamInfo *si = nullptr;
-    jsErrCode jerr;
-    if (js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr) != NATS_OK) return false;
-    uint64_t first = si->State.FirstSeq, last = si->State.LastSeq;
-    jsStreamInfo_Destroy(si);
-    for (uint64_t seq = first; seq && seq <= last; ++seq) {
-      natsMsg *m = nullptr;
-      if (js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr) != NATS_OK) return false;
-      const char *id = nullptr;
-      natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
-      out->push_back({natsMsg_GetSubject(m), id ? id : "",
-                      std::string(natsMsg_GetData(m), size_t(natsMsg_GetDataLength(m)))});
-      natsMsg_Destroy(m);
-    }
-    return true;
-  }
-  // One message with these headers, stored (acknowledged, and not as a
-  // duplicate) before it returns true.
-  bool Publish(const std::string &subject, const std::string &body, const Headers &headers) {
-    natsMsg *m = nullptr;
-    if (natsMsg_Create(&m, subject.c_str(), nullptr, body.data(), int(body.size())) != NATS_OK)
-      return false;
-    for (const auto &[k, v] : headers) natsMsgHeader_Set(m, k.c_str(), v.c_str());
-    jsPubAck *pa = nullptr;
-    jsErrCode jerr;
-    natsStatus s = js_PublishMsg(&pa, js_, m, nullptr, &jerr);
-    bool stored = s == NATS_OK && pa && !pa->Duplicate;
-    if (pa) jsPubAck_Destroy(pa);
-    natsMsg_Destroy(m);
-    return stored;
-  }
-
- private:
-  natsStatus s_ = NATS_ERR;
-  natsConnection *nc_ = nullptr;
-  jsCtx *js_ = nullptr;
-};
 
 // A host of the fleet: its logsinkd (socket and ring in dir) and its
 // logsink-forward, which publishes that ring on logs.NAME (ready = its
@@ -502,6 +420,25 @@ TEST_F(FleetReadTest, AppGrepAndUntilFilterTheMergedRecords) {
             (std::vector<std::string>{"n=03 warning", "n=04 err", "n=05 info"}));
   EXPECT_EQ(ReadLines({"--until", "@1", "-o", "cat", "--no-pager"}), std::vector<std::string>{});
   EXPECT_EQ(ReadLines({"--since", "@1", "-o", "cat", "--no-pager"}), Messages(AllSent()));
+}
+
+// $LOGSINK_NATS stands for --nats in tail and cat (not where --file names
+// a ring); --subject-prefix reads another layout: AUDIT's audit.HOST.
+TEST_F(FleetReadTest, TheEnvironmentAndASubjectPrefixChooseTheSource) {
+  SubprocessOptions env;
+  const std::string url = fleet_->nats.url();
+  env.child_setup = [url] { setenv("LOGSINK_NATS", url.c_str(), 1); };
+  ProcResult r = RunProcess(BinPath("logctl"), {"-o", "cat", "--no-pager"}, env, kHang);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), Messages(AllSent()));
+  r = RunProcess(BinPath("logctl"), {"--file", "/nonexistent/ring", "--no-pager"}, env, kHang);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("/nonexistent/ring"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadLines({"--subject-prefix", "audit", "-o", "cat", "--no-pager"}),
+            std::vector<std::string>{"audit"});
+  std::string cmd;
+  r = Read({"--subject-prefix", "a..b", "--no-pager"}, &cmd);
+  EXPECT_EQ(r.status, 2) << cmd << "\n" << r.err;
 }
 
 // stats --nats --json: per host its messages, records, err-or-worse
