@@ -8,7 +8,8 @@
 # usage: bench/run.sh [--smoke]
 #   --smoke   tiny sizes and one repetition, for CI (< 60 s once built)
 #   BUILD_DIR=dir overrides the build directory, BUILD_TYPE the CMake build type
-#   (default Release), JOBS=n the build's -j (default 2).
+#   (default Release), JOBS=n the build's -j (default 2), BENCH_REUSE_BUILD=1
+#   a BUILD_DIR configured already (its configuration is kept).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=()
@@ -19,7 +20,11 @@ out=bench/results/latest.txt
 [ ${#smoke[@]} -gt 0 ] && out=bench/results/smoke.txt
 mkdir -p bench/results
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_WERROR=ON -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+# BENCH_REUSE_BUILD=1: BUILD_DIR is configured already and is used as it is
+# (CI: its checkout's Release tree, where the tests ran); its targets are built.
+if [ "${BENCH_REUSE_BUILD:-0}" != 1 ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DLOGSINK_WERROR=ON -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+fi
 # ring_bench and codec_bench need only storage; client_bench needs the client
 # library, the daemon and spdlog; logctl_bench needs logctl. A part that does
 # not build is reported and skipped, the others still run.

@@ -58,8 +58,12 @@ log() { echo "$bench_name: $*" >&2; }
 
 bench_build() {  # dir target...
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DLOGSINK_WERROR=ON \
-    -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+  # BENCH_REUSE_BUILD=1: DIR is configured already (CI: its checkout's
+  # Release tree) and is used as it is.
+  if [ "${BENCH_REUSE_BUILD:-0}" != 1 ]; then
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DLOGSINK_WERROR=ON \
+      -DLOGSINK_BUILD_TESTS=OFF >/dev/null
+  fi
   ninja -C "$dir" -j "${JOBS:-2}" "$@" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
   bin=$dir/bin
 }

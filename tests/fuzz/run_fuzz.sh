@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # run_fuzz.sh: builds the libFuzzer targets with clang (build dir build/fuzz,
-# or $LOGSINK_FUZZ_BUILD_DIR) and runs each for SECONDS (default 60) on a copy
+# or $LOGSINK_FUZZ_BUILD_DIR) and runs each for SECONDS (default 30) on a copy
 # of its seed corpus. Prints per target: executions, exec/s, coverage, and
 # whether it crashed; exits non-zero if any target crashed, printing the
 # reproducer's path (copy it into tests/fuzz/corpus/<target>/ once fixed).
 # Usage: tests/fuzz/run_fuzz.sh [SECONDS] [TARGET...]
+# (LOGSINK_FUZZ_JOBS: campaigns run at once and the build's -j, default 2)
 set -uo pipefail
 
-secs=${1:-60}
+secs=${1:-30}
 shift || true
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${LOGSINK_FUZZ_BUILD_DIR:-$root/build/fuzz}
@@ -33,10 +34,10 @@ ninja -C "$build" -j"$jobs" $(printf 'fuzz_%s ' "${build_list[@]}") >"$build.bui
 
 out=$build/fuzz-runs
 mkdir -p "$out"
-crashed=0
-printf '%-8s %12s %10s %8s %8s  %s\n' target execs exec/s cov ft result
-for t in "${build_list[@]}"; do
-  work=$out/$t
+# run_one TARGET: one campaign; its line of the table goes to $out/TARGET.line,
+# the lines of its log that explain a crash after it.
+run_one() {
+  local t=$1 work=$out/$1 log rc execs rate cov ft repro result maxlen
   rm -rf "$work"
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$root/tests/fuzz/corpus/$t/"* "$work/corpus/" 2>/dev/null || true
@@ -54,14 +55,34 @@ for t in "${build_list[@]}"; do
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   repro=$(ls "$work/artifacts/" 2>/dev/null | head -1)
   if [ $rc -ne 0 ] || [ -n "$repro" ]; then
-    crashed=1
     result="CRASH: $work/artifacts/$repro (log: $log)"
   else
     result=ok
   fi
-  printf '%-8s %12s %10s %8s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$result"
-  if [ $crashed -ne 0 ] && [ "$result" != ok ]; then
-    grep -m1 -A12 -E 'ERROR: (AddressSanitizer|libFuzzer)|runtime error|FUZZ_CHECK failed|==ERROR' "$log" | head -25
+  {
+    printf '%-8s %12s %10s %8s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$result"
+    if [ "$result" != ok ]; then
+      grep -m1 -A12 -E 'ERROR: (AddressSanitizer|libFuzzer)|runtime error|FUZZ_CHECK failed|==ERROR' "$log" | head -25
+    fi
+  } >"$out/$t.line"
+  [ "$result" = ok ]
+}
+
+# $jobs campaigns at a time (LOGSINK_FUZZ_JOBS, default 2: one per core here).
+running=0
+for t in "${build_list[@]}"; do
+  if [ $running -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
+  run_one "$t" &
+  running=$((running + 1))
+done
+wait
+crashed=0
+printf '%-8s %12s %10s %8s %8s  %s\n' target execs exec/s cov ft result
+for t in "${build_list[@]}"; do
+  cat "$out/$t.line"
+  grep -q '  ok$' <(head -1 "$out/$t.line") || crashed=1
 done
 exit $crashed
