@@ -3,7 +3,14 @@
 records (OURS, JSON lines) with `logctl cat --json` (THEIRS) record by record
 on every field both print, mapped to logctl's names; prints each mismatch
 with its record number (at most 20) and appends to COVERAGE one line naming
-the kinds of record the ring held. Exit 1 on any mismatch."""
+the kinds of record the ring held. Exit 1 on any mismatch.
+
+outsider_compare.py --many OURS JOBS: each line of JOBS is one comparison of
+OURS with another of logctl's outputs, "tail N THEIRS NAME" or "from SEQ
+THEIRS NAME", separated by tabs (COVERAGE is not written): OURS is
+parsed once for them all (the test makes some 20 such comparisons per ring,
+and parsing OURS again in a new process each time was most of its time).
+Exit 1 if any comparison fails."""
 
 import json
 import re
@@ -12,6 +19,9 @@ import sys
 # --tail N: THEIRS is `logctl tail -n N --json`, compared with the last N of OURS
 # (FORMAT.md, "Reading": the last n records are tier 0's, then tier 1's, then
 # tier 2's).
+many = sys.argv[1] == "--many"
+if many:
+    del sys.argv[1]
 tail = None
 if sys.argv[1] == "--tail":
     tail = int(sys.argv[2])
@@ -41,15 +51,6 @@ if sys.argv[1] == "--cursor-seqs":
                 break
     print(" ".join(str(x) for x in sorted(seqs)))
     sys.exit(0)
-# OURS is parsed only where it is compared: the test calls this script
-# about 170 times on rings of some 20,000 records, and json.loads of the
-# lines a --tail or --from comparison leaves out was most of its time.
-SEQ = re.compile(r'"seq":(\d+)')
-ours_lines = open(sys.argv[1]).readlines()
-if tail is not None:
-    ours_lines = ours_lines[-tail:] if tail else []
-if first is not None:
-    ours_lines = [line for line in ours_lines if int(SEQ.search(line).group(1)) >= first]
 
 
 def pairs_hook(pairs):
@@ -66,33 +67,6 @@ def load(line):
     # with the hook only (it slows every object down).
     return json.loads(line, object_pairs_hook=pairs_hook) if '"fields":{' in line else json.loads(line)
 
-
-ours = [load(line) for line in ours_lines]
-theirs = [load(line) for line in open(sys.argv[2])]
-name = sys.argv[3]
-lost_bad = 0
-if first is not None:
-    if any(r["seq"] < first for r in ours):
-        sys.exit(f"outsider_test: {name}: the record number pattern missed a record")
-    # A reader positioned by a cursor counts the numbers it does not get as
-    # lost (FORMAT.md, "Tiers"): logctl prints {"lost":N} where numbers are
-    # missing between the cursor and the next record or between two records.
-    want, prev = [], first - 1
-    for r in ours:
-        if r["seq"] > prev + 1:
-            want.append((prev, r["seq"] - prev - 1))
-        prev = r["seq"]
-    got, prev, kept = [], first - 1, []
-    for t in theirs:
-        if "lost" in t and "seq" not in t:
-            got.append((prev, t["lost"]))
-        else:
-            kept.append(t)
-            prev = t.get("seq", prev)
-    theirs = kept
-    if got != want:
-        lost_bad = 1
-        print(f"outsider_test: {name}: lost reports (after seq, count): outsider {want[:5]} logctl {got[:5]}")
 
 # FORMAT.md's levels (syslog 0..7) by the names logctl prints.
 LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
@@ -123,58 +97,105 @@ def fields_of(r):
     return None if f is None else list(f.items())
 
 
-bad = 0
-for i in range(max(len(ours), len(theirs))):
-    if i >= len(ours) or i >= len(theirs):
-        side = "logctl" if i >= len(ours) else "outsider_reader"
-        extra = theirs[i] if i >= len(ours) else ours[i]
-        bad += 1
-        if bad <= 20:
-            print(f"outsider_test: {name}: record {i}: only {side} has it: {json.dumps(extra)[:300]}")
-        continue
-    o = ours_as_logctl(ours[i])
-    t = {k: theirs[i].get(k) for k in o}
-    if "fields" in o:
-        t["fields"] = fields_of(theirs[i])
-    diff = {k: (o[k], t[k]) for k in o if o[k] != t[k]}
-    if diff:
-        bad += 1
-        if bad <= 20:
-            print(f"outsider_test: {name}: record {i} (seq {o['seq']}, tier {ours[i]['tier']} "
-                  f"block {ours[i]['block']}): " +
-                  "; ".join(f"{k}: outsider {a!r:.150} logctl {b!r:.150}" for k, (a, b) in diff.items()))
+def seen_in(ours):
+    """What the ring held, for the coverage check at the end of the test."""
+    return {
+        "record": any(r["kind"] == "record" for r in ours),
+        "dropped": any(r["kind"] == "dropped" for r in ours),
+        "truncated": any("truncated" in r for r in ours),
+        "inline": any(r.get("inline") for r in ours),
+        "tier1": any(r["tier"] == 1 for r in ours),
+        "tier2": any(r["tier"] == 2 for r in ours),
+        "gap": any(a["tier"] == b["tier"] > 0 and a["block"] == b["block"] and b["seq"] > a["seq"] + 1
+                   for a, b in zip(ours, ours[1:])),
+        "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
+        "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
+        "before_boot": any(r.get("before_boot") for r in ours),
+        "unknown_site": any(r.get("unknown_site") for r in ours),
+        "syslog": any((r.get("file") or "").startswith("syslog:") for r in ours),
+        "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
+        # Named fields: of a site with FIELDS (string table, inline), of a
+        # trailing "%.0s" run, and every type of value.
+        "fields": any(r.get("fields_site") and r.get("fields") for r in ours),
+        "fields_inline": any(r.get("fields_site") and r.get("inline") and r.get("fields") for r in ours),
+        "fields_old": any(r.get("fields") and not r.get("fields_site") for r in ours),
+        "field_types": {type(v).__name__ for r in ours for v in (r.get("fields") or {}).values()}
+        >= {"str", "int", "float", "bool"},
+    }
 
-tiers = {}
-for r in ours:
-    tiers[r["tier"]] = tiers.get(r["tier"], 0) + 1
-print(f"outsider_test: {name}: outsider_reader {len(ours)} records, logctl {len(theirs)}; "
-      f"per tier {dict(sorted(tiers.items()))}; {min(len(ours), len(theirs))} compared, "
-      f"{bad} mismatches")
 
-# What the ring held, for the coverage check at the end of the test.
-seen = {
-    "record": any(r["kind"] == "record" for r in ours),
-    "dropped": any(r["kind"] == "dropped" for r in ours),
-    "truncated": any("truncated" in r for r in ours),
-    "inline": any(r.get("inline") for r in ours),
-    "tier1": any(r["tier"] == 1 for r in ours),
-    "tier2": any(r["tier"] == 2 for r in ours),
-    "gap": any(a["tier"] == b["tier"] > 0 and a["block"] == b["block"] and b["seq"] > a["seq"] + 1
-               for a, b in zip(ours, ours[1:])),
-    "double": any(isinstance(x, float) for r in ours for x in r.get("args") or []),
-    "filter_from_opened": any(r["ts_ns"] != r["filter_ns"] for r in ours),
-    "before_boot": any(r.get("before_boot") for r in ours),
-    "unknown_site": any(r.get("unknown_site") for r in ours),
-    "syslog": any((r.get("file") or "").startswith("syslog:") for r in ours),
-    "threads": len({r.get("tid") for r in ours if r["kind"] == "record"}) > 2,
-    # Named fields: of a site with FIELDS (string table, inline), of a
-    # trailing "%.0s" run, and every type of value.
-    "fields": any(r.get("fields_site") and r.get("fields") for r in ours),
-    "fields_inline": any(r.get("fields_site") and r.get("inline") and r.get("fields") for r in ours),
-    "fields_old": any(r.get("fields") and not r.get("fields_site") for r in ours),
-    "field_types": {type(v).__name__ for r in ours for v in (r.get("fields") or {}).values()}
-    >= {"str", "int", "float", "bool"},
-}
-with open(sys.argv[4], "a") as f:
-    f.write(" ".join(k for k, v in seen.items() if v) + "\n")
-sys.exit(1 if bad or lost_bad or (not ours and tail is None and first is None) else 0)
+def compare(ours, tail, first, theirs_path, name, coverage):
+    """One comparison; True when both readers agree."""
+    if tail is not None:
+        ours = ours[-tail:] if tail else []
+    if first is not None:
+        ours = [r for r in ours if r["seq"] >= first]
+    theirs = [load(line) for line in open(theirs_path)]
+    lost_bad = 0
+    if first is not None:
+        # A reader positioned by a cursor counts the numbers it does not get as
+        # lost (FORMAT.md, "Tiers"): logctl prints {"lost":N} where numbers are
+        # missing between the cursor and the next record or between two records.
+        want, prev = [], first - 1
+        for r in ours:
+            if r["seq"] > prev + 1:
+                want.append((prev, r["seq"] - prev - 1))
+            prev = r["seq"]
+        got, prev, kept = [], first - 1, []
+        for t in theirs:
+            if "lost" in t and "seq" not in t:
+                got.append((prev, t["lost"]))
+            else:
+                kept.append(t)
+                prev = t.get("seq", prev)
+        theirs = kept
+        if got != want:
+            lost_bad = 1
+            print(f"outsider_test: {name}: lost reports (after seq, count): outsider {want[:5]} logctl {got[:5]}")
+
+    bad = 0
+    for i in range(max(len(ours), len(theirs))):
+        if i >= len(ours) or i >= len(theirs):
+            side = "logctl" if i >= len(ours) else "outsider_reader"
+            extra = theirs[i] if i >= len(ours) else ours[i]
+            bad += 1
+            if bad <= 20:
+                print(f"outsider_test: {name}: record {i}: only {side} has it: {json.dumps(extra)[:300]}")
+            continue
+        o = ours_as_logctl(ours[i])
+        t = {k: theirs[i].get(k) for k in o}
+        if "fields" in o:
+            t["fields"] = fields_of(theirs[i])
+        diff = {k: (o[k], t[k]) for k in o if o[k] != t[k]}
+        if diff:
+            bad += 1
+            if bad <= 20:
+                print(f"outsider_test: {name}: record {i} (seq {o['seq']}, tier {ours[i]['tier']} "
+                      f"block {ours[i]['block']}): " +
+                      "; ".join(f"{k}: outsider {a!r:.150} logctl {b!r:.150}" for k, (a, b) in diff.items()))
+
+    tiers = {}
+    for r in ours:
+        tiers[r["tier"]] = tiers.get(r["tier"], 0) + 1
+    print(f"outsider_test: {name}: outsider_reader {len(ours)} records, logctl {len(theirs)}; "
+          f"per tier {dict(sorted(tiers.items()))}; {min(len(ours), len(theirs))} compared, "
+          f"{bad} mismatches")
+
+    if coverage:
+        seen = seen_in(ours)
+        with open(coverage, "a") as f:
+            f.write(" ".join(k for k, v in seen.items() if v) + "\n")
+    return not (bad or lost_bad or (not ours and tail is None and first is None))
+
+
+if many:
+    ours_all = [load(line) for line in open(sys.argv[1])]
+    ok = True
+    for job in open(sys.argv[2]):
+        kind, arg, theirs_path, jname = job.rstrip("\n").split("\t")
+        n = int(arg)
+        ok = compare(ours_all, n if kind == "tail" else None, n if kind == "from" else None,
+                     theirs_path, jname, None) and ok
+    sys.exit(0 if ok else 1)
+sys.exit(0 if compare([load(line) for line in open(sys.argv[1])], tail, first, sys.argv[2], sys.argv[3],
+                      sys.argv[4]) else 1)

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/asan.h"
 #include "common/process.h"
 #include "common/servers.h"
 #include "common/temp_dir.h"
@@ -53,11 +54,7 @@ namespace {
 // alike) logctl reserves terabytes of shadow address space and its RSS
 // holds the allocator's quarantine: no RLIMIT_AS then, and the peak-RSS
 // bounds are checked in the other builds only (the figures are printed).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kAsanBuild;
 
 constexpr char kRing[] = "0123456789abcdef0123456789abcdef";
 constexpr char kRing2[] = "fedcba9876543210fedcba9876543210";

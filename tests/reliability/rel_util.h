@@ -18,26 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/asan.h"
 #include "common/process.h"
 #include "common/seed.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/printf.h"
 
 namespace logsink::test {
-
-// An AddressSanitizer build: gcc defines __SANITIZE_ADDRESS__, clang has
-// __has_feature(address_sanitizer).
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAsanBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAsanBuild = true;
-#else
-inline constexpr bool kAsanBuild = false;
-#endif
-#else
-inline constexpr bool kAsanBuild = false;
-#endif
 
 // True in an AddressSanitizer build or when LOGSINK_RELIABILITY_SMALL is
 // set: loop counts are then scaled down (each test states both counts).
