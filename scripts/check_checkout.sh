@@ -24,8 +24,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
 if [ -n "${LOGSINK_CHECK_TOP:-}" ]; then
-  top=$LOGSINK_CHECK_TOP # the caller's, kept
-  chmod 0700 "$top"
+  top=$LOGSINK_CHECK_TOP # the caller's (private, as mktemp -d makes it), kept
 else
   top=$(mktemp -d) # mode 0700
   if [ "${LOGSINK_CHECK_KEEP:-0}" = 1 ]; then
@@ -43,7 +42,8 @@ cd "$dir"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
   -DLOGSINK_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
-ctest --test-dir build -j "$jobs" --output-on-failure
+# 300 s per test unless the test sets its own limit, as the presets' ctest.
+ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
 
 (cd build && cpack -G DEB -B "$dir/build/packages" >/dev/null)
 debs=("$dir"/build/packages/*.deb)

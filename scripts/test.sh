@@ -17,6 +17,9 @@
 #      thread (ctest label threads) under TSan,
 #   5. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 30) seconds,
 #      two at a time.
+# Stage 1 builds and tests HEAD (a clone), the other stages the working
+# tree: with uncommitted changes, stage 1 does not test them (a warning says
+# so); CI's tree is always a clean clone.
 # LOGSINK_QUICK=1 runs stage 0 and the preset default's build and suite in
 # this tree instead (a local check of the whole release suite). The fast
 # subset is `ctest --preset default -L unit` (CONTRIBUTING.md).
@@ -39,6 +42,9 @@ if [ "${LOGSINK_QUICK:-0}" = 1 ]; then
   exit 0
 fi
 
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "test.sh: WARNING: uncommitted changes: stage 1 builds and tests HEAD without them" >&2
+fi
 # The checkout and its build tree live until this script ends: stage 2 uses it.
 top=$(mktemp -d) # mode 0700
 trap 'rm -rf "$top"' EXIT

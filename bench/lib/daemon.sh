@@ -11,8 +11,10 @@
 #                           defines bench_on_exit has it called first
 #   bench_build DIR TARGET...
 #                           configures DIR (CMake, Ninja, BUILD_TYPE or
-#                           Release, -Werror, no tests) and builds the
-#                           targets with -j JOBS (default 2); sets $bin
+#                           Release, -Werror, no tests; not with
+#                           BENCH_REUSE_BUILD=1, which uses DIR as it is
+#                           configured) and builds the targets with -j
+#                           JOBS (default 2); sets $bin
 #   logsinkd_start ERR ARG...
 #                           starts $bin/logsinkd ARG... through
 #                           $bin/daemon_launch (build it too), which applies

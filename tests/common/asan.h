@@ -1,7 +1,8 @@
 // asan.h: kAsanBuild, true when the product under test is built with
-// AddressSanitizer (the asan preset). A test's own file is compiled without
-// the instrumentation there (tests/CMakeLists.txt), so the compiler's
-// __SANITIZE_ADDRESS__ does not say it: the build defines LOGSINK_TEST_ASAN.
+// AddressSanitizer (the asan preset). An integration test's own file is
+// compiled without the instrumentation there (tests/CMakeLists.txt), so the
+// compiler's __SANITIZE_ADDRESS__ does not say it: the build defines
+// LOGSINK_TEST_ASAN for every test file.
 // Tests use it to scale loop counts down and to leave out bounds on RSS and
 // address space, which the sanitizer's shadow memory and quarantine change.
 #pragma once

@@ -215,10 +215,14 @@ failed=0
 # several laps of the 1 MiB ring).
 flood=${LOGSINK_OUTSIDER_FLOOD:-200000}
 # A ring's comparisons run beside the writing of the next ring (the test
-# keeps both cores busy; it runs alone): later() starts one in the
-# background, settle() waits for them all and records a failure.
+# keeps both cores busy; it runs alone): later() waits for the one before,
+# then starts one in the background; settle() waits and records a failure.
 pending=()
-later() { "$@" & pending+=($!); }
+later() {
+  settle
+  "$@" &
+  pending+=($!)
+}
 settle() {
   local p
   for p in "${pending[@]}"; do wait "$p" || failed=1; done

@@ -50,8 +50,8 @@ extern char **environ;
 namespace logsink::test {
 namespace {
 
-// Under AddressSanitizer (the asan preset builds logctl and this test
-// alike) logctl reserves terabytes of shadow address space and its RSS
+// Under AddressSanitizer (the asan preset builds logctl with it) logctl
+// reserves terabytes of shadow address space and its RSS
 // holds the allocator's quarantine: no RLIMIT_AS then, and the peak-RSS
 // bounds are checked in the other builds only (the figures are printed).
 constexpr bool kSanitized = kAsanBuild;

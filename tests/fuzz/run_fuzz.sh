@@ -75,6 +75,7 @@ for t in "${build_list[@]}"; do
     wait -n || true
     running=$((running - 1))
   fi
+  rm -f "$out/$t.line"
   run_one "$t" &
   running=$((running + 1))
 done
