@@ -77,8 +77,6 @@ stage "4/5 TSan: client threading tests, the daemon's syslog receive thread, the
 # the fork test: TSan does not support a threaded process that forks and
 # starts threads in the child ("starting new threads after multi-threaded
 # fork is not supported"); the fork test runs in the release and ASan builds.
-# It compiles at -O1 (as ThreadSanitizer's documentation suggests; a fifth
-# less build time than -O2).
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs"
 ctest --preset tsan -j "$jobs"
