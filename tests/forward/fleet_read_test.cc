@@ -412,6 +412,31 @@ TEST_F(FleetReadTest, CursorAndFieldMatchesAreRefused) {
   }
 }
 
+// A source logctl cannot choose alone is refused with a reason: two
+// streams that each capture part of multi.> (name one with --stream), and
+// `stats --watch`, which reports a local daemon.
+TEST_F(FleetReadTest, SeveralStreamsAndStatsWatchAreRefusedWithTheirReason) {
+  Js js(fleet_->nats.url());
+  ASSERT_TRUE(js.ok());
+  ASSERT_TRUE(js.AddStream("MULTIA", "multi.a"));
+  ASSERT_TRUE(js.AddStream("MULTIB", "multi.b"));
+  std::string cmd;
+  ProcResult r = Read({"--subject-prefix", "multi", "--no-pager"}, &cmd);
+  EXPECT_NE(r.status, 0) << cmd;
+  EXPECT_NE(r.err.find("several streams capture multi.>"), std::string::npos) << cmd << "\n"
+                                                                              << r.err;
+  EXPECT_NE(r.err.find("MULTIA"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--stream"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << cmd;
+  r = Read({"--subject-prefix", "multi", "--stream", "MULTIA", "-o", "cat", "--no-pager"}, &cmd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  r = RunProcess(BinPath("logctl"), {"stats", "--nats", fleet_->nats.url(), "--watch=1"}, {},
+                 kHang);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--watch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // Filters on the records' own fields: --app, --grep, --until.
 TEST_F(FleetReadTest, AppGrepAndUntilFilterTheMergedRecords) {
   EXPECT_EQ(ReadLines({"--app", "api", "-o", "cat", "--no-pager"}),
