@@ -1,38 +1,27 @@
 #!/usr/bin/env python3
-"""outsider_compare.py [--tail N | --from SEQ] OURS THEIRS NAME COVERAGE: compares outsider_reader's
+"""outsider_compare.py OURS THEIRS NAME COVERAGE: compares outsider_reader's
 records (OURS, JSON lines) with `logctl cat --json` (THEIRS) record by record
 on every field both print, mapped to logctl's names; prints each mismatch
 with its record number (at most 20) and appends to COVERAGE one line naming
 the kinds of record the ring held. Exit 1 on any mismatch.
 
 outsider_compare.py --many OURS JOBS: each line of JOBS is one comparison of
-OURS with another of logctl's outputs, "tail N THEIRS NAME" or "from SEQ
-THEIRS NAME", separated by tabs (COVERAGE is not written): OURS is
-parsed once for them all (the test makes some 20 such comparisons per ring,
-and parsing OURS again in a new process each time was most of its time).
-Exit 1 if any comparison fails."""
+OURS with another of logctl's outputs, its fields separated by tabs:
+  tail N THEIRS NAME   THEIRS is `logctl tail -n N --json`, compared with the
+                       last N of OURS (FORMAT.md, "Reading": the last n
+                       records are tier 0's, then tier 1's, then tier 2's);
+  from SEQ THEIRS NAME THEIRS was read from a cursor; compared with OURS from
+                       SEQ on (FORMAT.md, "Tiers": a cursor lands in the
+                       first tier holding a record at or after it).
+OURS is parsed once for them all (the test makes some 20 such comparisons
+per ring; parsing OURS again in a new process each time was most of its
+time). Exit 1 if any comparison fails.
+
+outsider_compare.py --cursor-seqs OURS: the record numbers to try cursors at."""
 
 import json
-import re
 import sys
 
-# --tail N: THEIRS is `logctl tail -n N --json`, compared with the last N of OURS
-# (FORMAT.md, "Reading": the last n records are tier 0's, then tier 1's, then
-# tier 2's).
-many = sys.argv[1] == "--many"
-if many:
-    del sys.argv[1]
-tail = None
-if sys.argv[1] == "--tail":
-    tail = int(sys.argv[2])
-    del sys.argv[1:3]
-# --from SEQ: THEIRS was read from a cursor; compare with OURS from SEQ on
-# (FORMAT.md, "Tiers": a cursor lands in the first tier holding a record at
-# or after it).
-first = None
-if sys.argv[1] == "--from":
-    first = int(sys.argv[2])
-    del sys.argv[1:3]
 # --cursor-seqs OURS: prints record numbers to try cursors at: the first
 # record, the first of tier 1 and of tier 0, numbers missing in a gap of
 # tiers 1 and 2, one in the middle of tier 0, the last record.
@@ -188,14 +177,14 @@ def compare(ours, tail, first, theirs_path, name, coverage):
     return not (bad or lost_bad or (not ours and tail is None and first is None))
 
 
-if many:
-    ours_all = [load(line) for line in open(sys.argv[1])]
+if sys.argv[1] == "--many":
+    ours_all = [load(line) for line in open(sys.argv[2])]
     ok = True
-    for job in open(sys.argv[2]):
+    for job in open(sys.argv[3]):
         kind, arg, theirs_path, jname = job.rstrip("\n").split("\t")
         n = int(arg)
         ok = compare(ours_all, n if kind == "tail" else None, n if kind == "from" else None,
                      theirs_path, jname, None) and ok
     sys.exit(0 if ok else 1)
-sys.exit(0 if compare([load(line) for line in open(sys.argv[1])], tail, first, sys.argv[2], sys.argv[3],
+sys.exit(0 if compare([load(line) for line in open(sys.argv[1])], None, None, sys.argv[2], sys.argv[3],
                       sys.argv[4]) else 1)
