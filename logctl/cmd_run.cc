@@ -242,19 +242,21 @@ class Relay {
   }
 
   void Send(Stream &s) {
+    bool gone = false;
     while (s.sent < s.buf.size()) {
       ssize_t k =
           send(s.sock, s.buf.data() + s.sent, s.buf.size() - s.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (k < 0 && errno == EINTR) continue;
       if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       if (k < 0) {  // EPIPE, ECONNRESET: the daemon stops or is gone
-        Disconnect(s);
-        return;
+        gone = true;
+        break;
       }
       s.sent += size_t(k);
     }
-    // Whole lines sent are the daemon's now; keep the unfinished one (up to
-    // kMaxResend of it: beyond that only its rest would be resent).
+    // Whole lines sent are the daemon's now, also when a later send of this
+    // call failed (a stopping daemon stores them); keep the unfinished one
+    // (up to kMaxResend of it: beyond that only its rest would be resent).
     size_t nl = s.buf.rfind('\n', s.sent == 0 ? 0 : s.sent - 1);
     size_t drop = nl == std::string::npos || nl >= s.sent ? 0 : nl + 1;
     if (s.sent - drop > kMaxResend) drop = s.sent;
@@ -262,6 +264,7 @@ class Relay {
       s.buf.erase(0, drop);
       s.sent -= drop;
     }
+    if (gone) Disconnect(s);
   }
 
   void Disconnect(Stream &s) {
@@ -283,9 +286,7 @@ class Relay {
       }
       if (now < s.next_try) return;
       std::string why;
-      if (Connect(s, kReconnectTimeoutMs, &why)) {
-        Send(s);
-      } else {
+      if (!Connect(s, kReconnectTimeoutMs, &why)) {
         const int64_t down = now - s.down_since;
         if (!s.told && down >= kSlowAfterMs) {
           std::fprintf(stderr,
@@ -301,8 +302,13 @@ class Relay {
           return;
         }
         s.next_try = NowMs() + (down >= kSlowAfterMs ? kRetrySlowMs : kRetryMs);
+        return;
       }
-      return;
+      // Connected: send, and when the command's output has ended and all
+      // of it went out, end the stream now (the loop's poll would wait for
+      // the daemon, which waits for more).
+      Send(s);
+      if (s.sock < 0) return;
     }
     if (!ended || s.sent < s.buf.size()) return;
     // Everything is sent: end the stream and wait for the acknowledgment.

@@ -11,12 +11,14 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
 #include "cli_util.h"
 #include "common/daemon_process.h"
 #include "common/ring_check.h"
+#include "common/seed.h"
 #include "common/unix_socket.h"
 #include "daemon/harness.h"
 #include "logsink/proto/frame_encode.h"
@@ -335,6 +337,106 @@ TEST(RunRelayPid, AnOlderDaemonGetsPlainTextStreams) {
             "start of a line twice\n");
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"RELAY", "RELAY", "RELAY", "RELAY", "err\n", "out\n"}));
+}
+
+// A stopping daemon shuts its reading side at any instant, also between
+// two sends of one write burst of the relay: the lines sent before the shut
+// are the old daemon's (it stores them), the rest and the unfinished line go
+// to the next one. A daemon here reads a random amount, shuts its reading
+// side while the relay floods, stores what it can still read up to the last
+// newline, and closes; over many such stops every line arrives once, in
+// order.
+TEST(RunRelayStops, EachWholeLineSentBeforeAShutLandsOnceAndTheRestGoesOn) {
+  // Before this was fixed, a run of this test showed a line twice about
+  // one time in two (the window is two sends of one burst).
+  const uint64_t seed = TestSeed();
+  TempDir dir;
+  const std::string sock = dir.File("stopping.sock");
+  int lfd = ListenUnix(sock, 64);
+  ASSERT_GE(lfd, 0);
+  std::mutex mu;
+  std::map<int, std::string> out;  // stdout's stored text by connection, in accept order
+  int stops = 0;                   // connections shut mid-stream
+  // One connection of the daemon: the `n`th accepted.
+  auto serve = [&](int fd, int n) {
+    std::mt19937_64 rng(seed + uint64_t(n));
+    timeval tv{30, 0};  // a hang limit
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string in;  // everything read, the HELLO first
+    char tmp[65536];
+    auto fill = [&](size_t want) {
+      while (in.size() < want) {
+        ssize_t k = recv(fd, tmp, sizeof tmp, 0);
+        if (k <= 0) return false;
+        in.append(tmp, size_t(k));
+      }
+      return true;
+    };
+    if (!fill(4) || !fill(4 + ls_get_u32(reinterpret_cast<const uint8_t *>(in.data())))) {
+      close(fd);
+      return;
+    }
+    const size_t body = 4 + ls_get_u32(reinterpret_cast<const uint8_t *>(in.data()));
+    // type, version, flags: the level of stdout's stream is info (6)
+    const uint32_t flags = ls_get_u32(reinterpret_cast<const uint8_t *>(in.data()) + 9);
+    const bool is_out = ((flags >> 8) & 0xff) == 6;
+    std::string ok = Stats({{"accepted", 1}});
+    (void)!send(fd, ok.data(), ok.size(), MSG_NOSIGNAL);
+    // Reads up to 256 KiB, then stops: shuts the reading side mid-flood.
+    const size_t cut = body + size_t(rng() % (256u << 10));
+    bool eof = false;
+    while (!eof && in.size() < cut) {
+      ssize_t k = recv(fd, tmp, std::min(sizeof tmp, cut - in.size()), 0);
+      if (k <= 0)
+        eof = true;
+      else
+        in.append(tmp, size_t(k));
+    }
+    std::string text = in.substr(std::min(body, in.size()));
+    if (eof) {  // the stream ended: acknowledge it whole
+      uint64_t lines = uint64_t(std::count(text.begin(), text.end(), '\n'));
+      std::string ack = Stats({{"lines", lines}, {"lines_cut", 0}, {"partial_lines", 0}});
+      (void)!send(fd, ack.data(), ack.size(), MSG_NOSIGNAL);
+    } else {  // a stop: what was sent before the shut is still read, then
+              // the unfinished line is dropped and no ack is sent
+      shutdown(fd, SHUT_RD);
+      ssize_t k;
+      while ((k = recv(fd, tmp, sizeof tmp, 0)) > 0) text.append(tmp, size_t(k));
+      size_t nl = text.rfind('\n');
+      text.resize(nl == std::string::npos ? 0 : nl + 1);
+    }
+    close(fd);
+    std::lock_guard<std::mutex> l(mu);
+    if (!eof) stops++;
+    if (is_out) out[n] = text;
+  };
+  std::vector<std::thread> conns;
+  std::thread acceptor([&] {
+    for (int n = 0;; n++) {
+      int fd = accept(lfd, nullptr, nullptr);
+      if (fd < 0) return;  // the listener is shut: logctl has exited
+      conns.emplace_back(serve, fd, n);
+    }
+  });
+  const int kLines = 2000000;
+  Result r = RunLogctl({"run", "--socket", sock, "--", "seq", std::to_string(kLines)});
+  shutdown(lfd, SHUT_RDWR);
+  acceptor.join();
+  for (std::thread &t : conns) t.join();
+  close(lfd);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string all;
+  for (auto &[n, text] : out) all += text;
+  std::vector<std::string> lines = Lines(all);
+  size_t bad = 0;
+  for (size_t i = 0; i < lines.size(); i++)
+    if (lines[i] != std::to_string(i + 1) && bad++ < 3)
+      ADD_FAILURE() << "line " << i << ": " << lines[i] << " (a line twice or lost)";
+  EXPECT_EQ(lines.size(), size_t(kLines));
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GE(stops, 5) << "the stops this test is about";
+  std::printf("[figures] run_stops: %d stops of the daemon, %zu lines landed of %d\n", stops,
+              lines.size(), kLines);
 }
 
 }  // namespace
