@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/asan.h"
 #include "common/seed.h"
 #include "fault_env.h"
 #include "ring_test_util.h"
@@ -328,7 +329,7 @@ TEST_F(Retention, AClassOverItsShareStillKeepsItsNewest) {
 // to first: those few keep every record. Randomized (the seed is printed).
 TEST_F(Retention, KUidsFloodingAtOnceLeaveTheQuietRecords) {
   std::mt19937_64 rng(TestSeed());
-  for (int k : {2, 3, 5}) {
+  for (int k : kAsanBuild ? std::vector<int>{2, 5} : std::vector<int>{2, 3, 5}) {
     SCOPED_TRACE(testing::Message() << k << " flooding uids");
     env_ = FaultEnv();
     next_.clear();
@@ -657,7 +658,8 @@ TEST_F(Retention, ACrashRightAfterATiersOldestBlockIsOverwrittenKeepsWhatMovedOn
 // records, under their share, are all there unless the torn slot held some.
 TEST_F(Retention, ACrashDuringAFairnessRewriteShowsEachRecordOnce) {
   int runs = 0, whole = 0;
-  for (int run = 0; run < 24; run++) {
+  const int tries = kAsanBuild ? 12 : 24;  // a few floods each, to a crash
+  for (int run = 0; run < tries; run++) {
     const int64_t cut = 300 + int64_t(rng_() % 3000);
     SCOPED_TRACE(testing::Message() << "cut write " << cut);
     env_ = FaultEnv();
@@ -687,7 +689,7 @@ TEST_F(Retention, ACrashDuringAFairnessRewriteShowsEachRecordOnce) {
     }
   }
   std::printf("fairness crash cuts: %d runs, %d without a torn slot\n", runs, whole);
-  EXPECT_GE(runs, 20);
+  EXPECT_GE(runs, tries - 4);
 }
 
 }  // namespace
