@@ -41,8 +41,10 @@ constexpr int kReconnectTimeoutMs = 1000;  // a daemon that accepts but does not
 constexpr int kRetryMs = 10;               // reconnect attempts while no daemon listens...
 constexpr int kRetrySlowMs = 200;          // ... and after kSlowAfterMs without one
 constexpr int kSlowAfterMs = 5000;
-constexpr int kFinishTimeoutMs = 10000;   // the daemon's acknowledgment at the end
-constexpr int kGiveUpMs = 30000;          // CMD's output ended, no daemon for this long
+constexpr int kFinishTimeoutMs = 10000;  // the daemon's acknowledgment at the end
+constexpr int kGiveUpMs = 30000;         // CMD's output ended, no daemon (or no progress) this long
+constexpr int kShortLivedMs = 100;     // a connection closed sooner with nothing sent: retry later
+constexpr int kMaxUnansweredEnds = 5;  // ends closed without an acknowledgment before giving up
 constexpr size_t kMaxPending = 1u << 20;  // bytes waiting per stream before CMD blocks
 constexpr size_t kMaxResend = 64u << 10;  // of an unfinished line, kept for a resend
 constexpr int kExitCannotRun = 126;       // as the shell: found but could not be run
@@ -121,9 +123,14 @@ struct Stream {
   // stopping, discarded the unfinished one).
   std::string buf;
   size_t sent = 0;
-  int64_t next_try = 0;     // when to connect again (sock < 0)
-  int64_t down_since = -1;  // since when there has been no connection
-  bool told = false;        // the outage was reported on stderr
+  int64_t next_try = 0;      // when to connect again (sock < 0)
+  int64_t down_since = -1;   // since when there has been no connection
+  int64_t connected_at = 0;  // when the connection was opened
+  int64_t progress_at = 0;   // when it last took bytes (or was opened)
+  bool carried = false;      // the connection took bytes
+  int short_lived = 0;       // connections in a row closed at once, nothing sent
+  int unanswered = 0;        // ends the daemon closed without an acknowledgment
+  bool told = false;         // the outage was reported on stderr
   bool done = false;
   LineFilter filter{LS_LEVEL_MAX, false, LS_LEVEL_MAX};  // $LOGSINK_LEVEL (SetUpStreams)
 };
@@ -162,9 +169,10 @@ class Relay {
     if (pid_) relayed_ = true;
     s.sock = fd;
     s.sent = 0;
+    s.connected_at = s.progress_at = NowMs();
+    s.carried = false;
     if (s.told)
       std::fprintf(stderr, "logctl: run: %s: the daemon is back; the output goes on\n", s.name);
-    s.down_since = -1;
     s.told = false;
     return true;
   }
@@ -190,6 +198,10 @@ class Relay {
           if (s.sent < s.buf.size()) ev |= POLLOUT;
           pfds.push_back({s.sock, ev, 0});
           what.push_back({i, 1});
+          if (s.pipe < 0 && s.sent < s.buf.size()) {  // the give-up of a daemon that takes nothing
+            int wait = int(std::max<int64_t>(0, s.progress_at + kGiveUpMs - now));
+            timeout = timeout < 0 ? wait : std::min(timeout, wait);
+          }
         } else {
           int wait = int(std::max<int64_t>(0, s.next_try - now));
           timeout = timeout < 0 ? wait : std::min(timeout, wait);
@@ -253,6 +265,8 @@ class Relay {
         break;
       }
       s.sent += size_t(k);
+      s.progress_at = NowMs();
+      s.carried = true;
     }
     // Whole lines sent are the daemon's now, also when a later send of this
     // call failed (a stopping daemon stores them); keep the unfinished one
@@ -267,12 +281,24 @@ class Relay {
     if (gone) Disconnect(s);
   }
 
+  // At once after a connection that lived (a restarted daemon listens again
+  // within milliseconds); after one closed at once with nothing taken (a
+  // daemon that accepts and closes), 20, 40, ... up to kRetrySlowMs later,
+  // and the outage goes on from where it started.
   void Disconnect(Stream &s) {
     close(s.sock);
     s.sock = -1;
     s.sent = 0;
-    s.next_try = NowMs();  // at once: a restarted daemon listens again within milliseconds
-    if (s.down_since < 0) s.down_since = s.next_try;
+    const int64_t now = NowMs();
+    if (s.carried || now - s.connected_at >= kShortLivedMs) {
+      s.short_lived = 0;
+      s.next_try = now;
+      s.down_since = now;
+    } else {
+      s.short_lived = std::min(s.short_lived + 1, 16);
+      s.next_try = now + std::min<int64_t>(int64_t(kRetryMs) << s.short_lived, kRetrySlowMs);
+      if (s.down_since < 0) s.down_since = now;
+    }
   }
 
   // What the stream does next: connect again, end, or give up.
@@ -310,20 +336,44 @@ class Relay {
       Send(s);
       if (s.sock < 0) return;
     }
-    if (!ended || s.sent < s.buf.size()) return;
+    if (!ended) return;
+    if (s.sent < s.buf.size()) {
+      // A daemon that takes nothing (stopped, wedged) is given up on as one
+      // that is not there: the command's output has ended.
+      if (now - s.progress_at < kGiveUpMs) return;
+      std::fprintf(stderr,
+                   "logctl: run: %s: the daemon took nothing for %d s; %zu bytes of output not "
+                   "logged\n",
+                   s.name, kGiveUpMs / 1000, s.buf.size() - s.sent);
+      close(s.sock);
+      s.sock = -1;
+      s.done = true;
+      return;
+    }
     // Everything is sent: end the stream and wait for the acknowledgment.
-    // Without one (a daemon stopping now) an unfinished last line may have
-    // been discarded: it goes to the next daemon.
+    // Closed without one (a daemon stopping now), an unfinished last line
+    // may have been discarded: it goes to the next daemon, up to
+    // kMaxUnansweredEnds times (a daemon whose writes fail closes so too).
+    // No acknowledgment within the time, the daemon may still store it: it
+    // is not sent again (it could land twice).
     TextAck ack;
     std::string why;
+    bool unanswered = false;
     int fd = s.sock;
     s.sock = -1;
-    if (FinishTextStream(fd, kFinishTimeoutMs, &ack, &why) || s.buf.empty()) {
+    if (FinishTextStream(fd, kFinishTimeoutMs, &ack, &why, &unanswered) || s.buf.empty()) {
+      s.done = true;
+      return;
+    }
+    if (!unanswered || ++s.unanswered > kMaxUnansweredEnds) {
+      std::fprintf(stderr, "logctl: run: %s: %s%s; the last %zu bytes (an unfinished line) %s\n",
+                   s.name, why.c_str(), unanswered ? " (each time)" : "", s.buf.size(),
+                   unanswered ? "not logged" : "may not be logged");
       s.done = true;
       return;
     }
     s.sent = 0;
-    s.next_try = now;
+    s.next_try = now + (int64_t(kRetryMs) << s.unanswered);
     s.down_since = now;
   }
 

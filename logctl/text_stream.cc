@@ -178,8 +178,9 @@ bool WriteText(int fd, std::string_view s, std::string *why) {
   return true;
 }
 
-bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why) {
+bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why, bool *unanswered) {
   bool ok = false;
+  if (unanswered) *unanswered = false;
   std::string buf;
   if (shutdown(fd, SHUT_WR) != 0 || !SetTimeout(fd, SO_RCVTIMEO, timeout_ms)) {
     *why = Errno("shutdown", errno);
@@ -212,6 +213,7 @@ bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why) {
       f.type != LS_F_STATS || ls_statsframe_begin(f.payload, f.len, &it) != 0) {
     *why = buf.empty() ? "the daemon closed the stream without an acknowledgment"
                        : "malformed acknowledgment";
+    if (unanswered) *unanswered = buf.empty();
     return false;
   }
   const char *name;

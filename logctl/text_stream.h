@@ -45,7 +45,11 @@ int OpenTextStream(const std::string &socket_path, std::string_view app, uint32_
 bool WriteText(int fd, std::string_view s, std::string *why);
 
 // Ends the stream: shuts down our side, waits up to timeout_ms for the
-// daemon's acknowledgment and closes fd. false with *why when none came.
-bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why);
+// daemon's acknowledgment and closes fd. false with *why when none came;
+// then *unanswered (when given) says whether the daemon closed the stream
+// without a word (a stopping daemon does) rather than timing out or
+// answering something else.
+bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why,
+                      bool *unanswered = nullptr);
 
 }  // namespace logsink::logctl
