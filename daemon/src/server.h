@@ -92,7 +92,8 @@ class Server {
   static void OnConnEvent(uv_poll_t *h, int status, int events);
   static void OnStallTimer(uv_timer_t *t);
   void StartStallTimer();
-  void ReadConn(Conn *c, size_t budget);
+  // Bytes read (an EOF or a read error counts as one), 0 when none came.
+  size_t ReadConn(Conn *c, size_t budget);
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
   void EndStream(Conn *c, bool eof);

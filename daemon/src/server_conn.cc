@@ -23,10 +23,27 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
   auto *c = static_cast<Conn *>(h->data);
   Server *s = c->server;
   if (status < 0) {
-    if (s->stopping_)
+    if (s->stopping_) {
       s->EndStream(c, false);  // what it sent is kept, as at the drain's deadline
-    else
+      return;
+    }
+    if (c->reader) {
       s->CloseConn(c);
+      return;
+    }
+    // An error on the socket (libuv: POLLERR). A peer that closed with
+    // bytes of ours unread (a CONFIRM, a WELCOME, a level push) leaves
+    // ECONNRESET on it, which poll reports before the bytes the peer sent
+    // are read: they are read first, in the usual bounded steps (libuv
+    // stopped the handle; started again, it reports the error again while
+    // bytes wait). The read that finds the socket empty returns the error
+    // and ends the stream as a reset (a text stream's partial line stored).
+    // An error with nothing to read closes the connection.
+    if (s->ReadConn(c, s->cfg_.read_budget) == 0) {
+      if (!c->closed) s->CloseConn(c);
+      return;
+    }
+    if (!c->closed) uv_poll_start(&c->poll, c->events, OnConnEvent);
     return;
   }
   if (events & UV_WRITABLE) {
@@ -55,7 +72,7 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
 // Memory stays bounded without pausing reads: every complete frame is
 // written to the ring synchronously and only a partial frame
 // (<= max_frame + 4) is kept.
-void Server::ReadConn(Conn *c, size_t budget) {
+size_t Server::ReadConn(Conn *c, size_t budget) {
   uint64_t now = uv_now(&loop_);
   const uint64_t start = uv_hrtime();
   auto pid = conns_by_pid_.find(c->pid);
@@ -70,19 +87,19 @@ void Server::ReadConn(Conn *c, size_t budget) {
       if (!c->session->Feed(rbuf_.data(), size_t(r), now)) {
         SendOut(c);
         if (!c->closed) CloseConn(c);
-        return;
+        return total;
       }
       if (!c->reader && c->session->read_request()) {
         StartReader(c);
-        return;
+        return total;
       }
       if (c->session->level_request() && !c->close_when_sent) {
         ServeLevelRequest(c);
-        return;
+        return total;
       }
       if (c->session->census_request() && !c->close_when_sent) {
         ServeCensusRequest(c);
-        return;
+        return total;
       }
       if (size_t(r) < want) break;  // the socket is (very likely) empty now
       if (total < budget && uv_hrtime() - start >= slice) {
@@ -95,14 +112,15 @@ void Server::ReadConn(Conn *c, size_t budget) {
       if (c->session->partial())
         spdlog::debug("pid {} closed in the middle of a frame", c->session->peer().pid);
       EndStream(c, true);
-      return;
+      return total + 1;  // the EOF counts as read
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) break;
     EndStream(c, false);  // ECONNRESET and the like
-    return;
+    return total + 1;     // so does the error
   }
   if (!c->session->out().empty()) SendOut(c);
+  return total;
 }
 
 // The peer is done (eof) or gone. After a clean EOF the open block is

@@ -2,6 +2,7 @@
 // socket and ring file, real client connections, and the ring read back with
 // RingReader. Times are hang limits only.
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -269,6 +270,60 @@ TEST(Daemon, TextStreamsAcknowledgeAndKeepUnfinishedLines) {
   }
   EXPECT_EQ(texts,
             (std::vector<std::string>{"acked:x", "acked:y", "stopped:done", "stopped:unfinished"}));
+}
+
+// A client that closes with a reply of the daemon unread (a text stream's
+// CONFIRM, the WELCOME every version-2 HELLO gets) leaves ECONNRESET on
+// the daemon's side, which poll reports before the bytes still queued are
+// read: they are read first and stored, the unfinished line too (a reset
+// stream's, PROTOCOL.md). Before, the daemon closed at once: 3,387 of
+// 20,000 lines stored in one measured run.
+TEST(Daemon, AClientClosingWithRepliesUnreadHasAllItSentStored) {
+  TempDir dir;
+  Daemon d(dir, {"--size", "16MiB"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  constexpr int kLines = 20000;
+  {
+    Client text(d.socket);
+    ASSERT_TRUE(text.ok());
+    const uint32_t flags = ls_hello_text_flags(6, 1, LS_HELLO_STREAM_TEXT, 0) | LS_HELLO_CONFIRM;
+    ASSERT_TRUE(text.Send(Hello(1, "unread", flags)));
+    pollfd p{text.fd(), POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 30000), 1) << "the CONFIRM";  // there, and left unread
+    std::string lines;
+    for (int i = 0; i < kLines; i++) lines += "line " + std::to_string(i) + "\n";
+    ASSERT_TRUE(text.Send(lines + "unfinished"));
+  }  // closed
+  {
+    Client native(d.socket);
+    ASSERT_TRUE(native.ok());
+    ASSERT_TRUE(native.Send(Hello2("welcomed", 0, "")));
+    pollfd p{native.fd(), POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 30000), 1) << "the WELCOME";
+    std::string frames = Intern(1, 6, 1, "n=%d", "w.c");
+    for (int f = 0; f < 20; f++) {
+      std::vector<Rec> recs;
+      for (int i = 0; i < 1000; i++) recs.push_back({1, kT0 + uint64_t(i), {Arg::I(f * 1000 + i)}});
+      frames += Records(7, recs);
+    }
+    ASSERT_TRUE(native.Send(frames));
+  }
+  Client q(d.socket);
+  ASSERT_TRUE(WaitUntil([&] { return q.Stats()["connections_current"] == 1; }))
+      << "both closed connections ended";
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  size_t text_lines = 0, records = 0;
+  std::string last;
+  for (const OwnedRecord &r : ReadRing(d.ring)) {
+    if (r.app == "unread") {
+      text_lines++;
+      last = r.args.substr(1);
+    }
+    if (r.app == "welcomed") records++;
+  }
+  EXPECT_EQ(text_lines, size_t(kLines + 1));
+  EXPECT_EQ(last, "unfinished");
+  EXPECT_EQ(records, 20000u);
 }
 
 TEST(Daemon, ManyConcurrentClients) {
