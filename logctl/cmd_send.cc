@@ -3,6 +3,7 @@
 // streams"), and send fails unless the daemon acknowledges every line.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -57,26 +58,30 @@ int RunSend(Options &o) {
     for (char ch : sent) lines += ch == '\n';
     ok = sent.empty() || WriteText(fd, sent, &why);
   } else {
-    // Lines are batched into writes of up to kBatch bytes (one send per line
-    // would cost a system call each).
-    char *line = nullptr;
-    size_t cap = 0;
-    ssize_t n;
+    // Read in chunks, sent in writes of up to kBatch bytes (one send per
+    // line would cost a system call each): a line that never ends costs a
+    // chunk of memory, not its length (the daemon cuts it at 8192 bytes
+    // and its acknowledgment counts the cut). The input's last line gets
+    // its newline if it has none.
+    char chunk[65536];
     std::string batch;
-    std::string one;
-    while (ok && (n = getline(&line, &cap, stdin)) >= 0) {
-      one.assign(line, size_t(n));
-      if (one.back() != '\n') one += '\n';
-      const size_t before = batch.size();
-      filter.Feed(one, &batch);
-      lines += batch.size() > before;
-      if (batch.size() >= kBatch) {
-        ok = WriteText(fd, batch, &why);
-        batch.clear();
-      }
+    bool at_line_end = true;
+    auto count_and_write = [&] {
+      lines += uint64_t(std::count(batch.begin(), batch.end(), '\n'));
+      ok = WriteText(fd, batch, &why);
+      batch.clear();
+    };
+    size_t k;
+    while (ok && (k = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+      filter.Feed(std::string_view(chunk, k), &batch);
+      at_line_end = chunk[k - 1] == '\n';
+      if (batch.size() >= kBatch) count_and_write();
     }
-    if (ok) ok = WriteText(fd, batch, &why);
-    std::free(line);
+    if (ok) {
+      if (!at_line_end) filter.Feed("\n", &batch);
+      filter.Finish(&batch);
+      count_and_write();
+    }
   }
   if (!ok) {
     close(fd);

@@ -4,9 +4,11 @@
 // records carry CMD's own pid, its output's exact text and its exit status.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "cli_util.h"
+#include "common/asan.h"
 #include "common/daemon_process.h"
 #include "daemon/harness.h"
 
@@ -113,6 +115,37 @@ TEST_F(LogctlTextTest, LongLinesAreCutAndCounted) {
   json s = ParseJson(Lines(r.out)[0]);
   EXPECT_EQ(s["daemon"]["counters"]["text_lines_cut"], 1) << r.out;
   EXPECT_EQ(s["daemon"]["counters"]["text_lines"], 2) << r.out;
+}
+
+// A line that never ends (100 MB without a newline on stdin) costs `logctl
+// send` a chunk of memory, not the line's length (before: about three
+// copies of it, ~300 MB here): it is sent as it comes, the daemon keeps
+// the first 8192 bytes, and the cut is counted and said.
+TEST_F(LogctlTextTest, ALineWithoutEndCostsSendAChunkNotItsLength) {
+  const char *kFeed = R"(import resource, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+chunk = b"a" * (1 << 20)
+for _ in range(100):
+    p.stdin.write(chunk)
+p.stdin.close()
+err = p.stderr.read().decode()
+print(p.wait(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.stderr.write(err)
+)";
+  ProcResult r = RunProcess("/usr/bin/python3",
+                            {"-c", kFeed, BinPath("logctl"), "send", "--socket", d_.socket});
+  ASSERT_EQ(r.status, 0) << r.err;
+  unsigned status = 0, max_rss_kib = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "%u %u", &status, &max_rss_kib), 2) << r.out;
+  EXPECT_EQ(status, 0u) << r.err;
+  EXPECT_NE(r.err.find("1 line(s) longer than 8192 bytes were cut"), std::string::npos) << r.err;
+  if (!kAsanBuild) {  // ASan's quarantine keeps freed chunks
+    EXPECT_LT(max_rss_kib, 32u * 1024) << "logctl send's peak RSS in KiB";
+  }
+  auto v = JsonUntil(d_.ring, 1);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0]["truncated"].get<uint64_t>() + v[0]["args"][0].get<std::string>().size(),
+            100u << 20);
 }
 
 TEST_F(LogctlTextTest, RunCapturesBothStreamsWithTheCommandsPid) {
