@@ -36,6 +36,15 @@ std::string_view Shown(const std::string &s) {
   return std::string_view(s).substr(0, std::min(s.size(), kShownText));
 }
 
+// A client's app as answers carry it: at most LS_APP_MAX bytes, cut on a
+// character (with [limits] max_app above 64 a label can be longer; a
+// longer one made the client's entry fail to encode, and the answer with
+// it).
+std::string_view AnswerApp(std::string_view app) {
+  return app.substr(
+      0, ls_utf8_cut(reinterpret_cast<const uint8_t *>(app.data()), app.size(), LS_APP_MAX));
+}
+
 }  // namespace
 
 void Server::AppendLevelAnswer(uint32_t status, std::string_view msg, std::string *out,
@@ -70,10 +79,11 @@ void Server::AppendLevelAnswer(uint32_t status, std::string_view msg, std::strin
     const Session &s = *c->session;
     const LevelClient lc = s.level_client();
     const std::string_view own = Shown(s.own_levels()), pushed = Shown(s.pushed_levels());
-    const ls_level_client w = {lc.pid,         lc.uid,         lc.app.data(), lc.app.size(),
-                               lc.unit.data(), lc.unit.size(), s.caps(),      own.data(),
+    const std::string_view app = AnswerApp(lc.app);
+    const ls_level_client w = {lc.pid,         lc.uid,         app.data(),   app.size(),
+                               lc.unit.data(), lc.unit.size(), s.caps(),     own.data(),
                                own.size(),     pushed.data(),  pushed.size()};
-    Put(out, 7 * LS_VARINT_MAX + lc.app.size() + lc.unit.size() + own.size() + pushed.size(),
+    Put(out, 7 * LS_VARINT_MAX + app.size() + lc.unit.size() + own.size() + pushed.size(),
         [&](uint8_t *b, size_t cap) { return ls_level_client_encode(b, cap, &w); });
   }
   uint8_t *f = reinterpret_cast<uint8_t *>(out->data() + frame);
@@ -151,19 +161,12 @@ void Server::ServeCensusRequest(Conn *c) {
       continue;
     const LevelClient lc = t.level_client();
     const std::string_view own = Shown(t.own_levels()), pushed = Shown(t.pushed_levels());
-    const ls_census_client w = {lc.pid,
-                                lc.uid,
-                                lc.app.data(),
-                                lc.app.size(),
-                                lc.unit.data(),
-                                lc.unit.size(),
-                                own.data(),
-                                own.size(),
-                                pushed.data(),
-                                pushed.size(),
-                                {}};
+    const std::string_view app = AnswerApp(lc.app);
+    const ls_census_client w = {lc.pid,         lc.uid,         app.data(), app.size(),
+                                lc.unit.data(), lc.unit.size(), own.data(), own.size(),
+                                pushed.data(),  pushed.size(),  {}};
     std::string head;
-    Put(&head, 7 * LS_VARINT_MAX + lc.app.size() + lc.unit.size() + own.size() + pushed.size(),
+    Put(&head, 7 * LS_VARINT_MAX + app.size() + lc.unit.size() + own.size() + pushed.size(),
         [&](uint8_t *b, size_t cap) {
           return ls_census_client_encode(b, cap, &w, t.census_count());
         });

@@ -28,6 +28,7 @@
 #include "logsink/logsink.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/frame_encode.h"
+#include "proto/wire_encoder.h"
 #include "render_ref.h"
 
 extern "C" {
@@ -275,6 +276,37 @@ TEST(RuntimeLevelConfig, ConfigurationRulesApplyAtConnectAfterSighupAndAfterARes
   // The client reconnects by itself (its next pass after the daemon left).
   EXPECT_TRUE(WaitUntil([&] { return Produces(c, Debug); }, kHang, Ms(1)));
   ls_close(c);
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Stderr();
+}
+
+// With [limits] max_app above 64 a client's label can be longer than an
+// answer carries (LS_APP_MAX): `logctl level` and `logctl sites --all`
+// show its first 64 bytes, cut on a character. Before, one such client of
+// any user made root's answers malformed (exit 1, after applying a rule).
+TEST(RuntimeLevelConfig, AClientsLongLabelIsCutInTheAnswers) {
+  TempDir dir;
+  Daemon daemon(dir, {"--size", "4MiB"}, "[limits]\nmax_app = 200\n");
+  ASSERT_TRUE(daemon.Start()) << daemon.Stderr();
+  std::string app;
+  for (int i = 0; i < 50; i++) app += "\xc3\xa9";  // 100 bytes of 2-byte characters
+  // By hand: liblogsink and ls_hello_encode keep labels within 64 bytes.
+  const std::string hello = Hello2(app, LS_CAP_LEVELS, "");
+  int fd = ConnectUnix(daemon.socket);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(send(fd, hello.data(), hello.size(), MSG_NOSIGNAL), ssize_t(hello.size()));
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 30000), 1) << "the WELCOME";  // the client is known now
+  auto logctl = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--socket", daemon.socket});
+    return RunProcess(BinPath("logctl"), args);
+  };
+  ProcResult r = logctl({"level"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(app.substr(0, 64)), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(app.substr(0, 66)), std::string::npos) << r.out;
+  r = logctl({"sites", "--all"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  close(fd);
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Stderr();
 }
 
