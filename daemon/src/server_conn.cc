@@ -16,6 +16,11 @@ namespace logsink::daemon {
 namespace {
 
 constexpr size_t kMaxOut = 1u << 20;  // unsent replies before we give up on a client
+// A text stream's read piece: a byte can be a record there (an empty
+// line), so 32 KiB could hold 32,768 records, ~25 ms of storing, before
+// the slice is checked; 8 KiB bounds that to ~6 ms for about 1% more
+// reads of ordinary lines.
+constexpr size_t kTextReadChunk = 8u << 10;
 
 }  // namespace
 
@@ -64,11 +69,14 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
 // 256 KiB of its lines held the loop for tens of ms at once, and every
 // other client waited that long for each of its turns. Read in pieces of
 // kReadChunk (32 KiB: a read() more per ~40 us of native records stored,
-// about 1%), the slice is checked after each. Not while the peer's process
-// holds another connection: a client that reconnected (liblogsink after a
-// send timeout) may have records on the old one, unread, older than those
-// on the new one; the old one's socket buffer (~208 KiB) read whole in
-// one wakeup, as before the slice, keeps each thread's records in order.
+// about 1%; a text stream's in pieces of kTextReadChunk), the slice is
+// checked after each. Not while the peer's process holds another native
+// connection: a client that reconnected (liblogsink after a send timeout)
+// may have records on the old one, unread, older than those on the new
+// one; the old one's socket buffer (~208 KiB) read whole in one wakeup,
+// as before the slice, keeps each thread's records in order. A text
+// stream has no such order to keep (and a second connection must not buy
+// a flooder a turn without the slice).
 // Memory stays bounded without pausing reads: every complete frame is
 // written to the ring synchronously and only a partial frame
 // (<= max_frame + 4) is kept.
@@ -76,11 +84,14 @@ size_t Server::ReadConn(Conn *c, size_t budget) {
   uint64_t now = uv_now(&loop_);
   const uint64_t start = uv_hrtime();
   auto pid = conns_by_pid_.find(c->pid);
-  const uint64_t slice =
-      pid != conns_by_pid_.end() && pid->second > 1 ? UINT64_MAX : cfg_.read_slice_ms * 1000000;
+  const bool text = c->session->text();
+  const uint64_t slice = !text && pid != conns_by_pid_.end() && pid->second > 1
+                             ? UINT64_MAX
+                             : cfg_.read_slice_ms * 1000000;
+  const size_t piece = text ? std::min(rbuf_.size(), kTextReadChunk) : rbuf_.size();
   size_t total = 0;
   while (total < budget) {
-    size_t want = std::min(rbuf_.size(), budget - total);
+    size_t want = std::min(piece, budget - total);
     ssize_t r = read(c->fd, rbuf_.data(), want);
     if (r > 0) {
       total += size_t(r);
