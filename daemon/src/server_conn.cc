@@ -215,8 +215,10 @@ void Server::SendOut(Conn *c) {
     return;
   }
   if (out.size() > kMaxOut && !c->close_when_sent) {
-    spdlog::warn("pid {} does not read its STATS replies; connection closed",
-                 c->session->peer().pid);
+    spdlog::warn(
+        "pid {} does not read what the daemon sends it (replies, level pushes); "
+        "connection closed",
+        c->session->peer().pid);
     CloseConn(c);
     return;
   }

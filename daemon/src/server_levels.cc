@@ -197,7 +197,12 @@ void Server::PushLevels() {
     Conn *c = conns_[i];
     if (c->closed || c->reader || !c->session->hello() || !(c->session->caps() & LS_CAP_LEVELS))
       continue;
-    if (c->session->PushLevels(levels_.TextFor(c->session->level_client()))) SendOut(c);
+    if (!c->session->PushLevels(levels_.TextFor(c->session->level_client()))) continue;
+    SendOut(c);
+    // What the client left unread is charged to its uid's share, as any
+    // reply is: a program that never reads cannot hold the daemon's memory
+    // outside the bound with pushes (err_memory closes it).
+    if (!c->closed && !c->session->Charge()) CloseConn(c);
   }
 }
 

@@ -356,6 +356,42 @@ TEST(Daemon, ATextFloodHoldingASecondConnectionIsStillSliced) {
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
+// Level pushes a client leaves unread are charged to its uid's share of
+// max_memory, as replies are: before, 63 such connections of one user
+// held 55 MB of the daemon's memory outside the bound (memory_used said
+// 1 MB). Here one connection that never reads, and root changing a rule
+// for it 120 times (8 KiB of rules text each push).
+TEST(Daemon, LevelPushesLeftUnreadAreChargedToTheMemoryBound) {
+  TempDir dir;
+  Daemon d(dir);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  auto logctl = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--socket", d.socket});
+    return RunProcess(BinPath("logctl"), args);
+  };
+  for (char ch = 'a'; ch < 'a' + 30; ch++) {  // 30 site rules of 250-byte names
+    ProcResult r = logctl({"level", "off", "--app", "deaf", "--site", std::string(250, ch)});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  Client deaf(d.socket);
+  ASSERT_TRUE(deaf.ok());
+  ASSERT_TRUE(deaf.Send(Hello2("deaf", LS_CAP_LEVELS, "")));  // and reads nothing
+  Client q(d.socket);
+  ASSERT_TRUE(WaitUntil([&] { return q.Stats()["connections_current"] == 2; }));
+  const uint64_t before = q.Stats()["memory_used"];
+  for (int i = 0; i < 120; i++) {
+    ProcResult r = logctl({"level", i % 2 ? "info" : "debug", "--app", "deaf"});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  auto st = q.Stats();
+  EXPECT_EQ(st["connections_current"], 2u) << "within its share: still connected";
+  EXPECT_GT(st["memory_used"], before + (256u << 10))
+      << "about 1 MB of pushes unread, past the socket's buffer";
+  std::printf("[figures] 120 pushes unread: memory_used %llu -> %llu\n", (unsigned long long)before,
+              (unsigned long long)st["memory_used"]);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
 TEST(Daemon, ManyConcurrentClients) {
   constexpr int kClients = 8, kFrames = 25, kPerFrame = 100;
   TempDir dir;
