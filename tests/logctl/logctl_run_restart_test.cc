@@ -206,7 +206,9 @@ out.flush()
     const uint64_t want = std::min(in_ring + 20000, burst_end);
     ASSERT_TRUE(WaitUntil([&] { return NextRecordSeq(d_.ring) >= want; }, kHang, Ms(2)))
         << "stop " << i << ": " << NextRecordSeq(d_.ring) - in_ring << " new records, "
-        << NextRecordSeq(d_.ring) << " in all";
+        << NextRecordSeq(d_.ring) << " in all; the daemon said:\n"
+        << d_.Stderr() << "logctl run said:\n"
+        << run.Finish().err;
     ASSERT_EQ(d_.Stop(SIGTERM), 0) << d_.Stderr();
     in_ring = at[i] = NextRecordSeq(d_.ring);
     ASSERT_TRUE(d_.Start()) << d_.Stderr();
