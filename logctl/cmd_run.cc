@@ -130,7 +130,12 @@ struct Stream {
   bool carried = false;      // the connection took bytes
   int short_lived = 0;       // connections in a row closed at once, nothing sent
   int unanswered = 0;        // ends the daemon closed without an acknowledgment
-  bool told = false;         // the outage was reported on stderr
+  // Ending: our side is shut down and the daemon's acknowledgment is read
+  // as it comes, in the loop (another stream's lines do not wait for it).
+  bool ending = false;
+  int64_t end_by = 0;  // when the acknowledgment is given up on
+  std::string answer;  // what the daemon sent since
+  bool told = false;   // the outage was reported on stderr
   bool done = false;
   LineFilter filter{LS_LEVEL_MAX, false, LS_LEVEL_MAX};  // $LOGSINK_LEVEL (SetUpStreams)
 };
@@ -194,11 +199,15 @@ class Relay {
           what.push_back({i, 0});
         }
         if (s.sock >= 0) {
-          short ev = POLLIN;  // the daemon sends nothing more: readable is its close
-          if (s.sent < s.buf.size()) ev |= POLLOUT;
+          // Before the end the daemon sends nothing: readable is its close.
+          short ev = POLLIN;
+          if (!s.ending && s.sent < s.buf.size()) ev |= POLLOUT;
           pfds.push_back({s.sock, ev, 0});
           what.push_back({i, 1});
-          if (s.pipe < 0 && s.sent < s.buf.size()) {  // the give-up of a daemon that takes nothing
+          if (s.ending) {
+            int wait = int(std::max<int64_t>(0, s.end_by - now));
+            timeout = timeout < 0 ? wait : std::min(timeout, wait);
+          } else if (s.pipe < 0 && s.sent < s.buf.size()) {  // a daemon that takes nothing
             int wait = int(std::max<int64_t>(0, s.progress_at + kGiveUpMs - now));
             timeout = timeout < 0 ? wait : std::min(timeout, wait);
           }
@@ -218,6 +227,8 @@ class Relay {
         Stream &s = streams[what[k].first];
         if (what[k].second == 0) {
           ReadPipe(s);
+        } else if (s.ending) {
+          ReadAnswer(s);
         } else {
           if (pfds[k].revents & (POLLIN | POLLHUP | POLLERR)) CheckClosed(s);
           if (s.sock >= 0 && (pfds[k].revents & POLLOUT)) Send(s);
@@ -304,6 +315,13 @@ class Relay {
   // What the stream does next: connect again, end, or give up.
   void Advance(Stream &s, int64_t now) {
     if (s.done) return;
+    if (s.ending) {
+      if (now >= s.end_by)
+        Ended(s, false,
+              "no acknowledgment from the daemon within " +
+                  std::to_string(kFinishTimeoutMs / 1000) + " s");
+      return;
+    }
     const bool ended = s.pipe < 0;
     if (s.sock < 0) {
       if (ended && s.buf.empty()) {  // nothing left to say to anyone
@@ -350,18 +368,54 @@ class Relay {
       s.done = true;
       return;
     }
-    // Everything is sent: end the stream and wait for the acknowledgment.
-    // Closed without one (a daemon stopping now), an unfinished last line
-    // may have been discarded: it goes to the next daemon, up to
-    // kMaxUnansweredEnds times (a daemon whose writes fail closes so too).
-    // No acknowledgment within the time, the daemon may still store it: it
-    // is not sent again (it could land twice).
-    TextAck ack;
-    std::string why;
-    bool unanswered = false;
-    int fd = s.sock;
+    // Everything is sent: end the stream; the loop reads the answer.
+    if (shutdown(s.sock, SHUT_WR) != 0) {
+      Ended(s, false, std::string("shutdown: ") + std::strerror(errno));
+      return;
+    }
+    s.ending = true;
+    s.end_by = now + kFinishTimeoutMs;
+    s.answer.clear();
+  }
+
+  // Reads what the daemon sent after our end; its close ends the stream.
+  void ReadAnswer(Stream &s) {
+    char tmp[512];
+    for (;;) {
+      ssize_t k = recv(s.sock, tmp, sizeof tmp, MSG_DONTWAIT);
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (k < 0) {
+        Ended(s, false,
+              std::string("waiting for the daemon's acknowledgment: ") + std::strerror(errno));
+        return;
+      }
+      if (k == 0) {
+        Ended(s, true, "");
+        return;
+      }
+      std::string why;
+      if (!AddToAck(&s.answer, std::string_view(tmp, size_t(k)), &why)) {
+        Ended(s, false, why);
+        return;
+      }
+    }
+  }
+
+  // The stream's end is over: the daemon closed (closed: its answer is in
+  // s.answer), an error, or no answer in time. Closed without an
+  // acknowledgment (a daemon stopping now), an unfinished last line may
+  // have been discarded: it goes to the next daemon, up to
+  // kMaxUnansweredEnds times (a daemon whose writes fail closes so too).
+  // No acknowledgment within the time, the daemon may still store it: it
+  // is not sent again (it could land twice).
+  void Ended(Stream &s, bool closed, std::string why) {
+    close(s.sock);
     s.sock = -1;
-    if (FinishTextStream(fd, kFinishTimeoutMs, &ack, &why, &unanswered) || s.buf.empty()) {
+    s.ending = false;
+    TextAck ack;
+    bool unanswered = false;
+    if ((closed && ParseTextAck(s.answer, &ack, &why, &unanswered)) || s.buf.empty()) {
       s.done = true;
       return;
     }
@@ -372,6 +426,7 @@ class Relay {
       s.done = true;
       return;
     }
+    const int64_t now = NowMs();
     s.sent = 0;
     s.next_try = now + (int64_t(kRetryMs) << s.unanswered);
     s.down_since = now;

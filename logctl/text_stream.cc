@@ -179,9 +179,9 @@ bool WriteText(int fd, std::string_view s, std::string *why) {
 }
 
 bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why, bool *unanswered) {
-  bool ok = false;
-  if (unanswered) *unanswered = false;
+  bool closed = false;
   std::string buf;
+  if (unanswered) *unanswered = false;
   if (shutdown(fd, SHUT_WR) != 0 || !SetTimeout(fd, SO_RCVTIMEO, timeout_ms)) {
     *why = Errno("shutdown", errno);
   } else {
@@ -194,18 +194,27 @@ bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why, bo
         break;
       }
       if (k == 0) {
-        ok = true;
+        closed = true;
         break;
       }
-      if (buf.size() + size_t(k) > kMaxAck) {
-        *why = "the daemon's acknowledgment is too long";
-        break;
-      }
-      buf.append(tmp, size_t(k));
+      if (!AddToAck(&buf, std::string_view(tmp, size_t(k)), why)) break;
     }
   }
   close(fd);
-  if (!ok) return false;
+  return closed && ParseTextAck(buf, ack, why, unanswered);
+}
+
+bool AddToAck(std::string *buf, std::string_view got, std::string *why) {
+  if (buf->size() + got.size() > kMaxAck) {
+    *why = "the daemon's acknowledgment is too long";
+    return false;
+  }
+  buf->append(got);
+  return true;
+}
+
+bool ParseTextAck(const std::string &buf, TextAck *ack, std::string *why, bool *unanswered) {
+  if (unanswered) *unanswered = false;
   ls_frame f = {};
   ls_statsframe_iter it = {};
   const auto *p = reinterpret_cast<const uint8_t *>(buf.data());

@@ -52,4 +52,13 @@ bool WriteText(int fd, std::string_view s, std::string *why);
 bool FinishTextStream(int fd, int timeout_ms, TextAck *ack, std::string *why,
                       bool *unanswered = nullptr);
 
+// FinishTextStream's parts, for a caller that waits for the acknowledgment
+// in its own poll loop (logctl run): after shutdown(fd, SHUT_WR), append
+// what the daemon sends with AddToAck (false with *why past the longest
+// acknowledgment) and, at its close, parse it with ParseTextAck (false with
+// *why and *unanswered as FinishTextStream says).
+bool AddToAck(std::string *buf, std::string_view got, std::string *why);
+bool ParseTextAck(const std::string &buf, TextAck *ack, std::string *why,
+                  bool *unanswered = nullptr);
+
 }  // namespace logsink::logctl

@@ -4,10 +4,12 @@
 // once, in order per stream, with CMD's pid; after a SIGKILL the loss stays
 // within the stated bound and nothing lands twice. The real logctl, logsinkd
 // and a shell and a Python program writing steadily.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -579,6 +581,62 @@ TEST(RunRelayStops, ADaemonThatClosesAtOnceIsAskedAgainAfterAPause) {
   EXPECT_GE(stored.conns, 2);
   EXPECT_LE(stored.conns, 40) << "two streams for a second";
   std::printf("[figures] run_flapping: %d connections in a second\n", stored.conns);
+}
+
+// One stream's end waits for its acknowledgment in the relay's loop, not
+// in a call that holds it: the other stream's lines go on meanwhile. Here
+// stdout ends first, with an unfinished line; the daemon acknowledges it
+// only once stderr's last line has arrived, and the command writes that
+// line only after the daemon saw stdout's end (a FIFO). Before, the relay
+// waited for stdout's acknowledgment with stderr unread: after 10 s it said
+// stdout's unfinished line "may not be logged".
+TEST(RunRelayStops, AnEndAwaitingItsAcknowledgmentDoesNotHoldTheOtherStream) {
+  TempDir dir;
+  const std::string go = dir.File("go");
+  ASSERT_EQ(mkfifo(go.c_str(), 0600), 0) << std::strerror(errno);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool last_arrived = false, acked_after_last = false;
+  std::string out, err;
+  FakeDaemon daemon(dir.File("d.sock"), [&](int fd, int, bool is_out, std::string text) {
+    if (is_out) {
+      if (ReadStream(fd, &text) != 1) return (void)close(fd);
+      int g = open(go.c_str(), O_WRONLY | O_CLOEXEC);  // the command waits for it
+      if (g >= 0) (void)!write(g, "go\n", 3), close(g);
+      std::unique_lock<std::mutex> l(mu);
+      // A hang limit past the relay's 10 s wait: the old relay's timeout
+      // shows as its message, not as this wait's.
+      cv.wait_for(l, std::chrono::seconds(20), [&] { return last_arrived; });
+      acked_after_last = last_arrived;
+      out = text;
+      l.unlock();
+      Acknowledge(fd, text);
+      return;
+    }
+    char tmp[4096];
+    for (;;) {
+      ssize_t k = recv(fd, tmp, sizeof tmp, 0);
+      if (k <= 0) break;
+      text.append(tmp, size_t(k));
+      std::lock_guard<std::mutex> l(mu);
+      if (text.find("last\n") != std::string::npos) last_arrived = true;
+      cv.notify_all();
+    }
+    {
+      std::lock_guard<std::mutex> l(mu);
+      err = text;
+    }
+    Acknowledge(fd, text);
+  });
+  ASSERT_TRUE(daemon.ok());
+  Result r = RunLogctl({"run", "--socket", dir.File("d.sock"), "--", "sh", "-c",
+                        "printf out; exec 1>&-; read x < \"$0\"; echo last >&2", go});
+  daemon.Stop();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(acked_after_last) << "stderr's line did not arrive while stdout's end waited";
+  EXPECT_EQ(out, "out");
+  EXPECT_EQ(err, "last\n");
 }
 
 }  // namespace
