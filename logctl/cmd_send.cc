@@ -106,7 +106,7 @@ int RunSend(Options &o) {
   }
   if (ack.lines_cut)
     Warn("send: " + std::to_string(ack.lines_cut) +
-         " line(s) longer than 8192 bytes were cut (flagged as truncated)");
+         " line(s) were cut to 8192 bytes or to what a block holds (flagged as truncated)");
   return kExitOk;
 }
 

@@ -84,7 +84,7 @@ struct Counters {
   uint64_t memory_used = 0;         // bytes of connection state now (a gauge, see MemoryBudget)
   uint64_t text_streams = 0;        // connections that said HELLO with LS_HELLO_TEXT
   uint64_t text_lines = 0;          // lines of text streams stored as records
-  uint64_t text_lines_cut = 0;      // ... of which longer than kMaxTextLine (cut, TRUNC)
+  uint64_t text_lines_cut = 0;      // ... of which cut (past kMaxTextLine, or to fit a block)
   uint64_t text_partial_lines = 0;  // ... of which had no newline when the stream ended
   uint64_t relay_streams = 0;       // text streams relaying a child whose pid was taken
   uint64_t relay_pid_refused = 0;   // ... whose named pid was not the sender's child (uid)

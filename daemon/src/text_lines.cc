@@ -60,7 +60,7 @@ void TextLines::EndLine() {
   if (s.ok()) {  // the acknowledgment counts only lines that are in the ring
     ctx_->counters->text_lines++;
     lines_++;
-    if (line_cut_) {
+    if (line_cut_ || ctx_->text->last_cut()) {
       ctx_->counters->text_lines_cut++;
       lines_cut_++;
     }

@@ -2,7 +2,8 @@
 // the bytes after the HELLO split at '\n', each line one free-text record
 // (text_record.h) with the priority of the HELLO's flags or of the line's
 // <N> prefix; a line keeps its first kMaxTextLine bytes, whole characters
-// only, and the rest is cut and counted; the HELLO's field list (if any) on
+// only, and the rest is cut and counted (as is a cut to fit a block:
+// TextSites::last_cut); the HELLO's field list (if any) on
 // every line; the acknowledgment at the end.
 #pragma once
 

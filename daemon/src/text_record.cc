@@ -143,6 +143,15 @@ storage::Status TextSites::Append(const storage::Source &src, TextKind kind, uin
   in.args = reinterpret_cast<const uint8_t *>(args_.data());
   in.args_len = args_.size();
   in.truncated = truncated;
+  // A record too big for a block is cut here, as the writer would cut it,
+  // so the caller knows (last_cut) before the writer (or its thread) has it.
+  storage::Status st = writer_->FitToBlock(in, &cut_args_, &last_cut_);
+  if (!st.ok()) return st;
+  if (last_cut_) {
+    in.args = reinterpret_cast<const uint8_t *>(cut_args_.data());
+    in.args_len = cut_args_.size();
+    in.truncated += last_cut_;
+  }
   return writer_->Append(in);
 }
 

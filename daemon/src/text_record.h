@@ -99,6 +99,9 @@ class TextSites {
   // Whether the last Append had fields and stored them as plain text (its
   // kind's site without FIELDS: a bound, the string table full).
   bool last_fields_fallback() const { return last_fallback_; }
+  // The bytes the last Append cut so the record fits a block (the string
+  // arguments, longest first: FORMAT.md, TRUNC), beyond `truncated`.
+  uint64_t last_cut() const { return last_cut_; }
   // Field sites interned so far (the cache's size).
   size_t field_sites() const { return field_ids_.size(); }
 
@@ -119,7 +122,9 @@ class TextSites {
   std::unordered_map<std::string, uint32_t> field_ids_;
   std::unordered_map<uint32_t, uint32_t> sites_by_uid_;  // field sites each uid brought
   uint32_t ids_[size_t(TextKind::kCount)][kMaxFacility + 1][8] = {};  // 0: not interned yet
-  std::string args_;  // the argument bytes of the record being appended (capacity reused)
+  std::string args_;      // the argument bytes of the record being appended (capacity reused)
+  std::string cut_args_;  // ... cut to fit a block (capacity reused)
+  uint64_t last_cut_ = 0;
 };
 
 }  // namespace logsink::daemon

@@ -188,9 +188,40 @@ Status RingWriter::Impl::AppendSlow(const RecordIn &rec) {
   return AppendTruncated(rec);
 }
 
-// The record does not fit an empty block: cut its string arguments, longest
-// first (all strings longer than a common cap are cut to it), until it fits.
-Status RingWriter::Impl::AppendTruncated(const RecordIn &rec) {
+size_t RingWriter::Impl::PlanFirst(const RecordIn &rec, size_t args_len, uint64_t truncated,
+                                   RecordFields *f, size_t *fixed) const {
+  f->flags = LS_E_F_SOURCE;
+  f->source_id = rec.source->id;
+  if (rec.tid != 0) {
+    f->flags |= LS_E_F_TID;
+    f->tid = rec.tid;
+  }
+  if (truncated) {
+    f->flags |= LS_E_F_TRUNC;
+    f->truncated = truncated;
+  }
+  if (rec.site_id == 0) {
+    f->flags |= LS_E_F_INLINE;
+    f->inline_site = rec.inline_site;
+  } else {
+    f->site_id = rec.site_id;
+  }
+  f->ts_zz = 0;
+  *fixed = internal::RecordFixedLen(*f);
+  size_t body = *fixed + args_len;
+  return internal::SourceEntrySize(*rec.source) + ls_varint_len(body) + body;
+}
+
+bool RingWriter::Impl::FitsEmptyBlock(const RecordIn &rec) const {
+  RecordFields f;
+  size_t fixed;
+  return LS_BLK_HDR + PlanFirst(rec, rec.args_len, rec.truncated, &f, &fixed) <= layout_.block_size;
+}
+
+// Cuts the string arguments, longest first (all strings longer than a
+// common cap are cut to it), so the record fits an empty block.
+Status RingWriter::Impl::CutToFit(const RecordIn &rec, uint8_t *out, size_t *out_len,
+                                  uint64_t *cut) const {
   struct Str {
     size_t off, len;  // of the string's bytes within args
   };
@@ -216,9 +247,7 @@ Status RingWriter::Impl::AppendTruncated(const RecordIn &rec) {
   // Budget for the arguments in an empty block, with the largest TRUNC varint.
   RecordFields f;
   size_t fixed;
-  bool declare;
-  // The current block is empty here (the caller sealed the previous one).
-  Plan(rec, 0, ~0ull, &f, &fixed, &declare);
+  PlanFirst(rec, 0, ~0ull, &f, &fixed);
   size_t overhead = LS_BLK_HDR + internal::SourceEntrySize(*rec.source) +
                     ls_varint_len(layout_.block_size) + fixed;
   if (overhead >= layout_.block_size) {
@@ -245,25 +274,38 @@ Status RingWriter::Impl::AppendTruncated(const RecordIn &rec) {
       hi = mid - 1;
   }
   // Rebuild the arguments with every string cut to the cap.
-  uint8_t *out = scratch_.data();
-  uint64_t cut = 0;
+  uint8_t *o = out;
+  *cut = 0;
   p = rec.args;
   for (char type : rec.signature) {
     ls_arg a{};
     size_t n = ls_arg_get(type, p, end, &a);
     if (type == LS_ARG_STR) {
       const size_t l = ls_utf8_cut(a.s, a.len, lo);  // whole characters only
-      cut += a.len - l;
-      out += ls_put_varint(out, l);
-      std::memcpy(out, a.s, l);
-      out += l;
+      *cut += a.len - l;
+      o += ls_put_varint(o, l);
+      std::memcpy(o, a.s, l);
+      o += l;
     } else {
-      std::memcpy(out, p, n);
-      out += n;
+      std::memcpy(o, p, n);
+      o += n;
     }
     p += n;
   }
-  size_t args_len = static_cast<size_t>(out - scratch_.data());
+  *out_len = static_cast<size_t>(o - out);
+  return Status::OK();
+}
+
+// The record does not fit an empty block (the current one is empty: the
+// caller sealed the previous one): its arguments cut, then stored.
+Status RingWriter::Impl::AppendTruncated(const RecordIn &rec) {
+  size_t args_len;
+  uint64_t cut;
+  Status st = CutToFit(rec, scratch_.data(), &args_len, &cut);
+  if (!st.ok()) return st;
+  RecordFields f;
+  size_t fixed;
+  bool declare;
   size_t need = Plan(rec, args_len, rec.truncated + cut, &f, &fixed, &declare);
   if (cut == 0 || cur_.used + need > layout_.block_size) {  // guarded by the budget above
     return Status::InvalidArgument("record does not fit a block");

@@ -120,6 +120,24 @@ uint32_t RingWriter::Intern(const Site &site) {
   return id;
 }
 bool RingWriter::LookupSite(uint32_t id, Site *out) const { return impl_->LookupSite(id, out); }
+Status RingWriter::FitToBlock(const RecordIn &rec, std::string *args, uint64_t *cut) const {
+  *cut = 0;
+  if (!rec.source) return Status::OK();
+  // Most records are far smaller than a block: no planning for them. 96
+  // bounds an entry's varints and head bytes (a SOURCE entry's four ids and
+  // three lengths, a RECORD's length, head, source, tid, TRUNC, site, ts).
+  const Source &src = *rec.source;
+  if (rec.site_id != 0 &&
+      LS_BLK_HDR + 96 + src.app.size() + src.comm.size() + src.unit.size() + rec.args_len <=
+          impl_->layout_.block_size)
+    return Status::OK();
+  if (impl_->FitsEmptyBlock(rec)) return Status::OK();
+  args->resize(impl_->layout_.block_size);
+  size_t len;
+  Status st = impl_->CutToFit(rec, reinterpret_cast<uint8_t *>(args->data()), &len, cut);
+  args->resize(st.ok() ? len : 0);
+  return st;
+}
 Status RingWriter::Append(const RecordIn &rec) {
   if (!thread_) return impl_->Append(rec);
   // What Append would refuse at once is refused here, before the record is queued.

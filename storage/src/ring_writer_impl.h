@@ -60,6 +60,11 @@ class RingWriter::Impl {
   Status Open(Env *env, const std::string &path, const WriterOptions &opts);
   uint32_t Intern(const Site &site);
   bool InlineSiteFits(const Source &src, const Site &site, size_t args_floor) const;
+  // RingWriter::FitToBlock's parts (they read only the record and the
+  // block size): whether rec fits an empty block as it is, and its
+  // arguments cut so it does (out has room for a block).
+  bool FitsEmptyBlock(const RecordIn &rec) const;
+  Status CutToFit(const RecordIn &rec, uint8_t *out, size_t *out_len, uint64_t *cut) const;
   bool LookupSite(uint32_t id, Site *out) const { return st_.Get(id, out); }
   Status Append(const RecordIn &rec);
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
@@ -289,6 +294,10 @@ class RingWriter::Impl {
   // arguments that cannot fit an empty block).
   Status AppendSlow(const RecordIn &rec);
   Status AppendTruncated(const RecordIn &rec);
+  // Plan for the first record of an empty block (the state after Seal),
+  // from the record alone: safe beside the writer thread.
+  size_t PlanFirst(const RecordIn &rec, size_t args_len, uint64_t truncated, RecordFields *f,
+                   size_t *fixed) const;
 
   std::string path_;
   Env *env_ = nullptr;

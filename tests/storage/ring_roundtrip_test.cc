@@ -4,10 +4,12 @@
 // and continue; plus creation/opening refusals (not ours, too small, mismatch).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "common/seed.h"
 #include "fault_env.h"
 #include "logsink/proto/args.h"
 #include "logsink/proto/format.h"
@@ -353,6 +355,82 @@ TEST_F(RoundTrip, TruncationAddsToClientCount) {
                          reinterpret_cast<const uint8_t *>(got[0].args.data()) + got[0].args.size(),
                          &a));
   EXPECT_EQ(got[0].truncated, 100 + (5000 - a.len));
+}
+
+// FitToBlock (what the daemon uses to know a text line was cut) cuts a
+// record exactly as Append cuts it, and a record it leaves whole Append
+// never cuts, whatever the current block holds: seeded records of one to
+// three strings around a block's size, each appended as it is to a fresh
+// writer and, cut beforehand, to one whose block already holds another
+// source's record from long before (the largest planning state).
+TEST_F(RoundTrip, FitToBlockCutsAsAppendCuts) {
+  std::mt19937_64 rng(TestSeed());
+  auto read_last = [&](const std::string &path) {
+    std::unique_ptr<RingReader> r;
+    EXPECT_TRUE(RingReader::Open(&env_, path, &rep_, &r).ok());
+    std::vector<OwnedRecord> got = r ? ReadAll(r.get()) : std::vector<OwnedRecord>{};
+    return got.empty() ? OwnedRecord{} : got.back();
+  };
+  int cut_records = 0;
+  for (int i = 0; i < 150; i++) {
+    SCOPED_TRACE(i);
+    const int nstr = 1 + int(rng() % 3);
+    std::string sig, fmt;
+    Args args;
+    size_t total = 0;
+    for (int k = 0; k < nstr; k++) {
+      size_t len = rng() % (4300 / size_t(nstr));
+      if (k == 0 && rng() % 2) len = 3700 + rng() % 600;  // around what a block holds
+      args.Str(std::string(len, char('a' + k)));
+      total += len;
+      sig += 's';
+      fmt += "%s ";
+    }
+    sig += 'i';
+    fmt += "%d";
+    args.Int(-int64_t(rng() % 1000));
+    RecordIn in;
+    in.source = &a_;
+    in.tid = rng() % 2 ? 0 : 1 + rng() % 100000;
+    in.signature = sig;
+    in.args = reinterpret_cast<const uint8_t *>(args.str().data());
+    in.args_len = args.str().size();
+    in.ts_ns = 5000000000ull;
+    in.truncated = rng() % 2 ? 0 : rng() % 300;
+    const std::string pa = "/a" + std::to_string(i), pb = "/b" + std::to_string(i);
+    path_ = pa;
+    auto wa = OpenWriter(Opts(4));
+    path_ = pb;
+    auto wb = OpenWriter(Opts(4));
+    ASSERT_TRUE(wa && wb);
+    const Site site{6, 1, fmt.c_str(), "fit.c"};
+    in.site_id = wa->Intern(site);
+    ASSERT_EQ(wb->Intern(site), in.site_id);
+    ASSERT_TRUE(wa->Append(in).ok());
+    ASSERT_TRUE(Add(wb.get(), b_, in.site_id, sig, Args().Str("x").Int(1).str(), 1, 99).ok());
+    std::string cut_args;
+    uint64_t cut = 7;
+    ASSERT_TRUE(wb->FitToBlock(in, &cut_args, &cut).ok());
+    RecordIn fitted = in;
+    if (cut) {
+      fitted.args = reinterpret_cast<const uint8_t *>(cut_args.data());
+      fitted.args_len = cut_args.size();
+      fitted.truncated += cut;
+      cut_records++;
+    }
+    const uint64_t cut_before = wb->stats().truncated_records;
+    ASSERT_TRUE(wb->Append(fitted).ok());
+    // One record stored with TRUNC, or none: Append cut nothing more.
+    EXPECT_EQ(wb->stats().truncated_records, cut_before + (fitted.truncated ? 1 : 0));
+    ASSERT_TRUE(wa->Flush().ok());
+    ASSERT_TRUE(wb->Flush().ok());
+    OwnedRecord ra = read_last(pa), rb = read_last(pb);
+    EXPECT_EQ(ra.args, rb.args) << "strings of " << total << " bytes, cut " << cut;
+    EXPECT_EQ(ra.truncated, rb.truncated);
+    EXPECT_EQ(ra.truncated, in.truncated + cut);
+  }
+  EXPECT_GT(cut_records, 10);
+  EXPECT_LT(cut_records, 140);
 }
 
 TEST_F(RoundTrip, BadArgumentsOnTheTruncationPathRefused) {

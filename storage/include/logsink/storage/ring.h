@@ -241,6 +241,15 @@ class RingWriter {
   // empty block has its string arguments cut (longest first) until it fits,
   // and is stored with the TRUNC flag and the number of bytes cut.
   Status Append(const RecordIn &rec);
+  // What Append would cut of rec, done by the caller beforehand so it knows
+  // (a text stream's acknowledgment counts its lines cut): OK with *cut 0
+  // when rec fits an empty block as it is (Append then never cuts it,
+  // whatever the current block holds); else *args holds rec's arguments
+  // with its strings cut as Append cuts them and *cut the bytes cut: rec
+  // with those arguments and `truncated` grown by *cut fits. An error when
+  // no cut makes it fit (Append refuses it too). Reads only rec and the
+  // block size: safe on the loop with the writer thread running.
+  Status FitToBlock(const RecordIn &rec, std::string *args, uint64_t *cut) const;
   // Appends a DROPPED entry (a client's report of `count` records it dropped
   // since since_ns).
   Status AppendDropped(const Source &src, uint64_t ts_ns, uint64_t count, uint64_t since_ns);
