@@ -17,6 +17,29 @@ uint8_t *RingWriter::Impl::DeclareSource(uint8_t *p, const Source &src) {
   return internal::PutSourceEntry(p, src);
 }
 
+namespace {
+
+// A RECORD's flags past GAP and SOURCE: TID (against the block's current
+// tid), TRUNC, and the site (inline or by id).
+void PlanTail(const RecordIn &rec, uint64_t tid, uint64_t truncated, RecordFields *f) {
+  if (rec.tid != tid) {
+    f->flags |= LS_E_F_TID;
+    f->tid = rec.tid;
+  }
+  if (truncated) {
+    f->flags |= LS_E_F_TRUNC;
+    f->truncated = truncated;
+  }
+  if (rec.site_id == 0) {
+    f->flags |= LS_E_F_INLINE;
+    f->inline_site = rec.inline_site;
+  } else {
+    f->site_id = rec.site_id;
+  }
+}
+
+}  // namespace
+
 bool RingWriter::Impl::Declared(uint64_t id) const {
   if (has_src_ && src_ == id) return true;
   return std::find(declared_.begin(), declared_.end(), id) != declared_.end();
@@ -35,20 +58,7 @@ size_t RingWriter::Impl::Plan(const RecordIn &rec, size_t args_len, uint64_t tru
     f->flags |= LS_E_F_SOURCE;
     f->source_id = id;
   }
-  if (rec.tid != tid_) {
-    f->flags |= LS_E_F_TID;
-    f->tid = rec.tid;
-  }
-  if (truncated) {
-    f->flags |= LS_E_F_TRUNC;
-    f->truncated = truncated;
-  }
-  if (rec.site_id == 0) {
-    f->flags |= LS_E_F_INLINE;
-    f->inline_site = rec.inline_site;
-  } else {
-    f->site_id = rec.site_id;
-  }
+  PlanTail(rec, tid_, truncated, f);
   uint64_t base = cur_.count ? ts_ : rec.ts_ns;
   f->ts_zz = ls_zigzag(static_cast<int64_t>(rec.ts_ns - base));
   *fixed = internal::RecordFixedLen(*f);
@@ -192,20 +202,7 @@ size_t RingWriter::Impl::PlanFirst(const RecordIn &rec, size_t args_len, uint64_
                                    RecordFields *f, size_t *fixed) const {
   f->flags = LS_E_F_SOURCE;
   f->source_id = rec.source->id;
-  if (rec.tid != 0) {
-    f->flags |= LS_E_F_TID;
-    f->tid = rec.tid;
-  }
-  if (truncated) {
-    f->flags |= LS_E_F_TRUNC;
-    f->truncated = truncated;
-  }
-  if (rec.site_id == 0) {
-    f->flags |= LS_E_F_INLINE;
-    f->inline_site = rec.inline_site;
-  } else {
-    f->site_id = rec.site_id;
-  }
+  PlanTail(rec, 0, truncated, f);  // a block starts with tid 0
   f->ts_zz = 0;
   *fixed = internal::RecordFixedLen(*f);
   size_t body = *fixed + args_len;
