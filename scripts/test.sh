@@ -13,8 +13,9 @@
 #   3. the whole suite again under ASan+UBSan (but systemd_deb: a sanitizer
 #      finds nothing in a package's files, and it would build the product
 #      once more for /usr),
-#   4. the client library's threading tests and the daemon's syslog receive
-#      thread (ctest label threads) under TSan,
+#   4. the tests labelled `threads` (the client library's threads, the
+#      daemon's syslog receive thread, the ring's writer thread) under TSan:
+#      the preset builds exactly those (target threads_tests),
 #   5. each libFuzzer target for LOGSINK_FUZZ_SECONDS (default 30) seconds,
 #      two at a time.
 # Stage 1 builds and tests HEAD (a clone), the other stages the working
@@ -72,11 +73,11 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -E '^systemd_deb$'  # sanitizer options: CMakePresets.json
 
-stage "4/5 TSan: client threading tests, the daemon's syslog receive thread, the ring's writer thread (preset tsan)"
-# The preset leaves out the install test (builds with the system compiler) and
-# the fork test: TSan does not support a threaded process that forks and
-# starts threads in the child ("starting new threads after multi-threaded
-# fork is not supported"); the fork test runs in the release and ASan builds.
+stage "4/5 TSan: the tests labelled threads (preset tsan)"
+# The preset leaves out the fork test: TSan does not support a threaded
+# process that forks and starts threads in the child ("starting new threads
+# after multi-threaded fork is not supported"); the fork test runs in the
+# release and ASan builds.
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs"
 ctest --preset tsan -j "$jobs"
