@@ -191,12 +191,14 @@ int AddConnectedSites(const Options &o, std::vector<Row> *rows) {
     while ((r = ls_census_answer_client(&a, first ? nullptr : &prev, &c)) == 1) {
       first = false;
       // The client's levels: its own rules, the daemon's on top (as it does).
-      // Texts that do not parse (cut to their first 1024 bytes in the
-      // answer) leave the question open: "?".
+      // A text the answer may have cut (LS_LEVEL_TEXT_SHOWN bytes: cut at a
+      // rule's end, it would still parse, without the rules after it) or
+      // one that does not parse leaves the question open: "?".
       ls_level_rules own, pushed;
       char err[192];
       const std::string own_text(c.own, c.own_len), pushed_text(c.pushed, c.pushed_len);
       const bool known =
+          c.own_len < LS_LEVEL_TEXT_SHOWN && c.pushed_len < LS_LEVEL_TEXT_SHOWN &&
           ls_level_rules_parse(own_text.c_str(), LS_LEVEL_MAX, &own, err, sizeof err) == 0 &&
           ls_level_rules_parse(pushed_text.c_str(), LS_LEVEL_UNSET, &pushed, err, sizeof err) == 0;
       if (known) ls_level_rules_merge(&own, &pushed);

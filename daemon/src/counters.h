@@ -20,7 +20,8 @@ enum class Err : int {
   kStalled,             // a frame did not complete within stall_timeout
   kTooManyConnections,  // accepted and closed at once
   kMemory,              // the connection's state would pass max_memory(_per_uid)
-  kRepliesUnread,       // STATS_REQ/RING_REQ while 64 KiB of earlier replies are unsent
+  kRepliesUnread,       // STATS_REQ/RING_REQ while 64 KiB of earlier replies are unsent,
+                        // or more than 1 MiB of replies and LEVELS pushes unsent
   kUidConnections,      // the uid holds max_connections_per_uid already: closed at once
   kBadRead,             // malformed READ_REQ, READ_REQ after HELLO, or a frame after READ_REQ
   kStatsRefused,        // STATS_REQ from a peer that may not read the ring file

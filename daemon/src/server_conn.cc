@@ -215,6 +215,7 @@ void Server::SendOut(Conn *c) {
     return;
   }
   if (out.size() > kMaxOut && !c->close_when_sent) {
+    counters_.Count(Err::kRepliesUnread);
     spdlog::warn(
         "pid {} does not read what the daemon sends it (replies, level pushes); "
         "connection closed",

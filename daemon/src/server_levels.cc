@@ -30,10 +30,8 @@ bool Put(std::string *out, size_t cap, F encode) {
 
 // The most of a client's own or pushed rules text an answer shows: a
 // listing of every client stays bounded (a client may send 16 KiB).
-constexpr size_t kShownText = 1024;
-
 std::string_view Shown(const std::string &s) {
-  return std::string_view(s).substr(0, std::min(s.size(), kShownText));
+  return std::string_view(s).substr(0, std::min<size_t>(s.size(), LS_LEVEL_TEXT_SHOWN));
 }
 
 // A client's app as answers carry it: at most LS_APP_MAX bytes, cut on a

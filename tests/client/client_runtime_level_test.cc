@@ -28,6 +28,7 @@
 #include "logsink/logsink.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/frame_encode.h"
+#include "logsink/proto/level_rules.h"
 #include "proto/wire_encoder.h"
 #include "render_ref.h"
 
@@ -67,10 +68,11 @@ class RuntimeLevel : public ::testing::Test {
     unsetenv("LOGSINK_LEVEL");
     ASSERT_TRUE(daemon_.Start()) << daemon_.Stderr();
   }
-  ls_client *Open(const char *app, int level = LS_INFO) {
+  ls_client *Open(const char *app, int level = LS_INFO, const char *levels = nullptr) {
     ls_options o;
     ls_options_init(&o);
     o.level = level;
+    o.levels = levels;
     ls_client *c = ls_open(daemon_.socket.c_str(), app, &o);
     // Connected (and its WELCOME's rules applied) once a flush is through.
     if (c) {
@@ -172,6 +174,112 @@ TEST_F(RuntimeLevel, SitesAllListsTheSitesThatNeverFired) {
   r = Logctl({"sites", "--all", "--json", "--file", daemon_.ring});
   EXPECT_NE(debug_row(r.out).find("\"enabled\":true"), std::string::npos) << r.out;
   ls_close(c);
+}
+
+// A client's own rules longer than the answer shows (LS_LEVEL_TEXT_SHOWN
+// bytes), cut right after a rule: the cut text parses, without the rule
+// that turns the census debug site on. `sites --all` says it does not know
+// (before: "no", for a site that logs).
+TEST_F(RuntimeLevel, SitesAllDoesNotGuessFromRulesTheAnswerCut) {
+  std::string text = "info";
+  for (char ch : {'a', 'b', 'c', 'd'}) text += "," + std::string(250, ch) + "=err";
+  ASSERT_EQ(text.size(), LS_LEVEL_TEXT_SHOWN);  // ends where the answer cuts
+  text += ",census_sites.c=debug";
+  // The client sends its rules as ls_level_rules_text writes them: the same.
+  ls_level_rules parsed;
+  char err[192], back[LS_LEVELS_TEXT_MAX + 1];
+  ASSERT_EQ(ls_level_rules_parse(text.c_str(), LS_INFO, &parsed, err, sizeof err), 0) << err;
+  ASSERT_GT(ls_level_rules_text(&parsed, back, sizeof back), 0);
+  ASSERT_EQ(text, back);
+  ASSERT_EQ(ls_level_rules_for(&parsed, "census_sites.c", census_debug_line()), LS_DEBUG);
+  ls_client *cut = Open("cutrules", LS_INFO, text.c_str());
+  ls_client *whole = Open("wholerules", LS_INFO, "info,census_sites.c=debug");
+  ASSERT_NE(cut, nullptr);
+  ASSERT_NE(whole, nullptr);
+  const std::string line = "\"line\":" + std::to_string(census_debug_line()) + ",";
+  ProcResult r = Logctl({"sites", "--all", "--json", "--file", daemon_.ring});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string cut_row, whole_row;
+  for (const std::string &l : Lines(r.out)) {
+    if (l.find("census_sites.c\"") == std::string::npos || l.find(line) == std::string::npos)
+      continue;
+    if (l.find("\"app\":\"cutrules\"") != std::string::npos) cut_row = l;
+    if (l.find("\"app\":\"wholerules\"") != std::string::npos) whole_row = l;
+  }
+  EXPECT_NE(cut_row.find("\"enabled\":null"), std::string::npos) << r.out;
+  EXPECT_NE(whole_row.find("\"enabled\":true"), std::string::npos) << r.out;
+  ls_close(cut);
+  ls_close(whole);
+}
+
+// A program that never reads what the daemon sends it is closed once more
+// than 1 MiB of LEVELS pushes wait for it, and counted (err_replies_unread;
+// before, it was closed with a warning and counted nowhere). Root's share
+// of max_memory is the whole bound, so the 1 MiB rule is what closes it.
+TEST_F(RuntimeLevel, AProgramThatNeverReadsItsPushesIsClosedAndCounted) {
+  const int deaf = ConnectUnix(daemon_.socket);
+  ASSERT_GE(deaf, 0);
+  const std::string hello = Hello2("deaf", LS_CAP_LEVELS, "");
+  ASSERT_EQ(send(deaf, hello.data(), hello.size(), MSG_NOSIGNAL), ssize_t(hello.size()));
+  pollfd p{deaf, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 30000), 1) << "the WELCOME";  // the client is known now
+  // One LEVEL_REQ per connection, as logctl sends it; its answer read to
+  // the end (the daemon closes the connection after it).
+  const auto set = [&](const WireRule &r) {
+    const int fd = ConnectUnix(daemon_.socket);
+    if (fd < 0) return false;
+    const std::string req = LevelReq(LS_LEVEL_OP_SET, r);
+    bool ok = send(fd, req.data(), req.size(), MSG_NOSIGNAL) == ssize_t(req.size());
+    std::vector<uint8_t> in;
+    uint8_t buf[65536];
+    ssize_t n = 1;
+    pollfd q{fd, POLLIN, 0};
+    while (ok && n > 0 && poll(&q, 1, int(kHang.count())) == 1)
+      if ((n = read(fd, buf, sizeof buf)) > 0) in.insert(in.end(), buf, buf + n);
+    close(fd);
+    ls_frame f;
+    ls_level_answer a;
+    return ok && n == 0 && ls_frame_parse(in.data(), in.size(), LS_FRAME_MAX, &f) > 0 &&
+           f.type == LS_F_LEVEL_ANSWER && ls_level_answer_begin(f.payload, f.len, &a) == 0 &&
+           a.status == 0;
+  };
+  // 32 site rules of 250-byte file names: the program's rules text, pushed
+  // whole at each change, is about 8 KiB.
+  WireRule site;
+  site.which = LS_LSEL_APP | LS_LSEL_SITE;
+  site.app = "deaf";
+  site.level = LS_DEBUG;
+  for (int i = 0; i < 32; i++) {
+    site.file = std::string(247, 'f') + std::to_string(100 + i);
+    ASSERT_TRUE(set(site)) << i;
+  }
+  const auto unread = [&] {
+    const std::string out = Logctl({"stats"}).out;
+    const size_t at = out.find("err_replies_unread=");
+    return at == std::string::npos ? std::string("?") : out.substr(at, out.find('\n', at) - at);
+  };
+  ASSERT_EQ(unread(), "err_replies_unread=0");
+  // Its default level, back and forth: a push at each change. 1 MiB and
+  // the socket's buffer are about 150 pushes; 1,000 are far past them.
+  WireRule level;
+  level.which = LS_LSEL_APP;
+  level.app = "deaf";
+  int changes = 0;
+  for (; changes < 1000 && unread() != "err_replies_unread=1"; changes += 16)
+    for (int i = 0; i < 16; i++) {
+      level.level = (changes + i) % 2 ? LS_DEBUG : LS_INFO;
+      ASSERT_TRUE(set(level)) << changes + i;
+    }
+  EXPECT_EQ(unread(), "err_replies_unread=1") << "after " << changes << " changes";
+  EXPECT_GT(changes, 64) << "closed before 1 MiB could wait for it";
+  // What was sent before is there to read, then the end.
+  char buf[65536];
+  ssize_t n = 1;
+  while (n > 0 && poll(&p, 1, int(kHang.count())) == 1) n = read(deaf, buf, sizeof buf);
+  EXPECT_EQ(n, 0) << "the daemon closed the connection";
+  close(deaf);
+  EXPECT_NE(daemon_.Stderr().find("does not read what the daemon sends it"), std::string::npos)
+      << daemon_.Stderr();
 }
 
 // The suite runs as root; uid 65534 sets rules too.

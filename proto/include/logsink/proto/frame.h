@@ -567,8 +567,11 @@ static inline int ls_level_req_decode(const uint8_t *p, size_t len, ls_level_req
  * every rule in force, oldest first; the clients every connection that said
  * HELLO with frames (not text streams): caps 0 for a version 1 client
  * (levels cannot be pushed to it), `own` its own rules (HELLO v2), `pushed`
- * the text last sent to it. */
+ * the text last sent to it, each cut to its first LS_LEVEL_TEXT_SHOWN bytes
+ * (a text of that length may have been longer: its rules are not known
+ * from it). */
 #define LS_LEVEL_MESSAGE_MAX 1024u
+#define LS_LEVEL_TEXT_SHOWN 1024u
 
 typedef struct ls_level_client {
   uint32_t pid, uid;
