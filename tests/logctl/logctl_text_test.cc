@@ -29,6 +29,14 @@ std::vector<json> JsonUntil(const std::string &ring, size_t n) {
   return out;
 }
 
+// logctl send's stderr says one line was cut (by the daemon's 8192-byte
+// bound or by the block's).
+void ExpectOneLineSaidCut(const std::string &err) {
+  EXPECT_NE(err.find("1 line(s) were cut to 8192 bytes or to what a block holds"),
+            std::string::npos)
+      << err;
+}
+
 class LogctlTextTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(d_.Start()) << d_.Stderr(); }
@@ -98,9 +106,7 @@ TEST_F(LogctlTextTest, LongLinesAreCutAndCounted) {
   in.stdin_data = std::string(20000, 'x') + "\nshort\n";
   Result r = RunLogctl({"send", "--socket", d_.socket}, in);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("1 line(s) were cut to 8192 bytes or to what a block holds"),
-            std::string::npos)
-      << r.err;
+  ExpectOneLineSaidCut(r.err);
   auto v = JsonUntil(d_.ring, 2);
   ASSERT_EQ(v.size(), 2u);
   // The daemon keeps 8192 bytes of the line; the record must also fit an
@@ -129,18 +135,14 @@ TEST_F(LogctlTextTest, LinesCutOnlyToFitABlockAreCountedAndSaid) {
   in.stdin_data = std::string(8100, 'y') + "\n";
   Result r = RunLogctl({"send", "--socket", d_.socket}, in);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("1 line(s) were cut to 8192 bytes or to what a block holds"),
-            std::string::npos)
-      << r.err;
+  ExpectOneLineSaidCut(r.err);
   std::vector<std::string> args = {"send", "--socket", d_.socket};
   for (int i = 0; i < 10; i++)
     args.push_back("--set=f" + std::to_string(i) + "=" + std::string(1000, char('a' + i)));
   in.stdin_data = "short\n";
   r = RunLogctl(args, in);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("1 line(s) were cut to 8192 bytes or to what a block holds"),
-            std::string::npos)
-      << r.err;
+  ExpectOneLineSaidCut(r.err);
   auto v = JsonUntil(d_.ring, 2);
   ASSERT_EQ(v.size(), 2u);
   std::string kept = v[0]["args"][0].get<std::string>();
@@ -179,9 +181,7 @@ sys.stderr.write(err)
   unsigned status = 0, max_rss_kib = 0;
   ASSERT_EQ(std::sscanf(r.out.c_str(), "%u %u", &status, &max_rss_kib), 2) << r.out;
   EXPECT_EQ(status, 0u) << r.err;
-  EXPECT_NE(r.err.find("1 line(s) were cut to 8192 bytes or to what a block holds"),
-            std::string::npos)
-      << r.err;
+  ExpectOneLineSaidCut(r.err);
   if (!kAsanBuild) {  // ASan's quarantine keeps freed chunks
     EXPECT_LT(max_rss_kib, 32u * 1024) << "logctl send's peak RSS in KiB";
   }
