@@ -111,6 +111,10 @@ void Durability::AfterWrites() {
     FlushWhenDue();
   if (sync_policy_.policy() == config::FsyncPolicy::kBlock && sync_policy_.Due(writer->stats()))
     RequestSync();
+  if (sync_waits_ && writer->written() >= sync_mark_) {
+    sync_waits_ = false;
+    if (sync_policy_.Due(writer->stats())) RequestSync();
+  }
 }
 
 void Durability::OnFlushTimer(uv_timer_t *t) {
@@ -118,11 +122,11 @@ void Durability::OnFlushTimer(uv_timer_t *t) {
   if (d->ctx_->writer->dirty()) d->FlushWhenDue();
 }
 
-void Durability::FlushNow(bool wait) {
+void Durability::FlushNow() {
   uv_timer_stop(&flush_timer_);
   const uint64_t start = uv_hrtime();
   const bool thread = ctx_->writer->io_lock() != nullptr;
-  storage::Status st = thread && !wait ? ctx_->writer->Post() : ctx_->writer->Flush();
+  storage::Status st = ctx_->writer->Post();  // Flush() without the thread
   last_flush_end_ns_ = uv_hrtime();
   last_flush_cost_ns_ = last_flush_end_ns_ - start;
   if (thread) {
@@ -135,11 +139,20 @@ void Durability::FlushNow(bool wait) {
   }
 }
 
+// What the sync is for is written before it. With the writer thread the
+// loop does not wait for that write: the sync is asked for once the
+// thread has done what was handed to it before the timer fired
+// (AfterWrites, each turn).
 void Durability::OnFsyncTimer(uv_timer_t *t) {
   auto *d = static_cast<Durability *>(t->data);
-  // What the sync is for: written before it (with the writer thread, too).
-  if (d->ctx_->writer->dirty()) d->FlushNow(true);
-  if (d->sync_policy_.Due(d->ctx_->writer->stats())) d->RequestSync();
+  storage::RingWriter *writer = d->ctx_->writer;
+  if (writer->dirty()) d->FlushNow();
+  if (writer->io_lock()) {
+    d->sync_mark_ = writer->Mark();
+    d->sync_waits_ = true;
+    return;
+  }
+  if (d->sync_policy_.Due(writer->stats())) d->RequestSync();
 }
 
 void Durability::RequestSync() {

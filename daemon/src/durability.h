@@ -64,10 +64,10 @@ class Durability {
   // check.
   void AfterWrites();
   // Writes the partial block now (one pwrite) and notes when and at what
-  // cost. With the writer thread ([writer] queue), asks the thread to
-  // write it and goes on, unless wait: then returns once the thread has
-  // written everything stored so far (a text stream's acknowledgment).
-  void FlushNow(bool wait = false);
+  // cost. With the writer thread ([ring] write_queue), asks the thread to
+  // write it and goes on: whoever must know when it is written takes
+  // RingWriter::Mark() after this and waits for written() to reach it.
+  void FlushNow();
   // After a SIGHUP changed the configuration: the fsync policy and timer,
   // and the gap of a flush that waits.
   void Reload();
@@ -98,6 +98,10 @@ class Durability {
   uv_fs_t sync_req_;
   int sync_fd_ = -1;
   bool sync_in_flight_ = false, sync_again_ = false, stopping_ = false;
+  // The fsync timer fired with the writer thread: the sync is asked for
+  // once written() reaches sync_mark_ (AfterWrites).
+  bool sync_waits_ = false;
+  uint64_t sync_mark_ = 0;
   SyncPolicy sync_policy_;  // which writes the last fdatasync request covered
 };
 

@@ -45,6 +45,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("write_queue_batches", s.queue_batches);
   f("write_queue_waits", s.queue_waits);
   f("write_queue_wait_us", s.queue_wait_ns / 1000);
+  f("write_queue_drains", s.queue_drains);
   f("syncs", c.syncs);
   f("sync_errors", c.sync_errors);
   f("write_errors", c.write_errors);

@@ -144,6 +144,7 @@ int Server::Run() {
 void Server::OnBeforeWait(uv_prepare_t *p) {
   auto *s = static_cast<Server *>(p->data);
   s->durability_.AfterWrites();
+  s->AnswerWaiting();
   s->StepFollowers();
   if (s->stopping_) s->DrainStep();
   s->MeasureTurn();

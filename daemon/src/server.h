@@ -97,6 +97,13 @@ class Server {
   void SendOut(Conn *c);
   void CloseConn(Conn *c);
   void EndStream(Conn *c, bool eof);
+  // The end of a stream once its records are written: a text stream's
+  // acknowledgment (unless writing failed), and the close.
+  void EndedStream(Conn *c, bool eof, bool failed);
+  // With the writer thread: c has something waiting for it (waiting_);
+  // AnswerWaiting, once per turn, does what the thread's progress allows.
+  void WaitForWriter(Conn *c);
+  void AnswerWaiting();
 
   // server_readers.cc: reads through the daemon (reader_session.h): takes
   // a connection's READ_REQ (or refuses it at max_readers /
@@ -162,6 +169,7 @@ class Server {
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
   std::unordered_map<uint32_t, uint32_t> conns_by_pid_;  // ... per peer pid (ReadConn)
   std::vector<Conn *> readers_;                          // connections that are reads
+  std::vector<Conn *> waiting_;  // connections waiting for the writer thread (Conn::waiting)
   std::unordered_map<uint32_t, uint32_t> readers_by_uid_;
   int reserve_fd_ = -1;  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;

@@ -100,6 +100,7 @@ size_t Server::ReadConn(Conn *c, size_t budget) {
         if (!c->closed) CloseConn(c);
         return total;
       }
+      if (c->session->stats_waiting()) WaitForWriter(c);
       if (!c->reader && c->session->read_request()) {
         StartReader(c);
         return total;
@@ -141,58 +142,114 @@ size_t Server::ReadConn(Conn *c, size_t budget) {
 // most, which its own accept and handshake already outweigh. A text
 // stream's last line is stored even without its newline, and after an EOF
 // the client gets the acknowledgment it may wait for (PROTOCOL.md, "Text
-// streams"): when it arrives, readers see every line.
+// streams"): when it arrives, readers see every line. With the writer
+// thread the loop does not wait for that write: the connection, unread,
+// waits for the thread's mark (AnswerWaiting) and is then acknowledged and
+// closed, so the client still learns of it only once its records are
+// visible.
 void Server::EndStream(Conn *c, bool eof) {
+  if (c->ending) {  // the drain's deadline: its records are handed over already
+    CloseConn(c);
+    return;
+  }
   if (stopping_) {
     // The daemon shut the receiving side (Shutdown): the EOF is its own, not
     // the client's. A text stream's unfinished line is kept (the client gets
     // no acknowledgment: it did not end the stream), except a relayed
     // stream's: its relay resends the line whole to the next daemon. One
-    // flush at the end covers every connection.
+    // flush at the end covers every connection. A STATS answer that waits
+    // for the writer thread is given first (the stop may wait for it).
     c->session->Finish(true);
-    CloseConn(c);
+    if (c->session->stats_waiting()) {
+      writer_->Drain();
+      c->session->AnswerStats(writer_->written());
+      SendOut(c);
+    }
+    if (!c->closed) CloseConn(c);
     return;
   }
   // With the writer thread, records a timer's flush handed it may be
-  // unwritten yet: it is waited for even when nothing is new.
+  // unwritten yet: the mark covers them even when nothing is new.
   const bool thread = writer_->io_lock() != nullptr;
-  if (!c->session->text()) {
-    if (eof && (writer_->dirty() || thread)) durability_.FlushNow(true);
-  } else {
-    c->session->Finish();
-    uint64_t errors = counters_.write_errors;
-    if (writer_->dirty() || thread) durability_.FlushNow(true);
-    // No acknowledgment when the lines could not be written: the client
-    // then reports that it has none (logctl send fails). With the writer
-    // thread, when any of its calls failed since the stream was accepted
-    // (the lines' own failures cannot be told apart: no acknowledgment
-    // rather than a false one).
-    const bool failed = thread ? writer_->stats().queue_errors != c->thread_failed_at_accept
-                               : counters_.write_errors != errors;
-    if (eof && !failed) {
-      c->session->AppendTextAck();
-      SendOut(c);
+  const bool text = c->session->text();
+  if (text) c->session->Finish();
+  const uint64_t errors = counters_.write_errors;
+  if ((eof || text) && (writer_->dirty() || thread)) durability_.FlushNow();
+  if (!thread) {
+    EndedStream(c, eof, counters_.write_errors != errors);
+    return;
+  }
+  if (!eof) {  // a reset: nobody waits for the write
+    CloseConn(c);
+    return;
+  }
+  c->ending = true;
+  c->end_mark = writer_->Mark();
+  uv_poll_stop(&c->poll);
+  WaitForWriter(c);
+}
+
+// No acknowledgment when the lines could not be written: the client then
+// reports that it has none (logctl send fails). With the writer thread,
+// when any of its calls failed since the stream was accepted (the lines'
+// own failures cannot be told apart: no acknowledgment rather than a false
+// one).
+void Server::EndedStream(Conn *c, bool eof, bool failed) {
+  if (c->session->text() && eof && !failed) c->session->AppendTextAck();
+  if (c->session->sendable() > 0) SendOut(c);
+  if (!c->closed) CloseConn(c);
+}
+
+void Server::WaitForWriter(Conn *c) {
+  if (c->waiting) return;
+  c->waiting = true;
+  waiting_.push_back(c);
+}
+
+// Once per turn (OnBeforeWait; the thread's wakeup makes a turn after each
+// batch it applied): STATS answers whose records the thread has appended,
+// and clean ends whose records it has written. Backwards: CloseConn takes
+// a connection out of waiting_.
+void Server::AnswerWaiting() {
+  if (waiting_.empty()) return;
+  const uint64_t done = writer_->written();
+  for (size_t i = waiting_.size(); i-- > 0;) {
+    Conn *c = waiting_[i];
+    if (c->session->stats_waiting()) {
+      c->session->AnswerStats(done);
+      if (!c->ending && c->session->sendable() > 0) SendOut(c);
+      if (c->closed) continue;
+    }
+    if (c->ending) {
+      if (c->end_mark <= done)
+        EndedStream(c, true, writer_->stats().queue_errors != c->thread_failed_at_accept);
+      continue;
+    }
+    if (!c->session->stats_waiting()) {
+      c->waiting = false;
+      waiting_[i] = waiting_.back();
+      waiting_.pop_back();
     }
   }
-  if (!c->closed) CloseConn(c);
 }
 
 void Server::SendOut(Conn *c) {
   std::string &out = c->session->out();
+  const size_t n = c->session->sendable();  // a STATS answer may wait (AnswerWaiting)
   size_t off = 0;
-  while (off < out.size()) {
-    ssize_t r = send(c->fd, out.data() + off, out.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (off < n) {
+    ssize_t r = send(c->fd, out.data() + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (r > 0) {
       off += size_t(r);
       continue;
     }
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    out.clear();  // EPIPE etc: the client went away; reading will tell
-    off = 0;
+    off = out.size();  // EPIPE etc: the client went away; reading will tell
     break;
   }
-  out.erase(0, off);
+  c->session->Sent(off);
+  if (c->ending) return;  // closed by AnswerWaiting, never read again
   if (c->reader) {
     // A read bounds its own queue (one chunk): it waits for the socket.
     const auto state = c->reader->state();
@@ -210,7 +267,7 @@ void Server::SendOut(Conn *c) {
     }
     return;
   }
-  if (c->close_when_sent && out.empty()) {
+  if (c->close_when_sent && out.empty() && !c->session->stats_waiting()) {
     CloseConn(c);
     return;
   }
@@ -223,7 +280,7 @@ void Server::SendOut(Conn *c) {
     CloseConn(c);
     return;
   }
-  int want = out.empty() ? UV_READABLE : UV_READABLE | UV_WRITABLE;
+  int want = c->session->sendable() == 0 ? UV_READABLE : UV_READABLE | UV_WRITABLE;
   if (want != c->events) {
     c->events = want;
     uv_poll_start(&c->poll, want, OnConnEvent);
@@ -250,6 +307,7 @@ void Server::CloseConn(Conn *c) {
     readers_.erase(std::find(readers_.begin(), readers_.end(), c));
     c->reader.reset();
   }
+  if (c->waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), c));
   c->closed = true;
   uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
     auto *conn = static_cast<Conn *>(h->data);
@@ -277,6 +335,7 @@ void Server::OnStallTimer(uv_timer_t *t) {
   // Backwards: CloseConn moves the last connection into the freed index.
   for (size_t i = s->conns_.size(); i-- > 0;) {
     Conn *c = s->conns_[i];
+    if (c->ending) continue;  // its stream ended: closed once written
     const bool partial = c->session->partial();
     const uint64_t since = partial ? c->session->partial_since_ms() : c->accepted_ms;
     const uint64_t waited = now - since, timeout = s->cfg_.stall_timeout_ms;

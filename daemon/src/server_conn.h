@@ -47,6 +47,11 @@ struct Server::Conn {
   // in bench/compare, with the same instructions executed: a placement effect.
   bool from_backlog = false;     // taken from the listen backlog after the stop
   bool close_when_sent = false;  // a LEVEL_REQ's answer: closed once sent
+  // With the writer thread (Server::waiting_): a STATS answer waits for it
+  // (Session::stats_waiting), or the stream ended cleanly and is closed,
+  // unread, once the thread has written its records (end_mark).
+  bool waiting = false, ending = false;
+  uint64_t end_mark = 0;
 };
 
 // At a stop: connections from the listen backlog drained at once (each holds

@@ -25,6 +25,9 @@ namespace logsink::daemon {
 
 constexpr uint64_t kMaxDroppedCount = 1ull << 40;
 constexpr size_t kMaxUnreadReplies = 64u << 10;
+// What a STATS answer still waiting for the writer thread counts as unread
+// (more than a STATS frame holds).
+constexpr size_t kStatsWaitBytes = 4u << 10;
 // The most of a connection's census (CENSUS sites) the daemon keeps.
 constexpr size_t kMaxCensusBytes = 1u << 20;
 
@@ -134,12 +137,30 @@ bool Session::TakeRequest(const char *name, bool well_formed) {
     Fail(Err::kBadPayload, fmt::format("{} with a payload", name));
     return false;
   }
-  if (out_.size() >= kMaxUnreadReplies) {
-    Fail(Err::kRepliesUnread,
-         fmt::format("{} while {} bytes of replies are unread", name, out_.size()));
+  const size_t unread = out_.size() + stats_wait_.size() * kStatsWaitBytes;
+  if (unread >= kMaxUnreadReplies) {
+    Fail(Err::kRepliesUnread, fmt::format("{} while {} bytes of replies are unread", name, unread));
     return false;
   }
   return true;
+}
+
+void Session::Sent(size_t n) {
+  out_.erase(0, n);
+  for (StatsWait &w : stats_wait_) w.at = w.at > n ? w.at - n : 0;
+}
+
+void Session::AnswerStats(uint64_t written) {
+  if (stats_wait_.empty() || stats_wait_.front().mark > written) return;
+  CountWriterErrors(ctx_);
+  while (!stats_wait_.empty() && stats_wait_.front().mark <= written) {
+    std::string frame;
+    AppendStatsFrame(*ctx_->counters, *ctx_->writer, &frame);
+    const size_t at = std::min(stats_wait_.front().at, out_.size());
+    out_.insert(at, frame);
+    stats_wait_.pop_front();
+    for (StatsWait &w : stats_wait_) w.at += frame.size();
+  }
 }
 
 bool Session::MayReadRing() const {
@@ -207,11 +228,12 @@ bool Session::HandleFrame(const ls_frame &f) {
         return false;
       }
       ctx_->counters->stats_requests++;
-      // Counting every record stored before the request (with the writer
-      // thread: once it has appended them; the loop waits for at most the
-      // queue's bound of work, which it would have done itself without it).
-      ctx_->writer->Drain();
-      CountWriterErrors(ctx_);
+      // Counting every record stored before the request: with the writer
+      // thread, once it has appended them (AnswerStats; the loop goes on).
+      if (ctx_->writer->io_lock()) {
+        stats_wait_.push_back({out_.size(), ctx_->writer->Mark()});
+        return true;
+      }
       AppendStatsFrame(*ctx_->counters, *ctx_->writer, &out_);
       return true;
     case LS_F_RING_REQ:  // allowed before HELLO too (logctl finding the ring)

@@ -7,7 +7,9 @@
 // budget (memory_budget.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,8 +69,20 @@ class Session {
   bool text() const { return text_.has_value(); }
   uint64_t partial_since_ms() const { return partial_since_ms_; }
 
-  // Bytes to send to the client (STATS, REFUSE). The owner sends and erases.
+  // Bytes to send to the client (STATS, REFUSE). The owner sends at most
+  // sendable() of them and erases what it sent through Sent().
   std::string &out() { return out_; }
+  size_t sendable() const {
+    return stats_wait_.empty() ? out_.size() : std::min(stats_wait_.front().at, out_.size());
+  }
+  void Sent(size_t n);
+  // With the writer thread, a STATS_REQ's answer waits until the thread has
+  // appended every record stored before the request (the loop does not
+  // wait: RingWriter::Mark); what comes after it in out() waits too, so
+  // answers keep the order of the requests. The owner calls AnswerStats
+  // with RingWriter::written() while stats_waiting().
+  bool stats_waiting() const { return !stats_wait_.empty(); }
+  void AnswerStats(uint64_t written);
 
   // Counts and logs an error that the owner detected (stall).
   void Fail(Err e, std::string_view detail);
@@ -145,6 +159,11 @@ class Session {
   uint64_t partial_since_ms_ = 0;
   uint64_t frames_ = 0;  // whole frames handled
   std::string out_;
+  struct StatsWait {
+    size_t at;      // where in out_ the answer goes
+    uint64_t mark;  // RingWriter::Mark() at the request
+  };
+  std::deque<StatsWait> stats_wait_;
   std::optional<ls_read_req> read_req_;
   std::optional<LevelRequest> level_req_;
   bool census_req_ = false;

@@ -178,6 +178,7 @@ void RingWriter::Thread::Hand(bool flush) {
   }
   queued_ += cur_.size();
   batches_++;
+  handed_++;
   queue_.push_back(std::move(cur_));
   if (!spare_.empty()) {
     cur_ = std::move(spare_.back());
@@ -193,10 +194,21 @@ void RingWriter::Thread::Hand(bool flush) {
 Status RingWriter::Thread::Wait(bool flush) {
   Hand(flush);
   std::unique_lock lock(mu_);
+  drains_++;
   room_.wait(lock, [this] { return queue_.empty() && !busy_; });
   Status s = wait_error_;
   wait_error_ = Status::OK();
   return s;
+}
+
+uint64_t RingWriter::Thread::Mark() {
+  Hand(false);
+  return handed_;
+}
+
+uint64_t RingWriter::Thread::written() const {
+  std::lock_guard lock(mu_);
+  return applied_;
 }
 
 void RingWriter::Thread::Run() {
@@ -212,6 +224,7 @@ void RingWriter::Thread::Run() {
     Apply(batch);
     lock.lock();
     Publish();
+    applied_++;
     queued_ -= batch.size();
     busy_ = false;
     batch.clear();
@@ -337,6 +350,7 @@ void RingWriter::Thread::Stats(WriterStats *out) const {
   out->queue_batches = batches_;
   out->queue_waits = waits_;
   out->queue_wait_ns = wait_ns_;
+  out->queue_drains = drains_;
   out->queue_errors = failed_;
 }
 

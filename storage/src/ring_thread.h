@@ -37,6 +37,10 @@ class RingWriter::Thread {
   // Hand(flush), then waits until the thread has done everything handed
   // to it: the first error it met since the last Wait.
   Status Wait(bool flush);
+  // Hand(false), then the number of batches handed so far: written()
+  // reaches it once the thread has applied them (RingWriter::Mark).
+  uint64_t Mark();
+  uint64_t written() const;
   // Appended since the last Hand(true), or the thread's last flush failed
   // (the next Hand(true) asks it again).
   bool dirty() const;
@@ -67,6 +71,7 @@ class RingWriter::Thread {
   // The caller's side.
   std::vector<uint8_t> cur_;  // the batch being filled
   bool dirty_ = false;
+  uint64_t handed_ = 0;  // batches handed (the marks)
   // The sources the thread knows (by id, direct-mapped): a record's source
   // is sent whole before it when its slot names another id (or none yet).
   // The thread's table mirrors this one. A source id names one source for
@@ -94,7 +99,8 @@ class RingWriter::Thread {
   std::condition_variable work_, room_;
   std::deque<std::vector<uint8_t>> queue_;
   std::vector<std::vector<uint8_t>> spare_;
-  size_t queued_ = 0;  // bytes in queue_ and in the batch being applied
+  size_t queued_ = 0;     // bytes in queue_ and in the batch being applied
+  uint64_t applied_ = 0;  // batches applied: every mark up to it is done
   bool busy_ = false, stop_ = false;
   Status wait_error_;         // the first failed flush since the last Wait
   bool retry_flush_ = false;  // the last flush failed
@@ -102,7 +108,7 @@ class RingWriter::Thread {
   std::string error_why_;
   WriterStats snap_;
   uint64_t snap_next_rec_ = 0, snap_block_[3] = {};
-  uint64_t batches_ = 0, waits_ = 0, wait_ns_ = 0, failed_ = 0;
+  uint64_t batches_ = 0, waits_ = 0, wait_ns_ = 0, failed_ = 0, drains_ = 0;
   std::thread thread_;
 };
 

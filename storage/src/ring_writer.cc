@@ -161,6 +161,8 @@ Status RingWriter::Post() {
   thread_->Hand(true);
   return Status::OK();
 }
+uint64_t RingWriter::Mark() { return thread_ ? thread_->Mark() : 0; }
+uint64_t RingWriter::written() const { return thread_ ? thread_->written() : 0; }
 uint64_t RingWriter::TakeErrors(std::string *why) { return thread_ ? thread_->TakeErrors(why) : 0; }
 std::mutex *RingWriter::io_lock() const { return thread_ ? thread_->io_lock() : nullptr; }
 Status RingWriter::Sync() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/harness.h"
+#include "logsink/proto/frame_encode.h"
 
 namespace logsink::test {
 namespace {
@@ -64,6 +65,88 @@ TEST(DaemonWriterThread, EveryRecordLandsInOrder) {
   st = Client(d.socket).Stats();
   EXPECT_EQ(st["next_record_seq"], uint64_t(2 * kPerClient));
   EXPECT_EQ(st["write_errors"], 0u);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
+// What used to make the loop wait for the thread now follows its progress
+// (write_queue_drains counts the loop's waits for everything handed to it:
+// before, each of the steps below was one): a STATS answer (sent once the
+// thread has appended the records before it, and still before what
+// answers the frames after it), a text stream's acknowledgment (once its
+// line is written), a clean close (once the client's records are written)
+// and an fsync (once what it is for is written). Each promise still holds:
+// the counts, the order of answers, the lines and records readable at once.
+TEST(DaemonWriterThread, TheLoopFollowsTheThreadInsteadOfWaitingForIt) {
+  TempDir dir;
+  Daemon d(dir, {}, "[ring]\nwrite_queue = \"64KiB\"\n[writer]\nfsync = \"10ms\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const int kRecords = 20000, kPerFrame = 500;
+  Client a(d.socket);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(a.Send(Hello(1, "follow") + Intern(3, 6, 1, "n=%d", "f.c")));
+  for (int i = 0; i < kRecords; i += kPerFrame) {
+    std::vector<Rec> recs;
+    for (int k = i; k < i + kPerFrame; k++) recs.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
+    ASSERT_TRUE(a.Send(Records(7, recs)));
+  }
+  // STATS_REQ and RING_REQ in one write: two answers, in that order.
+  uint8_t ring_req[16];
+  const ptrdiff_t rn = ls_ring_req_encode(ring_req, sizeof ring_req);
+  ASSERT_GT(rn, 0);
+  ASSERT_TRUE(a.Send(StatsReq() + std::string(reinterpret_cast<char *>(ring_req), size_t(rn))));
+  std::string in;
+  std::vector<std::pair<uint8_t, std::string>> answers;
+  ASSERT_TRUE(WaitUntil([&] {
+    char buf[65536];
+    const ssize_t n = recv(a.fd(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) in.append(buf, size_t(n));
+    ls_frame f;
+    ptrdiff_t r;
+    while ((r = ls_frame_parse(reinterpret_cast<const uint8_t *>(in.data()), in.size(),
+                               LS_FRAME_MAX, &f)) > 0) {
+      answers.emplace_back(f.type, std::string(reinterpret_cast<const char *>(f.payload), f.len));
+      in.erase(0, size_t(r));
+    }
+    return answers.size() >= 2;
+  })) << answers.size()
+      << " answers";
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].first, LS_F_STATS);
+  EXPECT_EQ(answers[1].first, LS_F_RING);
+  std::map<std::string, uint64_t> st;
+  ls_statsframe_iter it;
+  ASSERT_GE(ls_statsframe_begin(reinterpret_cast<const uint8_t *>(answers[0].second.data()),
+                                answers[0].second.size(), &it),
+            0);
+  const char *name;
+  size_t len;
+  uint64_t v;
+  while (ls_statsframe_next(&it, &name, &len, &v) == 1) st[std::string(name, len)] = v;
+  EXPECT_EQ(st["next_record_seq"], uint64_t(kRecords));
+
+  // A text stream's acknowledgment: its line is readable once logctl returns.
+  ProcResult sent =
+      RunProcess(BinPath("logctl"), {"send", "--socket", d.socket, "--app", "acked", "the line"});
+  ASSERT_EQ(sent.status, 0) << sent.err;
+  auto has_line = [&] {
+    for (const OwnedRecord &r : ReadRing(d.ring))
+      if (r.app == "acked") return true;
+    return false;
+  };
+  EXPECT_TRUE(has_line()) << "acknowledged before its line was written";
+
+  // A clean close: every record readable once the daemon closed.
+  ASSERT_EQ(shutdown(a.fd(), SHUT_WR), 0);
+  ASSERT_TRUE(a.WaitClosed());
+  EXPECT_EQ(ReadRing(d.ring).size(), size_t(kRecords + 1));
+
+  // The fsync timer's sync ran after what it is for was written.
+  Client b(d.socket);
+  ASSERT_TRUE(WaitUntil([&] { return Client(d.socket).Stats()["syncs"] > 0; }));
+  st = b.Stats();
+  EXPECT_EQ(st["sync_errors"], 0u);
+  EXPECT_EQ(st["write_errors"], 0u);
+  EXPECT_EQ(st["write_queue_drains"], 0u) << "the loop waited for the thread";
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/process.h"
 #include "common/seed.h"
 #include "common/temp_dir.h"
 #include "fault_env.h"
@@ -172,6 +173,23 @@ TEST(WriterThread, ASplitAfterAnOverflowedStreamPacksItsPrefixAgain) {
   SameFile(TestSeed(210942402404801381ull));
 }
 
+// Records of one site interned in a writer ("n=%d", one int argument).
+struct OneSite {
+  OneSite(RingWriter *w, const Source *src) {
+    in.source = src;
+    in.site_id = w->Intern(Site{6, 1, "n=%d", "d.c"});
+    in.signature = "i";
+    in.args = reinterpret_cast<const uint8_t *>(args.data());
+    in.args_len = args.size();
+  }
+  Status Append(RingWriter *w, uint64_t ts_ns) {
+    in.ts_ns = ts_ns;
+    return w->Append(in);
+  }
+  const std::string args = Args().Int(7).str();
+  RecordIn in;
+};
+
 // Drain: the counters and the next sequence number count every record
 // appended before it; the partial block is not written (Flush writes it).
 TEST(WriterThread, DrainCountsEverythingAppendedAndWritesNothingMore) {
@@ -179,19 +197,11 @@ TEST(WriterThread, DrainCountsEverythingAppendedAndWritesNothingMore) {
   std::unique_ptr<RingWriter> w;
   WriterOptions o = Tiered(16, 1 << 20);
   ASSERT_TRUE(RingWriter::Open(&env, "/r", o, &w).ok());
-  const uint32_t site = w->Intern(Site{6, 1, "n=%d", "d.c"});
   const Source src = TestSource(1, 0, "a");
-  const std::string args = Args().Int(7).str();
-  RecordIn in;
-  in.source = &src;
-  in.site_id = site;
-  in.signature = "i";
-  in.args = reinterpret_cast<const uint8_t *>(args.data());
-  in.args_len = args.size();
-  for (int i = 0; i < 100; i++) {
-    in.ts_ns = 1000 + uint64_t(i);
-    ASSERT_TRUE(w->Append(in).ok());
-  }
+  OneSite rec(w.get(), &src);
+  RecordIn &in = rec.in;
+  const uint32_t site = in.site_id;
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(rec.Append(w.get(), 1000 + uint64_t(i)).ok());
   EXPECT_TRUE(w->dirty());
   ASSERT_TRUE(w->Drain().ok());
   EXPECT_EQ(w->stats().records, 100u);
@@ -208,6 +218,39 @@ TEST(WriterThread, DrainCountsEverythingAppendedAndWritesNothingMore) {
   EXPECT_TRUE(w->Append(in).IsInvalidArgument());
   in.source = nullptr;
   EXPECT_TRUE(w->Append(in).IsInvalidArgument());
+}
+
+// Marks: after Post, Mark's mark is reached by written() once the thread
+// has appended and flushed everything before it, with no wait of the
+// caller's (queue_drains stays 0); a Mark with nothing new handed gives
+// the same mark; without the thread both are 0.
+TEST(WriterThread, WrittenReachesTheMarkTakenAfterAPost) {
+  FaultEnv env;
+  std::unique_ptr<RingWriter> w;
+  ASSERT_TRUE(RingWriter::Open(&env, "/r", Tiered(16, 1 << 20), &w).ok());
+  const Source src = TestSource(1, 0, "a");
+  OneSite rec(w.get(), &src);
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(rec.Append(w.get(), 1000 + uint64_t(i)).ok());
+  ASSERT_TRUE(w->Post().ok());
+  const uint64_t mark = w->Mark();
+  EXPECT_GT(mark, 0u);
+  EXPECT_EQ(w->Mark(), mark) << "nothing new was handed";
+  ASSERT_TRUE(WaitUntil([&] { return w->written() >= mark; }));
+  EXPECT_EQ(w->stats().records, 100u);
+  EXPECT_EQ(w->stats().queue_drains, 0u);
+  RecordingReporter rep;
+  EXPECT_EQ(ReadRecords(OpenReader(&env, "/r", &rep).get()).size(), 100u);
+  ASSERT_TRUE(rec.Append(w.get(), 2000).ok());
+  EXPECT_GT(w->Mark(), mark);
+  ASSERT_TRUE(w->Flush().ok());
+  EXPECT_EQ(w->stats().queue_drains, 1u);
+
+  std::unique_ptr<RingWriter> plain;
+  ASSERT_TRUE(RingWriter::Open(&env, "/p", Tiered(16, 0), &plain).ok());
+  OneSite plain_rec(plain.get(), &src);
+  ASSERT_TRUE(plain_rec.Append(plain.get(), 1000).ok());
+  EXPECT_EQ(plain->Mark(), 0u);
+  EXPECT_EQ(plain->written(), 0u);
 }
 
 // A write the thread makes fails: Flush returns the error, TakeErrors

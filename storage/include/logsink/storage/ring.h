@@ -207,8 +207,10 @@ struct WriterStats {
   // The writer thread's queue (WriterOptions::queue_bytes): batches handed
   // to it, times the caller waited because the queue was full and how long
   // in all, and calls that failed on the thread (their records are lost;
-  // RingWriter::TakeError says why).
+  // RingWriter::TakeError says why); queue_drains: times the caller waited
+  // until the thread had done everything handed to it (Flush, Drain, Sync).
   uint64_t queue_batches = 0, queue_waits = 0, queue_wait_ns = 0, queue_errors = 0;
+  uint64_t queue_drains = 0;
 };
 
 // The class of a syslog level for retention counters: 0 (0-3), 1 (4-5), 2 (6-7).
@@ -268,6 +270,15 @@ class RingWriter {
   // appended and asks it to write the partial block after it; without,
   // the same as Flush().
   Status Post();
+  // Marks of the writer thread's progress, so that the caller can go on
+  // and act once the thread has done something, rather than wait for it:
+  // Mark() hands the thread what was appended (no flush of the partial
+  // block; after Post(), the flush Post asked for is before the mark) and
+  // returns the mark that written() reaches once the thread has done
+  // everything handed before it. Marks grow. Without the thread both are 0
+  // (everything is done when the call that did it returns).
+  uint64_t Mark();
+  uint64_t written() const;
   // With the writer thread: calls that failed on it since the last call
   // (0: none), and the first one's reason in *why.
   uint64_t TakeErrors(std::string *why);
