@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,39 @@ TEST(DaemonWriterThread, TheLoopFollowsTheThreadInsteadOfWaitingForIt) {
   EXPECT_EQ(st["write_errors"], 0u);
   EXPECT_EQ(st["write_queue_drains"], 0u) << "the loop waited for the thread";
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
+// A stop right behind clean closes and a STATS request: the connections
+// waiting for the thread's marks are ended by the drain, not dropped; the
+// STATS is answered (counting every record its client sent before it); every record
+// lands and the daemon exits 0.
+TEST(DaemonWriterThread, AStopBehindClosesAndAStatsRequestKeepsEverything) {
+  TempDir dir;
+  Daemon d(dir, {}, "[ring]\nwrite_queue = \"64MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const int kClients = 4, kPerClient = 20000, kPerFrame = 500;
+  std::vector<std::unique_ptr<Client>> cs;
+  for (int c = 0; c < kClients; c++) {
+    cs.push_back(std::make_unique<Client>(d.socket));
+    ASSERT_TRUE(cs.back()->ok());
+    const std::string app = "stop" + std::to_string(c);
+    ASSERT_TRUE(cs.back()->Send(Hello(1, app.c_str()) + Intern(3, 6, 1, "n=%d", "s.c")));
+    for (int i = 0; i < kPerClient; i += kPerFrame) {
+      std::vector<Rec> recs;
+      for (int k = i; k < i + kPerFrame; k++) recs.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
+      ASSERT_TRUE(cs.back()->Send(Records(uint64_t(c + 1), recs)));
+    }
+  }
+  ASSERT_TRUE(cs[0]->Send(StatsReq()));
+  for (int c = 1; c < kClients; c++) ASSERT_EQ(shutdown(cs[c]->fd(), SHUT_WR), 0);
+  for (int c = 1; c < kClients; c++) ASSERT_TRUE(cs[c]->WaitRead());
+  ASSERT_TRUE(cs[0]->WaitRead());
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  // Its own records at least (the others' may have been read after it).
+  const auto st = cs[0]->ReadStats();
+  ASSERT_TRUE(st.count("records")) << "the STATS request went unanswered";
+  EXPECT_GE(st.at("records"), uint64_t(kPerClient));
+  EXPECT_EQ(ReadRing(d.ring).size(), size_t(kClients * kPerClient));
 }
 
 }  // namespace
