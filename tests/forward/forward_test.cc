@@ -46,6 +46,7 @@
 #include "common/seed.h"
 #include "common/servers.h"
 #include "common/temp_dir.h"
+#include "fleet_js.h"
 #include "logsink/proto/codec.h"
 #include "logsink/proto/paths.h"
 #include "logsink/proto/printf.h"
@@ -396,7 +397,7 @@ class JsCheck {
   int64_t Count(const std::string &stream) {
     jsStreamInfo *si = nullptr;
     jsErrCode jerr;
-    if (Patiently([&] { return js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr); }) !=
+    if (JsPatiently([&] { return js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr); }) !=
         NATS_OK)
       return -1;
     int64_t n = int64_t(si->State.Msgs);
@@ -463,7 +464,7 @@ class JsCheck {
     jsStreamInfo *si = nullptr;
     jsErrCode jerr = jsErrCode(0);
     natsStatus s =
-        Patiently([&] { return js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr); });
+        JsPatiently([&] { return js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr); });
     if (s != NATS_OK)
       return ::testing::AssertionFailure()
              << "the stream " << stream << "'s state: " << natsStatus_GetText(s)
@@ -473,7 +474,7 @@ class JsCheck {
     uint64_t read = 0;
     for (uint64_t seq = first; seq && seq <= last; ++seq) {
       natsMsg *m = nullptr;
-      s = Patiently([&] { return js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr); });
+      s = JsPatiently([&] { return js_GetMsg(&m, js_, stream.c_str(), seq, nullptr, &jerr); });
       if (s != NATS_OK && jerr == JSNoMessageFoundErr) continue;  // deleted
       if (s != NATS_OK)
         return ::testing::AssertionFailure()
@@ -548,7 +549,7 @@ class JsCheck {
            std::vector<std::string> *ids) {
     natsMsg *m = nullptr;
     jsErrCode jerr;
-    if (Patiently([&] {
+    if (JsPatiently([&] {
           return js_GetMsg(&m, js_, stream.c_str(), uint64_t(seq), nullptr, &jerr);
         }) != NATS_OK)
       return false;
@@ -567,7 +568,7 @@ class JsCheck {
     for (int64_t seq = 1; seq <= n; ++seq) {
       natsMsg *m = nullptr;
       jsErrCode jerr;
-      if (Patiently([&] {
+      if (JsPatiently([&] {
             return js_GetMsg(&m, js_, stream.c_str(), uint64_t(seq), nullptr, &jerr);
           }) != NATS_OK)
         return false;
@@ -590,18 +591,6 @@ class JsCheck {
   int compressed() const { return compressed_; }
 
  private:
-  // A request to the server, asked again while it times out, up to the hang
-  // limit: on a loaded machine the server (or this process) can go
-  // unscheduled for longer than one request's wait (cnats' default, 5 s).
-  // Any other answer is the request's.
-  template <typename Request>
-  static natsStatus Patiently(Request request) {
-    const Clock::time_point give_up = Clock::now() + kHang;
-    natsStatus s = request();
-    while (s == NATS_TIMEOUT && Clock::now() < give_up) s = request();
-    return s;
-  }
-
   int compressed_ = 0;
   natsStatus s_ = NATS_ERR;
   natsConnection *nc_ = nullptr;
