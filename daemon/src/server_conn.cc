@@ -48,7 +48,7 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
       if (!c->closed) s->CloseConn(c);
       return;
     }
-    if (!c->closed) uv_poll_start(&c->poll, c->events, OnConnEvent);
+    if (!c->closed && !c->ending) uv_poll_start(&c->poll, c->events, OnConnEvent);
     return;
   }
   if (events & UV_WRITABLE) {
@@ -157,15 +157,9 @@ void Server::EndStream(Conn *c, bool eof) {
     // the client's. A text stream's unfinished line is kept (the client gets
     // no acknowledgment: it did not end the stream), except a relayed
     // stream's: its relay resends the line whole to the next daemon. One
-    // flush at the end covers every connection. A STATS answer that waits
-    // for the writer thread is given first (the stop may wait for it).
+    // flush at the end covers every connection.
     c->session->Finish(true);
-    if (c->session->stats_waiting()) {
-      writer_->Drain();
-      c->session->AnswerStats(writer_->written());
-      SendOut(c);
-    }
-    if (!c->closed) CloseConn(c);
+    CloseConn(c);
     return;
   }
   // With the writer thread, records a timer's flush handed it may be
@@ -251,7 +245,17 @@ void Server::SendOut(Conn *c) {
   c->session->Sent(off);
   if (c->ending) return;  // closed by AnswerWaiting, never read again
   if (c->reader) {
-    // A read bounds its own queue (one chunk): it waits for the socket.
+    // A read bounds its own queue (one chunk): it waits for the socket. A
+    // STATS answer sent before the READ_REQ that still waits for the
+    // writer thread holds the read's chunks back: nothing to send until
+    // AnswerWaiting gives it.
+    if (c->session->stats_waiting()) {
+      if (c->events != UV_READABLE) {
+        c->events = UV_READABLE;
+        uv_poll_start(&c->poll, UV_READABLE, OnConnEvent);
+      }
+      return;
+    }
     const auto state = c->reader->state();
     if (!out.empty() || (state == ReaderSession::State::kReading && !Writable(c->fd)))
       counters_.read_socket_waits++;  // it waits for its client to read
@@ -289,6 +293,27 @@ void Server::SendOut(Conn *c) {
 
 void Server::CloseConn(Conn *c) {
   if (c->closed) return;
+  if (c->session->stats_waiting()) {
+    // Closed with a STATS answer still waiting for the writer thread (a
+    // later frame failed, the stop, the client's limits): the answer and
+    // what follows it are sent first, as without the thread; the loop
+    // waits for the thread on this path (STATS is root's and the ring's
+    // readers' only: PROTOCOL.md, "STATS counters").
+    writer_->Drain();
+    c->session->AnswerStats(writer_->written());
+    const std::string &out = c->session->out();
+    size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t r =
+          send(c->fd, out.data() + off, out.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (r > 0)
+        off += size_t(r);
+      else if (r < 0 && errno == EINTR)
+        continue;
+      else
+        break;
+    }
+  }
   Conn *last = conns_.back();
   conns_[c->index] = last;
   last->index = c->index;

@@ -103,6 +103,13 @@ void Server::DrainStep() {
     StopBacklog();
     for (Conn *c : conns_)
       spdlog::warn("shutdown_timeout reached while draining pid {}", c->session->peer().pid);
+    // Streams that ended cleanly and wait for the writer thread are ended
+    // as they would have been (a text stream acknowledged: its relay must
+    // not send its last line again to the next daemon).
+    if (std::any_of(conns_.begin(), conns_.end(), [](const Conn *c) { return c->ending; })) {
+      writer_->Drain();
+      AnswerWaiting();
+    }
     while (!conns_.empty()) EndStream(conns_.back(), false);
     if (syslog_) syslog_->Close();
     kernel_.Close();

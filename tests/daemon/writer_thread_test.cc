@@ -11,12 +11,57 @@
 #include <vector>
 
 #include "daemon/harness.h"
-#include "logsink/proto/frame_encode.h"
 
 namespace logsink::test {
 namespace {
 
 constexpr uint64_t kT0 = 1700000000000000000ull;
+
+// The next n whole frames the daemon sends on c (type, payload), within
+// the hang limit; fewer when it closes or the limit passes.
+std::vector<std::pair<uint8_t, std::string>> ReadFrames(Client &c, size_t n) {
+  std::string in;
+  std::vector<std::pair<uint8_t, std::string>> frames;
+  WaitUntil([&] {
+    char buf[65536];
+    const ssize_t got = recv(c.fd(), buf, sizeof buf, MSG_DONTWAIT);
+    if (got > 0) in.append(buf, size_t(got));
+    ls_frame f;
+    ptrdiff_t r;
+    while ((r = ls_frame_parse(reinterpret_cast<const uint8_t *>(in.data()), in.size(),
+                               LS_FRAME_MAX, &f)) > 0) {
+      frames.emplace_back(f.type, std::string(reinterpret_cast<const char *>(f.payload), f.len));
+      in.erase(0, size_t(r));
+    }
+    return frames.size() >= n || got == 0;
+  });
+  return frames;
+}
+
+std::map<std::string, uint64_t> StatsOf(const std::string &payload) {
+  std::map<std::string, uint64_t> st;
+  ls_statsframe_iter it;
+  if (ls_statsframe_begin(reinterpret_cast<const uint8_t *>(payload.data()), payload.size(), &it) <
+      0)
+    return st;
+  const char *name;
+  size_t len;
+  uint64_t v;
+  while (ls_statsframe_next(&it, &name, &len, &v) == 1) st[std::string(name, len)] = v;
+  return st;
+}
+
+// n records of site 3 (one int each) in frames of 500, on thread tid.
+std::string ManyRecords(int n, uint64_t tid) {
+  std::string out;
+  for (int i = 0; i < n; i += 500) {
+    std::vector<Rec> recs;
+    for (int k = i; k < std::min(n, i + 500); k++)
+      recs.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
+    out += Records(tid, recs);
+  }
+  return out;
+}
 
 // [ring] write_queue: records go through the writer thread (a small queue,
 // so the loop also waits for it; the flush timer as by default, so it
@@ -81,48 +126,18 @@ TEST(DaemonWriterThread, TheLoopFollowsTheThreadInsteadOfWaitingForIt) {
   TempDir dir;
   Daemon d(dir, {}, "[ring]\nwrite_queue = \"64KiB\"\n[writer]\nfsync = \"10ms\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
-  const int kRecords = 20000, kPerFrame = 500;
+  const int kRecords = 20000;
   Client a(d.socket);
   ASSERT_TRUE(a.ok());
-  ASSERT_TRUE(a.Send(Hello(1, "follow") + Intern(3, 6, 1, "n=%d", "f.c")));
-  for (int i = 0; i < kRecords; i += kPerFrame) {
-    std::vector<Rec> recs;
-    for (int k = i; k < i + kPerFrame; k++) recs.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
-    ASSERT_TRUE(a.Send(Records(7, recs)));
-  }
+  ASSERT_TRUE(
+      a.Send(Hello(1, "follow") + Intern(3, 6, 1, "n=%d", "f.c") + ManyRecords(kRecords, 7)));
   // STATS_REQ and RING_REQ in one write: two answers, in that order.
-  uint8_t ring_req[16];
-  const ptrdiff_t rn = ls_ring_req_encode(ring_req, sizeof ring_req);
-  ASSERT_GT(rn, 0);
-  ASSERT_TRUE(a.Send(StatsReq() + std::string(reinterpret_cast<char *>(ring_req), size_t(rn))));
-  std::string in;
-  std::vector<std::pair<uint8_t, std::string>> answers;
-  ASSERT_TRUE(WaitUntil([&] {
-    char buf[65536];
-    const ssize_t n = recv(a.fd(), buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0) in.append(buf, size_t(n));
-    ls_frame f;
-    ptrdiff_t r;
-    while ((r = ls_frame_parse(reinterpret_cast<const uint8_t *>(in.data()), in.size(),
-                               LS_FRAME_MAX, &f)) > 0) {
-      answers.emplace_back(f.type, std::string(reinterpret_cast<const char *>(f.payload), f.len));
-      in.erase(0, size_t(r));
-    }
-    return answers.size() >= 2;
-  })) << answers.size()
-      << " answers";
+  ASSERT_TRUE(a.Send(StatsReq() + RingReq()));
+  const auto answers = ReadFrames(a, 2);
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_EQ(answers[0].first, LS_F_STATS);
   EXPECT_EQ(answers[1].first, LS_F_RING);
-  std::map<std::string, uint64_t> st;
-  ls_statsframe_iter it;
-  ASSERT_GE(ls_statsframe_begin(reinterpret_cast<const uint8_t *>(answers[0].second.data()),
-                                answers[0].second.size(), &it),
-            0);
-  const char *name;
-  size_t len;
-  uint64_t v;
-  while (ls_statsframe_next(&it, &name, &len, &v) == 1) st[std::string(name, len)] = v;
+  std::map<std::string, uint64_t> st = StatsOf(answers[0].second);
   EXPECT_EQ(st["next_record_seq"], uint64_t(kRecords));
 
   // A text stream's acknowledgment: its line is readable once logctl returns.
@@ -159,18 +174,14 @@ TEST(DaemonWriterThread, AStopBehindClosesAndAStatsRequestKeepsEverything) {
   TempDir dir;
   Daemon d(dir, {}, "[ring]\nwrite_queue = \"64MiB\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
-  const int kClients = 4, kPerClient = 20000, kPerFrame = 500;
+  const int kClients = 4, kPerClient = 20000;
   std::vector<std::unique_ptr<Client>> cs;
   for (int c = 0; c < kClients; c++) {
     cs.push_back(std::make_unique<Client>(d.socket));
     ASSERT_TRUE(cs.back()->ok());
     const std::string app = "stop" + std::to_string(c);
-    ASSERT_TRUE(cs.back()->Send(Hello(1, app.c_str()) + Intern(3, 6, 1, "n=%d", "s.c")));
-    for (int i = 0; i < kPerClient; i += kPerFrame) {
-      std::vector<Rec> recs;
-      for (int k = i; k < i + kPerFrame; k++) recs.push_back({3, kT0 + uint64_t(k), {Arg::I(k)}});
-      ASSERT_TRUE(cs.back()->Send(Records(uint64_t(c + 1), recs)));
-    }
+    ASSERT_TRUE(cs.back()->Send(Hello(1, app.c_str()) + Intern(3, 6, 1, "n=%d", "s.c") +
+                                ManyRecords(kPerClient, uint64_t(c + 1))));
   }
   ASSERT_TRUE(cs[0]->Send(StatsReq()));
   for (int c = 1; c < kClients; c++) ASSERT_EQ(shutdown(cs[c]->fd(), SHUT_WR), 0);
@@ -182,6 +193,34 @@ TEST(DaemonWriterThread, AStopBehindClosesAndAStatsRequestKeepsEverything) {
   ASSERT_TRUE(st.count("records")) << "the STATS request went unanswered";
   EXPECT_GE(st.at("records"), uint64_t(kPerClient));
   EXPECT_EQ(ReadRing(d.ring).size(), size_t(kClients * kPerClient));
+}
+
+// A STATS answer that waits for the thread is given before the connection
+// closes, as without the thread: when a later frame of the same write
+// closes it (a second HELLO), and for 20 requests pipelined in one write.
+TEST(DaemonWriterThread, WaitingStatsAnswersAreGivenBeforeAClose) {
+  TempDir dir;
+  Daemon d(dir, {}, "[ring]\nwrite_queue = \"64MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  Client a(d.socket);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(a.Send(Hello(1, "closed") + Intern(3, 6, 1, "n=%d", "c.c") + ManyRecords(20000, 7) +
+                     StatsReq() + Hello(1, "again")));
+  const auto got = ReadFrames(a, 1);
+  ASSERT_EQ(got.size(), 1u) << "closed without the STATS answer";
+  EXPECT_EQ(got[0].first, LS_F_STATS);
+  EXPECT_GE(StatsOf(got[0].second)["next_record_seq"], 20000u);
+  EXPECT_TRUE(a.WaitClosed());
+
+  Client b(d.socket);
+  ASSERT_TRUE(b.ok());
+  std::string reqs = Hello(1, "many") + Intern(3, 6, 1, "n=%d", "c.c") + ManyRecords(20000, 8);
+  for (int i = 0; i < 20; i++) reqs += StatsReq();
+  ASSERT_TRUE(b.Send(reqs));
+  const auto answers = ReadFrames(b, 20);
+  ASSERT_EQ(answers.size(), 20u);
+  for (const auto &[type, payload] : answers) EXPECT_EQ(type, LS_F_STATS);
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
 }  // namespace
