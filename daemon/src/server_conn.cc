@@ -22,6 +22,24 @@ constexpr size_t kMaxOut = 1u << 20;  // unsent replies before we give up on a c
 // reads of ordinary lines.
 constexpr size_t kTextReadChunk = 8u << 10;
 
+// Sends what fd's socket takes now of n bytes at p: the bytes sent; *gone
+// when the peer is gone (an error other than a full socket).
+size_t SendNow(int fd, const char *p, size_t n, bool *gone) {
+  size_t off = 0;
+  *gone = false;
+  while (off < n) {
+    const ssize_t r = send(fd, p + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r > 0) {
+      off += size_t(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    *gone = !(r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    break;
+  }
+  return off;
+}
+
 }  // namespace
 
 void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
@@ -229,20 +247,11 @@ void Server::AnswerWaiting() {
 
 void Server::SendOut(Conn *c) {
   std::string &out = c->session->out();
-  const size_t n = c->session->sendable();  // a STATS answer may wait (AnswerWaiting)
-  size_t off = 0;
-  while (off < n) {
-    ssize_t r = send(c->fd, out.data() + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (r > 0) {
-      off += size_t(r);
-      continue;
-    }
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    off = out.size();  // EPIPE etc: the client went away; reading will tell
-    break;
-  }
-  c->session->Sent(off);
+  // At most sendable(): a STATS answer may wait (AnswerWaiting).
+  bool gone;
+  const size_t off = SendNow(c->fd, out.data(), c->session->sendable(), &gone);
+  // EPIPE etc: the client went away (reading will tell): nothing is kept.
+  c->session->Sent(gone ? out.size() : off);
   if (c->ending) return;  // closed by AnswerWaiting, never read again
   if (c->reader) {
     // A read bounds its own queue (one chunk): it waits for the socket. A
@@ -302,17 +311,8 @@ void Server::CloseConn(Conn *c) {
     writer_->Drain();
     c->session->AnswerStats(writer_->written());
     const std::string &out = c->session->out();
-    size_t off = 0;
-    while (off < out.size()) {
-      const ssize_t r =
-          send(c->fd, out.data() + off, out.size() - off, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (r > 0)
-        off += size_t(r);
-      else if (r < 0 && errno == EINTR)
-        continue;
-      else
-        break;
-    }
+    bool gone;
+    SendNow(c->fd, out.data(), out.size(), &gone);
   }
   Conn *last = conns_.back();
   conns_[c->index] = last;

@@ -178,7 +178,6 @@ void RingWriter::Thread::Hand(bool flush) {
   }
   queued_ += cur_.size();
   batches_++;
-  handed_++;
   queue_.push_back(std::move(cur_));
   if (!spare_.empty()) {
     cur_ = std::move(spare_.back());
@@ -201,9 +200,11 @@ Status RingWriter::Thread::Wait(bool flush) {
   return s;
 }
 
+// batches_ changes only on the caller's thread (Hand): read here without
+// the lock.
 uint64_t RingWriter::Thread::Mark() {
   Hand(false);
-  return handed_;
+  return batches_;
 }
 
 uint64_t RingWriter::Thread::written() const {

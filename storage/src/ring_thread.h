@@ -71,7 +71,6 @@ class RingWriter::Thread {
   // The caller's side.
   std::vector<uint8_t> cur_;  // the batch being filled
   bool dirty_ = false;
-  uint64_t handed_ = 0;  // batches handed (the marks)
   // The sources the thread knows (by id, direct-mapped): a record's source
   // is sent whole before it when its slot names another id (or none yet).
   // The thread's table mirrors this one. A source id names one source for
@@ -100,7 +99,7 @@ class RingWriter::Thread {
   std::deque<std::vector<uint8_t>> queue_;
   std::vector<std::vector<uint8_t>> spare_;
   size_t queued_ = 0;     // bytes in queue_ and in the batch being applied
-  uint64_t applied_ = 0;  // batches applied: every mark up to it is done
+  uint64_t applied_ = 0;  // batches applied: every mark (batches_) up to it is done
   bool busy_ = false, stop_ = false;
   Status wait_error_;         // the first failed flush since the last Wait
   bool retry_flush_ = false;  // the last flush failed

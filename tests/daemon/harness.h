@@ -69,17 +69,22 @@ class Client {
     });
   }
 
-  // Reads one whole frame (type + payload) within the hang limit.
+  // Reads one whole frame (type + payload) within the hang limit; what
+  // came after it in the same read is kept for the next call (answers to
+  // requests sent together).
   std::optional<std::pair<uint8_t, std::string>> ReadFrame() {
-    std::string buf;
+    std::string &buf = in_;
     auto deadline = Clock::now() + kHang;
     while (Clock::now() < deadline) {
       ls_frame f;
       ptrdiff_t r = ls_frame_parse(reinterpret_cast<const uint8_t *>(buf.data()), buf.size(),
                                    LS_FRAME_MAX, &f);
-      if (r > 0)
-        return std::make_pair(f.type,
-                              std::string(reinterpret_cast<const char *>(f.payload), f.len));
+      if (r > 0) {
+        auto frame =
+            std::make_pair(f.type, std::string(reinterpret_cast<const char *>(f.payload), f.len));
+        buf.erase(0, size_t(r));
+        return frame;
+      }
       if (r < 0) return std::nullopt;
       pollfd p{fd_, POLLIN, 0};
       if (poll(&p, 1, 50) <= 0) continue;
@@ -112,12 +117,17 @@ class Client {
 
   // Reads one STATS frame (a STATS reply, a text stream's acknowledgment).
   std::map<std::string, uint64_t> ReadStats() {
-    std::map<std::string, uint64_t> m;
     auto f = ReadFrame();
-    if (!f || f->first != LS_F_STATS) return m;
+    if (!f || f->first != LS_F_STATS) return {};
+    return StatsOf(f->second);
+  }
+
+  // The counters of a STATS frame's payload (empty when it does not parse).
+  static std::map<std::string, uint64_t> StatsOf(const std::string &payload) {
+    std::map<std::string, uint64_t> m;
     ls_statsframe_iter it;
-    const auto *p = reinterpret_cast<const uint8_t *>(f->second.data());
-    if (ls_statsframe_begin(p, f->second.size(), &it) < 0) return m;
+    const auto *p = reinterpret_cast<const uint8_t *>(payload.data());
+    if (ls_statsframe_begin(p, payload.size(), &it) < 0) return m;
     const char *name;
     size_t len;
     uint64_t v;
@@ -127,6 +137,7 @@ class Client {
 
  private:
   int fd_;
+  std::string in_;  // bytes read past the last whole frame
 };
 
 }  // namespace logsink::test

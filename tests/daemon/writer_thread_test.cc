@@ -17,38 +17,16 @@ namespace {
 
 constexpr uint64_t kT0 = 1700000000000000000ull;
 
-// The next n whole frames the daemon sends on c (type, payload), within
-// the hang limit; fewer when it closes or the limit passes.
+// The next n whole frames the daemon sends on c; fewer when it closes or
+// the hang limit passes.
 std::vector<std::pair<uint8_t, std::string>> ReadFrames(Client &c, size_t n) {
-  std::string in;
   std::vector<std::pair<uint8_t, std::string>> frames;
-  WaitUntil([&] {
-    char buf[65536];
-    const ssize_t got = recv(c.fd(), buf, sizeof buf, MSG_DONTWAIT);
-    if (got > 0) in.append(buf, size_t(got));
-    ls_frame f;
-    ptrdiff_t r;
-    while ((r = ls_frame_parse(reinterpret_cast<const uint8_t *>(in.data()), in.size(),
-                               LS_FRAME_MAX, &f)) > 0) {
-      frames.emplace_back(f.type, std::string(reinterpret_cast<const char *>(f.payload), f.len));
-      in.erase(0, size_t(r));
-    }
-    return frames.size() >= n || got == 0;
-  });
+  while (frames.size() < n) {
+    auto f = c.ReadFrame();
+    if (!f) break;
+    frames.push_back(std::move(*f));
+  }
   return frames;
-}
-
-std::map<std::string, uint64_t> StatsOf(const std::string &payload) {
-  std::map<std::string, uint64_t> st;
-  ls_statsframe_iter it;
-  if (ls_statsframe_begin(reinterpret_cast<const uint8_t *>(payload.data()), payload.size(), &it) <
-      0)
-    return st;
-  const char *name;
-  size_t len;
-  uint64_t v;
-  while (ls_statsframe_next(&it, &name, &len, &v) == 1) st[std::string(name, len)] = v;
-  return st;
 }
 
 // n records of site 3 (one int each) in frames of 500, on thread tid.
@@ -137,7 +115,7 @@ TEST(DaemonWriterThread, TheLoopFollowsTheThreadInsteadOfWaitingForIt) {
   ASSERT_EQ(answers.size(), 2u);
   EXPECT_EQ(answers[0].first, LS_F_STATS);
   EXPECT_EQ(answers[1].first, LS_F_RING);
-  std::map<std::string, uint64_t> st = StatsOf(answers[0].second);
+  std::map<std::string, uint64_t> st = Client::StatsOf(answers[0].second);
   EXPECT_EQ(st["next_record_seq"], uint64_t(kRecords));
 
   // A text stream's acknowledgment: its line is readable once logctl returns.
@@ -209,7 +187,7 @@ TEST(DaemonWriterThread, WaitingStatsAnswersAreGivenBeforeAClose) {
   const auto got = ReadFrames(a, 1);
   ASSERT_EQ(got.size(), 1u) << "closed without the STATS answer";
   EXPECT_EQ(got[0].first, LS_F_STATS);
-  EXPECT_GE(StatsOf(got[0].second)["next_record_seq"], 20000u);
+  EXPECT_GE(Client::StatsOf(got[0].second)["next_record_seq"], 20000u);
   EXPECT_TRUE(a.WaitClosed());
 
   Client b(d.socket);
