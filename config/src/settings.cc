@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "logsink/proto/paths.h"
+#include "logsink/proto/shm.h"
 
 namespace logsink::config {
 namespace {
@@ -217,6 +218,35 @@ constexpr Setting kSettings[] = {
      .max = 1 << 20,
      .live = true,
      .help = "distinct call sites one connection may intern"},
+    {.section = "limits",
+     .key = "shm_slots",
+     .kind = Kind::kCount,
+     .member = &Config::shm_slots,
+     .def = uint64_t{8},
+     .min = 0,
+     .max = LS_SHM_MAX_SLOTS,
+     .live = true,
+     .help = "shared buffers handed to a client (one per logging thread; 0: none)"},
+    {.section = "limits",
+     .key = "shm_slot_bytes",
+     .kind = Kind::kSize,
+     .member = &Config::shm_slot_bytes,
+     .def = uint64_t{128 * kKiB},
+     .min = LS_SHM_MIN_SLOT,
+     .max = LS_SHM_MAX_SLOT,
+     .power_of_two = true,
+     .live = true,
+     .help = "one shared buffer"},
+    {.section = "limits",
+     .key = "shm_sites_bytes",
+     .kind = Kind::kSize,
+     .member = &Config::shm_sites_bytes,
+     .def = uint64_t{64 * kKiB},
+     .min = 4 * kKiB,
+     .max = LS_SHM_MAX_SITES,
+     .power_of_two = true,
+     .live = true,
+     .help = "a client's log of call sites in its shared buffers"},
     {.section = "limits",
      .key = "stall_timeout",
      .kind = Kind::kDuration,

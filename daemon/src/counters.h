@@ -131,6 +131,16 @@ struct Counters {
   uint64_t read_blocks_skipped = 0;  // blocks reads passed over: no record of their uid
   uint64_t read_errors = 0;          // reads ended by an error of the ring reader
 
+  // Shared buffers (session.h; PROTOCOL.md, "Shared buffers").
+  uint64_t shm_regions = 0;         // regions handed to clients (capability SHM)
+  uint64_t shm_refused = 0;         // ... not handed: the memory bound (or no memfd)
+  uint64_t shm_drains = 0;          // regions read after their client was gone
+  uint64_t shm_records = 0;         // records stored from them
+  uint64_t shm_head_backwards = 0;  // slots whose head was before their last RECORDS_AT
+  uint64_t shm_head_lapped = 0;     // slots whose head was more than a slot past it
+  uint64_t shm_torn = 0;            // slots with bytes that were not a record (rest not read)
+  uint64_t shm_log_bad = 0;         // site logs with bytes that were not an INTERN frame
+
   void Count(Err e) { err[int(e)]++; }
   uint64_t errors() const {
     uint64_t n = 0;

@@ -110,6 +110,14 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("read_socket_waits", c.read_socket_waits);
   f("read_blocks_skipped", c.read_blocks_skipped);
   f("read_errors", c.read_errors);
+  f("shm_regions", c.shm_regions);
+  f("shm_refused", c.shm_refused);
+  f("shm_drains", c.shm_drains);
+  f("shm_records", c.shm_records);
+  f("shm_head_backwards", c.shm_head_backwards);
+  f("shm_head_lapped", c.shm_head_lapped);
+  f("shm_torn", c.shm_torn);
+  f("shm_log_bad", c.shm_log_bad);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
@@ -152,6 +160,10 @@ void AppendWelcomeFrame(uint32_t version, uint32_t caps, std::string_view levels
   const ls_welcome w = {version, caps, levels.data(), levels.size()};
   Append(out, LS_FRAME_HDR + 8 + LS_VARINT_MAX + levels.size(),
          [&](uint8_t *b, size_t cap) { return ls_welcome_encode(b, cap, &w); });
+}
+
+void AppendShmFrame(const ls_shm_geom &g, std::string *out) {
+  Append(out, LS_FRAME_HDR + 12, [&](uint8_t *b, size_t cap) { return ls_shm_encode(b, cap, &g); });
 }
 
 void AppendLevelsFrame(std::string_view levels, std::string *out) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "counters.h"
+#include "logsink/proto/shm.h"
 #include "logsink/storage/ring.h"
 
 namespace logsink::daemon {
@@ -42,6 +43,8 @@ void AppendRefuseFrame(uint32_t version, std::string_view reason, std::string *o
 // The frames of run-time levels (PROTOCOL.md, "Levels at run time"): the
 // answer to a version 2 HELLO, and the rules text pushed to a client.
 void AppendWelcomeFrame(uint32_t version, uint32_t caps, std::string_view levels, std::string *out);
+// SHM: the geometry of the region whose descriptor goes with it (shm.h).
+void AppendShmFrame(const ls_shm_geom &g, std::string *out);
 void AppendLevelsFrame(std::string_view levels, std::string *out);
 
 }  // namespace logsink::daemon

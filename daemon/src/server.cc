@@ -69,6 +69,9 @@ Limits Server::CurrentLimits() const {
   l.max_frame = cfg_.max_frame;
   l.max_sites = cfg_.max_sites_per_connection;
   l.max_app = cfg_.max_app;
+  l.shm_slots = cfg_.shm_slots;
+  l.shm_slot_bytes = uint32_t(cfg_.shm_slot_bytes);
+  l.shm_sites_bytes = uint32_t(cfg_.shm_sites_bytes);
   return l;
 }
 
@@ -99,6 +102,9 @@ int Server::Run() {
   uv_prepare_init(&loop_, &before_wait_);
   before_wait_.data = this;
   uv_prepare_start(&before_wait_, OnBeforeWait);
+  // Started while a gone client's shared buffers are read (DrainRegions).
+  uv_idle_init(&loop_, &region_idle_);
+  region_idle_.data = this;
   durability_.Start(&loop_);
   StartStallTimer();
   for (size_t i = 0; i < std::size(kLoopSignals); i++) {

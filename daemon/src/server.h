@@ -104,6 +104,12 @@ class Server {
   // AnswerWaiting, once per turn, does what the thread's progress allows.
   void WaitForWriter(Conn *c);
   void AnswerWaiting();
+  // A client that is gone left records in its shared buffers past what it
+  // sent (Session::ShmDrain): they are stored in steps of kRegionStep
+  // bytes, one per turn of the loop (region_idle_ keeps it turning), then
+  // its stream ends as usual.
+  void DrainRegion(Conn *c, bool eof);
+  static void OnRegionIdle(uv_idle_t *h);
 
   // server_readers.cc: reads through the daemon (reader_session.h): takes
   // a connection's READ_REQ (or refuses it at max_readers /
@@ -169,7 +175,9 @@ class Server {
   std::unordered_map<uint32_t, uint32_t> conns_by_uid_;  // open connections per peer uid
   std::unordered_map<uint32_t, uint32_t> conns_by_pid_;  // ... per peer pid (ReadConn)
   std::vector<Conn *> readers_;                          // connections that are reads
-  std::vector<Conn *> waiting_;  // connections waiting for the writer thread (Conn::waiting)
+  std::vector<Conn *> waiting_;   // connections waiting for the writer thread (Conn::waiting)
+  std::vector<Conn *> draining_;  // gone clients whose regions are read (Conn::draining)
+  uv_idle_t region_idle_;
   std::unordered_map<uint32_t, uint32_t> readers_by_uid_;
   int reserve_fd_ = -1;  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace logsink::daemon {
 namespace {
@@ -23,12 +24,32 @@ constexpr size_t kMaxOut = 1u << 20;  // unsent replies before we give up on a c
 constexpr size_t kTextReadChunk = 8u << 10;
 
 // Sends what fd's socket takes now of n bytes at p: the bytes sent; *gone
-// when the peer is gone (an error other than a full socket).
-size_t SendNow(int fd, const char *p, size_t n, bool *gone) {
+// when the peer is gone (an error other than a full socket). *pass, when
+// not -1, is a descriptor to send with the first bytes (SCM_RIGHTS: a
+// region's memfd, PROTOCOL.md "Shared buffers"); set to -1 once it went.
+size_t SendNow(int fd, const char *p, size_t n, bool *gone, int *pass = nullptr) {
   size_t off = 0;
   *gone = false;
   while (off < n) {
-    const ssize_t r = send(fd, p + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t r;
+    if (pass && *pass >= 0) {
+      struct iovec iov = {const_cast<char *>(p + off), n - off};
+      alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+      struct msghdr m = {};
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      m.msg_control = ctl;
+      m.msg_controllen = sizeof ctl;
+      struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(cm), pass, sizeof(int));
+      r = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (r > 0) *pass = -1;
+    } else {
+      r = send(fd, p + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     if (r > 0) {
       off += size_t(r);
       continue;
@@ -63,10 +84,14 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
     // and ends the stream as a reset (a text stream's partial line stored).
     // An error with nothing to read closes the connection.
     if (s->ReadConn(c, s->cfg_.read_budget) == 0) {
-      if (!c->closed) s->CloseConn(c);
+      if (c->closed || c->draining) return;
+      if (c->session->shm_pending())
+        s->EndStream(c, false);  // gone: its shared buffers are read first
+      else
+        s->CloseConn(c);
       return;
     }
-    if (!c->closed && !c->ending) uv_poll_start(&c->poll, c->events, OnConnEvent);
+    if (!c->closed && !c->ending && !c->draining) uv_poll_start(&c->poll, c->events, OnConnEvent);
     return;
   }
   if (events & UV_WRITABLE) {
@@ -170,6 +195,20 @@ void Server::EndStream(Conn *c, bool eof) {
     CloseConn(c);
     return;
   }
+  if (c->draining) {  // the stop's deadline: the rest of its region at once
+    c->session->ShmDrain(SIZE_MAX);
+    DrainRegion(c, eof);
+    return;
+  }
+  // The peer ended its stream (it exited, was killed, or closed): what its
+  // shared buffers hold past what it sent is the daemon's to store
+  // (PROTOCOL.md, "Shared buffers"), first. Not at a stop: the EOF is then
+  // the daemon's own, and a live client sends those records to the next
+  // daemon.
+  if (!stopping_ && c->session->shm_pending()) {
+    DrainRegion(c, eof);
+    return;
+  }
   if (stopping_) {
     // The daemon shut the receiving side (Shutdown): the EOF is its own, not
     // the client's. A text stream's unfinished line is kept (the client gets
@@ -199,6 +238,35 @@ void Server::EndStream(Conn *c, bool eof) {
   c->end_mark = writer_->Mark();
   uv_poll_stop(&c->poll);
   WaitForWriter(c);
+}
+
+void Server::DrainRegion(Conn *c, bool eof) {
+  if (!c->draining) {
+    c->draining = true;
+    c->drain_eof = eof;
+    uv_poll_stop(&c->poll);
+    draining_.push_back(c);
+    if (draining_.size() == 1) uv_idle_start(&region_idle_, OnRegionIdle);
+  }
+  if (c->session->shm_pending()) return;
+  c->draining = false;
+  draining_.erase(std::find(draining_.begin(), draining_.end(), c));
+  if (draining_.empty()) uv_idle_stop(&region_idle_);
+  EndStream(c, c->drain_eof);
+}
+
+void Server::OnRegionIdle(uv_idle_t *h) {
+  auto *s = static_cast<Server *>(h->data);
+  // About a block's worth of records per turn: the loop's other work waits
+  // no longer for a gone client than for a reader (read_blocks_per_turn).
+  constexpr size_t kRegionStep = 64u << 10;
+  if (s->draining_.empty()) {
+    uv_idle_stop(h);
+    return;
+  }
+  Conn *c = s->draining_.front();
+  c->session->ShmDrain(kRegionStep);
+  s->DrainRegion(c, c->drain_eof);
 }
 
 // No acknowledgment when the lines could not be written: the client then
@@ -249,7 +317,9 @@ void Server::SendOut(Conn *c) {
   std::string &out = c->session->out();
   // At most sendable(): a STATS answer may wait (AnswerWaiting).
   bool gone;
-  const size_t off = SendNow(c->fd, out.data(), c->session->sendable(), &gone);
+  int pass = c->session->fd_to_send();
+  const size_t off = SendNow(c->fd, out.data(), c->session->sendable(), &gone, &pass);
+  if (pass < 0 && c->session->fd_to_send() >= 0) c->session->FdSent();
   // EPIPE etc: the client went away (reading will tell): nothing is kept.
   c->session->Sent(gone ? out.size() : off);
   if (c->ending) return;  // closed by AnswerWaiting, never read again
@@ -333,6 +403,10 @@ void Server::CloseConn(Conn *c) {
     c->reader.reset();
   }
   if (c->waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), c));
+  if (c->draining) {
+    draining_.erase(std::find(draining_.begin(), draining_.end(), c));
+    if (draining_.empty()) uv_idle_stop(&region_idle_);
+  }
   c->closed = true;
   uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
     auto *conn = static_cast<Conn *>(h->data);

@@ -52,6 +52,9 @@ struct Server::Conn {
   // unread, once the thread has written its records (end_mark).
   bool waiting = false, ending = false;
   uint64_t end_mark = 0;
+  // The peer is gone and its shared buffers are being read
+  // (Server::draining_); then its stream ends (EndStream with drain_eof).
+  bool draining = false, drain_eof = false;
 };
 
 // At a stop: connections from the listen backlog drained at once (each holds

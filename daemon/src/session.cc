@@ -48,7 +48,7 @@ uint64_t Session::Holding() const {
   constexpr uint64_t kFixed = 1024;
   return kFixed + sites_.Holding() + pending_.capacity() + out_.capacity() + app_.capacity() +
          own_levels_.capacity() + pushed_levels_.capacity() + census_.capacity() +
-         (text_ ? text_->Holding() : 0);
+         (text_ ? text_->Holding() : 0) + (region_ ? region_->bytes() : 0);
 }
 
 bool Session::Account() {
@@ -252,6 +252,7 @@ bool Session::HandleFrame(const ls_frame &f) {
       return OnHello(f.payload, f.len);
     case LS_F_INTERN:
     case LS_F_RECORDS:
+    case LS_F_RECORDS_AT:
     case LS_F_DROPPED:
       if (!hello_) {
         Fail(Err::kNoHello, fmt::format("frame type {:#04x} before HELLO", f.type));
@@ -259,6 +260,7 @@ bool Session::HandleFrame(const ls_frame &f) {
       }
       if (f.type == LS_F_INTERN) return OnIntern(f.payload, f.len);
       if (f.type == LS_F_RECORDS) return OnRecords(f.payload, f.len);
+      if (f.type == LS_F_RECORDS_AT) return OnRecordsAt(f.payload, f.len);
       return OnDropped(f.payload, f.len);
     default:
       Fail(Err::kUnknownType, fmt::format("unknown frame type {:#04x}", f.type));
@@ -322,12 +324,15 @@ bool Session::OnHello(const uint8_t *p, size_t n) {
   if (h.version >= 2) {
     // Version 2: capabilities, answered with those in use (PROTOCOL.md,
     // "Versions and capabilities"); levels are for frame connections.
-    caps_ = (h.flags & LS_HELLO_TEXT)
-                ? 0
-                : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
+    caps_ =
+        (h.flags & LS_HELLO_TEXT)
+            ? 0
+            : h.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES | LS_CAP_SHM);
     own_levels_.assign(h.levels, h.levels_len);
     if (caps_ & LS_CAP_LEVELS) pushed_levels_ = ctx_->levels->TextFor(level_client());
+    if ((caps_ & LS_CAP_SHM) && !MakeRegion()) caps_ &= ~LS_CAP_SHM;
     AppendWelcomeFrame(h.version, caps_, pushed_levels_, &out_);
+    if (region_) AppendShmFrame(region_->geom(), &out_);
   }
   if (h.flags & LS_HELLO_TEXT) {
     text_.emplace(ctx_, &source_, h.flags);
@@ -574,6 +579,162 @@ void Session::RecordLevelChange(std::string_view what) {
   // Facility daemon (3), level notice (5): a change an operator made.
   storage::Status s = ctx_->text->Append(source_, TextKind::kText, 3, 5, WallClockNanos(), f, 0);
   if (!s.ok()) WriteFailed(ctx_, s);
+}
+
+// Shared buffers (PROTOCOL.md, "Shared buffers"). The region counts in
+// Holding() like any other state of the connection: one that would pass
+// the memory bound is not made, and the client stages in its own memory
+// (WELCOME without SHM; counted).
+bool Session::MakeRegion() {
+  if (limits_.shm_slots == 0) return false;
+  ls_shm_geom g{limits_.shm_slots, limits_.shm_slot_bytes, limits_.shm_sites_bytes};
+  std::string why;
+  const uint64_t bytes = ls_shm_region_bytes(g.slots, g.slot_bytes, g.sites_bytes);
+  if (!charge_.Hold(Holding() + bytes, &why)) {
+    ctx_->counters->shm_refused++;
+    ctx_->log_limit.Log(int(Err::kMemory), spdlog::level::info,
+                        "client pid {} uid {}: no shared buffers ({}); it stages records in "
+                        "its own memory",
+                        peer_.pid, peer_.uid, why);
+    return false;
+  }
+  region_ = ShmRegion::Create(g, &why);
+  if (!region_) {
+    ctx_->counters->shm_refused++;
+    spdlog::warn("client pid {}: no shared buffers: {}", peer_.pid, why);
+    charge_.Hold(Holding(), &why);  // gives back what the region would have held
+    return false;
+  }
+  sent_at_.assign(g.slots, 0);
+  ctx_->counters->shm_regions++;
+  return true;
+}
+
+bool Session::OnRecordsAt(const uint8_t *p, size_t n) {
+  if (!region_) {
+    Fail(Err::kBadPayload, "RECORDS_AT without shared buffers (the capability SHM)");
+    return false;
+  }
+  uint64_t slot, end;
+  const uint8_t *rec;
+  size_t rec_len;
+  if (ls_records_at_decode(p, n, &slot, &end, &rec, &rec_len) < 0) {
+    Fail(Err::kBadPayload, "malformed RECORDS_AT");
+    return false;
+  }
+  if (slot >= sent_at_.size()) {
+    Fail(Err::kBadPayload, fmt::format("RECORDS_AT names slot {} of {}", slot, sent_at_.size()));
+    return false;
+  }
+  if (end < sent_at_[slot]) {
+    Fail(Err::kBadPayload,
+         fmt::format("RECORDS_AT moves slot {} back from {} to {}", slot, sent_at_[slot], end));
+    return false;
+  }
+  if (!OnRecords(rec, rec_len)) return false;
+  sent_at_[slot] = end;
+  return true;
+}
+
+// The site log: INTERN frames of sites the connection did not intern yet
+// (a client killed between staging a new site's first record and sending
+// its INTERN). Read once, whole (sites_bytes at most), from a copy.
+void Session::DrainLog() {
+  const uint64_t len = region_->LogLen();
+  if (len > region_->geom().sites_bytes) {
+    ctx_->counters->shm_log_bad++;
+    return;
+  }
+  std::vector<uint8_t> log;
+  region_->CopyLog(len, &log);
+  const uint8_t *p = log.data();
+  size_t left = log.size();
+  while (left > 0) {
+    ls_frame f;
+    const ptrdiff_t r = ls_frame_parse(p, left, limits_.max_frame, &f);
+    ls_intern in;
+    if (r <= 0 || f.type != LS_F_INTERN || ls_intern_decode(f.payload, f.len, &in) < 0) {
+      ctx_->counters->shm_log_bad++;
+      return;
+    }
+    if (!sites_.Lookup(in.site) && !OnIntern(f.payload, f.len)) {
+      ctx_->counters->shm_log_bad++;
+      return;
+    }
+    p += r;
+    left -= size_t(r);
+  }
+}
+
+bool Session::DrainSlotStep(size_t *budget) {
+  const ls_shm_geom &g = region_->geom();
+  if (!slot_loaded_) {
+    // One look at the slot's head; what is read is the copy of its data
+    // taken after it (acquire: the records it covers are in the copy).
+    drain_pos_ = sent_at_[drain_slot_];
+    drain_head_ = region_->Head(drain_slot_);
+    if (drain_head_ == drain_pos_) return false;
+    if (drain_head_ < drain_pos_) {
+      ctx_->counters->shm_head_backwards++;
+      return false;
+    }
+    if (drain_head_ - drain_pos_ > g.slot_bytes) {
+      ctx_->counters->shm_head_lapped++;
+      return false;
+    }
+    drain_tid_ = region_->Tid(drain_slot_);
+    region_->CopySlot(drain_slot_, &drain_copy_);
+    slot_loaded_ = true;
+  }
+  // One RECORDS payload of the copied records, at most max_frame bytes,
+  // validated and stored as one from the socket would be.
+  std::vector<uint8_t> &payload = drain_frame_;
+  payload.resize(limits_.max_frame);
+  size_t at = size_t(ls_varint_encode(payload.data(), payload.size(), drain_tid_));
+  uint64_t prev_ts = 0, n = 0;
+  const uint64_t start = drain_pos_;
+  int rc = 0;
+  ls_record r{};
+  while (drain_pos_ - start < *budget) {
+    const uint64_t before = drain_pos_;
+    rc = ls_shm_next(drain_copy_.data(), g.slot_bytes, &drain_pos_, drain_head_, &r);
+    if (rc <= 0) break;
+    const ptrdiff_t w = ls_record_encode(payload.data() + at, payload.size() - at, &r, &prev_ts);
+    if (w == -ENOBUFS && n > 0) {  // the next payload's first
+      drain_pos_ = before;
+      break;
+    }
+    if (w < 0) {  // a site out of range, or a record no frame could carry
+      rc = -EBADMSG;
+      break;
+    }
+    at += size_t(w);
+    n++;
+  }
+  *budget -= std::min<size_t>(*budget, drain_pos_ - start);
+  if (n > 0 && OnRecords(payload.data(), at)) ctx_->counters->shm_records += n;
+  if (rc > 0) return true;                 // more of this slot to read
+  if (rc < 0) ctx_->counters->shm_torn++;  // the rest of it cannot be read
+  slot_loaded_ = false;
+  return false;
+}
+
+bool Session::ShmDrain(size_t budget) {
+  if (!shm_pending()) return true;
+  if (!drain_started_) {
+    drain_started_ = true;
+    ctx_->counters->shm_drains++;
+    DrainLog();
+  }
+  while (drain_slot_ < sent_at_.size() && budget > 0) {
+    if (!DrainSlotStep(&budget)) drain_slot_++;
+  }
+  if (drain_slot_ < sent_at_.size()) return false;
+  drained_ = true;
+  region_.reset();  // the memory goes; its charge with the connection
+  std::vector<uint8_t>().swap(drain_copy_);
+  std::vector<uint8_t>().swap(drain_frame_);
+  return true;
 }
 
 }  // namespace logsink::daemon

@@ -24,6 +24,7 @@
 #include "logsink/storage/ring.h"
 #include "memory_budget.h"
 #include "peer.h"
+#include "shm_region.h"
 #include "site_cache.h"
 #include "text_lines.h"
 
@@ -36,6 +37,11 @@ struct Limits {
   uint32_t max_frame = 256u << 10;
   uint32_t max_sites = 65536;
   uint32_t max_app = 64;
+  // The shared buffers handed to a client with the capability SHM
+  // (shm.h); slots 0: none.
+  uint32_t shm_slots = 0;
+  uint32_t shm_slot_bytes = 128u << 10;
+  uint32_t shm_sites_bytes = 64u << 10;
 };
 
 class Session {
@@ -126,6 +132,17 @@ class Session {
   // in out()); false (counted, logged) when that passes a bound.
   bool Charge() { return Account(); }
 
+  // Shared buffers (PROTOCOL.md, "Shared buffers"). The descriptor to send
+  // with the next bytes of out() (-1: none); FdSent once a send took it.
+  int fd_to_send() const { return region_ ? region_->fd() : -1; }
+  void FdSent() { region_->CloseFd(); }
+  // The peer is gone: whether its region may hold records it did not send.
+  bool shm_pending() const { return region_ != nullptr && !drained_; }
+  // Stores what the region holds past what the client sent (the site log,
+  // then each slot from its last RECORDS_AT on), at most about `budget`
+  // bytes of staged records per call. True once everything is read.
+  bool ShmDrain(size_t budget);
+
  private:
   bool HandleFrame(const ls_frame &f);
   // A request frame that may be answered (else counted and logged: false).
@@ -140,6 +157,13 @@ class Session {
   bool OnRecords(const uint8_t *p, size_t n);
   bool OnDropped(const uint8_t *p, size_t n);
   bool OnCensus(const uint8_t *p, size_t n);
+  bool OnRecordsAt(const uint8_t *p, size_t n);
+  // HELLO with the capability SHM: a region, if the memory bound allows.
+  bool MakeRegion();
+  void DrainLog();
+  // Stores slot drain_slot_'s records from drain_pos_ on, about `budget`
+  // bytes at most; false once the slot is done.
+  bool DrainSlotStep(size_t *budget);
   // The rest of the connection is text (after a text HELLO).
   bool FeedText(const uint8_t *p, size_t n);
   // Charges the budget for what this session holds now (or releases what it
@@ -175,6 +199,16 @@ class Session {
   SiteCache sites_;
   MemoryCharge charge_;
   std::optional<TextLines> text_;  // a text stream's lines (PROTOCOL.md, "Text streams")
+  // Shared buffers: the region, each slot's position after its last
+  // RECORDS_AT, and the drain at the end: slot and position, the slot's
+  // copy (slot_bytes, within the region's charge), the frame it is stored
+  // in, and the slot's head and tid.
+  std::unique_ptr<ShmRegion> region_;
+  std::vector<uint64_t> sent_at_;
+  bool drained_ = false, drain_started_ = false, slot_loaded_ = false;
+  uint32_t drain_slot_ = 0;
+  uint64_t drain_pos_ = 0, drain_head_ = 0, drain_tid_ = 0;
+  std::vector<uint8_t> drain_copy_, drain_frame_;
 };
 
 }  // namespace logsink::daemon

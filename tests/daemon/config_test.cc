@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 37);
+  EXPECT_EQ(keys, 40);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -295,6 +295,9 @@ const std::map<std::string, std::string> kOther = {
     {"limits.max_connections", "10"},
     {"limits.max_connections_per_uid", "5"},
     {"limits.max_sites_per_connection", "100"},
+    {"limits.shm_slots", "3"},
+    {"limits.shm_slot_bytes", "\"32KiB\""},
+    {"limits.shm_sites_bytes", "\"8KiB\""},
     {"limits.stall_timeout", "\"3s\""},
     {"limits.read_budget", "\"64KiB\""},
     {"limits.read_slice", "\"5ms\""},
@@ -327,7 +330,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 37u);
+  EXPECT_EQ(names.size(), 40u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);

@@ -7,6 +7,7 @@
 // READ_RECORD, READ_LOST, READ_END) on every payload. Checks that every decoded field lies inside
 // its frame and that ls_records_args and ls_args_check agree on the argument
 // bytes.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,6 +17,7 @@
 #include "logsink/proto/args.h"
 #include "logsink/proto/frame.h"
 #include "logsink/proto/read.h"
+#include "logsink/proto/shm.h"
 
 namespace {
 
@@ -35,8 +37,38 @@ unsigned Touch(const void *p, size_t n) {
 volatile unsigned g_sink;
 
 // The decoders that do not depend on connection state, on any payload.
+// The shared buffers' decoders (proto/shm.h): SHM, RECORDS_AT, and the
+// staged-record reader over a slot of 4 KiB whose data are the payload's
+// bytes after the first 8 (head, the first 8 bytes, taken modulo two
+// slots, so a head past the data is tried too).
+void DecodeShm(const uint8_t *p, size_t len) {
+  ls_shm_geom g;
+  if (ls_shm_decode(p, len, &g) == 0)
+    FUZZ_CHECK(ls_shm_geom_ok(&g) &&
+               ls_shm_region_bytes(g.slots, g.slot_bytes, g.sites_bytes) < (uint64_t(1) << 33));
+  uint64_t slot, at_end;
+  const uint8_t *rec;
+  size_t rec_len;
+  if (ls_records_at_decode(p, len, &slot, &at_end, &rec, &rec_len) == 0)
+    FUZZ_CHECK(Inside(rec, rec_len, p, p + len));
+  if (len < 8) return;
+  static uint8_t data[4096];
+  std::memset(data, 0, sizeof data);
+  std::memcpy(data, p + 8, std::min(len - 8, sizeof data));
+  const uint64_t head = ls_get_u64(p) % (2 * sizeof data);
+  uint64_t pos = 0;
+  ls_record r;
+  int k;
+  while ((k = ls_shm_next(data, sizeof data, &pos, head, &r)) > 0) {
+    FUZZ_CHECK(pos <= head && Inside(r.args, r.args_len, data, data + sizeof data));
+    g_sink = Touch(r.args, r.args_len);
+  }
+  FUZZ_CHECK(k == 0 || k == -EBADMSG);
+}
+
 void DecodeAny(const uint8_t *p, size_t len) {
   const uint8_t *end = p + len;
+  DecodeShm(p, len);
   ls_hello h;
   int r = ls_hello_decode(p, len, &h);
   if (r == 0) {

@@ -68,6 +68,9 @@ struct Config {
   uint64_t shutdown_timeout_ms{};       // shutdown_timeout
   uint64_t max_memory{};                // max_memory (all connection state together)
   uint64_t max_memory_per_uid{};        // max_memory_per_uid (root: max_memory)
+  uint32_t shm_slots{};                 // shm_slots (shared buffers per connection; 0: none)
+  uint64_t shm_slot_bytes{};            // shm_slot_bytes (one thread's shared buffer)
+  uint64_t shm_sites_bytes{};           // shm_sites_bytes (a region's site log)
   uint32_t max_readers{};               // max_readers (reads through the daemon at once)
   uint32_t max_readers_per_uid{};       // max_readers_per_uid (root, own uid: exempt)
   uint32_t read_blocks_per_turn{};      // read_blocks_per_turn (per read, per loop turn)

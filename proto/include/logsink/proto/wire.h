@@ -32,6 +32,7 @@ extern "C" {
 #define LS_F_LEVEL_REQ 0x08u  /* u8 op | level rule (frame.h) */
 #define LS_F_CENSUS 0x09u     /* varint n | n * census site: the client's call sites (frame.h) */
 #define LS_F_CENSUS_REQ 0x0au /* empty: the connected programs' call sites, please */
+#define LS_F_RECORDS_AT 0x0bu /* varint slot | varint end | RECORDS payload (shm.h) */
 
 /* daemon -> client */
 #define LS_F_REFUSE 0x81u        /* u32 highest version supported | str reason; then close */
@@ -44,12 +45,13 @@ extern "C" {
 #define LS_F_LEVELS 0x88u        /* str levels: the run-time level rules now in force */
 #define LS_F_LEVEL_ANSWER 0x89u  /* varint status | str message | rules | clients (frame.h) */
 #define LS_F_CENSUS_ANSWER 0x8au /* varint n | n * census client (frame.h) */
+#define LS_F_SHM 0x8bu /* u32 slots | u32 slot_bytes | u32 sites_bytes + a memfd (shm.h) */
 
 /* Capabilities (HELLO v2 and WELCOME: u32 caps) */
-#define LS_CAP_LEVELS 0x1u /* the client applies LEVELS frames */
-#define LS_CAP_CENSUS 0x2u /* the client sends its call sites (CENSUS frames) */
-#define LS_CAP_FIELDS 0x4u /* INTERN's level byte may carry LS_SITE_FIELDS (fields.h) */
-/* 0x8u is kept for the shared-memory buffers of a later version. */
+#define LS_CAP_LEVELS 0x1u  /* the client applies LEVELS frames */
+#define LS_CAP_CENSUS 0x2u  /* the client sends its call sites (CENSUS frames) */
+#define LS_CAP_FIELDS 0x4u  /* INTERN's level byte may carry LS_SITE_FIELDS (fields.h) */
+#define LS_CAP_SHM 0x8u     /* the client stages records in a region the daemon gives it (shm.h) */
 #define LS_CAP_BRACES 0x10u /* INTERN's format may be a brace format (braces.h) */
 
 /* str := varint byte length | bytes */
