@@ -135,6 +135,7 @@ struct Counters {
   uint64_t shm_regions = 0;         // regions handed to clients (capability SHM)
   uint64_t shm_refused = 0;         // ... not handed: the memory bound (or no memfd)
   uint64_t shm_drains = 0;          // regions read after their client was gone
+  uint64_t shm_kept = 0;            // ... not read: the client lived on after its stream ended
   uint64_t shm_records = 0;         // records stored from them
   uint64_t shm_head_backwards = 0;  // slots whose head was before their last RECORDS_AT
   uint64_t shm_head_lapped = 0;     // slots whose head was more than a slot past it

@@ -113,6 +113,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("shm_regions", c.shm_regions);
   f("shm_refused", c.shm_refused);
   f("shm_drains", c.shm_drains);
+  f("shm_kept", c.shm_kept);
   f("shm_records", c.shm_records);
   f("shm_head_backwards", c.shm_head_backwards);
   f("shm_head_lapped", c.shm_head_lapped);

@@ -105,6 +105,8 @@ int Server::Run() {
   // Started while a gone client's shared buffers are read (DrainRegions).
   uv_idle_init(&loop_, &region_idle_);
   region_idle_.data = this;
+  uv_timer_init(&loop_, &exit_timer_);
+  exit_timer_.data = this;
   durability_.Start(&loop_);
   StartStallTimer();
   for (size_t i = 0; i < std::size(kLoopSignals); i++) {

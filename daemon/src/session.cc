@@ -26,7 +26,7 @@ namespace logsink::daemon {
 constexpr uint64_t kMaxDroppedCount = 1ull << 40;
 constexpr size_t kMaxUnreadReplies = 64u << 10;
 // What a STATS answer still waiting for the writer thread counts as unread:
-// a little more than a STATS frame holds (1,693 bytes with 86 counters and
+// a little more than a STATS frame holds (1,814 bytes with 95 counters and
 // the error kinds), so a client that pipelines requests meets the bound at
 // about the same count as without the thread.
 constexpr size_t kStatsWaitBytes = 2u << 10;
@@ -717,6 +717,18 @@ bool Session::DrainSlotStep(size_t *budget) {
   if (rc < 0) ctx_->counters->shm_torn++;  // the rest of it cannot be read
   slot_loaded_ = false;
   return false;
+}
+
+bool Session::ShmAnyStaged() const {
+  for (uint32_t i = 0; i < sent_at_.size(); i++)
+    if (region_->Head(i) != sent_at_[i]) return true;
+  return false;
+}
+
+void Session::ShmKeep(bool staged) {
+  if (staged) ctx_->counters->shm_kept++;
+  drained_ = true;
+  region_.reset();
 }
 
 bool Session::ShmDrain(size_t budget) {

@@ -136,8 +136,14 @@ class Session {
   // with the next bytes of out() (-1: none); FdSent once a send took it.
   int fd_to_send() const { return region_ ? region_->fd() : -1; }
   void FdSent() { region_->CloseFd(); }
-  // The peer is gone: whether its region may hold records it did not send.
+  // Whether the connection has a region not read or let go yet.
   bool shm_pending() const { return region_ != nullptr && !drained_; }
+  // Whether any slot's head is not where its last RECORDS_AT left it (one
+  // atomic load per slot): records staged and not sent, or a lie.
+  bool ShmAnyStaged() const;
+  // The region is let go unread: its client lives and still holds what it
+  // staged (counted in shm_kept when anything was staged).
+  void ShmKeep(bool staged);
   // Stores what the region holds past what the client sent (the site log,
   // then each slot from its last RECORDS_AT on), at most about `budget`
   // bytes of staged records per call. True once everything is read.

@@ -78,7 +78,7 @@ void ShmRegion::CopySlot(uint32_t slot, std::vector<uint8_t> *out) const {
 
 void ShmRegion::CopyLog(uint64_t n, std::vector<uint8_t> *out) const {
   out->resize(n);
-  std::memcpy(out->data(), Word(LS_SHM_LOG_HDR), n);
+  if (n > 0) std::memcpy(out->data(), Word(LS_SHM_LOG_HDR), n);
 }
 
 }  // namespace logsink::daemon

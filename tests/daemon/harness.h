@@ -44,7 +44,6 @@ class Client {
   explicit Client(const std::string &socket) : fd_(ConnectUnix(socket)) {}
   ~Client() {
     if (fd_ >= 0) close(fd_);
-    for (int f : fds_) close(f);
   }
   Client(const Client &) = delete;
   bool ok() const { return fd_ >= 0; }
@@ -90,7 +89,7 @@ class Client {
       pollfd p{fd_, POLLIN, 0};
       if (poll(&p, 1, 50) <= 0) continue;
       char tmp[65536];
-      ssize_t n = RecvKeepingFds(tmp, sizeof tmp);
+      ssize_t n = recv(fd_, tmp, sizeof tmp, 0);
       if (n <= 0) return std::nullopt;
       buf.append(tmp, size_t(n));
     }
@@ -136,41 +135,9 @@ class Client {
     return m;
   }
 
-  // A file descriptor the daemon sent (SCM_RIGHTS) with what ReadFrame
-  // read so far, the oldest first; -1 when none came. The caller owns it.
-  int TakeFd() {
-    if (fds_.empty()) return -1;
-    const int f = fds_.front();
-    fds_.erase(fds_.begin());
-    return f;
-  }
-
  private:
-  // recv() that keeps the descriptors coming with the bytes.
-  ssize_t RecvKeepingFds(char *buf, size_t cap) {
-    struct iovec iov = {buf, cap};
-    alignas(struct cmsghdr) char ctl[CMSG_SPACE(4 * sizeof(int))];
-    struct msghdr m = {};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
-    const ssize_t n = recvmsg(fd_, &m, MSG_CMSG_CLOEXEC);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); n >= 0 && c; c = CMSG_NXTHDR(&m, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < k; i++) {
-        int f;
-        std::memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
-        fds_.push_back(f);
-      }
-    }
-    return n;
-  }
-
   int fd_;
-  std::string in_;        // bytes read past the last whole frame
-  std::vector<int> fds_;  // descriptors received, not taken yet
+  std::string in_;  // bytes read past the last whole frame
 };
 
 }  // namespace logsink::test
