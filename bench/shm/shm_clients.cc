@@ -121,9 +121,12 @@ int main(int argc, char **argv) {
   int clients = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--socket") socket = argv[i + 1];
-    else if (a == "--mode") mode = argv[i + 1];
-    else if (a == "--clients") clients = std::atoi(argv[i + 1]);
+    if (a == "--socket")
+      socket = argv[i + 1];
+    else if (a == "--mode")
+      mode = argv[i + 1];
+    else if (a == "--clients")
+      clients = std::atoi(argv[i + 1]);
   }
   if (socket.empty() || (mode != "drain" && mode != "socket") || clients < 1) {
     std::fprintf(stderr, "usage: shm_clients --socket PATH [--mode drain|socket] [--clients K]\n");

@@ -102,8 +102,7 @@ bool ShmClient::Open(const std::string &app, uint32_t *caps) {
       type != LS_F_WELCOME)
     return false;
   ls_welcome w;
-  if (ls_welcome_decode(reinterpret_cast<const uint8_t *>(payload.data()), payload.size(), &w) <
-      0)
+  if (ls_welcome_decode(reinterpret_cast<const uint8_t *>(payload.data()), payload.size(), &w) < 0)
     return false;
   if (caps) *caps = w.caps;
   if (!(w.caps & LS_CAP_SHM) || !ReadFrame(&type, &payload) || type != LS_F_SHM ||

@@ -201,5 +201,36 @@ TEST(DaemonWriterThread, WaitingStatsAnswersAreGivenBeforeAClose) {
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
 }
 
+// Requests pipelined without reading the answers meet the unread-replies
+// bound (64 KiB: err_replies_unread) at about the same count with the
+// writer thread, whose answers wait for it and count 2 KiB each, as
+// without it, whose answers wait in the output (1,814 bytes each): the
+// connection is closed after 30 to 37 answers either way, every answer
+// taken is given first, and the daemon holds no more.
+TEST(DaemonWriterThread, PipelinedRequestsMeetTheUnreadBoundAsWithoutTheThread) {
+  for (const char *queue : {"0", "64MiB"}) {
+    SCOPED_TRACE(queue);
+    TempDir dir;
+    Daemon d(dir, {}, std::string("[ring]\nwrite_queue = \"") + queue + "\"\n");
+    ASSERT_TRUE(d.Start()) << d.Stderr();
+    Client c(d.socket);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(
+        c.Send(Hello(1, "pipeline") + Intern(3, 6, 1, "n=%d", "c.c") + ManyRecords(2000, 8)));
+    ASSERT_TRUE(c.WaitRead());  // then the requests, 300 bytes in one write: one read
+    std::string reqs;
+    for (int i = 0; i < 60; i++) reqs += StatsReq();
+    ASSERT_TRUE(c.Send(reqs));
+    const auto answers = ReadFrames(c, 60);
+    EXPECT_TRUE(c.WaitClosed());
+    EXPECT_GE(answers.size(), 30u);
+    EXPECT_LE(answers.size(), 37u);
+    for (const auto &[type, payload] : answers) EXPECT_EQ(type, LS_F_STATS);
+    Client s(d.socket);
+    EXPECT_EQ(s.Stats()["err_replies_unread"], 1u);
+    EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  }
+}
+
 }  // namespace
 }  // namespace logsink::test
