@@ -102,11 +102,10 @@ int Server::Run() {
   uv_prepare_init(&loop_, &before_wait_);
   before_wait_.data = this;
   uv_prepare_start(&before_wait_, OnBeforeWait);
-  // Started while a gone client's shared buffers are read (DrainRegions).
+  // Started while a gone client's shared buffers are read (DrainRegion).
   uv_idle_init(&loop_, &region_idle_);
   region_idle_.data = this;
-  uv_timer_init(&loop_, &exit_timer_);
-  exit_timer_.data = this;
+
   durability_.Start(&loop_);
   StartStallTimer();
   for (size_t i = 0; i < std::size(kLoopSignals); i++) {

@@ -108,16 +108,8 @@ class Server {
   // sent (Session::ShmDrain): they are stored in steps of kRegionStep
   // bytes, one per turn of the loop (region_idle_ keeps it turning), then
   // its stream ends as usual.
-  void DrainRegion(Conn *c, bool eof);
+  void DrainRegion(Conn *c);
   static void OnRegionIdle(uv_idle_t *h);
-  // Before that: whether the client's process is gone. A region is read
-  // only then; a client that lives on after its stream ended (it closed
-  // the connection itself) still holds what it staged. Its pidfd is looked
-  // at every millisecond (exit_timer_) for at most kExitWait; ExitSeen
-  // ends the wait either way (force: at once, at the stop's deadline).
-  void WaitForExit(Conn *c, bool eof);
-  void ExitSeen(Conn *c, bool force);
-  static void OnExitTimer(uv_timer_t *t);
 
   // server_readers.cc: reads through the daemon (reader_session.h): takes
   // a connection's READ_REQ (or refuses it at max_readers /
@@ -184,10 +176,8 @@ class Server {
   std::unordered_map<uint32_t, uint32_t> conns_by_pid_;  // ... per peer pid (ReadConn)
   std::vector<Conn *> readers_;                          // connections that are reads
   std::vector<Conn *> waiting_;   // connections waiting for the writer thread (Conn::waiting)
-  std::vector<Conn *> exiting_;   // ended streams waiting for their process (Conn::exiting)
   std::vector<Conn *> draining_;  // gone clients whose regions are read (Conn::draining)
   uv_idle_t region_idle_;
-  uv_timer_t exit_timer_;
   std::unordered_map<uint32_t, uint32_t> readers_by_uid_;
   int reserve_fd_ = -1;  // /dev/null, given up on EMFILE
   std::vector<uint8_t> rbuf_;

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,15 +84,14 @@ void Server::OnConnEvent(uv_poll_t *h, int status, int events) {
     // and ends the stream as a reset (a text stream's partial line stored).
     // An error with nothing to read closes the connection.
     if (s->ReadConn(c, s->cfg_.read_budget) == 0) {
-      if (c->closed || c->draining || c->exiting) return;
+      if (c->closed || c->draining) return;
       if (c->session->shm_pending())
         s->EndStream(c, false);  // gone: its shared buffers are read first
       else
         s->CloseConn(c);
       return;
     }
-    if (!c->closed && !c->ending && !c->draining && !c->exiting)
-      uv_poll_start(&c->poll, c->events, OnConnEvent);
+    if (!c->closed && !c->ending && !c->draining) uv_poll_start(&c->poll, c->events, OnConnEvent);
     return;
   }
   if (events & UV_WRITABLE) {
@@ -197,22 +195,18 @@ void Server::EndStream(Conn *c, bool eof) {
     CloseConn(c);
     return;
   }
-  if (c->exiting) {  // the stop's deadline: exited by now, or not
-    ExitSeen(c, true);
-    return;
-  }
   if (c->draining) {  // the stop's deadline: the rest of its region at once
     c->session->ShmDrain(SIZE_MAX);
-    DrainRegion(c, eof);
+    DrainRegion(c);
     return;
   }
-  // The peer ended its stream: if its process is gone (exited, killed),
-  // what its shared buffers hold past what it sent is the daemon's to
-  // store (PROTOCOL.md, "Shared buffers"), first. Not at a stop: the EOF
-  // is then the daemon's own, and a live client sends those records to
-  // the next daemon.
-  if (!stopping_ && c->session->shm_pending()) {
-    WaitForExit(c, eof);
+  // The peer ended its stream: unless it let them go (a client that lives
+  // on and sends them elsewhere), what its shared buffers hold past what
+  // it sent is the daemon's to store (PROTOCOL.md, "Shared buffers"),
+  // first. Not at a stop: the EOF is then the daemon's own, and a live
+  // client sends those records to the next daemon.
+  if (!stopping_ && c->session->shm_pending() && c->session->ShmEnd()) {
+    DrainRegion(c);
     return;
   }
   if (stopping_) {
@@ -246,72 +240,9 @@ void Server::EndStream(Conn *c, bool eof) {
   WaitForWriter(c);
 }
 
-namespace {
-// How long a stream that ended with records staged waits for its process
-// to exit. A killed process's descriptors are closed at the end of its
-// exit, right before it becomes a zombie (the pidfd is readable then), so
-// this only runs out for a process that closed the connection itself and
-// lives on: it still holds its records.
-constexpr uint64_t kExitWaitNs = 1000 * 1000000ull;
-}  // namespace
-
-void Server::WaitForExit(Conn *c, bool eof) {
-  if (!c->session->ShmAnyStaged()) {  // ended with everything sent
-    c->session->ShmKeep(false);
-    EndStream(c, eof);
-    return;
-  }
-  // SO_PEERCRED's pid, taken at accept. A pid reused since would look
-  // alive: the region is then kept unread (never stored twice).
-  const int pfd = int(syscall(SYS_pidfd_open, pid_t(c->pid), 0));
-  if (pfd < 0 && errno == ESRCH) {
-    DrainRegion(c, eof);
-    return;
-  }
-  if (pfd < 0) {
-    spdlog::warn("pid {}: pidfd_open: {}; its shared buffers are not read", c->pid,
-                 strerror(errno));
-    c->session->ShmKeep(true);
-    EndStream(c, eof);
-    return;
-  }
-  c->pidfd = pfd;
-  c->exiting = true;
-  c->drain_eof = eof;
-  c->exit_by_ns = uv_hrtime() + kExitWaitNs;
-  uv_poll_stop(&c->poll);
-  exiting_.push_back(c);
-  if (exiting_.size() == 1) uv_timer_start(&exit_timer_, OnExitTimer, 1, 1);
-  if (Readable(pfd)) ExitSeen(c, false);
-}
-
-void Server::ExitSeen(Conn *c, bool force) {
-  const bool gone = Readable(c->pidfd);
-  if (!gone && !force && uv_hrtime() < c->exit_by_ns) return;
-  close(c->pidfd);
-  c->pidfd = -1;
-  c->exiting = false;
-  exiting_.erase(std::find(exiting_.begin(), exiting_.end(), c));
-  if (exiting_.empty()) uv_timer_stop(&exit_timer_);
-  if (gone) {
-    if (force) c->session->ShmDrain(SIZE_MAX);
-    DrainRegion(c, c->drain_eof);
-    return;
-  }
-  c->session->ShmKeep(true);
-  EndStream(c, c->drain_eof);
-}
-
-void Server::OnExitTimer(uv_timer_t *t) {
-  auto *s = static_cast<Server *>(t->data);
-  for (size_t i = s->exiting_.size(); i-- > 0;)  // ExitSeen may take it out
-    if (i < s->exiting_.size()) s->ExitSeen(s->exiting_[i], false);
-}
-
-void Server::DrainRegion(Conn *c, bool eof) {
+void Server::DrainRegion(Conn *c) {
   if (!c->draining) {
     c->draining = true;
-    c->drain_eof = eof;
     uv_poll_stop(&c->poll);
     draining_.push_back(c);
     if (draining_.size() == 1) uv_idle_start(&region_idle_, OnRegionIdle);
@@ -336,7 +267,7 @@ void Server::OnRegionIdle(uv_idle_t *h) {
   }
   Conn *c = s->draining_.front();
   c->session->ShmDrain(kRegionStep);
-  s->DrainRegion(c, c->drain_eof);
+  s->DrainRegion(c);
 }
 
 // No acknowledgment when the lines could not be written: the client then
@@ -389,11 +320,11 @@ void Server::SendOut(Conn *c) {
   bool gone;
   int pass = c->session->fd_to_send();
   const size_t off = SendNow(c->fd, out.data(), c->session->sendable(), &gone, &pass);
-  if (pass < 0 && c->session->fd_to_send() >= 0) c->session->FdSent();
+  if (pass < 0) c->session->FdSent();
   // EPIPE etc: the client went away (reading will tell): nothing is kept.
   c->session->Sent(gone ? out.size() : off);
   // Closed by AnswerWaiting, or once its region is read: never read again.
-  if (c->ending || c->exiting || c->draining) return;
+  if (c->ending || c->draining) return;
   if (c->reader) {
     // A read bounds its own queue (one chunk): it waits for the socket. A
     // STATS answer sent before the READ_REQ that still waits for the
@@ -478,11 +409,7 @@ void Server::CloseConn(Conn *c) {
     draining_.erase(std::find(draining_.begin(), draining_.end(), c));
     if (draining_.empty()) uv_idle_stop(&region_idle_);
   }
-  if (c->exiting) {
-    exiting_.erase(std::find(exiting_.begin(), exiting_.end(), c));
-    if (exiting_.empty()) uv_timer_stop(&exit_timer_);
-    close(c->pidfd);
-  }
+
   c->closed = true;
   uv_close(reinterpret_cast<uv_handle_t *>(&c->poll), [](uv_handle_t *h) {
     auto *conn = static_cast<Conn *>(h->data);
@@ -511,7 +438,7 @@ void Server::OnStallTimer(uv_timer_t *t) {
   for (size_t i = s->conns_.size(); i-- > 0;) {
     Conn *c = s->conns_[i];
     // Its stream ended: closed once written, or once its region is read.
-    if (c->ending || c->exiting || c->draining) continue;
+    if (c->ending || c->draining) continue;
     const bool partial = c->session->partial();
     const uint64_t since = partial ? c->session->partial_since_ms() : c->accepted_ms;
     const uint64_t waited = now - since, timeout = s->cfg_.stall_timeout_ms;

@@ -53,12 +53,8 @@ struct Server::Conn {
   bool waiting = false, ending = false;
   uint64_t end_mark = 0;
   // Its stream ended with records staged in its shared buffers: the
-  // server waits for its process to exit (Server::exiting_, pidfd, until
-  // exit_by_ns), then reads them (Server::draining_), then the stream
-  // ends as usual (EndStream with drain_eof).
-  bool exiting = false, draining = false, drain_eof = false;
-  int pidfd = -1;
-  uint64_t exit_by_ns = 0;
+  // server reads them (Server::draining_), then the stream ends as usual.
+  bool draining = false;
 };
 
 // At a stop: connections from the listen backlog drained at once (each holds

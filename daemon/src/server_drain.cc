@@ -131,7 +131,7 @@ void Server::DrainStep() {
   }
   uv_close(reinterpret_cast<uv_handle_t *>(&before_wait_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t *>(&region_idle_), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t *>(&exit_timer_), nullptr);
+
   durability_.Close();
   for (uv_timer_t *t : {&stall_timer_, &accept_retry_, &watchdog_})
     uv_close(reinterpret_cast<uv_handle_t *>(t), nullptr);

@@ -193,7 +193,7 @@ void Server::ServeCensusRequest(Conn *c) {
 void Server::PushLevels() {
   for (size_t i = conns_.size(); i-- > 0;) {  // SendOut may close (and remove) one
     Conn *c = conns_[i];
-    if (c->closed || c->reader || c->ending || c->exiting || c->draining || !c->session->hello() ||
+    if (c->closed || c->reader || c->ending || c->draining || !c->session->hello() ||
         !(c->session->caps() & LS_CAP_LEVELS))
       continue;  // also not to streams that ended
     if (!c->session->PushLevels(levels_.TextFor(c->session->level_client()))) continue;

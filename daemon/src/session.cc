@@ -601,7 +601,8 @@ bool Session::MakeRegion() {
   region_ = ShmRegion::Create(g, &why);
   if (!region_) {
     ctx_->counters->shm_refused++;
-    spdlog::warn("client pid {}: no shared buffers: {}", peer_.pid, why);
+    ctx_->log_limit.Log(int(Err::kMemory), spdlog::level::warn,
+                        "client pid {}: no shared buffers: {}", peer_.pid, why);
     charge_.Hold(Holding(), &why);  // gives back what the region would have held
     return false;
   }
@@ -699,14 +700,21 @@ bool Session::DrainSlotStep(size_t *budget) {
     const uint64_t before = drain_pos_;
     rc = ls_shm_next(drain_copy_.data(), g.slot_bytes, &drain_pos_, drain_head_, &r);
     if (rc <= 0) break;
+    if (r.site == 0 || r.site > LS_SITE_MAX) {  // the rest cannot be trusted either
+      rc = -EBADMSG;
+      break;
+    }
     const ptrdiff_t w = ls_record_encode(payload.data() + at, payload.size() - at, &r, &prev_ts);
-    if (w == -ENOBUFS && n > 0) {  // the next payload's first
+    if (w < 0 && n > 0) {  // the next payload's first
       drain_pos_ = before;
       break;
     }
-    if (w < 0) {  // a site out of range, or a record no frame could carry
-      rc = -EBADMSG;
-      break;
+    if (w < 0) {  // no frame of max_frame could carry it: refused alone
+      Fail(Err::kBadRecord, fmt::format("staged record of {} argument bytes does not fit "
+                                        "max_frame ({})",
+                                        r.args_len, limits_.max_frame));
+      prev_ts = 0;
+      continue;
     }
     at += size_t(w);
     n++;
@@ -719,16 +727,15 @@ bool Session::DrainSlotStep(size_t *budget) {
   return false;
 }
 
-bool Session::ShmAnyStaged() const {
-  for (uint32_t i = 0; i < sent_at_.size(); i++)
-    if (region_->Head(i) != sent_at_[i]) return true;
-  return false;
-}
-
-void Session::ShmKeep(bool staged) {
+bool Session::ShmEnd() {
+  bool staged = false;
+  for (uint32_t i = 0; i < sent_at_.size() && !staged; i++)
+    staged = region_->Head(i) != sent_at_[i];
+  if (staged && region_->Released() == 0) return true;
   if (staged) ctx_->counters->shm_kept++;
   drained_ = true;
   region_.reset();
+  return false;
 }
 
 bool Session::ShmDrain(size_t budget) {

@@ -134,16 +134,15 @@ class Session {
 
   // Shared buffers (PROTOCOL.md, "Shared buffers"). The descriptor to send
   // with the next bytes of out() (-1: none); FdSent once a send took it.
-  int fd_to_send() const { return region_ ? region_->fd() : -1; }
-  void FdSent() { region_->CloseFd(); }
+  int fd_to_send() const { return region_ && !fd_sent_ ? region_->fd() : -1; }
+  void FdSent() { fd_sent_ = true; }
   // Whether the connection has a region not read or let go yet.
   bool shm_pending() const { return region_ != nullptr && !drained_; }
-  // Whether any slot's head is not where its last RECORDS_AT left it (one
-  // atomic load per slot): records staged and not sent, or a lie.
-  bool ShmAnyStaged() const;
-  // The region is let go unread: its client lives and still holds what it
-  // staged (counted in shm_kept when anything was staged).
-  void ShmKeep(bool staged);
+  // The peer ended its stream: whether its region is to be read (records
+  // staged past a slot's last RECORDS_AT, and the client did not let them
+  // go: `released`); if not, the region goes now (counted in shm_kept when
+  // records were let go).
+  bool ShmEnd();
   // Stores what the region holds past what the client sent (the site log,
   // then each slot from its last RECORDS_AT on), at most about `budget`
   // bytes of staged records per call. True once everything is read.
@@ -211,7 +210,7 @@ class Session {
   // in, and the slot's head and tid.
   std::unique_ptr<ShmRegion> region_;
   std::vector<uint64_t> sent_at_;
-  bool drained_ = false, drain_started_ = false, slot_loaded_ = false;
+  bool fd_sent_ = false, drained_ = false, drain_started_ = false, slot_loaded_ = false;
   uint32_t drain_slot_ = 0;
   uint64_t drain_pos_ = 0, drain_head_ = 0, drain_tid_ = 0;
   std::vector<uint8_t> drain_copy_, drain_frame_;

@@ -25,60 +25,57 @@ std::unique_ptr<ShmRegion> ShmRegion::Create(const ls_shm_geom &g, std::string *
     *why = fmt::format("memfd_create: {}", strerror(errno));
     return nullptr;
   }
-  // Sealed before anyone else has it: the size cannot change any more, so
-  // a read inside it never faults (SIGBUS), whatever the client does.
+  // Sealed before anyone else has it: the size the uid is charged for is
+  // the size it stays, and a client's mapping of it never changes under it.
   if (ftruncate(r->fd_, off_t(r->bytes_)) < 0 ||
       fcntl(r->fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
     *why = fmt::format("sizing and sealing the region: {}", strerror(errno));
     return nullptr;
   }
-  void *m = mmap(nullptr, r->bytes_, PROT_READ, MAP_SHARED, r->fd_, 0);
-  if (m == MAP_FAILED) {
-    *why = fmt::format("mmap: {}", strerror(errno));
-    return nullptr;
-  }
-  r->base_ = static_cast<const uint8_t *>(m);
   return r;
 }
 
 ShmRegion::~ShmRegion() {
-  if (base_) munmap(const_cast<uint8_t *>(base_), bytes_);
-  CloseFd();
-}
-
-void ShmRegion::CloseFd() {
   if (fd_ >= 0) close(fd_);
-  fd_ = -1;
 }
 
-namespace {
-// An aligned word of the mapping, read once, atomically (the client stores
-// it with a release store; acquire makes the bytes it published visible).
-uint64_t LoadWord(const uint8_t *p) {
-  return __atomic_load_n(reinterpret_cast<const uint64_t *>(p), __ATOMIC_ACQUIRE);
+// pread of a word: the client stores it with one aligned 8-byte store, and
+// whatever pread returns (a torn value included) is checked by the caller.
+uint64_t ShmRegion::Word(uint64_t off) const {
+  uint64_t v = 0;
+  if (pread(fd_, &v, sizeof v, off_t(off)) != ssize_t(sizeof v)) return 0;
+  return v;
 }
-}  // namespace
+
+void ShmRegion::Copy(uint64_t off, uint64_t n, std::vector<uint8_t> *out) const {
+  out->assign(n, 0);  // what a short read leaves is zeros: not a record
+  uint64_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd_, out->data() + got, n - got, off_t(off + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;
+    got += uint64_t(r);
+  }
+}
 
 uint64_t ShmRegion::Head(uint32_t slot) const {
-  return LoadWord(Word(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot)));
+  return Word(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot));
 }
 
 uint64_t ShmRegion::Tid(uint32_t slot) const {
-  return LoadWord(Word(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot) + 8));
+  return Word(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot) + 8);
 }
 
-uint64_t ShmRegion::LogLen() const { return LoadWord(Word(0)); }
+uint64_t ShmRegion::LogLen() const { return Word(0); }
+uint64_t ShmRegion::Released() const { return Word(LS_SHM_RELEASED_OFF); }
 
 void ShmRegion::CopySlot(uint32_t slot, std::vector<uint8_t> *out) const {
-  out->resize(geom_.slot_bytes);
-  std::memcpy(out->data(),
-              Word(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot) + LS_SHM_SLOT_HDR),
-              geom_.slot_bytes);
+  Copy(ls_shm_slot_off(geom_.sites_bytes, geom_.slot_bytes, slot) + LS_SHM_SLOT_HDR,
+       geom_.slot_bytes, out);
 }
 
 void ShmRegion::CopyLog(uint64_t n, std::vector<uint8_t> *out) const {
-  out->resize(n);
-  if (n > 0) std::memcpy(out->data(), Word(LS_SHM_LOG_HDR), n);
+  Copy(LS_SHM_LOG_HDR, n, out);
 }
 
 }  // namespace logsink::daemon

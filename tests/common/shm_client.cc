@@ -129,6 +129,8 @@ void ShmClient::Publish(uint32_t slot, uint64_t head) {
                    __ATOMIC_RELEASE);
 }
 
+void ShmClient::Release() { __atomic_store_n(Word(LS_SHM_RELEASED_OFF), 1, __ATOMIC_RELEASE); }
+
 void ShmClient::LogSite(const std::string &frame) {
   std::memcpy(base_ + LS_SHM_LOG_HDR + log_len_, frame.data(), frame.size());
   log_len_ += frame.size();

@@ -40,6 +40,9 @@ class ShmClient {
   void SetTid(uint32_t slot, uint64_t tid);
   // Stores slot's head (release), whatever it is.
   void Publish(uint32_t slot, uint64_t head);
+  // Lets the staged records go (`released`): a client that lives on and
+  // sends them elsewhere does this before it closes.
+  void Release();
   // Appends a whole frame (an INTERN, as the document says) to the site
   // log and publishes the log's new length.
   void LogSite(const std::string &frame);

@@ -23,21 +23,25 @@ extern "C" {
 #endif
 
 /* Region layout (offsets in bytes; every word 8-byte aligned):
- *   0                 site log: u64 len | u8 log[sites_bytes]
+ *   0                 header: u64 len | u64 released | 48 bytes reserved
+ *   LS_SHM_LOG_HDR    site log: u8 log[sites_bytes] (len bytes of it used)
  *   LS_SHM_SLOTS_OFF  slot 0, slot 1, ... each LS_SHM_SLOT_HDR + slot_bytes:
  *                       u64 head | u64 tid | 48 bytes reserved | u8 data[slot_bytes]
- * `len` and `head` are in the machine's byte order (the client stores them
- * with one atomic release store); everything else is little-endian, as on
- * the wire. */
+ * The header's and the slots' words are in the machine's byte order (the
+ * client stores len and head with one atomic release store each, after
+ * the bytes they publish); the records and the log are little-endian, as
+ * on the wire. */
 #define LS_SHM_SLOT_HDR 64u
-#define LS_SHM_LOG_HDR 8u
+#define LS_SHM_LOG_HDR 64u /* the header before the site log */
+#define LS_SHM_RELEASED_OFF 8u
 #define LS_SHM_MIN_SLOT (4u << 10)
 #define LS_SHM_MAX_SLOT (16u << 20)
 #define LS_SHM_MAX_SLOTS 256u
 #define LS_SHM_MAX_SITES (1u << 20) /* largest site log */
 
 static inline uint64_t ls_shm_round64(uint64_t n) { return (n + 63u) & ~(uint64_t)63u; }
-/* Where slot 0 starts: after the site log, on a 64-byte boundary. */
+/* Where slot 0 starts: after the header and the site log, on a 64-byte
+ * boundary. */
 static inline uint64_t ls_shm_slots_off(uint32_t sites_bytes) {
   return ls_shm_round64((uint64_t)LS_SHM_LOG_HDR + sites_bytes);
 }
