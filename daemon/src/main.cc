@@ -5,10 +5,12 @@
 #include <pwd.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -291,6 +293,22 @@ void PrintExitLine(const daemon::Counters &counters, const storage::RingWriter &
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+// A connection with shared buffers holds two descriptors (its socket and
+// its region's memfd), so the usual soft limit of 1024 would stop
+// max_connections' default at about half: the soft limit goes up to the
+// hard one, at most 65536 (as the packaged unit's LimitNOFILE). What a
+// lower limit costs stays as documented: connections closed at accept
+// (accept_emfile), no region (shm_refused).
+void RaiseFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  const rlim_t want = r.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(r.rlim_max, 65536);
+  if (r.rlim_cur >= want) return;
+  r.rlim_cur = want;
+  if (setrlimit(RLIMIT_NOFILE, &r) != 0)
+    spdlog::warn("could not raise the descriptor limit to {}: {}", want, std::strerror(errno));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -301,6 +319,7 @@ int main(int argc, char **argv) {
   config::Config cfg;
   if (std::optional<int> done = ReadConfiguration(cli, &cfg)) return *done;
   StartLogging(cfg);
+  RaiseFileLimit();
   Sockets sockets;
   if (!OpenSockets(cfg, cli.create_dirs, &sockets)) return 1;
   daemon::WriteWake wake;  // outlives the writer's thread, which rings it

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -527,6 +529,27 @@ TEST(SharedBuffers, RandomScribblingDuringTheDrainHurtsNobodyElse) {
   for (int i = 0; i < 400; i++) EXPECT_EQ(h[size_t(i)], i);
   EXPECT_FALSE(StatsOf(d).empty());  // still serving
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+}
+
+// A connection with a region holds two descriptors in the daemon: it
+// raises its soft descriptor limit to the hard one (at most 65536) at
+// start, so a soft limit of 256 does not halve its connections.
+TEST(SharedBuffers, TheDaemonRaisesItsSoftDescriptorLimit) {
+  TempDir dir;
+  Daemon d(dir);
+  d.child_setup = [] {
+    rlimit r{256, 4096};
+    setrlimit(RLIMIT_NOFILE, &r);
+  };
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  const std::string limits = ReadFile("/proc/" + std::to_string(d.pid()) + "/limits");
+  const size_t at = limits.find("Max open files");
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream line(limits.substr(at + std::strlen("Max open files")));
+  uint64_t soft = 0, hard = 0;
+  line >> soft >> hard;
+  EXPECT_EQ(soft, 4096u);
+  EXPECT_EQ(hard, 4096u);
 }
 
 }  // namespace
