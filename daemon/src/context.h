@@ -55,6 +55,10 @@ struct Context {
   // One frame's validated records; shared (one thread), its capacity reused.
   std::vector<ParsedRecord> scratch;
   MemoryBudget memory;
+  // What shared-buffer regions may hold at once (their own bound: a
+  // region's pages are made by its client, and it must not take the
+  // memory bound of everyone's connection state; session.h).
+  MemoryBudget shm_memory;
 };
 
 // Counts (write_errors) and reports, rate-limited, an append to the ring

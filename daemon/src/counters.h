@@ -133,7 +133,8 @@ struct Counters {
 
   // Shared buffers (session.h; PROTOCOL.md, "Shared buffers").
   uint64_t shm_regions = 0;         // regions handed to clients (capability SHM)
-  uint64_t shm_refused = 0;         // ... not handed: the memory bound (or no memfd)
+  uint64_t shm_refused = 0;         // ... not handed: shm_max_memory[_per_uid] (or no memfd)
+  uint64_t shm_memory_used = 0;     // bytes of regions handed out now (a gauge)
   uint64_t shm_drains = 0;          // regions read after their client was gone
   uint64_t shm_kept = 0;            // ... not read: the client lived on after its stream ended
   uint64_t shm_records = 0;         // records stored from them

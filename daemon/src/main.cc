@@ -296,9 +296,9 @@ void PrintExitLine(const daemon::Counters &counters, const storage::RingWriter &
 // A connection with shared buffers holds two descriptors (its socket and
 // its region's memfd), so the usual soft limit of 1024 would stop
 // max_connections' default at about half: the soft limit goes up to the
-// hard one, at most 65536 (as the packaged unit's LimitNOFILE). What a
-// lower limit costs stays as documented: connections closed at accept
-// (accept_emfile), no region (shm_refused).
+// hard one, at most 65536 (as the packaged unit's LimitNOFILE). Out of
+// descriptors all the same, accept closes new connections (accept_emfile;
+// logsinkd.8).
 void RaiseFileLimit() {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) != 0) return;

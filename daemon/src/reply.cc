@@ -112,6 +112,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   f("read_errors", c.read_errors);
   f("shm_regions", c.shm_regions);
   f("shm_refused", c.shm_refused);
+  f("shm_memory_used", c.shm_memory_used);
   f("shm_drains", c.shm_drains);
   f("shm_kept", c.shm_kept);
   f("shm_records", c.shm_records);

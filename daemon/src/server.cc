@@ -56,6 +56,9 @@ Server::Server(const config::Config &cfg, storage::RingWriter *writer, Listener 
   ctx_.memory.limit = cfg_.max_memory;
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;
   ctx_.memory.used = &counters_.memory_used;
+  ctx_.shm_memory.limit = cfg_.shm_max_memory;
+  ctx_.shm_memory.per_uid_limit = cfg_.shm_max_memory_per_uid;
+  ctx_.shm_memory.used = &counters_.shm_memory_used;
   rbuf_.resize(kReadChunk);
   if (syslog && syslog->fd >= 0) syslog_ = std::make_unique<SyslogInput>(&ctx_, syslog, &cfg_);
 }

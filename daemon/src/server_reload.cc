@@ -40,6 +40,8 @@ void Server::ApplyLive(const config::Config &n) {
   // New charges are checked against the new bounds.
   ctx_.memory.limit = cfg_.max_memory;
   ctx_.memory.per_uid_limit = cfg_.max_memory_per_uid;
+  ctx_.shm_memory.limit = cfg_.shm_max_memory;
+  ctx_.shm_memory.per_uid_limit = cfg_.shm_max_memory_per_uid;
   spdlog::info("SIGHUP: configuration reloaded (log_level {}, flush_interval {} ms, fsync {})",
                cfg_.log_level, cfg_.flush_interval_ms,
                config::FormatFsync(cfg_.fsync, cfg_.fsync_interval_ms));

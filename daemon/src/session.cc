@@ -34,7 +34,11 @@ constexpr size_t kStatsWaitBytes = 2u << 10;
 constexpr size_t kMaxCensusBytes = 1u << 20;
 
 Session::Session(Context *ctx, const Limits &limits, Peer peer)
-    : ctx_(ctx), limits_(limits), peer_(std::move(peer)), charge_(&ctx->memory, peer_.uid) {
+    : ctx_(ctx),
+      limits_(limits),
+      peer_(std::move(peer)),
+      charge_(&ctx->memory, peer_.uid),
+      shm_charge_(&ctx->shm_memory, peer_.uid) {
   source_.pid = peer_.pid;
   source_.uid = peer_.uid;
   source_.gid = peer_.gid;
@@ -48,7 +52,7 @@ uint64_t Session::Holding() const {
   constexpr uint64_t kFixed = 1024;
   return kFixed + sites_.Holding() + pending_.capacity() + out_.capacity() + app_.capacity() +
          own_levels_.capacity() + pushed_levels_.capacity() + census_.capacity() +
-         (text_ ? text_->Holding() : 0) + (region_ ? region_->bytes() : 0);
+         (text_ ? text_->Holding() : 0);
 }
 
 bool Session::Account() {
@@ -581,16 +585,16 @@ void Session::RecordLevelChange(std::string_view what) {
   if (!s.ok()) WriteFailed(ctx_, s);
 }
 
-// Shared buffers (PROTOCOL.md, "Shared buffers"). The region counts in
-// Holding() like any other state of the connection: one that would pass
-// the memory bound is not made, and the client stages in its own memory
-// (WELCOME without SHM; counted).
+// Shared buffers (PROTOCOL.md, "Shared buffers"). A region is charged to
+// its own budget (shm_max_memory, shm_max_memory_per_uid), not to the one
+// of everyone's connection state: one that would pass it is not made, and
+// the client stages in its own memory (WELCOME without SHM; counted).
 bool Session::MakeRegion() {
   if (limits_.shm_slots == 0) return false;
   ls_shm_geom g{limits_.shm_slots, limits_.shm_slot_bytes, limits_.shm_sites_bytes};
   std::string why;
   const uint64_t bytes = ls_shm_region_bytes(g.slots, g.slot_bytes, g.sites_bytes);
-  if (!charge_.Hold(Holding() + bytes, &why)) {
+  if (!shm_charge_.Hold(bytes, &why)) {
     ctx_->counters->shm_refused++;
     ctx_->log_limit.Log(int(Err::kMemory), spdlog::level::info,
                         "client pid {} uid {}: no shared buffers ({}); it stages records in "
@@ -603,7 +607,7 @@ bool Session::MakeRegion() {
     ctx_->counters->shm_refused++;
     ctx_->log_limit.Log(int(Err::kMemory), spdlog::level::warn,
                         "client pid {}: no shared buffers: {}", peer_.pid, why);
-    charge_.Hold(Holding(), &why);  // gives back what the region would have held
+    shm_charge_.Hold(0, &why);
     return false;
   }
   sent_at_.assign(g.slots, 0);
@@ -639,32 +643,35 @@ bool Session::OnRecordsAt(const uint8_t *p, size_t n) {
 
 // The site log: INTERN frames of sites the connection did not intern yet
 // (a client killed between staging a new site's first record and sending
-// its INTERN). Read once, whole (sites_bytes at most), from a copy.
-void Session::DrainLog() {
-  const uint64_t len = region_->LogLen();
-  if (len > region_->geom().sites_bytes) {
-    ctx_->counters->shm_log_bad++;
-    return;
+// its INTERN). One copy of it (sites_bytes at most), read about `budget`
+// bytes per call like the slots; false once it is done.
+bool Session::DrainLogStep(size_t *budget) {
+  if (!log_loaded_) {
+    log_loaded_ = true;
+    const uint64_t len = region_->LogLen();
+    if (len > region_->geom().sites_bytes) {
+      ctx_->counters->shm_log_bad++;
+      return false;
+    }
+    region_->CopyLog(len, &drain_copy_);
+    drain_pos_ = 0;
   }
-  std::vector<uint8_t> log;
-  region_->CopyLog(len, &log);
-  const uint8_t *p = log.data();
-  size_t left = log.size();
-  while (left > 0) {
+  const uint64_t start = drain_pos_, size = drain_copy_.size();
+  while (drain_pos_ < size && drain_pos_ - start < *budget) {
     ls_frame f;
-    const ptrdiff_t r = ls_frame_parse(p, left, limits_.max_frame, &f);
+    const ptrdiff_t r =
+        ls_frame_parse(drain_copy_.data() + drain_pos_, size - drain_pos_, limits_.max_frame, &f);
     ls_intern in;
-    if (r <= 0 || f.type != LS_F_INTERN || ls_intern_decode(f.payload, f.len, &in) < 0) {
+    if (r <= 0 || f.type != LS_F_INTERN || ls_intern_decode(f.payload, f.len, &in) < 0 ||
+        (!sites_.Lookup(in.site) && !OnIntern(f.payload, f.len))) {
       ctx_->counters->shm_log_bad++;
-      return;
+      drain_pos_ = size;  // the rest of it cannot be read
+      break;
     }
-    if (!sites_.Lookup(in.site) && !OnIntern(f.payload, f.len)) {
-      ctx_->counters->shm_log_bad++;
-      return;
-    }
-    p += r;
-    left -= size_t(r);
+    drain_pos_ += uint64_t(r);
   }
+  *budget -= std::min<size_t>(*budget, drain_pos_ - start);
+  return drain_pos_ < size;
 }
 
 bool Session::DrainSlotStep(size_t *budget) {
@@ -735,6 +742,8 @@ bool Session::ShmEnd() {
   if (staged) ctx_->counters->shm_kept++;
   drained_ = true;
   region_.reset();
+  std::string unused;
+  shm_charge_.Hold(0, &unused);
   return false;
 }
 
@@ -743,14 +752,16 @@ bool Session::ShmDrain(size_t budget) {
   if (!drain_started_) {
     drain_started_ = true;
     ctx_->counters->shm_drains++;
-    DrainLog();
   }
+  while (!log_done_ && budget > 0) log_done_ = !DrainLogStep(&budget);
   while (drain_slot_ < sent_at_.size() && budget > 0) {
     if (!DrainSlotStep(&budget)) drain_slot_++;
   }
   if (drain_slot_ < sent_at_.size()) return false;
   drained_ = true;
-  region_.reset();  // the memory goes; its charge with the connection
+  region_.reset();  // the memory goes, and its charge
+  std::string unused;
+  shm_charge_.Hold(0, &unused);
   std::vector<uint8_t>().swap(drain_copy_);
   std::vector<uint8_t>().swap(drain_frame_);
   return true;

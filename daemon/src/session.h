@@ -165,7 +165,7 @@ class Session {
   bool OnRecordsAt(const uint8_t *p, size_t n);
   // HELLO with the capability SHM: a region, if the memory bound allows.
   bool MakeRegion();
-  void DrainLog();
+  bool DrainLogStep(size_t *budget);
   // Stores slot drain_slot_'s records from drain_pos_ on, about `budget`
   // bytes at most; false once the slot is done.
   bool DrainSlotStep(size_t *budget);
@@ -203,14 +203,17 @@ class Session {
   std::string own_levels_, pushed_levels_;
   SiteCache sites_;
   MemoryCharge charge_;
+  MemoryCharge shm_charge_;        // the region, to ctx->shm_memory
   std::optional<TextLines> text_;  // a text stream's lines (PROTOCOL.md, "Text streams")
   // Shared buffers: the region, each slot's position after its last
-  // RECORDS_AT, and the drain at the end: slot and position, the slot's
-  // copy (slot_bytes, within the region's charge), the frame it is stored
-  // in, and the slot's head and tid.
+  // RECORDS_AT, and the drain at the end: the site log's progress, then
+  // slot and position, the copy read (the log's or a slot's: within the
+  // region's charge), the frame it is stored in, and the slot's head and
+  // tid.
   std::unique_ptr<ShmRegion> region_;
   std::vector<uint64_t> sent_at_;
   bool fd_sent_ = false, drained_ = false, drain_started_ = false, slot_loaded_ = false;
+  bool log_loaded_ = false, log_done_ = false;
   uint32_t drain_slot_ = 0;
   uint64_t drain_pos_ = 0, drain_head_ = 0, drain_tid_ = 0;
   std::vector<uint8_t> drain_copy_, drain_frame_;

@@ -262,7 +262,7 @@ TEST(Load, ShippedFileDocumentsEveryPrintedKey) {
     key += " = ";
     EXPECT_NE(shipped.find(key), std::string::npos) << key;
   }
-  EXPECT_EQ(keys, 40);
+  EXPECT_EQ(keys, 42);
 }
 
 // ---- the table of settings (settings.h) --------------------------------------
@@ -298,6 +298,8 @@ const std::map<std::string, std::string> kOther = {
     {"limits.shm_slots", "3"},
     {"limits.shm_slot_bytes", "\"32KiB\""},
     {"limits.shm_sites_bytes", "\"8KiB\""},
+    {"limits.shm_max_memory", "\"100MiB\""},
+    {"limits.shm_max_memory_per_uid", "\"10MiB\""},
     {"limits.stall_timeout", "\"3s\""},
     {"limits.read_budget", "\"64KiB\""},
     {"limits.read_slice", "\"5ms\""},
@@ -330,7 +332,7 @@ TEST(Settings, TableIsWellFormed) {
   }
   EXPECT_EQ(FindSetting("ring", "sise"), nullptr);
   EXPECT_EQ(Sections().size(), sections_done.size());
-  EXPECT_EQ(names.size(), 40u);
+  EXPECT_EQ(names.size(), 42u);
   // Other settings and their defaults: every field is set by the table.
   Config c;
   EXPECT_FALSE(c.recreate);

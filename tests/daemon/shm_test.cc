@@ -300,20 +300,24 @@ TEST(SharedBuffers, ARecordTooBigForAFrameCostsOnlyItself) {
   EXPECT_EQ(st["shm_torn"], 0u);
 }
 
-// No region when the uid's memory share cannot hold it, or none is
-// configured: WELCOME without SHM, counted, and the connection works as
-// without the capability.
-TEST(SharedBuffers, NoRegionPastTheMemoryShareOrWhenOff) {
+// Regions have a bound of their own (shm_max_memory, and per uid
+// shm_max_memory_per_uid): past it, or with no slots configured, WELCOME
+// has no SHM (counted) and the connection works as without the
+// capability. Regions never take the bound of everyone's connection
+// state: with the regions' bound full, an ordinary client still sends a
+// frame of 200 KB, and memory_used does not count the regions.
+TEST(SharedBuffers, RegionsHaveTheirOwnMemoryBound) {
   for (const char *toml :
-       {"[limits]\nshm_slot_bytes = \"16MiB\"\nshm_slots = 2\n", "[limits]\nshm_slots = 0\n"}) {
+       {"[limits]\nshm_slot_bytes = \"16MiB\"\nshm_slots = 2\nshm_max_memory = \"40MiB\"\n",
+        "[limits]\nshm_slots = 0\n"}) {
     SCOPED_TRACE(toml);
     TempDir dir;
     Daemon d(dir, {}, toml);
     ASSERT_TRUE(d.Start()) << d.Stderr();
     ShmClient c(d.socket);
     uint32_t caps = ~0u;
-    // As uid 0 the share is max_memory (64 MiB): a region of 2 x 16 MiB
-    // fits once. Past that, or with slots 0, the answer has no SHM.
+    // A region of 2 x 16 MiB fits 40 MiB once. Past that, or with slots
+    // 0, the answer has no SHM.
     const bool off = std::strstr(toml, "shm_slots = 0") != nullptr;
     ShmClient first(d.socket);
     if (!off) {
@@ -321,11 +325,19 @@ TEST(SharedBuffers, NoRegionPastTheMemoryShareOrWhenOff) {
     }
     EXPECT_FALSE(c.Open("third", &caps));
     EXPECT_EQ(caps & LS_CAP_SHM, 0u);
-    EXPECT_EQ(StatsOf(d)["shm_refused"], off ? 0u : 1u);
-    // The connection goes on as without the capability.
-    ASSERT_TRUE(c.Send(Intern(1, 6, 1, "n=%d", "x.c") + Records(7, {{1, kT0, {Arg::I(5)}}})));
+    auto st = StatsOf(d);
+    EXPECT_EQ(st["shm_refused"], off ? 0u : 1u);
+    EXPECT_EQ(st["shm_memory_used"], off ? 0u : ls_shm_region_bytes(2, 16u << 20, 64u << 10));
+    EXPECT_LT(st["memory_used"], 1u << 20);
+    // The connection goes on as without the capability, with a frame of
+    // 200 KB (1,000 records of a 200-byte string).
+    std::vector<Rec> recs;
+    for (int i = 0; i < 1000; i++) recs.push_back({2, kT0, {Arg::S(std::string(200, 'y'))}});
+    ASSERT_TRUE(c.Send(Intern(1, 6, 1, "n=%d", "x.c") + Intern(2, 6, 1, "s=%s", "x.c") +
+                       Records(7, {{1, kT0, {Arg::I(5)}}}) + Records(7, recs)));
     c.End();
-    ASSERT_TRUE(WaitUntil([&] { return IntsOf(ReadRing(d.ring), "third").size() == 1; }));
+    ASSERT_TRUE(WaitUntil([&] { return IntsOf(ReadRing(d.ring), "third").size() == 1001; }));
+    EXPECT_EQ(StatsOf(d)["err_memory"], 0u);
   }
 }
 

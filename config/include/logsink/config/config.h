@@ -71,6 +71,8 @@ struct Config {
   uint32_t shm_slots{};                 // shm_slots (shared buffers per connection; 0: none)
   uint64_t shm_slot_bytes{};            // shm_slot_bytes (one thread's shared buffer)
   uint64_t shm_sites_bytes{};           // shm_sites_bytes (a region's site log)
+  uint64_t shm_max_memory{};            // shm_max_memory (all regions together)
+  uint64_t shm_max_memory_per_uid{};    // shm_max_memory_per_uid (root: shm_max_memory)
   uint32_t max_readers{};               // max_readers (reads through the daemon at once)
   uint32_t max_readers_per_uid{};       // max_readers_per_uid (root, own uid: exempt)
   uint32_t read_blocks_per_turn{};      // read_blocks_per_turn (per read, per loop turn)
