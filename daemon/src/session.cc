@@ -677,8 +677,8 @@ bool Session::DrainLogStep(size_t *budget) {
 bool Session::DrainSlotStep(size_t *budget) {
   const ls_shm_geom &g = region_->geom();
   if (!slot_loaded_) {
-    // One look at the slot's head; what is read is the copy of its data
-    // taken after it (acquire: the records it covers are in the copy).
+    // One look at the slot's head, then a copy of its data taken after
+    // it: only the copy is parsed.
     drain_pos_ = sent_at_[drain_slot_];
     drain_head_ = region_->Head(drain_slot_);
     if (drain_head_ == drain_pos_) return false;
@@ -740,11 +740,16 @@ bool Session::ShmEnd() {
     staged = region_->Head(i) != sent_at_[i];
   if (staged && region_->Released() == 0) return true;
   if (staged) ctx_->counters->shm_kept++;
-  drained_ = true;
+  ReleaseRegion();
+  return false;
+}
+
+void Session::ReleaseRegion() {
   region_.reset();
   std::string unused;
   shm_charge_.Hold(0, &unused);
-  return false;
+  std::vector<uint8_t>().swap(drain_copy_);
+  std::vector<uint8_t>().swap(drain_frame_);
 }
 
 bool Session::ShmDrain(size_t budget) {
@@ -758,12 +763,7 @@ bool Session::ShmDrain(size_t budget) {
     if (!DrainSlotStep(&budget)) drain_slot_++;
   }
   if (drain_slot_ < sent_at_.size()) return false;
-  drained_ = true;
-  region_.reset();  // the memory goes, and its charge
-  std::string unused;
-  shm_charge_.Hold(0, &unused);
-  std::vector<uint8_t>().swap(drain_copy_);
-  std::vector<uint8_t>().swap(drain_frame_);
+  ReleaseRegion();
   return true;
 }
 

@@ -136,8 +136,9 @@ class Session {
   // with the next bytes of out() (-1: none); FdSent once a send took it.
   int fd_to_send() const { return region_ && !fd_sent_ ? region_->fd() : -1; }
   void FdSent() { fd_sent_ = true; }
-  // Whether the connection has a region not read or let go yet.
-  bool shm_pending() const { return region_ != nullptr && !drained_; }
+  // Whether the connection has a region not read or let go yet (a region
+  // goes once it is).
+  bool shm_pending() const { return region_ != nullptr; }
   // The peer ended its stream: whether its region is to be read (records
   // staged past a slot's last RECORDS_AT, and the client did not let them
   // go: `released`); if not, the region goes now (counted in shm_kept when
@@ -166,6 +167,9 @@ class Session {
   // HELLO with the capability SHM: a region, if the memory bound allows.
   bool MakeRegion();
   bool DrainLogStep(size_t *budget);
+  // The region goes (read, or let go), with its charge and the drain's
+  // buffers.
+  void ReleaseRegion();
   // Stores slot drain_slot_'s records from drain_pos_ on, about `budget`
   // bytes at most; false once the slot is done.
   bool DrainSlotStep(size_t *budget);
@@ -212,7 +216,7 @@ class Session {
   // tid.
   std::unique_ptr<ShmRegion> region_;
   std::vector<uint64_t> sent_at_;
-  bool fd_sent_ = false, drained_ = false, drain_started_ = false, slot_loaded_ = false;
+  bool fd_sent_ = false, drain_started_ = false, slot_loaded_ = false;
   bool log_loaded_ = false, log_done_ = false;
   uint32_t drain_slot_ = 0;
   uint64_t drain_pos_ = 0, drain_head_ = 0, drain_tid_ = 0;

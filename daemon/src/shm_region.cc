@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -8,10 +8,12 @@
 
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 
 #include "common/process.h"
 #include "common/unix_socket.h"
 #include "logsink/proto/frame.h"
+#include "logsink/proto/frame_encode.h"
 
 namespace logsink::test {
 
@@ -40,15 +42,16 @@ bool ShmClient::Send(const std::string &bytes) {
 }
 
 namespace {
-std::string FrameOf(uint8_t type, const std::string &payload) {
-  std::string f(LS_FRAME_HDR, '\0');
-  ls_put_u32(reinterpret_cast<uint8_t *>(f.data()), uint32_t(payload.size() + 1));
-  f[4] = char(type);
-  return f + payload;
-}
-void PutVar(std::string *s, uint64_t v) {
-  uint8_t b[LS_VARINT_MAX];
-  s->append(reinterpret_cast<const char *>(b), ls_put_varint(b, v));
+// A frame of `type`: `words` as varints, then `payload` (proto's encoders).
+std::string FrameOf(uint8_t type, std::initializer_list<uint64_t> words,
+                    const std::string &payload) {
+  std::string f(LS_FRAME_HDR + words.size() * LS_VARINT_MAX + payload.size(), '\0');
+  auto *b = reinterpret_cast<uint8_t *>(f.data());
+  size_t at = size_t(ls_frame_open(b, f.size(), type));
+  for (uint64_t w : words) at += size_t(ls_varint_encode(b + at, f.size() - at, w));
+  std::memcpy(b + at, payload.data(), payload.size());
+  f.resize(size_t(ls_frame_close(b, b + at + payload.size())));
+  return f;
 }
 }  // namespace
 
@@ -87,20 +90,19 @@ bool ShmClient::ReadFrame(uint8_t *type, std::string *payload) {
 
 bool ShmClient::Open(const std::string &app, uint32_t *caps) {
   if (caps) *caps = 0;
-  // HELLO: u32 version 2 | u32 flags 0 | str app | u32 caps | str levels.
-  std::string p(8, '\0');
-  ls_put_u32(reinterpret_cast<uint8_t *>(p.data()), 2);
-  PutVar(&p, app.size());
-  p += app;
-  std::string c(4, '\0');
-  ls_put_u32(reinterpret_cast<uint8_t *>(c.data()), LS_CAP_SHM);
-  p += c;
-  PutVar(&p, 0);
+  ls_hello h{};
+  h.version = 2;
+  h.app = app.data();
+  h.app_len = app.size();
+  h.caps = LS_CAP_SHM;
+  h.levels = "";
+  std::string hello(LS_FRAME_HDR + 16 + LS_VARINT_MAX * 2 + app.size(), '\0');
+  const ptrdiff_t hn = ls_hello_encode(reinterpret_cast<uint8_t *>(hello.data()), hello.size(), &h);
+  if (hn < 0) return false;
+  hello.resize(size_t(hn));
   uint8_t type;
   std::string payload;
-  if (fd_ < 0 || !Send(FrameOf(LS_F_HELLO, p)) || !ReadFrame(&type, &payload) ||
-      type != LS_F_WELCOME)
-    return false;
+  if (fd_ < 0 || !Send(hello) || !ReadFrame(&type, &payload) || type != LS_F_WELCOME) return false;
   ls_welcome w;
   if (ls_welcome_decode(reinterpret_cast<const uint8_t *>(payload.data()), payload.size(), &w) < 0)
     return false;
@@ -157,10 +159,7 @@ uint64_t ShmClient::Stage(uint32_t slot, uint32_t site, uint64_t ts_ns, const st
 }
 
 bool ShmClient::SendAt(uint32_t slot, uint64_t end, const std::string &records) {
-  std::string p;
-  PutVar(&p, slot);
-  PutVar(&p, end);
-  return Send(FrameOf(LS_F_RECORDS_AT, p + records));
+  return Send(FrameOf(LS_F_RECORDS_AT, {slot, end}, records));
 }
 
 }  // namespace logsink::test

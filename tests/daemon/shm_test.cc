@@ -564,5 +564,25 @@ TEST(SharedBuffers, TheDaemonRaisesItsSoftDescriptorLimit) {
   EXPECT_EQ(hard, 4096u);
 }
 
+// At a stop the EOF is the daemon's own (it shuts every connection's
+// receiving side): a live client's staged records stay its own, to send
+// to the next daemon, so the region is not read (nothing stored twice).
+TEST(SharedBuffers, AStopDoesNotReadTheRegionsOfLiveClients) {
+  TempDir dir;
+  Daemon d(dir, {}, kToml);
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ShmClient c(d.socket);
+  ASSERT_TRUE(c.Open("live"));
+  ASSERT_TRUE(c.Send(Intern(1, 6, 1, "n=%d", "l.c")));
+  const uint64_t end = c.Stage(0, 1, kT0, IntArg(1));
+  ASSERT_TRUE(SendAt(c, 0, end, 5, {{1, kT0, {Arg::I(1)}}}));
+  for (int i = 2; i <= 5; i++) c.Stage(0, 1, kT0, IntArg(i));  // staged, not sent
+  ASSERT_TRUE(WaitUntil([&] { return StatsOf(d)["next_record_seq"] >= 1; }));
+  EXPECT_EQ(d.Stop(), 0) << d.Stderr();
+  EXPECT_EQ(IntsOf(ReadRing(d.ring), "live"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(d.Stderr().find("shm_drains="), std::string::npos) << d.Stderr();
+  EXPECT_NE(d.Stderr().find("shm_regions=1"), std::string::npos) << d.Stderr();
+}
+
 }  // namespace
 }  // namespace logsink::test

@@ -85,20 +85,6 @@ static inline int ls_shm_decode(const uint8_t *p, size_t len, ls_shm_geom *g) {
 }
 
 /* ---- RECORDS_AT: varint slot | varint end | RECORDS payload -------------- */
-/* Opens a RECORDS_AT frame: the records of slot `slot` up to its position
- * `end`, of thread tid; append records with ls_record_encode and finish
- * with ls_frame_close. Returns the bytes written or -ENOBUFS. */
-static inline ptrdiff_t ls_records_at_open(uint8_t *buf, size_t cap, uint32_t slot, uint64_t end,
-                                           uint64_t tid) {
-  size_t at = 0;
-  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_RECORDS_AT)) < 0 ||
-      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, slot)) < 0 ||
-      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, end)) < 0 ||
-      ls__enc_step(&at, ls_varint_encode(buf + at, cap - at, tid)) < 0)
-    return -ENOBUFS;
-  return (ptrdiff_t)at;
-}
-
 /* Splits a RECORDS_AT payload: *records points at its RECORDS payload
  * (varint tid | record*). Returns 0 or -EBADMSG. */
 static inline int ls_records_at_decode(const uint8_t *p, size_t len, uint64_t *slot, uint64_t *end,
