@@ -66,6 +66,7 @@ void ls_options_init(ls_options *o) {
   o->crash_handler = 1;
   o->send_delay_ms = 2;
   o->level = LS_DEBUG;
+  o->shared_buffers = 1;
 }
 
 static size_t ls__pow2(size_t n) {
@@ -176,24 +177,70 @@ static int ls__revive_sender_locked(ls_client *c) {
 int ls__client_add_site(ls_client *c, ls_site *s) {
   pthread_mutex_lock(&c->mu);
   int rc = ls__registry_add(&c->reg, s);
+  /* In the region's site log before its first record is staged. */
+  if (!rc && c->shm) ls__sender_log_site(c, s);
   pthread_mutex_unlock(&c->mu);
   if (!rc) __atomic_store_n(&s->ls__reg, c->uid, __ATOMIC_RELEASE);
   return rc;
 }
 
-ls__ring *ls__client_add_ring(ls_client *c) {
-  ls__ring *r = ls__ring_new(c, c->uid, c->ring_bytes);
-  if (!r) return NULL;
-  pthread_mutex_lock(&c->mu);
-  if (c->ring_total + c->ring_bytes > c->opts.max_buffered_bytes || c->uid != r->owner_uid) {
-    pthread_mutex_unlock(&c->mu);
-    ls__ring_free(r);
-    return NULL;
+/* Waits until the sender's first connect attempt is done, so that a ring
+ * made now goes into the region if the daemon hands one: a program that
+ * logs right after it starts and is killed keeps those records. At most
+ * LS__REGION_WAIT_MS (a connect and its answer take well under a
+ * millisecond on an idle machine) (a daemon that answers later, one starting with the
+ * connection in its backlog, hands the region then, and the thread moves
+ * into it at its next wake-up); not in LS_BLOCK_NEVER mode, nor without a
+ * sender. */
+#define LS__REGION_WAIT_MS 250u
+static void ls__await_region(ls_client *c) {
+  if (!c->opts.shared_buffers || c->blocking == LS_BLOCK_NEVER ||
+      atomic_load_explicit(&c->shm_ready, memory_order_acquire) ||
+      !__atomic_load_n(&c->sender_running, __ATOMIC_ACQUIRE))
+    return;
+  ls__wake(c);
+  const unsigned ms =
+      c->opts.send_timeout_ms < LS__REGION_WAIT_MS ? c->opts.send_timeout_ms : LS__REGION_WAIT_MS;
+  uint64_t deadline = ls__now_mono_ns() + (uint64_t)ms * 1000000u;
+  for (;;) {
+    if (atomic_load_explicit(&c->shm_ready, memory_order_acquire)) return;
+    uint64_t now = ls__now_mono_ns();
+    if (now >= deadline) return;
+    ls__futex_wait(&c->shm_ready, 0, deadline - now);
   }
+}
+
+ls__ring *ls__client_add_ring(ls_client *c) {
+  pthread_mutex_lock(&c->mu);
   /* A fork child's first record on a new thread ring: the records need a
    * sender (ls_flush does the same for a child that only flushes). */
   (void)ls__revive_sender_locked(c);
-  c->ring_total += c->ring_bytes;
+  pthread_mutex_unlock(&c->mu);
+  ls__await_region(c);
+  pthread_mutex_lock(&c->mu);
+  ls__ring *r = NULL;
+  size_t bytes = c->ring_bytes;
+  if (c->ring_total + c->ring_bytes <= c->opts.max_buffered_bytes) {
+    /* A free slot of the region, if it holds a ring of this client's size
+     * at least (then the slot's size), else the process's own memory. */
+    int slot = -1;
+    uint64_t base = 0;
+    ls__line *line = c->shm && c->ring_total + c->shm->g.slot_bytes <= c->opts.max_buffered_bytes
+                         ? ls__shm_slot_take(c->shm, c->ring_bytes, &slot, &base)
+                         : NULL;
+    if (line) {
+      bytes = c->shm->g.slot_bytes;
+      r = ls__ring_new(c, c->uid, bytes, line, c->shm, slot, base, (uint64_t)gettid());
+      if (!r) ls__shm_slot_free(c->shm, slot);
+    } else {
+      r = ls__ring_new(c, c->uid, bytes, NULL, NULL, -1, 0, (uint64_t)gettid());
+    }
+  }
+  if (!r) {
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  c->ring_total += bytes;
   r->next = c->rings;
   c->rings = r;
   pthread_mutex_unlock(&c->mu);
@@ -221,6 +268,16 @@ static void ls__atfork_parent(void) {
  * here), connection and counts are the parent's. Start over. */
 static void ls__client_reset_child(ls_client *c) {
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
+  /* The parent's regions are not mapped here (MADV_DONTFORK): never
+   * touched, never unmapped (the child may map something there later). */
+  for (ls__ring *r = c->rings; r; r = r->next)
+    if (r->region) r->region->forgotten = 1;
+  if (c->shm) {
+    c->shm->forgotten = 1;
+    ls__shm_put(c->shm);
+    c->shm = NULL;
+  }
+  atomic_store(&c->shm_ready, 0);
   for (ls__ring *r = c->rings, *next; r; r = next) {
     next = r->next;
     atomic_store(&r->owner_dead, 1);
@@ -310,6 +367,9 @@ ls_client *ls_open(const char *socket_path, const char *app_name, const ls_optio
   cfg.reconnect_min_ms = o.reconnect_min_ms;
   cfg.reconnect_window_ms = o.block_timeout_ms;
   cfg.reconnect_max_ms = o.reconnect_max_ms;
+  cfg.shm = o.shared_buffers != 0;
+  cfg.on_sent = ls__sender_ring_sent;
+  cfg.on_sent_arg = c;
   c->opts = o;
   c->flush_level = o.flush_level;
   c->blocking = o.blocking;
@@ -436,11 +496,18 @@ void ls_close(ls_client *c) {
   ls__level_max_update();
   pthread_mutex_unlock(&ls__all_mu);
   ls__stop_sender(c);
+  /* Successors no thread moved to lose that thread's reference too. */
+  for (ls__ring *r = c->rings; r; r = r->next) {
+    if (r->successor && !atomic_load(&r->successor->adopted))
+      atomic_store(&r->thread_gone, 1); /* its thread will not move now */
+    ls__ring_settle(r);
+  }
   for (ls__ring *r = c->rings, *next; r; r = next) {
     next = r->next;
     atomic_store_explicit(&r->owner_dead, 1, memory_order_release);
     ls__ring_release(r);
   }
+  if (c->shm) ls__shm_put(c->shm); /* rings still in it keep it mapped */
   ls__registry_free(&c->reg);
   free(c->snap);
   ls__conn_free(&c->conn);
@@ -503,12 +570,13 @@ int ls_get_stats(ls_client *c, ls_stats *out) {
   s.dropped = k->dropped_sender + k->dropped_gone + atomic_load(&c->dropped_noring) +
               atomic_load(&c->dropped_reentered);
   for (ls__ring *r = c->rings; r; r = r->next) {
-    s.logged += atomic_load_explicit(&r->logged, memory_order_relaxed);
-    s.truncated += atomic_load_explicit(&r->truncated, memory_order_relaxed);
+    s.logged += atomic_load_explicit(&r->line->logged, memory_order_relaxed);
+    s.truncated += atomic_load_explicit(&r->line->truncated, memory_order_relaxed);
     s.dropped += atomic_load_explicit(&r->dropped, memory_order_relaxed);
-    s.buffered_bytes += atomic_load_explicit(&r->head, memory_order_relaxed) -
+    s.buffered_bytes += atomic_load_explicit(&r->line->head, memory_order_relaxed) -
                         atomic_load_explicit(&r->tail, memory_order_relaxed);
   }
+  s.shared = c->shm != NULL;
   pthread_mutex_unlock(&c->mu);
   s.errors = atomic_load(&c->errors);
   s.sent = atomic_load(&k->st_sent);

@@ -18,6 +18,7 @@
 #include "logsink/proto/level_rules.h"
 #include "registry.h"
 #include "ring.h"
+#include "shm.h"
 
 /* A client's levels as producers read them: immutable once published.
  * When the daemon pushes rules (PROTOCOL.md, "Levels at run time") the
@@ -91,6 +92,16 @@ struct ls_client {
     uint64_t head;
   } * snap;
   size_t snap_cap;
+
+  /* The shared region of the current connection (under mu), or NULL:
+   * new rings take its slots. shm_conn: the connection it came with
+   * (conn.st_connects then). */
+  struct ls__shm *shm;
+  uint64_t shm_conn;
+  /* 0 until the sender's first connect attempt (and its region, if any) is
+   * done (futex): a thread's first ring waits for it (ls__client_add_ring),
+   * so that its first records are staged where a kill cannot lose them. */
+  _Atomic uint32_t shm_ready;
 
   ls_options opts;
   /* The client's own rules ($LOGSINK_LEVEL, else the options), set at

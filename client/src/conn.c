@@ -27,12 +27,13 @@ int ls__conn_init(ls__conn *k, const ls__conn_cfg *cfg, size_t out_cap) {
   if (!k->out || !k->in || !k->levels) return -ENOMEM; /* ls__conn_free frees */
   k->out_cap = out_cap;
   k->fd = -1;
+  k->shm_fd = -1;
   ls__conn_reset(k);
   return 0;
 }
 
 void ls__conn_free(ls__conn *k) {
-  ls__conn_close(k);
+  ls__conn_close(k); /* the region's descriptor too */
   free(k->out);
   free(k->in);
   free(k->levels);
@@ -63,16 +64,20 @@ static void ls__conn_drop(ls__conn *k) {
 
 void ls__conn_reset(ls__conn *k) {
   ls__conn_drop(k);
+  if (k->shm_fd >= 0) close(k->shm_fd);
   /* Only the calling thread uses k here (ls_open, or the fork child, which
    * has no other thread), so plain stores are enough, atomics included. */
   size_t keep = offsetof(ls__conn, fd);
   memset((char *)k + keep, 0, sizeof *k - keep);
   k->fd = -1;
+  k->shm_fd = -1;
   k->backoff_ms = k->cfg.reconnect_min_ms;
 }
 
 void ls__conn_close(ls__conn *k) {
   ls__conn_drop(k);
+  if (k->shm_fd >= 0) close(k->shm_fd); /* a region never mapped */
+  k->shm_fd = -1;
   atomic_store(&k->st_link, LS__LINK_DOWN);
 }
 
@@ -88,7 +93,19 @@ void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_fram
   k->marks[k->marks_len].end = k->out_len;
   k->marks[k->marks_len].records = records;
   k->marks[k->marks_len].dropped_frame = dropped_frame;
+  k->marks[k->marks_len].tag = NULL;
   k->marks_len++;
+}
+
+void ls__conn_mark_at(ls__conn *k, size_t start, uint64_t records, void *tag, uint64_t end) {
+  const size_t n = k->marks_len;
+  ls__conn_mark(k, start, records, 0);
+  if (k->marks_len == n) { /* no room for the mark: the bytes are free at once */
+    k->cfg.on_sent(k->cfg.on_sent_arg, tag, end);
+    return;
+  }
+  k->marks[n].tag = tag;
+  k->marks[n].tag_end = end;
 }
 
 /* Writes [out, out + out_len) before the deadline. Returns 0 or -errno and
@@ -117,7 +134,25 @@ static int ls__conn_write(ls__conn *k, uint64_t deadline, size_t *done) {
 /* Appends frame m of out to resend. 0 when it does not fit (or the buffer
  * cannot be had): its records are then dropped. */
 static int ls__keep(ls__conn *k, const ls__mark *m) {
+  const uint8_t *frame = k->out + m->start;
   size_t len = m->end - m->start;
+  /* A RECORDS_AT frame's slot belongs to this connection's region: the
+   * next connection gets its records as RECORDS (the same payload without
+   * `slot` and `end`). */
+  uint8_t hdr[LS_FRAME_HDR];
+  const uint8_t *body = frame + LS_FRAME_HDR;
+  size_t body_len = len - LS_FRAME_HDR;
+  if (frame[4] == LS_F_RECORDS_AT) {
+    uint64_t slot, end;
+    const uint8_t *records;
+    size_t rec_len;
+    if (ls_records_at_decode(body, body_len, &slot, &end, &records, &rec_len) < 0) return 0;
+    body = records;
+    body_len = rec_len;
+  }
+  ls_put_u32(hdr, (uint32_t)(body_len + 1));
+  hdr[4] = LS_F_RECORDS;
+  len = LS_FRAME_HDR + body_len;
   if (!k->resend) {
     k->resend = malloc(2 * k->out_cap);
     if (!k->resend) return 0;
@@ -127,7 +162,8 @@ static int ls__keep(ls__conn *k, const ls__mark *m) {
   uint8_t *p = k->resend + k->resend_len;
   ls_put_u64(p, m->records);
   ls_put_u32(p + 8, (uint32_t)len);
-  memcpy(p + 12, k->out + m->start, len);
+  memcpy(p + 12, hdr, LS_FRAME_HDR);
+  memcpy(p + 12 + LS_FRAME_HDR, body, body_len);
   k->resend_len += 12 + len;
   k->resend_records += m->records;
   return 1;
@@ -197,6 +233,9 @@ static void ls__conn_lost(ls__conn *k, int keep, uint64_t now) {
     k->lost_ns = 0;
   }
   if (ls__conn_check(k)) { /* a lost number was counted and let go there */
+    /* This process lives on and sends what its region holds on the next
+     * connection: the daemon must not read it too. */
+    if (k->released) __atomic_store_n(k->released, (uint64_t)1, __ATOMIC_RELEASE);
     close(k->fd);
     k->fd = -1;
     atomic_store_explicit(&k->st_link, link, memory_order_relaxed);
@@ -251,6 +290,10 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
   atomic_fetch_add_explicit(&k->st_bytes, done, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_dropped_reported, reported, memory_order_relaxed);
   if (reported) k->drop_since_ns = 0;
+  /* Sent or given up (counted, or kept as copies for the next daemon):
+   * either way the staged bytes of these frames are free now. */
+  for (size_t i = 0; i < k->marks_len; i++)
+    if (k->marks[i].tag) k->cfg.on_sent(k->cfg.on_sent_arg, k->marks[i].tag, k->marks[i].tag_end);
   k->out_len = 0;
   k->out_records = k->out_frames = k->out_interns = k->out_dropped_report = 0;
   k->marks_len = 0;
@@ -297,6 +340,8 @@ static ptrdiff_t ls__conn_take_in(ls__conn *k, ls_welcome *welcome, ls_refuse *r
       text = welcome->levels;
       len = welcome->levels_len;
       welcome = NULL;
+    } else if (f.type == LS_F_SHM) {
+      k->shm_geom_ok = ls_shm_decode(f.payload, f.len, &k->shm_geom) == 0;
     } else if (f.type == LS_F_REFUSE && refuse) {
       if (ls_refuse_decode(f.payload, f.len, refuse) < 0) return -1;
       return (ptrdiff_t)(at + (size_t)n);
@@ -310,6 +355,36 @@ static ptrdiff_t ls__conn_take_in(ls__conn *k, ls_welcome *welcome, ls_refuse *r
   }
 }
 
+/* recv() into k->in that also takes a descriptor the daemon passes (the
+ * region of capability SHM, in SCM_RIGHTS): kept in k->shm_fd, close on
+ * exec. A second one replaces the first. */
+static ssize_t ls__conn_recv(ls__conn *k, int fd) {
+  struct iovec iov = {k->in + k->in_len, LS__IN_CAP - k->in_len};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } cm;
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cm.buf;
+  msg.msg_controllen = sizeof cm.buf;
+  ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  for (struct cmsghdr *h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h)) {
+    if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+    const size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < nfd; i++) {
+      int got;
+      memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
+      if (k->shm_fd >= 0) close(k->shm_fd);
+      k->shm_fd = got;
+    }
+  }
+  return n;
+}
+
 /* Keeps what is left of k->in after `used` bytes. */
 static void ls__conn_shift_in(ls__conn *k, size_t used) {
   memmove(k->in, k->in + used, k->in_len - used);
@@ -321,7 +396,7 @@ void ls__conn_read(ls__conn *k) {
       !ls__conn_check(k))
     return;
   for (;;) {
-    ssize_t n = recv(k->fd, k->in + k->in_len, LS__IN_CAP - k->in_len, MSG_DONTWAIT);
+    ssize_t n = ls__conn_recv(k, k->fd);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0 && !k->out_len) {
       /* The daemon closed (a stop, a restart): found now, not at the next
@@ -352,7 +427,8 @@ void ls__conn_read(ls__conn *k) {
     }
     if (w.caps != UINT32_MAX) {
       k->welcome_pending = 0;
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES |
+                          (k->cfg.shm ? LS_CAP_SHM : 0));
     }
   }
 }
@@ -367,16 +443,23 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
   const char *own = k->cfg.own_levels ? k->cfg.own_levels : "";
   size_t own_len = strlen(own);
   if (own_len > LS_LEVELS_TEXT_MAX) own_len = 0; /* cannot happen: 32 rules fit */
-  ls_hello h = {2,          0,
-                k->cfg.app, strlen(k->cfg.app),
-                0,          LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES,
-                own,        own_len,
-                NULL,       0};
+  ls_hello h = {2,
+                0,
+                k->cfg.app,
+                strlen(k->cfg.app),
+                0,
+                LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES |
+                    (k->cfg.shm ? LS_CAP_SHM : 0u),
+                own,
+                own_len,
+                NULL,
+                0};
   ptrdiff_t len = ls_hello_encode(hello, sizeof hello, &h);
   if (len < 0) return -1;
   size_t done = 0;
   k->in_len = 0;
   k->in_bad = 0;
+  k->shm_geom_ok = 0;
   int welcomed = 0;
   /* A fresh socket takes the HELLO at once; its answer is waited for. */
   for (int first = 1;; first = 0) {
@@ -396,7 +479,7 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
       if (n < 0 && errno != EAGAIN && errno != EINTR) return -1;
       continue;
     }
-    ssize_t n = recv(fd, k->in + k->in_len, LS__IN_CAP - k->in_len, MSG_DONTWAIT);
+    ssize_t n = ls__conn_recv(k, fd);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) return -1;
     k->in_len += (size_t)n;
@@ -407,10 +490,14 @@ static int ls__conn_hello2(ls__conn *k, int fd, uint64_t deadline) {
     ls__conn_shift_in(k, (size_t)used);
     if (r.reason) return r.version < 2 ? 1 : -1;
     if (w.caps != UINT32_MAX) {
-      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
+      k->caps = w.caps & (LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES |
+                          (k->cfg.shm ? LS_CAP_SHM : 0));
       welcomed = 1;
-      break;
     }
+    /* With SHM the region's frame follows WELCOME, waited for like it; its
+     * descriptor came with the first bytes, so once the frame is here the
+     * descriptor is too, or will not come (MSG_CTRUNC: no room for it). */
+    if (welcomed && (!(k->caps & LS_CAP_SHM) || k->shm_geom_ok)) break;
   }
   atomic_fetch_add_explicit(&k->st_frames, 1, memory_order_relaxed); /* the HELLO */
   atomic_fetch_add_explicit(&k->st_bytes, (uint64_t)len, memory_order_relaxed);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "logsink/proto/shm.h"
 #include "logsink/proto/wire.h"
 
 /* What a connection needs to know; set once by ls__conn_init. */
@@ -32,6 +33,13 @@ typedef struct ls__conn_cfg {
   /* The client's own level rules as text (HELLO version 2; the client owns
    * the bytes, NUL-terminated). */
   const char *own_levels;
+  /* Offer LS_CAP_SHM (ls_options.shared_buffers). */
+  int shm;
+  /* Called after a send for every frame marked with a tag (ls__conn_mark_at),
+   * whether the frame reached the socket or was given up: the bytes it
+   * came from may be reused. */
+  void (*on_sent)(void *arg, void *tag, uint64_t end);
+  void *on_sent_arg;
 } ls__conn_cfg;
 
 /* Where a RECORDS or DROPPED frame ends in out, so a send that fails half-way
@@ -40,6 +48,8 @@ typedef struct ls__mark {
   size_t start, end;
   uint64_t records;
   int dropped_frame;
+  void *tag; /* ls__conn_mark_at's */
+  uint64_t tag_end;
 } ls__mark;
 
 typedef struct ls__conn {
@@ -76,6 +86,16 @@ typedef struct ls__conn {
    * (a daemon that is starting: the connection waits in its backlog), and
    * the answer is read between passes. */
   int levels_new, in_bad, welcome_pending;
+  /* The region the daemon handed this connection (capability SHM): its
+   * descriptor (-1 none; the sender maps it and closes it) and geometry
+   * (shm_geom_ok: an SHM frame was read). */
+  int shm_fd;
+  int shm_geom_ok;
+  ls_shm_geom shm_geom;
+  /* The mapped region's `released` word while it is the connection's
+   * (NULL otherwise): stored before the client gives the connection up
+   * and lives on (PROTOCOL.md, "Letting go"). */
+  uint64_t *released;
   size_t census_sent; /* census ranges (site.h) sent on this connection */
   size_t census_off;  /* sites of range census_sent sent so far */
   unsigned backoff_ms;
@@ -177,6 +197,10 @@ LS__HIDDEN int ls__conn_send(ls__conn *k, uint64_t close_by);
 /* Remembers that a RECORDS (records > 0) or DROPPED frame spans [start,
  * out_len). */
 LS__HIDDEN void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_frame);
+/* As ls__conn_mark for a RECORDS_AT frame: cfg.on_sent(tag, end) follows
+ * its send. */
+LS__HIDDEN void ls__conn_mark_at(ls__conn *k, size_t start, uint64_t records, void *tag,
+                                 uint64_t end);
 /* Ends the reconnect window once it is over (now: CLOCK_MONOTONIC ns; ~0:
  * at once, at ls_close): the frames kept for the next daemon count as
  * dropped. */

@@ -18,7 +18,7 @@
 #include "logsink/proto/codec.h"
 #include "site.h"
 
-static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
+static uint64_t ls__ring_room(const ls__line *r, uint64_t head) {
   return (uint64_t)r->mask + 1 - (head - r->cached_tail);
 }
 
@@ -27,7 +27,7 @@ static uint64_t ls__ring_room(const ls__ring *r, uint64_t head) {
  * wait without a connection (once one was tried), nor while the client is
  * marked stalled (a wait timed out and the sender has moved no byte since);
  * a timeout marks it. 1 when the space is there. */
-static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need) {
+static int ls__ring_wait(ls_client *c, ls__line *r, uint64_t head, uint64_t need) {
   const int draining = c->blocking == LS_BLOCK_WHILE_DRAINING;
   ls__conn *k = &c->conn;
   /* No sender (its thread could not be started in a fork child): nobody
@@ -48,7 +48,7 @@ static int ls__ring_wait(ls_client *c, ls__ring *r, uint64_t head, uint64_t need
   atomic_fetch_add(&c->space_waiters, 1);
   for (;;) {
     uint32_t seq = atomic_load(&c->space_seq);
-    r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    r->cached_tail = atomic_load_explicit(&r->ring->tail, memory_order_acquire);
     if (ls__ring_room(r, head) >= need) {
       ok = 1;
       break;
@@ -109,7 +109,7 @@ static __attribute__((noinline, cold)) void ls__flush_wait(ls_client *c) {
 /* Makes room for one record of at most `budget` argument bytes in r:
  * returns where its header goes (*headp the ring's head before it), or
  * NULL when it was dropped (*rc set). */
-static inline __attribute__((always_inline)) uint8_t *ls__stage_room(ls_client *c, ls__ring *r,
+static inline __attribute__((always_inline)) uint8_t *ls__stage_room(ls_client *c, ls__line *r,
                                                                      size_t budget, uint64_t *headp,
                                                                      int *rc) {
   size_t need = ls__align8(LS__REC_HDR + budget + 8); /* + the cut-bytes word */
@@ -118,18 +118,18 @@ static inline __attribute__((always_inline)) uint8_t *ls__stage_room(ls_client *
   size_t off = (size_t)(head & r->mask);
   size_t pad = cap - off < need ? cap - off : 0;
   if (LS__UNLIKELY(ls__ring_room(r, head) < pad + need)) {
-    r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    r->cached_tail = atomic_load_explicit(&r->ring->tail, memory_order_acquire);
     if (ls__ring_room(r, head) < pad + need) {
       int e = errno;
       int ok = c->blocking && ls__ring_wait(c, r, head, pad + need);
       errno = e;
       if (!ok) {
-        atomic_store_explicit(&r->dropped,
-                              atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+        atomic_store_explicit(&r->ring->dropped,
+                              atomic_load_explicit(&r->ring->dropped, memory_order_relaxed) + 1,
                               memory_order_relaxed);
         /* Make sure the sender hears about a full ring at least once. */
-        if (head != r->wake_pos) {
-          r->wake_pos = head;
+        if (head != atomic_load_explicit(&r->wake_pos, memory_order_relaxed)) {
+          atomic_store_explicit(&r->wake_pos, head, memory_order_relaxed);
           ls__wake(c);
         }
         *rc = c->blocking == LS_BLOCK_ALWAYS ? -ETIMEDOUT : -EAGAIN;
@@ -138,18 +138,18 @@ static inline __attribute__((always_inline)) uint8_t *ls__stage_room(ls_client *
     }
   }
   if (pad) {
-    ls_put_u32(r->buf + off, LS__PAD);
+    ls_put_u32(ls__line_data(r) + off, LS__PAD);
     head += pad;
     off = 0;
   }
   *headp = head;
-  return r->buf + off;
+  return ls__line_data(r) + off;
 }
 
 /* Publishes the record staged at rec (head: ls__stage_room's) with n
  * argument bytes, trunc of them cut, and wakes or waits for the sender as
  * the record's level and the batch say. */
-static inline __attribute__((always_inline)) int ls__stage_publish(ls_client *c, ls__ring *r,
+static inline __attribute__((always_inline)) int ls__stage_publish(ls_client *c, ls__line *r,
                                                                    const ls__prog *p, int level,
                                                                    uint64_t stamp, uint8_t *rec,
                                                                    uint64_t head, size_t n,
@@ -174,22 +174,37 @@ static inline __attribute__((always_inline)) int ls__stage_publish(ls_client *c,
   atomic_store_explicit(&r->logged, atomic_load_explicit(&r->logged, memory_order_relaxed) + 1,
                         memory_order_relaxed);
   atomic_store_explicit(&r->head, head, memory_order_release);
-  if (LS__UNLIKELY(head - r->wake_pos >= c->batch_bytes || level <= c->flush_level ||
+  /* wake_pos is the producer's, but the sender may move it far away to
+   * send the thread through this branch once (a move, ring.h: retire);
+   * relaxed loads and stores of it are plain ones. */
+  const uint64_t wake_pos = atomic_load_explicit(&r->wake_pos, memory_order_relaxed);
+  if (LS__UNLIKELY(head - wake_pos >= c->batch_bytes || level <= c->flush_level ||
                    atomic_load_explicit(&c->sender_idle, memory_order_relaxed))) {
     int e = errno;
-    const int batch = head - r->wake_pos >= c->batch_bytes;
-    r->wake_pos = head;
+    const int batch = head - wake_pos >= c->batch_bytes;
+    atomic_store_explicit(&r->wake_pos, head, memory_order_relaxed);
     if (level <= c->flush_level)
       ls__flush_wait(c);
     else if (batch || atomic_exchange_explicit(&c->sender_idle, 0, memory_order_relaxed))
       ls__wake(c); /* a batch, or the first record after a quiet spell */
+    /* The client got a shared region this ring is not in: the next call
+     * takes a ring there (at a wake-up only, so the hot path pays nothing). */
+    if (LS__UNLIKELY(atomic_load_explicit(&r->ring->retire, memory_order_acquire))) {
+      /* The sender made this thread a ring in the new region (no lock, no
+       * allocation here: a signal handler's call may be the one). */
+      ls__ring_move(r->ring);
+      /* What the left ring still holds is not in the region: sent now
+       * (bounded like a flush_level record), so a kill right after cannot
+       * lose it. Once per thread and connection. */
+      if (c->blocking != LS_BLOCK_NEVER && level > c->flush_level) ls__flush_wait(c);
+    }
     errno = e;
   }
   return 0;
 }
 
 /* Stages one record. ap NULL: `text` is the single string argument. */
-static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__ring *r,
+static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__line *r,
                                                            const ls__prog *p, int level,
                                                            uint64_t stamp, va_list *ap,
                                                            int saved_errno, const char *text,
@@ -218,7 +233,7 @@ static inline __attribute__((always_inline)) int ls__stage(ls_client *c, ls__rin
 
 /* Slow path of a call: prepares the site, registers it with c, finds the
  * thread's ring. Returns 0 or -errno; errno is preserved. */
-static int ls__slow(ls_client *c, ls_site *s, const ls__prog **pp, ls__ring **rp) {
+static int ls__slow(ls_client *c, ls_site *s, const ls__prog **pp, ls__line **rp) {
   int e = errno, rc = 0;
   const ls__prog *p = ls__site_prog(s);
   if (!p) {
@@ -229,10 +244,11 @@ static int ls__slow(ls_client *c, ls_site *s, const ls__prog **pp, ls__ring **rp
     if (rc) atomic_fetch_add_explicit(&c->errors, 1, memory_order_relaxed);
   }
   if (!rc) {
-    ls__ring *r = ls__tl_ring;
-    if (!r || r->owner != c || r->owner_uid != c->uid) {
-      r = ls__ring_find(c, c->uid);
-      if (!r) r = ls__client_add_ring(c);
+    ls__line *r = ls__tl_ring;
+    if (!r || r->owner_uid != c->uid) {
+      ls__ring *ring = ls__ring_find(c, c->uid);
+      if (!ring) ring = ls__client_add_ring(c);
+      r = ring ? ring->line : NULL;
     }
     if (!r) {
       atomic_fetch_add_explicit(&c->dropped_noring, 1, memory_order_relaxed);
@@ -281,7 +297,7 @@ static __attribute__((noinline)) int ls__reentered(ls_client *c) {
 static inline __attribute__((always_inline)) int ls__call_begin(ls_client **cp, ls_site *s,
                                                                 uint64_t *stamp,
                                                                 const ls__prog **pp,
-                                                                ls__ring **rp) {
+                                                                ls__line **rp) {
   ls_client *c = *cp;
   /* Below its level a call produces nothing and counts nowhere, not even
    * as a call that interrupted another one (a pure check). */
@@ -302,9 +318,11 @@ static inline __attribute__((always_inline)) int ls__call_begin(ls_client **cp, 
   }
   *stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
-  ls__ring *r = ls__tl_ring;
+  ls__line *r = ls__tl_ring;
+  /* A client's uid is unique in the process (fork children get new ones),
+   * so it alone says whether the cached ring is this client's. */
   if (LS__UNLIKELY(__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r ||
-                   r->owner != c || r->owner_uid != c->uid)) {
+                   r->owner_uid != c->uid)) {
     rc = ls__slow(c, s, &p, &r);
     if (rc) goto out;
   }
@@ -321,7 +339,7 @@ out:
 static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site *s, va_list *ap) {
   uint64_t stamp = 0; /* set when ls__call_begin returns 1 */
   const ls__prog *p = NULL;
-  ls__ring *r = NULL;
+  ls__line *r = NULL;
   int rc = ls__call_begin(&c, s, &stamp, &p, &r);
   if (rc != 1) return rc;
   int saved_errno = LS__UNLIKELY(p->has_errno) ? errno : 0;
@@ -336,7 +354,7 @@ static inline __attribute__((always_inline)) int ls__call(ls_client *c, ls_site 
 int ls__slot_open(ls_client *c, ls_site *s, size_t need, ls__slot *slot) {
   uint64_t stamp = 0; /* set when ls__call_begin returns 1 */
   const ls__prog *p = NULL;
-  ls__ring *r = NULL;
+  ls__line *r = NULL;
   int rc = ls__call_begin(&c, s, &stamp, &p, &r);
   if (rc != 1) return rc;
   size_t budget = need < c->max_record_bytes ? need : c->max_record_bytes;
@@ -359,7 +377,7 @@ int ls__slot_open(ls_client *c, ls_site *s, size_t need, ls__slot *slot) {
 
 int ls__slot_close(ls__slot *slot, size_t n, uint64_t trunc) {
   ls_client *c = slot->ls__c;
-  int rc = ls__stage_publish(c, (ls__ring *)slot->ls__r, (const ls__prog *)slot->ls__p,
+  int rc = ls__stage_publish(c, (ls__line *)slot->ls__r, (const ls__prog *)slot->ls__p,
                              slot->ls__level, slot->ls__stamp, slot->args - LS__REC_HDR,
                              slot->ls__head, n > slot->cap ? slot->cap : n, trunc);
   ls__busy_leave();
@@ -406,9 +424,8 @@ static int ls__text(ls_client *c, int level, const char *msg, size_t len) {
   if (LS__UNLIKELY(level > ls__level_all(c)) && !ls__site_on(c, s)) return 0;
   uint64_t stamp = ls__stamp();
   const ls__prog *p = __atomic_load_n(&s->ls__prog, __ATOMIC_ACQUIRE);
-  ls__ring *r = ls__tl_ring;
-  if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r || r->owner != c ||
-      r->owner_uid != c->uid) {
+  ls__line *r = ls__tl_ring;
+  if (__atomic_load_n(&s->ls__reg, __ATOMIC_ACQUIRE) != c->uid || !r || r->owner_uid != c->uid) {
     rc = ls__slow(c, s, &p, &r);
     if (rc) return rc;
   }

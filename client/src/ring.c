@@ -5,9 +5,12 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-__thread ls__ring *ls__tl_ring __attribute__((tls_model("initial-exec")));
+#include "shm.h"
+
+__thread ls__line *ls__tl_ring __attribute__((tls_model("initial-exec")));
 /* All rings of this thread, one per client it logged to. */
 static __thread ls__ring *ls__tl_list __attribute__((tls_model("initial-exec")));
 
@@ -15,7 +18,10 @@ static pthread_key_t ls__tl_key;
 static pthread_once_t ls__tl_once = PTHREAD_ONCE_INIT;
 
 void ls__ring_free(ls__ring *r) {
-  free(r->buf);
+  if (r->region)
+    ls__shm_slot_free(r->region, r->slot); /* a fork child's: only forgotten */
+  else
+    free(r->line);
   free(r);
 }
 
@@ -42,20 +48,29 @@ static void ls__tl_key_init(void) { (void)pthread_key_create(&ls__tl_key, ls__tl
 
 void ls__ring_mark_mine(int on) {
   for (ls__ring *r = ls__tl_list; r; r = r->tnext) r->tmark = on;
+  /* A fork child's lines in shared slots are not mapped there: the next
+   * call finds its ring through the list, which the child handler marked
+   * dead, and never through this cache. */
+  if (on) ls__tl_ring = NULL;
 }
 
 ls__ring *ls__ring_find(const struct ls_client *owner, uint32_t uid) {
   ls__ring **pp = &ls__tl_list, *r;
   while ((r = *pp) != NULL) {
+    if (atomic_load_explicit(&r->retire, memory_order_acquire) &&
+        !atomic_load_explicit(&r->owner_dead, memory_order_acquire)) {
+      ls__ring_move(r); /* its successor is at *pp now */
+      continue;
+    }
     if (atomic_load_explicit(&r->owner_dead, memory_order_acquire)) {
       *pp = r->tnext;
-      if (ls__tl_ring == r) ls__tl_ring = NULL;
+      if (ls__tl_ring == r->line) ls__tl_ring = NULL;
       atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
       ls__ring_release(r);
       continue;
     }
     if (r->owner == owner && r->owner_uid == uid) {
-      ls__tl_ring = r;
+      ls__tl_ring = r->line;
       return r;
     }
     pp = &r->tnext;
@@ -63,21 +78,65 @@ ls__ring *ls__ring_find(const struct ls_client *owner, uint32_t uid) {
   return NULL;
 }
 
-ls__ring *ls__ring_new(struct ls_client *owner, uint32_t owner_uid, size_t bytes) {
+void ls__ring_settle(ls__ring *r) {
+  ls__ring *s = r->successor;
+  if (!s || !atomic_load_explicit(&r->thread_gone, memory_order_acquire)) return;
+  if (!atomic_load_explicit(&s->adopted, memory_order_acquire) &&
+      !atomic_exchange_explicit(&s->thread_gone, 1, memory_order_acq_rel))
+    ls__ring_release(s); /* the reference of a thread that never came */
+  r->successor = NULL;
+}
+
+void ls__ring_move(ls__ring *r) {
+  ls__ring *s = r->successor; /* stored before retire (release) */
+  for (ls__ring **pp = &ls__tl_list; *pp; pp = &(*pp)->tnext)
+    if (*pp == r) {
+      if (s) {
+        s->tnext = r->tnext;
+        *pp = s;
+      } else {
+        *pp = r->tnext;
+      }
+      break;
+    }
+  if (ls__tl_ring == r->line) ls__tl_ring = s ? s->line : NULL;
+  /* adopted before thread_gone: the sender, seeing r gone, knows whether
+   * the successor has a thread. */
+  if (s) atomic_store_explicit(&s->adopted, 1, memory_order_release);
+  atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
+  ls__ring_release(r);
+}
+
+ls__ring *ls__ring_new(struct ls_client *owner, uint32_t owner_uid, size_t bytes, ls__line *line,
+                       struct ls__shm *region, int slot, uint64_t base, uint64_t tid) {
   pthread_once(&ls__tl_once, ls__tl_key_init);
-  ls__ring *r = calloc(1, sizeof *r);
-  uint8_t *buf = aligned_alloc(LS__CACHELINE, bytes);
-  if (!r || !buf) {
+  ls__ring *r = aligned_alloc(LS__CACHELINE, sizeof *r);
+  if (!line) line = aligned_alloc(LS__CACHELINE, sizeof *line + bytes);
+  if (!r || !line) {
     free(r);
-    free(buf);
+    if (!region) free(line);
     return NULL;
   }
-  r->buf = buf;
-  r->mask = (uint32_t)(bytes - 1);
+  memset(r, 0, sizeof *r);
+  r->line = line;
+  r->region = region;
+  r->slot = slot;
   r->owner = owner;
   r->owner_uid = owner_uid;
-  r->tid = (uint64_t)gettid();
+  r->tid = tid;
   atomic_init(&r->refs, 2);
+  atomic_init(&r->tail, base);
+  /* The slot's tid before any head that covers a record of this thread
+   * (PROTOCOL.md); head itself is where the slot's last ring left it. */
+  line->tid = r->tid;
+  line->cached_tail = base;
+  atomic_store_explicit(&line->wake_pos, base, memory_order_relaxed);
+  atomic_store_explicit(&line->logged, 0, memory_order_relaxed);
+  atomic_store_explicit(&line->truncated, 0, memory_order_relaxed);
+  line->ring = r;
+  line->mask = (uint32_t)(bytes - 1);
+  line->owner_uid = owner_uid;
+  atomic_store_explicit(&line->head, base, memory_order_release);
   return r;
 }
 
@@ -86,5 +145,5 @@ void ls__ring_adopt(ls__ring *r) {
   (void)pthread_setspecific(ls__tl_key, (void *)1);
   r->tnext = ls__tl_list;
   ls__tl_list = r;
-  ls__tl_ring = r;
+  ls__tl_ring = r->line;
 }

@@ -13,10 +13,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "logsink/proto/braces.h"
 #include "logsink/proto/frame_encode.h"
+#include "shm.h"
 #include "site.h"
 
 /* The longest the sender sleeps while a daemon may push levels: it reads
@@ -114,7 +116,8 @@ static size_t ls__braces_as_printf(const char *fmt, size_t len, char *out, size_
   return o + tail;
 }
 
-static void ls__put_intern(ls__conn *k, const ls_site *s) {
+/* Site s's INTERN frame as the daemon of k takes it, at buf. */
+static ptrdiff_t ls__intern_frame(const ls__conn *k, const ls_site *s, uint8_t *buf, size_t cap) {
   const ls__prog *p = s->ls__prog;
   const char *file = s->file ? s->file : "";
   size_t file_len = strlen(file);
@@ -152,10 +155,20 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
       if (plain[i] == LS_FIELDS_SEP) plain[i] = ' ';
     in.fmt = plain;
   }
-  if (ls__put(k, ls_intern_encode(k->out + k->out_len, k->out_cap - k->out_len, &in))) {
+  return ls_intern_encode(buf, cap, &in);
+}
+
+static void ls__put_intern(ls__conn *k, const ls_site *s) {
+  if (ls__put(k, ls__intern_frame(k, s, k->out + k->out_len, k->out_cap - k->out_len))) {
     k->out_frames++;
     k->out_interns++;
   }
+}
+
+void ls__sender_log_site(ls_client *c, const ls_site *s) {
+  uint8_t frame[LS__INTERN_MAX];
+  const ptrdiff_t n = ls__intern_frame(&c->conn, s, frame, sizeof frame);
+  if (n > 0) (void)ls__shm_log(c->shm, frame, (size_t)n);
 }
 
 static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {
@@ -252,11 +265,42 @@ static void ls__put_census(ls_client *c) {
   }
 }
 
-/* Closes the RECORDS frame opened at `frame` holding `records` records. */
-static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
+/* Closes the RECORDS frame opened at `frame` holding `records` records;
+ * with `at` (a ring in the connection's region) the RECORDS_AT frame of r
+ * whose records end at slot position `end`: r's space up to there is
+ * freed once the frame was sent (ls__sender_ring_sent). */
+static void ls__records_close(ls__conn *k, size_t frame, uint64_t records, ls__ring *at,
+                              uint64_t end) {
+  if (at) ls_records_at_set_end(k->out + frame, end);
   (void)ls_frame_close(k->out + frame, k->out + k->out_len);
-  ls__conn_mark(k, frame, records, 0);
+  if (at)
+    ls__conn_mark_at(k, frame, records, at, end);
+  else
+    ls__conn_mark(k, frame, records, 0);
 }
+
+/* Frees r's space up to `end`, and wakes producers waiting for space.
+ *
+ * Dekker pairing with the producer's ls__ring_wait (log.c): this thread
+ * stores tail, then loads space_waiters; a blocked producer increments
+ * space_waiters, then loads tail. Both sides are seq_cst, so at least one
+ * sees the other's store: either the producer sees the freed space, or
+ * this thread sees the waiter and bumps space_seq. The producer read
+ * space_seq before it re-checked tail, so a bump between its check and its
+ * futex_wait makes the wait return at once: no lost wake-up. With weaker
+ * orders both loads could miss and the producer would sleep until its
+ * timeout with space available. */
+static void ls__ring_free_to(ls_client *c, ls__ring *r, uint64_t end) {
+  atomic_store_explicit(&r->tail, end, memory_order_seq_cst);
+  if (atomic_load(&c->space_waiters)) {
+    atomic_fetch_add(&c->space_seq, 1);
+    ls__futex_wake(&c->space_seq);
+  }
+}
+
+/* conn.c's on_sent: a RECORDS_AT frame of ring `tag` was sent (or given
+ * up): its slot's bytes up to `end` may be written again. */
+void ls__sender_ring_sent(void *arg, void *tag, uint64_t end) { ls__ring_free_to(arg, tag, end); }
 
 /* Arguments longer than this cannot come from the producer (max_record_bytes
  * is at most 64 KiB); the bound keeps a record's worst case inside out. */
@@ -270,8 +314,8 @@ static void ls__records_close(ls__conn *k, size_t frame, uint64_t records) {
  * counts every record up to that head; a record published at the same moment
  * may be counted both as dropped and, later, as sent (at most one). */
 static uint64_t ls__discard(ls_client *c, ls__ring *r) {
-  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-  uint64_t logged = atomic_load_explicit(&r->logged, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&r->line->head, memory_order_acquire);
+  uint64_t logged = atomic_load_explicit(&r->line->logged, memory_order_relaxed);
   c->conn.dropped_sender += logged > r->consumed ? logged - r->consumed : 1;
   c->conn.pass_lost = 1;
   r->consumed = logged;
@@ -294,7 +338,14 @@ static uint64_t ls__discard(ls_client *c, ls__ring *r) {
 static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
   ls__conn *k = &c->conn;
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  size_t cap = (size_t)r->mask + 1;
+  const uint64_t t0 = t;
+  const uint8_t *buf = ls__line_data(r->line);
+  const uint64_t mask = r->line->mask;
+  size_t cap = (size_t)mask + 1;
+  /* A ring in a slot of this connection's region: RECORDS_AT frames, and
+   * its space is freed only once they were sent (ls__sender_ring_sent), so that
+   * what the daemon reads after a kill is still there. */
+  ls__ring *at = r->region && r->region == c->shm ? r : NULL;
   size_t frame = SIZE_MAX; /* offset of the open RECORDS frame */
   uint64_t prev_ns = 0, in_frame = 0;
   /* The daemon is restarting: the records wait here for the next one. */
@@ -304,13 +355,13 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
     head = t;
   }
   while (t < head) {
-    size_t off = (size_t)(t & r->mask);
+    size_t off = (size_t)(t & mask);
     uint64_t avail = head - t;
     if (off & 7) { /* records are 8-byte aligned: a corrupt head put t here */
       t = ls__discard(c, r);
       break;
     }
-    const uint8_t *rec = r->buf + off;
+    const uint8_t *rec = buf + off;
     const uint64_t t_rec = t;
     uint32_t alen = ls_get_u32(rec);
     if (alen == LS__PAD) {
@@ -342,11 +393,11 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
     }
     size_t worst = LS_RECORD_MAX(alen);
     if (frame != SIZE_MAX && k->out_len + worst - frame > LS__FRAME_LIMIT) {
-      ls__records_close(k, frame, in_frame);
+      ls__records_close(k, frame, in_frame, at, t_rec);
       frame = SIZE_MAX;
     }
-    if (k->out_len + worst + 2 * LS_VARINT_MAX + LS_FRAME_HDR > LS__OUT_FLUSH) {
-      if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
+    if (k->out_len + worst + 4 * LS_VARINT_MAX + LS_FRAME_HDR > LS__OUT_FLUSH) {
+      if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame, at, t_rec);
       frame = SIZE_MAX;
       if (ls__send(c) < 0) {
         if (ls__restarting(k)) {
@@ -360,7 +411,10 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
     }
     if (frame == SIZE_MAX) {
       frame = k->out_len;
-      if (!ls__put(k, ls_records_open(k->out + k->out_len, k->out_cap - k->out_len, r->tid))) {
+      uint8_t *o = k->out + k->out_len;
+      const size_t room = k->out_cap - k->out_len;
+      if (!ls__put(k, at ? ls_records_at_open(o, room, (uint64_t)r->slot, r->tid)
+                         : ls_records_open(o, room, r->tid))) {
         k->dropped_sender++; /* cannot happen: LS__OUT_FLUSH leaves room */
         frame = SIZE_MAX;
         continue;
@@ -379,36 +433,38 @@ static void ls__drain(ls_client *c, ls__ring *r, uint64_t head) {
     k->out_records++;
     in_frame++;
   }
-  if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame);
-  /* Dekker pairing with the producer's ls__ring_wait (log.c): this thread
-   * stores tail, then loads space_waiters; a blocked producer increments
-   * space_waiters, then loads tail. Both sides are seq_cst, so at least one
-   * sees the other's store: either the producer sees the freed space, or
-   * this thread sees the waiter and bumps space_seq. The producer read
-   * space_seq before it re-checked tail, so a bump between its check and its
-   * futex_wait makes the wait return at once: no lost wake-up. With weaker
-   * orders both loads could miss and the producer would sleep until its
-   * timeout with space available. */
-  atomic_store_explicit(&r->tail, t, memory_order_seq_cst);
-  if (atomic_load(&c->space_waiters)) {
-    atomic_fetch_add(&c->space_seq, 1);
-    ls__futex_wake(&c->space_seq);
+  if (at && k->fd >= 0 && frame == SIZE_MAX && t != t0) {
+    /* The daemon's position for the slot follows every byte consumed
+     * (pads and discarded bytes too): the last frame ends at t, or an
+     * empty one says so. The space is freed once it was sent. */
+    const size_t start = k->out_len;
+    if (ls__put(
+            k, ls_records_at_open(k->out + start, k->out_cap - start, (uint64_t)r->slot, r->tid))) {
+      frame = start;
+      in_frame = 0;
+      k->out_frames++;
+    }
   }
+  if (frame != SIZE_MAX) ls__records_close(k, frame, in_frame, at && k->fd >= 0 ? at : NULL, t);
+  if (!at || k->fd < 0) ls__ring_free_to(c, r, t);
 }
 
 /* Takes a snapshot of c's rings and their heads, and frees the drained rings
  * of exited threads. Caller holds c->mu. Returns the snapshot's length. */
 static size_t ls__snapshot(ls_client *c) {
   size_t n = 0;
+  /* First, before any ring is freed: rings whose thread is gone are done
+   * with their successors (ring.h: retire). */
+  for (ls__ring *r = c->rings; r; r = r->next) ls__ring_settle(r);
   for (ls__ring **pp = &c->rings, *r; (r = *pp) != NULL;) {
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&r->line->head, memory_order_acquire);
     if (atomic_load_explicit(&r->thread_gone, memory_order_acquire) &&
         atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
       *pp = r->next;
       c->conn.dropped_gone += atomic_load_explicit(&r->dropped, memory_order_relaxed);
-      c->conn.logged_gone += atomic_load_explicit(&r->logged, memory_order_relaxed);
-      c->conn.truncated_gone += atomic_load_explicit(&r->truncated, memory_order_relaxed);
-      c->ring_total -= (size_t)r->mask + 1;
+      c->conn.logged_gone += atomic_load_explicit(&r->line->logged, memory_order_relaxed);
+      c->conn.truncated_gone += atomic_load_explicit(&r->line->truncated, memory_order_relaxed);
+      c->ring_total -= (size_t)r->line->mask + 1;
       ls__ring_release(r);
       continue;
     }
@@ -427,6 +483,67 @@ static size_t ls__snapshot(ls_client *c) {
   return n;
 }
 
+/* Keeps c->shm the region of the connection now: lets go of the one of a
+ * connection that ended, maps the one a new connection brought, writes
+ * every site registered so far into its log and asks every ring not in it
+ * to move (retire). Each step under c->mu, where producers take slots and
+ * log sites. */
+static void ls__shm_sync(ls_client *c) {
+  ls__conn *k = &c->conn;
+  const uint64_t conn = atomic_load_explicit(&k->st_connects, memory_order_relaxed);
+  if (c->shm && (k->fd < 0 || c->shm_conn != conn)) {
+    pthread_mutex_lock(&c->mu);
+    ls__shm *m = c->shm;
+    c->shm = NULL;
+    k->released = NULL;
+    pthread_mutex_unlock(&c->mu);
+    ls__shm_put(m); /* rings still in its slots keep it mapped */
+  }
+  if (k->shm_fd < 0) return;
+  if (k->fd < 0 || c->shm || !(k->caps & LS_CAP_SHM)) { /* not for this connection */
+    close(k->shm_fd);
+    k->shm_fd = -1;
+    return;
+  }
+  if (!k->shm_geom_ok) return; /* its frame comes with a later read */
+  const int fd = k->shm_fd;
+  k->shm_fd = -1;
+  ls__shm *m = ls__shm_map(fd, &k->shm_geom);
+  if (!m) return; /* staged in the process's own memory, as without it */
+  pthread_mutex_lock(&c->mu);
+  c->shm = m;
+  c->shm_conn = conn;
+  k->released = (uint64_t *)(m->base + LS_SHM_RELEASED_OFF);
+  for (size_t i = 0; i < c->reg.len; i++) ls__sender_log_site(c, c->reg.v[i]);
+  /* Each live thread's ring that is not in this region gets a successor in
+   * a free slot, made here (the thread only swaps pointers: its call may
+   * be a signal handler's); without a slot or budget it stays where it is. */
+  for (ls__ring *r = c->rings; r; r = r->next) {
+    if (r->region == m || r->successor || atomic_load(&r->thread_gone) ||
+        c->ring_total + m->g.slot_bytes > c->opts.max_buffered_bytes)
+      continue;
+    int slot;
+    uint64_t base;
+    ls__line *line = ls__shm_slot_take(m, c->ring_bytes, &slot, &base);
+    if (!line) break; /* no slot free: the rest stay */
+    ls__ring *s = ls__ring_new(c, r->owner_uid, m->g.slot_bytes, line, m, slot, base, r->tid);
+    if (!s) {
+      ls__shm_slot_free(m, slot);
+      break;
+    }
+    s->next = r->next; /* right after r: drained after it (ls__pass) */
+    r->next = s;
+    c->ring_total += m->g.slot_bytes;
+    r->successor = s;
+    atomic_store_explicit(&r->retire, 1, memory_order_release);
+    /* Far from head: the thread's next record takes its batch branch,
+     * where it looks at retire (log.c). */
+    const uint64_t head = atomic_load_explicit(&r->line->head, memory_order_relaxed);
+    atomic_store_explicit(&r->line->wake_pos, head + (UINT64_C(1) << 63), memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
 /* One pass over everything buffered now. Returns whether it found records. */
 static int ls__pass(ls_client *c, int urgent) {
   ls__conn *k = &c->conn;
@@ -435,11 +552,19 @@ static int ls__pass(ls_client *c, int urgent) {
    * anything for it; the pass then reconnects at once. */
   (void)ls__conn_check(k);
   ls__conn_tick(k, ls__now_mono_ns());
-  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns))
+  ls__shm_sync(c); /* before a connect changes what the daemon takes */
+  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns ||
+                    !atomic_load_explicit(&c->shm_ready, memory_order_relaxed)))
     ls__conn_connect(k, atomic_load(&c->close_deadline_ns));
   /* Rules the daemon pushed (its WELCOME's at a connect), before the
    * records of this pass are taken. */
   ls__conn_read(k);
+  ls__shm_sync(c);
+  if (!atomic_load_explicit(&c->shm_ready, memory_order_relaxed)) {
+    /* The first attempt is done: threads waiting for their first ring go on. */
+    atomic_store_explicit(&c->shm_ready, 1, memory_order_release);
+    ls__futex_wake(&c->shm_ready);
+  }
   if (k->levels_new) {
     k->levels_new = 0;
     (void)ls__client_push_levels(c, k->levels);
@@ -477,7 +602,9 @@ static int ls__pass(ls_client *c, int urgent) {
    * interned above: after a reconnect, all of them). */
   ls__conn_queue_resend(k, atomic_load(&c->close_deadline_ns));
 
-  /* Rings stay alive: only this thread unlinks them, and ls_close joins it. */
+  /* Rings stay alive: only this thread unlinks them, and ls_close joins it.
+   * In list order: a successor (ring.h: retire) is listed right after the
+   * ring its thread left, whose records go first. */
   int found = 0;
   for (size_t i = 0; i < n; i++) {
     found |= atomic_load_explicit(&c->snap[i].ring->tail, memory_order_relaxed) != c->snap[i].head;

@@ -711,6 +711,13 @@ bool Session::DrainSlotStep(size_t *budget) {
       rc = -EBADMSG;
       break;
     }
+    // A site neither sent nor in the log (the client's log was full): its
+    // record alone is refused, not the frame it would share with others.
+    if (!sites_.Lookup(r.site)) {
+      Fail(Err::kUnknownSite,
+           fmt::format("staged record names site {} that was not interned", r.site));
+      continue;
+    }
     const ptrdiff_t w = ls_record_encode(payload.data() + at, payload.size() - at, &r, &prev_ts);
     if (w < 0 && n > 0) {  // the next payload's first
       drain_pos_ = before;

@@ -40,7 +40,7 @@ struct Limits {
   // The shared buffers handed to a client with the capability SHM
   // (shm.h); slots 0: none.
   uint32_t shm_slots = 0;
-  uint32_t shm_slot_bytes = 128u << 10;
+  uint32_t shm_slot_bytes = 256u << 10;
   uint32_t shm_sites_bytes = 64u << 10;
 };
 

@@ -458,7 +458,7 @@ TEST(RuntimeLevelVersions, AClientSpeaksVersionOneToADaemonThatKnowsNoOther) {
   ls_hello h;
   ASSERT_EQ(ls_hello_decode(f.payload, f.len, &h), 0);
   EXPECT_EQ(h.version, 2u);
-  EXPECT_EQ(h.caps, LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES);
+  EXPECT_EQ(h.caps, LS_CAP_LEVELS | LS_CAP_CENSUS | LS_CAP_FIELDS | LS_CAP_BRACES | LS_CAP_SHM);
   EXPECT_EQ(std::string(h.levels, h.levels_len), "info,net.c=debug");  // its own rules
   uint8_t refuse[128];
   const char reason[] = "protocol version 2 is not supported; this logsinkd speaks 1";

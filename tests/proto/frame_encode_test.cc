@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "logsink/proto/frame.h"
+#include "logsink/proto/shm.h"
 #include "proto/golden_vectors.h"
 #include "proto/wire_encoder.h"
 
@@ -326,6 +327,50 @@ TEST(FrameClose, RefusesFramesAboveTheProtocolLimit) {
   ASSERT_EQ(ls_frame_open(buf.data(), buf.size(), LS_F_RECORDS), ptrdiff_t(LS_FRAME_HDR));
   EXPECT_EQ(ls_frame_close(buf.data(), buf.data() + 4 + LS_FRAME_MAX), ptrdiff_t(4 + LS_FRAME_MAX));
   EXPECT_EQ(ls_frame_close(buf.data(), buf.data() + 5 + LS_FRAME_MAX), -E2BIG);
+}
+
+}  // namespace
+}  // namespace logsink::test
+
+namespace logsink::test {
+namespace {
+
+// RECORDS_AT as liblogsink writes it: `end` in 10 bytes filled in after
+// the records (shm.h). The decoder reads back the slot, every end (0, one
+// byte, the largest), the tid and the records; with every too-small
+// capacity the opener fails and writes nothing at or past it.
+TEST(RecordsAt, PaddedEndReadsBackAndTooSmallBuffersFail) {
+  for (uint64_t end : {uint64_t{0}, uint64_t{5}, uint64_t{1} << 35, ~uint64_t{0}}) {
+    uint8_t buf[256];
+    ptrdiff_t at = ls_records_at_open(buf, sizeof buf, 3, 4242);
+    ASSERT_GT(at, 0);
+    const uint8_t args[] = {0x04};
+    ls_record r = {7, 0, 1000, args, sizeof args};
+    uint64_t prev = 0;
+    ptrdiff_t n = ls_record_encode(buf + at, sizeof buf - size_t(at), &r, &prev);
+    ASSERT_GT(n, 0);
+    ls_records_at_set_end(buf, end);
+    ptrdiff_t total = ls_frame_close(buf, buf + at + n);
+    ASSERT_GT(total, 0);
+    ls_frame f;
+    ASSERT_EQ(ls_frame_parse(buf, size_t(total), 1u << 20, &f), total);
+    ASSERT_EQ(f.type, LS_F_RECORDS_AT);
+    uint64_t slot = 0, got_end = 1;
+    const uint8_t *rec = nullptr;
+    size_t rec_len = 0;
+    ASSERT_EQ(ls_records_at_decode(f.payload, f.len, &slot, &got_end, &rec, &rec_len), 0);
+    EXPECT_EQ(slot, 3u);
+    EXPECT_EQ(got_end, end);
+    uint64_t tid = 0;
+    ASSERT_EQ(ls_get_varint(rec, rec + rec_len, &tid), 2u);
+    EXPECT_EQ(tid, 4242u);
+    EXPECT_EQ(rec_len, 2u + size_t(n));
+  }
+  for (size_t cap = 0; cap < LS_FRAME_HDR + 3 * LS_VARINT_MAX; cap++) {
+    std::vector<uint8_t> b(cap + 8, 0xAA);
+    EXPECT_EQ(ls_records_at_open(b.data(), cap, 3, 4242), -ENOBUFS) << cap;
+    for (size_t i = cap; i < b.size(); i++) ASSERT_EQ(b[i], 0xAA) << cap;
+  }
 }
 
 }  // namespace

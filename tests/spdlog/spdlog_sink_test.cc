@@ -298,7 +298,8 @@ TEST_F(SpdlogSinkTest, DaemonRestartInTheMiddleOfLoggingLosesNothing) {
 // A program logs through the sink and aborts: SIGABRT goes through
 // liblogsink's crash handler, which sends the staged records. The control
 // run, the same program with the handler off, lands none of them: nothing
-// else would have sent them.
+// else would have sent them (its 1 MiB thread buffer is larger than the
+// daemon's shared slots, so it is staged in the process's own memory).
 TEST_F(SpdlogSinkTest, RecordsOfAProgramThatAbortsLand) {
   constexpr int kN = 1000;
   auto run = [&](const char *app, bool handler) {

@@ -209,6 +209,20 @@ typedef struct ls_options {
    * library and a check of a value cached in its call site. */
   int level;
   const char *levels;
+  /* 1 (default): with a daemon that offers them (logsinkd(8), "SHARED
+   * BUFFERS"), each thread's buffer is a slot of shared memory the daemon
+   * handed this connection, so the records a process staged and did not
+   * send yet are read by the daemon after the process is killed (SIGKILL,
+   * the OOM killer): only a record being written at that instant is lost.
+   * A thread's first call waits, once per client, for the client's first
+   * connect attempt (at most 250 ms and send_timeout_ms; not with
+   * LS_BLOCK_NEVER). A thread whose thread_buffer_bytes is larger than the
+   * daemon's slots (256 KiB by default), threads beyond its slots (4 by
+   * default), and records staged while no daemon ran, stage in the
+   * process's own memory, as with 0 (PROTOCOL.md, "Shared buffers", says
+   * what can still be lost). Records still go through the socket: the
+   * shared buffer only outlives the process. */
+  int shared_buffers;
 } ls_options;
 
 /* Counters of a client since ls_open (or since fork, in a child). */
@@ -233,6 +247,8 @@ typedef struct ls_stats {
                          application: let go without closing, counted in disconnects, reconnected */
   uint64_t formatted; /* ls_log/ls_vlog records rendered in the process and sent as text
                          because the table of run-time formats was full */
+  int shared;         /* 1 while the connection has a shared region (ls_options.shared_buffers):
+                         threads whose buffer fits a free slot stage where a kill cannot lose them */
 } ls_stats;
 
 /* Fills *o with the defaults listed in ls_options and sets o->size. */

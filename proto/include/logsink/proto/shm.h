@@ -96,6 +96,33 @@ static inline int ls_records_at_decode(const uint8_t *p, size_t len, uint64_t *s
   return 0;
 }
 
+/* Opens a RECORDS_AT frame of slot `slot` for thread `tid` whose `end` is
+ * not known yet: it is written in LS_VARINT_MAX bytes (a LEB128 whose
+ * continuation bytes carry zero bits is still one varint), filled in by
+ * ls_records_at_set_end once the frame's records are in. Append records
+ * with ls_record_encode and finish with ls_frame_close. Returns the bytes
+ * written or -ENOBUFS. */
+static inline ptrdiff_t ls_records_at_open(uint8_t *buf, size_t cap, uint64_t slot, uint64_t tid) {
+  size_t at = 0;
+  if (ls__enc_step(&at, ls_frame_open(buf, cap, LS_F_RECORDS_AT)) < 0 ||
+      cap - at < 3u * LS_VARINT_MAX)
+    return -ENOBUFS;
+  at += ls_put_varint(buf + at, slot);
+  for (unsigned i = 0; i < LS_VARINT_MAX; i++) buf[at + i] = i + 1 < LS_VARINT_MAX ? 0x80 : 0;
+  at += LS_VARINT_MAX;
+  at += ls_put_varint(buf + at, tid);
+  return (ptrdiff_t)at;
+}
+
+/* Writes `end` into the frame ls_records_at_open began at `frame`. */
+static inline void ls_records_at_set_end(uint8_t *frame, uint64_t end) {
+  uint8_t *p = frame + LS_FRAME_HDR;
+  while (*p & 0x80) p++; /* the slot's varint */
+  p++;
+  for (unsigned i = 0; i + 1 < LS_VARINT_MAX; i++, end >>= 7) p[i] = (uint8_t)(end & 0x7f) | 0x80;
+  p[LS_VARINT_MAX - 1] = (uint8_t)(end & 0x01);
+}
+
 /* ---- The staged record ----------------------------------------------------
  * At position pos of a slot (byte offset pos % slot_bytes of its data; pos
  * only grows), 8-byte aligned:
