@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: what reading a gone client's shared buffers costs the daemon's
 # loop. K processes (shm_clients) each fill every slot of the region
-# logsinkd hands them (the default [limits] geometry: 8 slots of 128 KiB)
+# logsinkd hands them (the default [limits] geometry: 4 slots of 256 KiB)
 # and exit: with "drain" they send nothing, so logsinkd reads every record
 # from the regions after the processes are gone; with "socket" (the
 # baseline) they send the same records in RECORDS_AT frames first. A fresh

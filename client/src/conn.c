@@ -100,7 +100,10 @@ void ls__conn_mark(ls__conn *k, size_t start, uint64_t records, int dropped_fram
 void ls__conn_mark_at(ls__conn *k, size_t start, uint64_t records, void *tag, uint64_t end) {
   const size_t n = k->marks_len;
   ls__conn_mark(k, start, records, 0);
-  if (k->marks_len == n) { /* no room for the mark: the bytes are free at once */
+  if (k->marks_len == n) {
+    /* No memory for the mark: the bytes are freed at once, so a kill
+     * before this send would find them overwritten (only when the
+     * process is out of memory). */
     k->cfg.on_sent(k->cfg.on_sent_arg, tag, end);
     return;
   }

@@ -159,6 +159,44 @@ TEST(Killed, FourThreadsEachKeepEveryRecord) {
           kPer, complete, kRounds * kThreads);
 }
 
+// Six threads and four slots: the four threads that came first stage in
+// the region and keep every record; the other two stage in the process's
+// own memory (PROTOCOL.md: what can still be lost); nothing lands twice.
+TEST(Killed, ThreadsBeyondTheSlotsLoseOnlyTheirOwn) {
+  constexpr int kThreads = 6, kPer = 1000;
+  TempDir dir;
+  Daemon d(dir, {"--size", "32MiB"});
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  KilledRounds(1, [&](int) {
+    ls_client *c = ls_open(d.socket.c_str(), "six", nullptr);
+    int never[2];
+    if (!c || pipe(never) != 0) _exit(3);
+    static std::atomic<int> done{0};
+    for (int k = 0; k < kThreads; k++)
+      std::thread([c, k, fd = never[0]] {
+        for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "six %d %d", k, i);
+        done++;
+        char b;
+        (void)!read(fd, &b, 1);  // alive until the kill
+      }).detach();
+    while (done.load() < kThreads) std::this_thread::yield();
+  });
+  WaitAllEnded(d);
+  ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  auto n = Landed(d.ring, "six", "six %d %d");
+  int complete = 0, twice = 0;
+  for (int k = 0; k < kThreads; k++) {
+    int ok = 0;
+    for (int i = 0; i < kPer; i++) ok += n[{k, i}] == 1;
+    complete += ok == kPer;
+  }
+  for (const auto &[key, v] : n) twice += v > 1;
+  EXPECT_GE(complete, 4) << "the threads in the four slots";
+  EXPECT_EQ(twice, 0);
+  Figures("SIGKILL after 6 live threads x %d records, 4 slots: %d threads kept every record", kPer,
+          complete);
+}
+
 // Other programs flood the daemon meanwhile: the killed ones still keep
 // every record.
 TEST(Killed, RecordsLandWhileTheDaemonIsBusy) {
