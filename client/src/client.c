@@ -187,11 +187,11 @@ int ls__client_add_site(ls_client *c, ls_site *s) {
 /* Waits until the sender's first connect attempt is done, so that a ring
  * made now goes into the region if the daemon hands one: a program that
  * logs right after it starts and is killed keeps those records. At most
- * LS__REGION_WAIT_MS (a connect and its answer take well under a
- * millisecond on an idle machine) (a daemon that answers later, one starting with the
- * connection in its backlog, hands the region then, and the thread moves
- * into it at its next wake-up); not in LS_BLOCK_NEVER mode, nor without a
- * sender. */
+ * LS__REGION_WAIT_MS: a connect and its answer take well under a
+ * millisecond on an idle machine, and a daemon that answers later (one
+ * starting, the connection in its backlog) hands the region then; the
+ * thread moves into it at its next call. Not in LS_BLOCK_NEVER mode, nor
+ * without a sender. */
 #define LS__REGION_WAIT_MS 250u
 static void ls__await_region(ls_client *c) {
   if (!c->opts.shared_buffers || c->blocking == LS_BLOCK_NEVER ||
@@ -268,12 +268,9 @@ static void ls__atfork_parent(void) {
  * here), connection and counts are the parent's. Start over. */
 static void ls__client_reset_child(ls_client *c) {
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
-  /* The parent's regions are not mapped here (MADV_DONTFORK): never
-   * touched, never unmapped (the child may map something there later). */
-  for (ls__ring *r = c->rings; r; r = r->next)
-    if (r->region) r->region->forgotten = 1;
+  /* The parent's regions are not mapped here (MADV_DONTFORK): let go
+   * without a touch (ls__shm_put unmaps only in the process that mapped). */
   if (c->shm) {
-    c->shm->forgotten = 1;
     ls__shm_put(c->shm);
     c->shm = NULL;
   }

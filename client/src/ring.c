@@ -19,7 +19,7 @@ static pthread_once_t ls__tl_once = PTHREAD_ONCE_INIT;
 
 void ls__ring_free(ls__ring *r) {
   if (r->region)
-    ls__shm_slot_free(r->region, r->slot); /* a fork child's: only forgotten */
+    ls__shm_slot_free(r->region, r->slot); /* a fork child's: not unmapped (shm.h) */
   else
     free(r->line);
   free(r);

@@ -396,9 +396,14 @@ TEST(SharedBuffers, ALyingRegionCostsOnlyItsOwnClient) {
     c.Publish(0, end + 64);
   });
   honest_more();
-  // Arguments that do not parse by the signature, and an unknown site.
+  // Arguments that do not parse by the signature, and an unknown site
+  // between two good records: refused alone, its neighbours land.
   liar("badargs", [&](ShmClient &c) { c.Stage(0, 1, kT0, std::string("\xff\xff\xff", 3)); });
-  liar("unknown", [&](ShmClient &c) { c.Stage(0, 77, kT0, IntArg(1)); });
+  liar("unknown", [&](ShmClient &c) {
+    c.Stage(0, 1, kT0, IntArg(1));
+    c.Stage(0, 77, kT0 + 1, IntArg(2));
+    c.Stage(0, 1, kT0 + 2, IntArg(3));
+  });
   // A site log longer than its area, and one holding another frame type
   // (each with a record staged, so the region is read; the record's site
   // was interned on the socket: it lands).
@@ -448,8 +453,9 @@ TEST(SharedBuffers, ALyingRegionCostsOnlyItsOwnClient) {
   EXPECT_EQ(st["err_bad_record"], 1u);
   EXPECT_EQ(st["err_unknown_site"], 1u);
   EXPECT_EQ(st["err_bad_payload"], 3u);
-  // torn's two good records and the log liars' one each, nothing else.
-  EXPECT_EQ(st["shm_records"], 4u);
+  // torn's two good records, the log liars' one each and unknown's two
+  // neighbours, nothing else.
+  EXPECT_EQ(st["shm_records"], 6u);
   EXPECT_EQ(st["shm_kept"], 0u);
   const auto recs = ReadRing(d.ring);
   const auto h = IntsOf(recs, "honest");
@@ -459,7 +465,8 @@ TEST(SharedBuffers, ALyingRegionCostsOnlyItsOwnClient) {
   EXPECT_EQ(IntsOf(recs, "loglen"), (std::vector<int64_t>{1}));
   EXPECT_EQ(IntsOf(recs, "logtype"), (std::vector<int64_t>{1}));
   EXPECT_EQ(IntsOf(recs, "backwards"), (std::vector<int64_t>{1}));  // the one it sent
-  for (const char *app : {"lapped", "badargs", "unknown", "pads"})
+  EXPECT_EQ(IntsOf(recs, "unknown"), (std::vector<int64_t>{1, 3}));
+  for (const char *app : {"lapped", "badargs", "pads"})
     EXPECT_TRUE(IntsOf(recs, app).empty()) << app;
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();  // up all along (and clean under the sanitizers)
 }

@@ -104,6 +104,22 @@ void KilledRounds(int rounds, const std::function<void(int)> &body) {
   }
 }
 
+// Runs body(k) on `threads` threads and returns once every one has
+// finished it; the threads stay alive (blocked) until the process dies.
+void LiveThreads(int threads, const std::function<void(int)> &body) {
+  int never[2];
+  if (pipe(never) != 0) _exit(3);
+  std::atomic<int> done{0};
+  for (int k = 0; k < threads; k++)
+    std::thread([&body, &done, k, fd = never[0]] {
+      body(k);
+      done++;
+      char b;
+      (void)!read(fd, &b, 1);  // alive until the kill
+    }).detach();
+  while (done.load() < threads) std::this_thread::yield();
+}
+
 void RunKilled(int per, int rounds) {
   TempDir dir;
   Daemon d(dir, {"--size", "32MiB"});
@@ -132,17 +148,10 @@ TEST(Killed, FourThreadsEachKeepEveryRecord) {
   ASSERT_TRUE(d.Start()) << d.Stderr();
   KilledRounds(kRounds, [&](int round) {
     ls_client *c = ls_open(d.socket.c_str(), "threads", nullptr);
-    int never[2];
-    if (!c || pipe(never) != 0) _exit(3);
-    static std::atomic<int> done{0};
-    for (int k = 0; k < kThreads; k++)
-      std::thread([c, k, round, fd = never[0]] {
-        for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "thread %d %d", round * 10 + k, i);
-        done++;
-        char b;
-        (void)!read(fd, &b, 1);  // alive until the kill
-      }).detach();
-    while (done.load() < kThreads) std::this_thread::yield();
+    if (!c) _exit(3);
+    LiveThreads(kThreads, [c, round](int k) {
+      for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "thread %d %d", round * 10 + k, i);
+    });
   });
   WaitAllEnded(d);
   ASSERT_EQ(d.Stop(), 0) << d.Stderr();
@@ -169,17 +178,10 @@ TEST(Killed, ThreadsBeyondTheSlotsLoseOnlyTheirOwn) {
   ASSERT_TRUE(d.Start()) << d.Stderr();
   KilledRounds(1, [&](int) {
     ls_client *c = ls_open(d.socket.c_str(), "six", nullptr);
-    int never[2];
-    if (!c || pipe(never) != 0) _exit(3);
-    static std::atomic<int> done{0};
-    for (int k = 0; k < kThreads; k++)
-      std::thread([c, k, fd = never[0]] {
-        for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "six %d %d", k, i);
-        done++;
-        char b;
-        (void)!read(fd, &b, 1);  // alive until the kill
-      }).detach();
-    while (done.load() < kThreads) std::this_thread::yield();
+    if (!c) _exit(3);
+    LiveThreads(kThreads, [c](int k) {
+      for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "six %d %d", k, i);
+    });
   });
   WaitAllEnded(d);
   ASSERT_EQ(d.Stop(), 0) << d.Stderr();
