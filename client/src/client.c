@@ -268,9 +268,14 @@ static void ls__atfork_parent(void) {
  * here), connection and counts are the parent's. Start over. */
 static void ls__client_reset_child(ls_client *c) {
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
-  /* The parent's regions are not mapped here (MADV_DONTFORK): let go
-   * without a touch (ls__shm_put unmaps only in the process that mapped). */
+  /* The parent's regions are not mapped here (MADV_DONTFORK): never
+   * touched, never unmapped (the child may map something there later; a
+   * pid compare alone is not enough: a child in a new pid namespace, or a
+   * reused pid, may have the parent's). */
+  for (ls__ring *r = c->rings; r; r = r->next)
+    if (r->region) r->region->forgotten = 1;
   if (c->shm) {
+    c->shm->forgotten = 1;
     ls__shm_put(c->shm);
     c->shm = NULL;
   }
@@ -285,6 +290,7 @@ static void ls__client_reset_child(ls_client *c) {
   }
   c->rings = NULL;
   c->ring_total = 0;
+  c->conn.released = NULL; /* the parent's word, not mapped here */
   ls__conn_reset(&c->conn);
   atomic_store(&c->errors, 0);
   atomic_store(&c->dropped_noring, 0);
@@ -472,6 +478,7 @@ int ls_flush(ls_client *c) {
 /* Final pass with a deadline, then stop the sender and close the socket. */
 static void ls__stop_sender(ls_client *c) {
   if (ls__ensure_sender(c) != 0 || !c->sender_running) return;
+  atomic_store(&c->conn.closing, 1);
   atomic_store(&c->close_deadline_ns,
                ls__now_mono_ns() + (uint64_t)c->opts.close_timeout_ms * 1000000u);
   atomic_store(&c->stop, 1);

@@ -49,6 +49,10 @@ int ls__conn_check(ls__conn *k) {
     return 1;
   k->fd = -1;
   k->lost_ns = 0; /* not a restart: the application took the number */
+  /* The stream ended when the number was taken; the records staged since
+   * go on the next connection: let them go, so a daemon that has not read
+   * the region yet does not store them too (PROTOCOL.md, "Letting go"). */
+  if (k->released) __atomic_store_n(k->released, (uint64_t)1, __ATOMIC_RELEASE);
   atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_fd_lost, 1, memory_order_relaxed);
@@ -287,6 +291,13 @@ int ls__conn_send(ls__conn *k, uint64_t close_by) {
     }
     k->dropped_sender += k->out_records - delivered - kept;
     if (k->out_records > delivered + kept) k->pass_lost = 1;
+    /* Closing (ls_close, exit; a pass begun before the close included),
+     * what it gave up goes nowhere else: the region is the daemon's to
+     * read, not let go (PROTOCOL.md, "What liblogsink does"). */
+    if (!keep && k->released && atomic_load_explicit(&k->closing, memory_order_acquire)) {
+      k->released = NULL;
+      k->left_to_region = 1; /* and no other connection gets them (sender.c) */
+    }
     ls__conn_lost(k, keep, now);
   }
   atomic_fetch_add_explicit(&k->st_sent, delivered, memory_order_relaxed);

@@ -96,6 +96,12 @@ typedef struct ls__conn {
    * (NULL otherwise): stored before the client gives the connection up
    * and lives on (PROTOCOL.md, "Letting go"). */
   uint64_t *released;
+  /* Set by ls_close and the exit handler (any thread): what a send gives
+   * up from then on goes nowhere else, so the region is not let go. */
+  _Atomic int closing;
+  /* A send given up while closing left what the region holds to the
+   * daemon: no new connection gets those records too. */
+  int left_to_region;
   size_t census_sent; /* census ranges (site.h) sent on this connection */
   size_t census_off;  /* sites of range census_sent sent so far */
   unsigned backoff_ms;

@@ -19,7 +19,7 @@ static pthread_once_t ls__tl_once = PTHREAD_ONCE_INIT;
 
 void ls__ring_free(ls__ring *r) {
   if (r->region)
-    ls__shm_slot_free(r->region, r->slot); /* a fork child's: not unmapped (shm.h) */
+    ls__shm_slot_free(r->region, r->slot); /* a fork child's: only forgotten */
   else
     free(r->line);
   free(r);
@@ -57,7 +57,10 @@ void ls__ring_mark_mine(int on) {
 ls__ring *ls__ring_find(const struct ls_client *owner, uint32_t uid) {
   ls__ring **pp = &ls__tl_list, *r;
   while ((r = *pp) != NULL) {
-    if (atomic_load_explicit(&r->retire, memory_order_acquire) &&
+    /* Only the ring of the client called: another client's may be in
+     * ls_close, which settles its successors without this thread. */
+    if (r->owner == owner && r->owner_uid == uid &&
+        atomic_load_explicit(&r->retire, memory_order_acquire) &&
         !atomic_load_explicit(&r->owner_dead, memory_order_acquire)) {
       ls__ring_move(r); /* its successor is at *pp now */
       continue;
@@ -103,8 +106,12 @@ void ls__ring_move(ls__ring *r) {
   /* adopted before thread_gone: the sender, seeing r gone, knows whether
    * the successor has a thread. */
   if (s) atomic_store_explicit(&s->adopted, 1, memory_order_release);
-  atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
+  /* The thread's reference before thread_gone: the sender's list
+   * reference, dropped only once it sees thread_gone, is then the last,
+   * so the free (and a region's munmap) never runs here, where a signal
+   * handler may be the caller. */
   ls__ring_release(r);
+  atomic_store_explicit(&r->thread_gone, 1, memory_order_release);
 }
 
 ls__ring *ls__ring_new(struct ls_client *owner, uint32_t owner_uid, size_t bytes, ls__line *line,

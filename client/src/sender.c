@@ -457,9 +457,11 @@ static size_t ls__snapshot(ls_client *c) {
    * with their successors (ring.h: retire). */
   for (ls__ring *r = c->rings; r; r = r->next) ls__ring_settle(r);
   for (ls__ring **pp = &c->rings, *r; (r = *pp) != NULL;) {
+    /* thread_gone first: a head read after it holds every record its
+     * thread published before it went (a move publishes, then goes). */
+    const int gone = atomic_load_explicit(&r->thread_gone, memory_order_acquire);
     uint64_t head = atomic_load_explicit(&r->line->head, memory_order_acquire);
-    if (atomic_load_explicit(&r->thread_gone, memory_order_acquire) &&
-        atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
+    if (gone && atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
       *pp = r->next;
       c->conn.dropped_gone += atomic_load_explicit(&r->dropped, memory_order_relaxed);
       c->conn.logged_gone += atomic_load_explicit(&r->line->logged, memory_order_relaxed);
@@ -467,6 +469,13 @@ static size_t ls__snapshot(ls_client *c) {
       c->ring_total -= (size_t)r->line->mask + 1;
       ls__ring_release(r);
       continue;
+    }
+    /* A move not taken yet: wake_pos far again (the producer's own store of
+     * it, log.c, may have landed after ls__shm_sync's). */
+    if (r->successor && !gone) {
+      const uint64_t far = UINT64_C(1) << 63;
+      if (head - atomic_load_explicit(&r->line->wake_pos, memory_order_relaxed) < far / 2)
+        atomic_store_explicit(&r->line->wake_pos, head + far, memory_order_relaxed);
     }
     if (n == c->snap_cap) {
       size_t cap = c->snap_cap ? 2 * c->snap_cap : 16;
@@ -553,8 +562,9 @@ static int ls__pass(ls_client *c, int urgent) {
   (void)ls__conn_check(k);
   ls__conn_tick(k, ls__now_mono_ns());
   ls__shm_sync(c); /* before a connect changes what the daemon takes */
-  if (k->fd < 0 && (urgent || ls__now_mono_ns() >= k->next_connect_ns ||
-                    !atomic_load_explicit(&c->shm_ready, memory_order_relaxed)))
+  if (k->fd < 0 && !k->left_to_region &&
+      (urgent || ls__now_mono_ns() >= k->next_connect_ns ||
+       !atomic_load_explicit(&c->shm_ready, memory_order_relaxed)))
     ls__conn_connect(k, atomic_load(&c->close_deadline_ns));
   /* Rules the daemon pushed (its WELCOME's at a connect), before the
    * records of this pass are taken. */

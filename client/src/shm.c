@@ -40,7 +40,7 @@ ls__shm *ls__shm_map(int fd, const ls_shm_geom *g) {
 
 void ls__shm_put(ls__shm *m) {
   if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
-  if (m->pid == getpid()) munmap(m->base, m->bytes);
+  if (!m->forgotten && m->pid == getpid()) munmap(m->base, m->bytes);
   free(m);
 }
 

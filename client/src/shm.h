@@ -22,9 +22,11 @@ typedef struct ls__shm {
   uint32_t log_len; /* bytes of the site log written (the writer's own count) */
   int log_full;     /* a site did not fit: its records cannot be read after a kill */
   _Atomic int refs; /* the client while it is current + each ring in a slot */
-  /* The process that mapped it: a fork child's copy is not mapped there
-   * (MADV_DONTFORK) and is never touched or unmapped (the child may have
-   * mapped something else at that address since). */
+  /* A fork child's copy: not mapped in this process (MADV_DONTFORK), never
+   * touched or unmapped here (set by the child handler; and the last
+   * reference unmaps only in the process that mapped it, `pid`: a child
+   * may have mapped something else at that address since). */
+  int forgotten;
   pid_t pid;
   _Atomic uint8_t used[LS_SHM_MAX_SLOTS];
 } ls__shm;

@@ -5,11 +5,14 @@
 // with the library's sender thread, which may reconnect in between and take
 // the number itself.
 // Nothing of the library's may reach that file, the library must not close
-// it, and it must reconnect so later records land. Against the real logsinkd.
+// it, and it must reconnect so later records land, each once. Against the
+// real logsinkd, whose shared buffers (PROTOCOL.md, "Letting go") must not
+// store a second copy of what the client sends again.
 #include <errno.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <logsink/logsink.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -69,12 +72,24 @@ class ClientFdTest : public ::testing::Test {
   }
   void TearDown() override { ls_close(c_); }
 
+  // The daemon has ended the stream the taken number closed (the only
+  // connection left is the one asking).
+  void WaitStreamEnded() {
+    EXPECT_TRUE(WaitUntil([&] { return DaemonCounter(daemon_, "connections_current") == 1; }))
+        << daemon_.Stderr();
+  }
+
   // Logs the secrets, flushes (reconnecting), checks the counters and that
-  // every secret landed in the ring.
+  // every secret landed in the ring, once.
   void LogSecretsAndCheckTheyLand() {
     ls_client *c = c_;
     for (int i = 0; i < kSecrets; i++) LS_LOG(c, LS_INFO, "password=%s n=%d", "hunter2", i);
     EXPECT_EQ(FlushUntilConnected(c), 0) << "the client reconnects";
+    CheckSecretsLanded();
+  }
+
+  void CheckSecretsLanded() {
+    ls_client *c = c_;
     ls_stats s = Stats(c);
     EXPECT_EQ(s.fd_lost, 1u);
     EXPECT_EQ(s.reconnects, 1u);
@@ -84,6 +99,7 @@ class ClientFdTest : public ::testing::Test {
       return CountFmt(r, kSecretFmt) >= kSecrets + 1;
     });
     EXPECT_EQ(CountFmt(v, kSecretFmt), size_t(kSecrets) + 1);
+    EXPECT_EQ(CountFmt(ReadRing(daemon_.ring), kSecretFmt), size_t(kSecrets) + 1) << "stored twice";
   }
 
   TempDir dir_;
@@ -96,6 +112,7 @@ TEST_F(ClientFdTest, RegularFileOnTheNumberIsNeitherWrittenNorClosed) {
   int f = open((dir_ / "app.txt").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   ASSERT_GE(f, 0) << strerror(errno);
   f = TakeTheNumber(f);
+  WaitStreamEnded();
 
   LogSecretsAndCheckTheyLand();
 
@@ -113,6 +130,7 @@ TEST_F(ClientFdTest, SocketpairOnTheNumberReceivesNothing) {
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
   sv[0] = TakeTheNumber(sv[0]);
+  WaitStreamEnded();
 
   LogSecretsAndCheckTheyLand();
   ls_close(c_);
@@ -128,6 +146,35 @@ TEST_F(ClientFdTest, SocketpairOnTheNumberReceivesNothing) {
   EXPECT_EQ(buf[0], 'x');
   close(sv[0]);
   close(sv[1]);
+}
+
+// Records staged after the number was taken and before the daemon read
+// the stream's end: the client lets its region go as soon as it finds the
+// number taken, so the daemon (stopped until then) does not store what the
+// client sends again on its next connection.
+TEST_F(ClientFdTest, RecordsStagedBeforeTheDaemonSawTheEndLandOnce) {
+  ASSERT_EQ(kill(daemon_.pid(), SIGSTOP), 0);
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{daemon_.pid()};
+  int f = open((dir_ / "app.txt").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  ASSERT_GE(f, 0) << strerror(errno);
+  f = TakeTheNumber(f);
+  ls_client *c = c_;
+  for (int i = 0; i < kSecrets; i++) LS_LOG(c, LS_INFO, "password=%s n=%d", "hunter2", i);
+  // A flush finds the number taken, then waits for the stopped daemon.
+  int flushed = -1;
+  std::thread t([&] { flushed = FlushUntilConnected(c); });
+  EXPECT_TRUE(WaitUntil([&] { return Stats(c).fd_lost == 1; }))
+      << "the client saw the number taken";
+  ASSERT_EQ(kill(daemon_.pid(), SIGCONT), 0);
+  t.join();
+  EXPECT_EQ(flushed, 0) << "the client reconnects";
+  CheckSecretsLanded();
+  EXPECT_EQ(DaemonCounter(daemon_, "shm_kept"), 1u) << "the region was let go unread";
+  EXPECT_EQ(DaemonCounter(daemon_, "shm_drains"), 0u);
+  close(f);
 }
 
 }  // namespace

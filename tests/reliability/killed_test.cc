@@ -308,6 +308,57 @@ TEST(Killed, CloseAndExitStoreEachRecordOnce) {
   EXPECT_EQ(ExactlyOnce(Landed(d.ring, "ended", "ended %d %d"), 2, kPer), 2);
 }
 
+// ls_close on a daemon that reads nothing (stopped): the final send gives
+// up after close_timeout_ms, and what the socket did not take is the
+// daemon's to read from the region once it runs again: every record once.
+// Slots of 4 MiB hold more than the socket takes.
+TEST(Killed, ACloseThatTimesOutLeavesItsRecordsToTheDaemon) {
+  constexpr int kPer = 120000;
+  TempDir dir;
+  Daemon d(dir, {"--size", "32MiB"}, "[limits]\nshm_slot_bytes = \"4MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ls_options o;
+    ls_options_init(&o);
+    o.close_timeout_ms = 200;
+    o.send_timeout_ms = 200;
+    ls_client *c = ls_open(d.socket.c_str(), "closing", &o);
+    if (!c) _exit(3);
+    LS_LOG(c, LS_INFO, "closing %d %d", 1, -1);
+    ls_stats st{};
+    st.size = sizeof st;
+    if (ls_flush(c) != 0 || ls_get_stats(c, &st) != 0 || !st.shared) _exit(4);
+    char b = 0;
+    if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1) _exit(5);
+    for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "closing %d %d", 0, i);
+    ls_close(c);
+    _exit(0);
+  }
+  close(ready[1]);
+  close(go[0]);
+  char b = 0;
+  ASSERT_EQ(read(ready[0], &b, 1), 1)
+      << "the child's region; its exit " << WaitExit(pid, Ms(60000)) << "\n"
+      << d.Stderr();
+  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
+  ASSERT_EQ(write(go[1], &b, 1), 1);
+  const int status = WaitExit(pid, Ms(60000));
+  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
+  ASSERT_EQ(status, 0) << "the child's ls_close returns within its timeout";
+  close(ready[0]);
+  close(go[1]);
+  WaitAllEnded(d);
+  const std::string stats = RunBin("logctl", {"stats", "--socket", d.socket}).out;
+  ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  EXPECT_EQ(ExactlyOnce(Landed(d.ring, "closing", "closing %d %d"), 1, kPer), 1) << stats;
+  EXPECT_NE(stats.find("shm_drains=1"), std::string::npos) << stats;
+}
+
 // A program (app `app`) that runs `before` with its client, lets the test
 // restart logsinkd, waits until its client holds the new daemon's region
 // (a condition, polled), runs `after` and SIGKILLs itself. Returns once it

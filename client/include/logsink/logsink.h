@@ -64,7 +64,10 @@
  *
  * Thread-safety: every function may be called from any thread. Fork: a child
  * never writes into its parent's connection; it discards what the parent had
- * buffered and connects on its own when it next logs.
+ * buffered and connects on its own when it next logs. Only fork(2) (which
+ * runs pthread_atfork handlers) makes such a child: a child of vfork, clone
+ * or _Fork must not call liblogsink (the parent's buffers in shared memory
+ * are not mapped there).
  *
  * Signal handlers: LS_LOG, the level macros and ls_log_text may be called
  * from a signal handler once the interrupted thread has logged to that client
