@@ -322,8 +322,13 @@ class FleetRead {
   }
   ~FleetRead() {
     // A connection that is down cannot delete the consumers: they are
-    // ephemeral and go by themselves, so a stop does not wait for it.
-    if (natsConnection_Status(st_->nc) != NATS_CONN_STATUS_CONNECTED)
+    // ephemeral and go by themselves, so a stop does not wait for it. The
+    // status alone may still say connected just after the server went (the
+    // client has not read the reset yet), and each delete would then wait
+    // its request timeout: one round trip, bounded, says whether it is up.
+    constexpr int64_t kAliveMs = 1000;
+    if (natsConnection_Status(st_->nc) != NATS_CONN_STATUS_CONNECTED ||
+        natsConnection_FlushTimeout(st_->nc, kAliveMs) != NATS_OK)
       for (auto &r : readers_) r->Abandon();
     {
       std::lock_guard<std::mutex> lock(inbox_.mu);
