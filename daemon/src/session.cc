@@ -62,11 +62,11 @@ bool Session::Account() {
   return false;
 }
 
-void Session::Fail(Err e, std::string_view detail) {
+void Session::Fail(Err e, std::string_view detail, bool closes) {
   ctx_->counters->Count(e);
-  ctx_->log_limit.Log(int(e), spdlog::level::warn,
-                      "client pid {} uid {} comm '{}': {}: {}; connection closed", peer_.pid,
-                      peer_.uid, LogEscape(peer_.comm), ErrShortName(e), LogEscape(detail, 512));
+  ctx_->log_limit.Log(int(e), spdlog::level::warn, "client pid {} uid {} comm '{}': {}: {}; {}",
+                      peer_.pid, peer_.uid, LogEscape(peer_.comm), ErrShortName(e),
+                      LogEscape(detail, 512), closes ? "connection closed" : "record refused");
 }
 
 bool Session::Feed(const uint8_t *p, size_t n, uint64_t now_ms) {
@@ -715,7 +715,7 @@ bool Session::DrainSlotStep(size_t *budget) {
     // record alone is refused, not the frame it would share with others.
     if (!sites_.Lookup(r.site)) {
       Fail(Err::kUnknownSite,
-           fmt::format("staged record names site {} that was not interned", r.site));
+           fmt::format("staged record names site {} that was not interned", r.site), false);
       continue;
     }
     const ptrdiff_t w = ls_record_encode(payload.data() + at, payload.size() - at, &r, &prev_ts);
@@ -724,9 +724,11 @@ bool Session::DrainSlotStep(size_t *budget) {
       break;
     }
     if (w < 0) {  // no frame of max_frame could carry it: refused alone
-      Fail(Err::kBadRecord, fmt::format("staged record of {} argument bytes does not fit "
-                                        "max_frame ({})",
-                                        r.args_len, limits_.max_frame));
+      Fail(Err::kBadRecord,
+           fmt::format("staged record of {} argument bytes does not fit "
+                       "max_frame ({})",
+                       r.args_len, limits_.max_frame),
+           false);
       prev_ts = 0;
       continue;
     }

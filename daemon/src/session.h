@@ -90,8 +90,10 @@ class Session {
   bool stats_waiting() const { return !stats_wait_.empty(); }
   void AnswerStats(uint64_t written);
 
-  // Counts and logs an error that the owner detected (stall).
-  void Fail(Err e, std::string_view detail);
+  // Counts and logs an error that the owner detected (stall). closes: the
+  // connection ends for it; else one record alone is refused (a staged
+  // record read from a region).
+  void Fail(Err e, std::string_view detail, bool closes = true);
 
   const Peer &peer() const { return peer_; }
   // The READ_REQ this connection sent, if any: it is then a read through

@@ -466,6 +466,8 @@ TEST(SharedBuffers, ALyingRegionCostsOnlyItsOwnClient) {
   EXPECT_EQ(IntsOf(recs, "logtype"), (std::vector<int64_t>{1}));
   EXPECT_EQ(IntsOf(recs, "backwards"), (std::vector<int64_t>{1}));  // the one it sent
   EXPECT_EQ(IntsOf(recs, "unknown"), (std::vector<int64_t>{1, 3}));
+  EXPECT_NE(d.Stderr().find("that was not interned; record refused"), std::string::npos)
+      << d.Stderr();
   for (const char *app : {"lapped", "badargs", "pads"})
     EXPECT_TRUE(IntsOf(recs, app).empty()) << app;
   EXPECT_EQ(d.Stop(), 0) << d.Stderr();  // up all along (and clean under the sanitizers)

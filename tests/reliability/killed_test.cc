@@ -8,6 +8,7 @@
 // child, across a daemon restart, and after ls_close (nothing twice).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,6 +309,73 @@ TEST(Killed, CloseAndExitStoreEachRecordOnce) {
   EXPECT_EQ(ExactlyOnce(Landed(d.ring, "ended", "ended %d %d"), 2, kPer), 2);
 }
 
+// A child with a client of app `app` (options o) that holds its region
+// runs body(c, resume) with logsinkd stopped (SIGSTOP); resume() has the
+// test continue it (SIGCONT) and returns once it runs, else the child's
+// exit does. The child exits with body's value and first writes the
+// client's dropped count to the test, which this returns (-1: the child
+// failed, the failure added).
+int64_t WithTheDaemonStopped(
+    Daemon &d, const char *app, const ls_options &o,
+    const std::function<int(ls_client *, const std::function<void()> &)> &body) {
+  int up[2], down[2];
+  if (pipe(up) != 0 || pipe(down) != 0) return ADD_FAILURE() << "pipe", -1;
+  pid_t pid = fork();
+  if (pid < 0) return ADD_FAILURE() << "fork", -1;
+  if (pid == 0) {
+    close(up[0]);
+    close(down[1]);
+    ls_client *c = ls_open(d.socket.c_str(), app, &o);
+    if (!c) _exit(3);
+    LS_LOG(c, LS_INFO, "marker %d", 0);
+    ls_stats st{};
+    st.size = sizeof st;
+    char b = 'r';
+    if (ls_flush(c) != 0 || ls_get_stats(c, &st) != 0 || !st.shared) _exit(4);
+    if (write(up[1], &b, 1) != 1 || read(down[0], &b, 1) != 1) _exit(5);
+    const int rc = body(c, [&] {
+      char r = 'c';
+      if (write(up[1], &r, 1) != 1 || read(down[0], &r, 1) != 1) _exit(5);
+    });
+    st = ls_stats{};
+    st.size = sizeof st;
+    ls_get_stats(c, &st);
+    ls_close(c);
+    char msg[1 + sizeof st.dropped] = {'e'};
+    memcpy(msg + 1, &st.dropped, sizeof st.dropped);
+    if (write(up[1], msg, sizeof msg) != ssize_t(sizeof msg)) _exit(6);
+    _exit(rc);
+  }
+  close(up[1]);
+  close(down[0]);
+  char b = 0;
+  int64_t dropped = -1;
+  if (read(up[0], &b, 1) != 1) {
+    ADD_FAILURE() << "the child got no region; its exit " << WaitExit(pid, Ms(60000)) << "\n"
+                  << d.Stderr();
+  } else {
+    kill(d.pid(), SIGSTOP);
+    b = 'g';
+    if (write(down[1], &b, 1) != 1) ADD_FAILURE() << "write";
+    // 'c' (resume), or 'e' and the count as the child ends.
+    ssize_t n = read(up[0], &b, 1);
+    kill(d.pid(), SIGCONT);
+    if (n == 1 && b == 'c') {
+      if (write(down[1], &b, 1) != 1) ADD_FAILURE() << "write";
+      n = read(up[0], &b, 1);
+    }
+    uint64_t got = 0;
+    if (n == 1 && b == 'e') n = read(up[0], &got, sizeof got);
+    const int status = WaitExit(pid, Ms(60000));
+    EXPECT_EQ(status, 0) << "the child";
+    if (n == ssize_t(sizeof got) && status == 0) dropped = int64_t(got);
+  }
+  close(up[0]);
+  close(down[1]);
+  WaitAllEnded(d);
+  return dropped;
+}
+
 // ls_close on a daemon that reads nothing (stopped): the final send gives
 // up after close_timeout_ms, and what the socket did not take is the
 // daemon's to read from the region once it runs again: every record once.
@@ -317,46 +385,54 @@ TEST(Killed, ACloseThatTimesOutLeavesItsRecordsToTheDaemon) {
   TempDir dir;
   Daemon d(dir, {"--size", "32MiB"}, "[limits]\nshm_slot_bytes = \"4MiB\"\n");
   ASSERT_TRUE(d.Start()) << d.Stderr();
-  int ready[2], go[2];
-  ASSERT_EQ(pipe(ready), 0);
-  ASSERT_EQ(pipe(go), 0);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ls_options o;
-    ls_options_init(&o);
-    o.close_timeout_ms = 200;
-    o.send_timeout_ms = 200;
-    ls_client *c = ls_open(d.socket.c_str(), "closing", &o);
-    if (!c) _exit(3);
-    LS_LOG(c, LS_INFO, "closing %d %d", 1, -1);
-    ls_stats st{};
-    st.size = sizeof st;
-    if (ls_flush(c) != 0 || ls_get_stats(c, &st) != 0 || !st.shared) _exit(4);
-    char b = 0;
-    if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1) _exit(5);
-    for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "closing %d %d", 0, i);
-    ls_close(c);
-    _exit(0);
-  }
-  close(ready[1]);
-  close(go[0]);
-  char b = 0;
-  ASSERT_EQ(read(ready[0], &b, 1), 1)
-      << "the child's region; its exit " << WaitExit(pid, Ms(60000)) << "\n"
-      << d.Stderr();
-  ASSERT_EQ(kill(d.pid(), SIGSTOP), 0);
-  ASSERT_EQ(write(go[1], &b, 1), 1);
-  const int status = WaitExit(pid, Ms(60000));
-  ASSERT_EQ(kill(d.pid(), SIGCONT), 0);
-  ASSERT_EQ(status, 0) << "the child's ls_close returns within its timeout";
-  close(ready[0]);
-  close(go[1]);
-  WaitAllEnded(d);
+  ls_options o;
+  ls_options_init(&o);
+  o.close_timeout_ms = 200;
+  o.send_timeout_ms = 200;
+  const int64_t dropped =
+      WithTheDaemonStopped(d, "closing", o, [&](ls_client *c, const std::function<void()> &) {
+        for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "closing %d %d", 0, i);
+        return 0;  // ls_close gives up on the stopped daemon
+      });
   const std::string stats = RunBin("logctl", {"stats", "--socket", d.socket}).out;
   ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  EXPECT_GE(dropped, 0) << "the child";  // counted before its ls_close gave up
   EXPECT_EQ(ExactlyOnce(Landed(d.ring, "closing", "closing %d %d"), 1, kPer), 1) << stats;
   EXPECT_NE(stats.find("shm_drains=1"), std::string::npos) << stats;
+}
+
+// A send that times out while the program lives on: the client lets the
+// region go (it sends what it kept on its next connection), so nothing is
+// stored twice; what the given-up send held is lost and counted.
+TEST(Killed, ASendTimeoutLetsTheRegionGoAndStoresNothingTwice) {
+  constexpr int kPer = 120000;
+  TempDir dir;
+  Daemon d(dir, {"--size", "32MiB"}, "[limits]\nshm_slot_bytes = \"4MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  ls_options o;
+  ls_options_init(&o);
+  o.send_timeout_ms = 200;
+  const int64_t dropped =
+      WithTheDaemonStopped(d, "timeout", o, [&](ls_client *c, const std::function<void()> &resume) {
+        for (int i = 0; i < kPer; i++) LS_LOG(c, LS_INFO, "timeout %d %d", 0, i);
+        ls_stats st{};
+        st.size = sizeof st;
+        for (int t = 0; t < 2000 && (ls_get_stats(c, &st), st.disconnects == 0); t++)
+          usleep(5000);  // polled: the sender gives the connection up
+        if (st.disconnects == 0) return 7;
+        resume();
+        return ls_flush(c) == 0 ? 0 : 8;
+      });
+  const std::string stats = RunBin("logctl", {"stats", "--socket", d.socket}).out;
+  ASSERT_EQ(d.Stop(), 0) << d.Stderr();
+  const auto n = Landed(d.ring, "timeout", "timeout %d %d");
+  int64_t landed = 0, twice = 0;
+  for (const auto &[k, v] : n) landed += v == 1, twice += v > 1;
+  EXPECT_EQ(twice, 0) << stats;
+  EXPECT_GT(dropped, 0) << "the given-up send";
+  EXPECT_EQ(landed + dropped, kPer) << "each record landed or was counted dropped";
+  EXPECT_NE(stats.find("shm_kept=1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("shm_drains=0"), std::string::npos) << stats;
 }
 
 // A program (app `app`) that runs `before` with its client, lets the test
