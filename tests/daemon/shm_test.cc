@@ -27,6 +27,7 @@
 
 #include "common/seed.h"
 #include "common/shm_client.h"
+#include "daemon/as_user.h"
 #include "daemon/harness.h"
 
 namespace logsink::test {
@@ -339,6 +340,32 @@ TEST(SharedBuffers, RegionsHaveTheirOwnMemoryBound) {
     ASSERT_TRUE(WaitUntil([&] { return IntsOf(ReadRing(d.ring), "third").size() == 1001; }));
     EXPECT_EQ(StatsOf(d)["err_memory"], 0u);
   }
+}
+
+// shm_max_memory_per_uid bounds one uid's regions, root's excepted: a
+// user whose region fits once is refused a second while the first lasts
+// (counted), and root is not.
+TEST(SharedBuffers, OneUidsRegionsHaveItsShareAndRootHasNone) {
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0711), 0);  // the user may reach the socket
+  Daemon d(dir, {},
+           "[limits]\nshm_slot_bytes = \"16MiB\"\nshm_slots = 2\n"
+           "shm_max_memory_per_uid = \"40MiB\"\n");
+  ASSERT_TRUE(d.Start()) << d.Stderr();
+  auto user = RunAsUser(65534, [&] {
+    ShmClient first(d.socket), second(d.socket);
+    uint32_t caps = ~0u;
+    const bool one = first.Open("user1");
+    const bool two = second.Open("user2", &caps);
+    return std::string(one ? "first" : "-") + (two || (caps & LS_CAP_SHM) ? " second" : " -");
+  });
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(*user, "first -");
+  EXPECT_EQ(StatsOf(d)["shm_refused"], 1u);
+  ShmClient a(d.socket), b(d.socket);
+  EXPECT_TRUE(a.Open("root1"));
+  EXPECT_TRUE(b.Open("root2")) << "root has no share per uid";
+  EXPECT_EQ(StatsOf(d)["shm_refused"], 1u);
 }
 
 // Every lie a region can tell, each in its own connection, with an honest
