@@ -269,9 +269,7 @@ static void ls__atfork_parent(void) {
 static void ls__client_reset_child(ls_client *c) {
   c->uid = atomic_fetch_add(&ls__next_uid, 1);
   /* The parent's regions are not mapped here (MADV_DONTFORK): never
-   * touched, never unmapped (the child may map something there later; a
-   * pid compare alone is not enough: a child in a new pid namespace, or a
-   * reused pid, may have the parent's). */
+   * touched, never unmapped (shm.h, forgotten). */
   for (ls__ring *r = c->rings; r; r = r->next)
     if (r->region) r->region->forgotten = 1;
   if (c->shm) {

@@ -41,6 +41,14 @@ void ls__conn_free(ls__conn *k) {
   free(k->resend);
 }
 
+/* The region's records go on the client's next connection: the daemon
+ * must not read them too (PROTOCOL.md, "Letting go"). A send given up
+ * while closing clears `released` first (ls__conn_send): that region is
+ * the daemon's to read. */
+static void ls__conn_let_go(ls__conn *k) {
+  if (k->released) __atomic_store_n(k->released, (uint64_t)1, __ATOMIC_RELEASE);
+}
+
 int ls__conn_check(ls__conn *k) {
   if (k->fd < 0) return 0;
   struct stat st;
@@ -50,9 +58,8 @@ int ls__conn_check(ls__conn *k) {
   k->fd = -1;
   k->lost_ns = 0; /* not a restart: the application took the number */
   /* The stream ended when the number was taken; the records staged since
-   * go on the next connection: let them go, so a daemon that has not read
-   * the region yet does not store them too (PROTOCOL.md, "Letting go"). */
-  if (k->released) __atomic_store_n(k->released, (uint64_t)1, __ATOMIC_RELEASE);
+   * go on the next connection. */
+  ls__conn_let_go(k);
   atomic_store_explicit(&k->st_link, LS__LINK_DOWN, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_disconnects, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&k->st_fd_lost, 1, memory_order_relaxed);
@@ -240,9 +247,7 @@ static void ls__conn_lost(ls__conn *k, int keep, uint64_t now) {
     k->lost_ns = 0;
   }
   if (ls__conn_check(k)) { /* a lost number was counted and let go there */
-    /* This process lives on and sends what its region holds on the next
-     * connection: the daemon must not read it too. */
-    if (k->released) __atomic_store_n(k->released, (uint64_t)1, __ATOMIC_RELEASE);
+    ls__conn_let_go(k);    /* this process lives on and sends them on the next one */
     close(k->fd);
     k->fd = -1;
     atomic_store_explicit(&k->st_link, link, memory_order_relaxed);

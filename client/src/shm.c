@@ -26,7 +26,6 @@ ls__shm *ls__shm_map(int fd, const ls_shm_geom *g) {
       m->base = p;
       m->bytes = (size_t)bytes;
       m->g = *g;
-      m->pid = getpid();
       atomic_init(&m->refs, 1);
     } else {
       if (p != MAP_FAILED) munmap(p, (size_t)bytes);
@@ -40,7 +39,7 @@ ls__shm *ls__shm_map(int fd, const ls_shm_geom *g) {
 
 void ls__shm_put(ls__shm *m) {
   if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
-  if (!m->forgotten && m->pid == getpid()) munmap(m->base, m->bytes);
+  if (!m->forgotten) munmap(m->base, m->bytes);
   free(m);
 }
 

@@ -22,12 +22,12 @@ typedef struct ls__shm {
   uint32_t log_len; /* bytes of the site log written (the writer's own count) */
   int log_full;     /* a site did not fit: its records cannot be read after a kill */
   _Atomic int refs; /* the client while it is current + each ring in a slot */
-  /* A fork child's copy: not mapped in this process (MADV_DONTFORK), never
-   * touched or unmapped here (set by the child handler; and the last
-   * reference unmaps only in the process that mapped it, `pid`: a child
-   * may have mapped something else at that address since). */
+  /* A fork child's copy (set by the child handler on every region its
+   * client holds): not mapped in this process (MADV_DONTFORK), so never
+   * touched or unmapped here (the child may have mapped something else at
+   * that address since). A pid compare would not do: a child in a new pid
+   * namespace, or a reused pid, may have the parent's. */
   int forgotten;
-  pid_t pid;
   _Atomic uint8_t used[LS_SHM_MAX_SLOTS];
 } ls__shm;
 

@@ -25,6 +25,7 @@
 
 #include "client_harness.h"
 #include "client_stats.h"
+#include "daemon/harness.h"
 
 namespace logsink::test {
 namespace {
@@ -72,6 +73,8 @@ class ClientFdTest : public ::testing::Test {
   }
   void TearDown() override { ls_close(c_); }
 
+  std::map<std::string, uint64_t> DaemonStats() { return Client(daemon_.socket).Stats(); }
+
   // Nothing staged from now on can be stored twice: the daemon has ended
   // the stream the taken number closed (the only connection left is the
   // one asking), or the client found the number taken (its sender passes
@@ -79,7 +82,7 @@ class ClientFdTest : public ::testing::Test {
   // and may have connected again).
   void WaitStreamEnded() {
     EXPECT_TRUE(WaitUntil([&] {
-      return Stats(c_).fd_lost == 1 || DaemonCounter(daemon_, "connections_current") == 1;
+      return Stats(c_).fd_lost == 1 || DaemonStats()["connections_current"] == 1;
     })) << daemon_.Stderr();
   }
 
@@ -176,8 +179,8 @@ TEST_F(ClientFdTest, RecordsStagedBeforeTheDaemonSawTheEndLandOnce) {
   t.join();
   EXPECT_EQ(flushed, 0) << "the client reconnects";
   CheckSecretsLanded();
-  EXPECT_EQ(DaemonCounter(daemon_, "shm_kept"), 1u) << "the region was let go unread";
-  EXPECT_EQ(DaemonCounter(daemon_, "shm_drains"), 0u);
+  EXPECT_EQ(DaemonStats()["shm_kept"], 1u) << "the region was let go unread";
+  EXPECT_EQ(DaemonStats()["shm_drains"], 0u);
   close(f);
 }
 

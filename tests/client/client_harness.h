@@ -3,14 +3,11 @@
 // the test on corruption) until it holds what a test waits for.
 #pragma once
 
-#include <stdlib.h>
-
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "common/daemon_process.h"
-#include "common/process.h"
 #include "common/ring_check.h"
 #include "common/temp_dir.h"
 
@@ -35,14 +32,6 @@ inline std::vector<OwnedRecord> WaitRing(
       },
       kHang, Ms(10));
   return v;
-}
-
-// A counter of the daemon's, as `logctl stats` prints it (0 when absent).
-inline uint64_t DaemonCounter(const Daemon &d, const std::string &name) {
-  const std::string out = RunProcess(BinPath("logctl"), {"stats", "--socket", d.socket}).out;
-  const std::string key = "\n  " + name + "=";  // its "daemon:" lines
-  const size_t at = out.find(key);
-  return at == std::string::npos ? 0 : std::strtoull(out.c_str() + at + key.size(), nullptr, 10);
 }
 
 inline size_t CountFmt(const std::vector<OwnedRecord> &v, const std::string &fmt) {

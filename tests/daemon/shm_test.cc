@@ -299,6 +299,8 @@ TEST(SharedBuffers, ARecordTooBigForAFrameCostsOnlyItself) {
   auto st = StatsOf(d);
   EXPECT_EQ(st["err_bad_record"], 1u);
   EXPECT_EQ(st["shm_torn"], 0u);
+  EXPECT_NE(d.Stderr().find("does not fit max_frame (4096); record refused"), std::string::npos)
+      << d.Stderr();
 }
 
 // Regions have a bound of their own (shm_max_memory, and per uid
