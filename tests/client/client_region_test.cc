@@ -1,0 +1,173 @@
+// client_region_test.cc: liblogsink's side of a region a daemon hands it
+// (PROTOCOL.md, "Shared buffers"), against a test that plays the daemon on
+// a socket of its own: a region not sealed against shrinking and growing
+// is never mapped (whoever owns the socket could shrink it under the
+// program: SIGBUS); a thread's first call waits for the first connect at
+// most 250 ms, and not at all with LS_BLOCK_NEVER.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/process.h"
+#include "common/temp_dir.h"
+#include "common/unix_socket.h"
+#include "logsink/logsink.h"
+#include "logsink/proto/frame.h"
+#include "logsink/proto/frame_encode.h"
+#include "logsink/proto/shm.h"
+
+namespace logsink::test {
+namespace {
+
+// The geometry handed: slots of the default thread buffer's size, so a
+// thread's ring fits one.
+constexpr ls_shm_geom kGeom = {4, 256 * 1024, 4096};
+
+// A memfd of kGeom's size; sealed against shrinking, growing and further
+// seals when `seal`. -1 on failure.
+int Region(bool seal) {
+  int fd = memfd_create("client_region_test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  const uint64_t bytes = ls_shm_region_bytes(kGeom.slots, kGeom.slot_bytes, kGeom.sites_bytes);
+  if (ftruncate(fd, off_t(bytes)) != 0 ||
+      (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Answers the HELLO read from fd with WELCOME (version 2, SHM) and the SHM
+// frame, region's descriptor with them in one sendmsg, as logsinkd does.
+bool HandRegion(int fd, int region) {
+  std::vector<uint8_t> buf;
+  ls_frame f;
+  if (!ReadFrameWithin(fd, &buf, &f) || f.type != LS_F_HELLO) return false;
+  uint8_t out[128];
+  ls_welcome w = {2, LS_CAP_SHM, "", 0};
+  ptrdiff_t n = ls_welcome_encode(out, sizeof out, &w);
+  if (n <= 0) return false;
+  ptrdiff_t m = ls_shm_encode(out + n, sizeof out - size_t(n), &kGeom);
+  if (m <= 0) return false;
+  iovec iov = {out, size_t(n + m)};
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl;
+  msg.msg_controllen = sizeof ctl;
+  cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &region, sizeof(int));
+  return sendmsg(fd, &msg, MSG_NOSIGNAL) == n + m;
+}
+
+struct Handed {
+  uint8_t first_records = 0;  // LS_F_RECORDS or LS_F_RECORDS_AT: how the first record came
+  int shared = -1;            // ls_stats.shared after it
+};
+
+// Plays the daemon for one client that logs one record and flushes: hands
+// it a region of the right size, sealed or not, and reports how the record
+// came (an unsealed region is refused on its seals alone).
+Handed HandAndLog(bool seal) {
+  TempDir dir;
+  const std::string path = dir / "d.sock";
+  int lfd = ListenUnix(path);
+  int region = Region(seal);
+  EXPECT_GE(lfd, 0);
+  EXPECT_GE(region, 0);
+  Handed h;
+  std::thread daemon([&] {
+    int fd = AcceptWithin(lfd);
+    if (fd < 0) return;
+    EXPECT_TRUE(HandRegion(fd, region));
+    std::vector<uint8_t> buf;
+    ls_frame f;
+    while (ReadFrameWithin(fd, &buf, &f))
+      if (!h.first_records && (f.type == LS_F_RECORDS || f.type == LS_F_RECORDS_AT))
+        h.first_records = f.type;
+    close(fd);
+  });
+  ls_options o;
+  ls_options_init(&o);
+  ls_client *c = ls_open(path.c_str(), "region", &o);
+  EXPECT_NE(c, nullptr);
+  if (c) {
+    LS_LOG(c, LS_INFO, "one record %d", 1);
+    EXPECT_EQ(ls_flush(c), 0);
+    ls_stats st = {};
+    st.size = sizeof st;
+    EXPECT_EQ(ls_get_stats(c, &st), 0);
+    h.shared = st.shared;
+    ls_close(c);  // EOF: the thread's read loop ends
+  }
+  daemon.join();
+  close(region);
+  close(lfd);
+  return h;
+}
+
+TEST(ClientRegion, ASealedRegionIsUsed) {
+  Handed h = HandAndLog(true);
+  EXPECT_EQ(h.shared, 1);
+  EXPECT_EQ(h.first_records, LS_F_RECORDS_AT);
+}
+
+TEST(ClientRegion, ARegionThatCanShrinkIsNeverMapped) {
+  Handed h = HandAndLog(false);
+  EXPECT_EQ(h.shared, 0);
+  EXPECT_EQ(h.first_records, LS_F_RECORDS);
+}
+
+// How long a thread's first call takes while the daemon has the
+// connection in its backlog and answers nothing.
+double FirstCallMs(int blocking) {
+  TempDir dir;
+  const std::string path = dir / "d.sock";
+  int lfd = ListenUnix(path);
+  EXPECT_GE(lfd, 0);
+  ls_options o;
+  ls_options_init(&o);
+  o.blocking = blocking;
+  o.send_timeout_ms = 1000;  // the sender waits this long for the WELCOME
+  ls_client *c = ls_open(path.c_str(), "region", &o);
+  EXPECT_NE(c, nullptr);
+  double ms = -1;
+  if (c) {
+    auto t0 = std::chrono::steady_clock::now();
+    LS_LOG(c, LS_INFO, "first %d", 1);
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ls_close(c);
+  }
+  close(lfd);
+  return ms;
+}
+
+// Behaviour bounds, not performance: the wait is a futex wait with a
+// deadline, so it never ends early, and it ends at the cap well before the
+// 1 s the sender would wait.
+TEST(ClientRegion, AThreadsFirstCallWaitsForTheRegionAtMostAQuarterSecond) {
+  double ms = FirstCallMs(LS_BLOCK_WHILE_DRAINING);  // the default
+  EXPECT_GE(ms, 249.0);
+  EXPECT_LT(ms, 900.0);
+}
+
+TEST(ClientRegion, ACallThatNeverBlocksDoesNotWaitForTheRegion) {
+  double ms = FirstCallMs(LS_BLOCK_NEVER);
+  EXPECT_GE(ms, 0.0);
+  EXPECT_LT(ms, 200.0);
+}
+
+}  // namespace
+}  // namespace logsink::test
