@@ -11,11 +11,13 @@ the record numbers differ."""
 
 import datetime
 import json
+import re
 import subprocess
 import sys
 
 logctl, ring, ours_path, name = sys.argv[1:5]
 ours = [json.loads(line) for line in open(ours_path)]
+SEQ = re.compile(r'\{"seq":(\d+),')
 LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 
 
@@ -31,7 +33,10 @@ def run(args):
         print(f"outsider_test: {name}: logctl cat {' '.join(args)}: exit {out.returncode}: "
               f"{out.stderr[:300]}")
         return None
-    return [json.loads(line)["seq"] for line in out.stdout.splitlines()]
+    # Only the record numbers are compared: read from the start of each line
+    # (logctl --json prints "seq" first), not parsed as JSON.
+    seqs = [SEQ.match(line) for line in out.stdout.splitlines()]
+    return [int(m.group(1)) if m else None for m in seqs]
 
 
 cases = []

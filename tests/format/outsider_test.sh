@@ -188,7 +188,7 @@ compare() {  # dir name
     printf 'from\t%s\t%s\t%s\n' "$((seq + 1))" "$d/after.$seq.jsonl" "$2 --after-cursor at $seq" >>"$jobs"
   done
   local rc=0
-  python3 "$here/outsider_compare.py" --many "$d/outsider.jsonl" "$jobs" || rc=1
+  python3 "$here/outsider_compare.py" --many "$d/outsider.jsonl" "$jobs" "$d/logctl.jsonl" || rc=1
   rm -f "$d"/tail.*.jsonl "$d"/cursor.*.jsonl "$d"/after.*.jsonl
   return $rc
 }
