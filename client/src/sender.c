@@ -116,6 +116,36 @@ static size_t ls__braces_as_printf(const char *fmt, size_t len, char *out, size_
   return o + tail;
 }
 
+/* ls__intern_frame's rare case: the format rewritten for a daemon that
+ * does not take brace formats or fields, in a buffer of its own (not on
+ * the stack of every site's first call). */
+static __attribute__((noinline)) ptrdiff_t ls__intern_frame_rewritten(const ls__conn *k,
+                                                                      const ls__prog *p,
+                                                                      ls_intern *in, uint8_t *buf,
+                                                                      size_t cap) {
+  char fmt[LS_INTERN_MAX_FMT];
+  /* A brace format goes as it is to a daemon that takes them; to another,
+   * as a printf format of the same signature: its text ('%' doubled, cut to
+   * fit) and one conversion per argument ("took {:.3f}s for {} %g %s"): the
+   * values are kept (PROTOCOL.md, "Brace formats"). */
+  if (p->braces && !(k->caps & LS_CAP_BRACES)) {
+    in->fmt_len = ls__braces_as_printf(in->fmt, in->fmt_len, fmt, sizeof fmt);
+    in->fmt = fmt;
+  }
+  /* Fields go as fields to a daemon that takes them; to another, the field
+   * list becomes the end of the message ("disk full user=alice"): the
+   * values are kept, as text (PROTOCOL.md, "Fields"). */
+  if (p->fields && (k->caps & LS_CAP_FIELDS)) {
+    in->fields = 1;
+  } else if (p->fields && in->fmt_len <= sizeof fmt) {
+    if (in->fmt != fmt) memcpy(fmt, in->fmt, in->fmt_len);
+    for (size_t i = 0; i < in->fmt_len; i++)
+      if (fmt[i] == LS_FIELDS_SEP) fmt[i] = ' ';
+    in->fmt = fmt;
+  }
+  return ls_intern_encode(buf, cap, in);
+}
+
 /* Site s's INTERN frame as the daemon of k takes it, at buf. */
 static ptrdiff_t ls__intern_frame(const ls__conn *k, const ls_site *s, uint8_t *buf, size_t cap) {
   const ls__prog *p = s->ls__prog;
@@ -134,27 +164,9 @@ static ptrdiff_t ls__intern_frame(const ls__conn *k, const ls_site *s, uint8_t *
                   file,
                   file_len,
                   0};
-  /* A brace format goes as it is to a daemon that takes them; to another,
-   * as a printf format of the same signature: its text ('%' doubled, cut to
-   * fit) and one conversion per argument ("took {:.3f}s for {} %g %s"): the
-   * values are kept (PROTOCOL.md, "Brace formats"). */
-  char printf_fmt[LS_INTERN_MAX_FMT];
-  if (p->braces && !(k->caps & LS_CAP_BRACES)) {
-    in.fmt_len = ls__braces_as_printf(s->fmt, in.fmt_len, printf_fmt, sizeof printf_fmt);
-    in.fmt = printf_fmt;
-  }
-  /* Fields go as fields to a daemon that takes them; to another, the field
-   * list becomes the end of the message ("disk full user=alice"): the
-   * values are kept, as text (PROTOCOL.md, "Fields"). */
-  char plain[LS_INTERN_MAX_FMT];
-  if (p->fields && (k->caps & LS_CAP_FIELDS)) {
-    in.fields = 1;
-  } else if (p->fields && in.fmt_len <= sizeof plain) {
-    memcpy(plain, in.fmt, in.fmt_len);
-    for (size_t i = 0; i < in.fmt_len; i++)
-      if (plain[i] == LS_FIELDS_SEP) plain[i] = ' ';
-    in.fmt = plain;
-  }
+  if ((p->braces && !(k->caps & LS_CAP_BRACES)) || (p->fields && !(k->caps & LS_CAP_FIELDS)))
+    return ls__intern_frame_rewritten(k, p, &in, buf, cap);
+  in.fields = p->fields ? 1 : 0;
   return ls_intern_encode(buf, cap, &in);
 }
 
@@ -166,9 +178,10 @@ static void ls__put_intern(ls__conn *k, const ls_site *s) {
 }
 
 void ls__sender_log_site(ls_client *c, const ls_site *s) {
-  uint8_t frame[LS__INTERN_MAX];
-  const ptrdiff_t n = ls__intern_frame(&c->conn, s, frame, sizeof frame);
-  if (n > 0) (void)ls__shm_log(c->shm, frame, (size_t)n);
+  size_t room;
+  uint8_t *at = ls__shm_log_end(c->shm, &room);
+  const ptrdiff_t n = ls__intern_frame(&c->conn, s, at, room);
+  ls__shm_log_commit(c->shm, n > 0 ? (size_t)n : 0);
 }
 
 static void ls__put_dropped(ls__conn *k, uint64_t count, uint64_t now) {

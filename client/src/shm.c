@@ -63,15 +63,18 @@ void ls__shm_slot_free(ls__shm *m, int slot) {
   ls__shm_put(m);
 }
 
-int ls__shm_log(ls__shm *m, const uint8_t *frame, size_t len) {
-  if (len > m->g.sites_bytes - m->log_len) {
+uint8_t *ls__shm_log_end(ls__shm *m, size_t *room) {
+  *room = m->g.sites_bytes - m->log_len;
+  return m->base + LS_SHM_LOG_HDR + m->log_len;
+}
+
+void ls__shm_log_commit(ls__shm *m, size_t len) {
+  if (!len) {
     m->log_full = 1;
-    return -ENOSPC;
+    return;
   }
-  memcpy(m->base + LS_SHM_LOG_HDR + m->log_len, frame, len);
   m->log_len += (uint32_t)len;
   __atomic_store_n((uint64_t *)m->base, (uint64_t)m->log_len, __ATOMIC_RELEASE);
-  return 0;
 }
 
 void ls__shm_let_go(ls__shm *m) {

@@ -41,10 +41,15 @@ LS__HIDDEN void ls__shm_put(ls__shm *m);
 LS__HIDDEN ls__line *ls__shm_slot_take(ls__shm *m, size_t min_bytes, int *slot, uint64_t *base);
 /* Gives slot i back (all its records sent). */
 LS__HIDDEN void ls__shm_slot_free(ls__shm *m, int slot);
-/* Appends one INTERN frame to the site log, then publishes its length
- * (release). -ENOSPC when it does not fit (log_full set). Callers
- * serialize (the client's mu). */
-LS__HIDDEN int ls__shm_log(ls__shm *m, const uint8_t *frame, size_t len);
+/* The site log is written in place, so a call site's first record needs
+ * no frame-sized buffer on its thread's stack (the call may be a signal
+ * handler's, on a small alternate stack): ls__shm_log_end says where the
+ * next INTERN frame goes and how many bytes are left (bytes past the
+ * published length, which the daemon does not read); ls__shm_log_commit
+ * then publishes len more bytes (release), or, with len 0 (the frame did
+ * not fit), marks the log full. Callers serialize (the client's mu). */
+LS__HIDDEN uint8_t *ls__shm_log_end(ls__shm *m, size_t *room);
+LS__HIDDEN void ls__shm_log_commit(ls__shm *m, size_t len);
 /* Stores `released` (PROTOCOL.md: the client lives on and sends what is
  * staged on another connection). */
 LS__HIDDEN void ls__shm_let_go(ls__shm *m);
