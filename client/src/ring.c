@@ -47,7 +47,15 @@ static void ls__tl_exit(void *unused) {
 static void ls__tl_key_init(void) { (void)pthread_key_create(&ls__tl_key, ls__tl_exit); }
 
 void ls__ring_mark_mine(int on) {
-  for (ls__ring *r = ls__tl_list; r; r = r->tnext) r->tmark = on;
+  for (ls__ring *r = ls__tl_list; r; r = r->tnext) {
+    r->tmark = on;
+    /* A fork child: the region of each of its rings is not mapped here.
+     * The child handler forgets the regions of the clients it resets; a
+     * closed client's ring, kept in this list until the thread's next
+     * call, is reachable only here, and its release would otherwise unmap
+     * whatever the child has at that address by then. */
+    if (on && r->region) r->region->forgotten = 1;
+  }
   /* A fork child's lines in shared slots are not mapped there: the next
    * call finds its ring through the list, which the child handler marked
    * dead, and never through this cache. */

@@ -117,7 +117,8 @@ LS__HIDDEN void ls__ring_move(ls__ring *r);
  * before any of them is released: a successor may be freed with the
  * list's reference after this. */
 LS__HIDDEN void ls__ring_settle(ls__ring *r);
-/* Marks (on = 1) or unmarks the calling thread's rings (fork child handler). */
+/* Marks (on = 1) or unmarks the calling thread's rings (fork child handler);
+ * marking also forgets their regions (shm.h: not mapped in the child). */
 LS__HIDDEN void ls__ring_mark_mine(int on);
 
 #endif

@@ -23,7 +23,8 @@ typedef struct ls__shm {
   int log_full;     /* a site did not fit: its records cannot be read after a kill */
   _Atomic int refs; /* the client while it is current + each ring in a slot */
   /* A fork child's copy (set by the child handler on every region its
-   * client holds): not mapped in this process (MADV_DONTFORK), so never
+   * clients hold and on the region of every ring of the forking thread,
+   * a closed client's included): not mapped in this process (MADV_DONTFORK), so never
    * touched or unmapped here (the child may have mapped something else at
    * that address since). A pid compare would not do: a child in a new pid
    * namespace, or a reused pid, may have the parent's. */

@@ -4,16 +4,19 @@
 // is never mapped (whoever owns the socket could shrink it under the
 // program: SIGBUS); a thread's first call waits for the first connect at
 // most 250 ms, and not at all with LS_BLOCK_NEVER; a call site's first
-// call, which writes the site into the region, fits a small thread stack.
+// call, which writes the site into the region, fits a small thread stack;
+// a fork child never unmaps its parent's region (not mapped in the child).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -194,6 +197,53 @@ TEST(ClientRegion, ASitesFirstCallFitsASmallThreadStack) {
   // own thread start.
   EXPECT_GT(used, 0u);
   EXPECT_LT(used, size_t(6144));
+}
+
+// Where this process maps the region the test daemon handed (the memfd's
+// name in /proc/self/maps), or nullptr.
+void *RegionAddress() {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return nullptr;
+  char line[512];
+  void *at = nullptr;
+  while (!at && fgets(line, sizeof line, f))
+    if (strstr(line, "memfd:client_region_test"))
+      at = reinterpret_cast<void *>(strtoul(line, nullptr, 16));
+  fclose(f);
+  return at;
+}
+
+// A thread logs through a region, the client is closed (the thread's ring
+// of it waits in the thread's list for its next call), then the thread
+// forks. The child has no mapping at the region's address (MADV_DONTFORK)
+// and puts one of its own there; its next call drops the closed client's
+// ring, which must not unmap the child's memory.
+TEST(ClientRegion, AForkChildNeverUnmapsItsParentsRegion) {
+  void *at = nullptr;
+  size_t bytes = ls_shm_region_bytes(kGeom.slots, kGeom.slot_bytes, kGeom.sites_bytes);
+  bytes = (bytes + 4095) & ~size_t(4095);
+  Handed h = HandAndLog(true, [&](ls_client *) { at = RegionAddress(); });
+  ASSERT_EQ(h.shared, 1);
+  ASSERT_NE(at, nullptr);
+  fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    void *mine = mmap(at, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (mine != at) _exit(2);  // the parent's mapping is there: not the case tested
+    memset(mine, 0x5a, bytes);
+    ls_client *c = ls_open("/nonexistent/logsink.sock", "child", nullptr);
+    if (!c) _exit(3);
+    LS_LOG(c, LS_INFO, "in the child %d", 1);  // drops the closed client's ring
+    const volatile uint8_t *p = static_cast<const uint8_t *>(mine);
+    const int intact = p[0] == 0x5a && p[bytes - 1] == 0x5a;  // SIGSEGV if unmapped
+    _exit(intact ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // How long a thread's first call takes while the daemon has the
