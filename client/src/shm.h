@@ -24,10 +24,11 @@ typedef struct ls__shm {
   _Atomic int refs; /* the client while it is current + each ring in a slot */
   /* A fork child's copy (set by the child handler on every region its
    * clients hold and on the region of every ring of the forking thread,
-   * a closed client's included): not mapped in this process (MADV_DONTFORK), so never
-   * touched or unmapped here (the child may have mapped something else at
-   * that address since). A pid compare would not do: a child in a new pid
-   * namespace, or a reused pid, may have the parent's. */
+   * a closed client's included): not mapped in this process
+   * (MADV_DONTFORK), so never touched or unmapped here (the child may have
+   * mapped something else at that address since). A pid compare would not
+   * do: a child in a new pid namespace, or a reused pid, may have the
+   * parent's. */
   int forgotten;
   _Atomic uint8_t used[LS_SHM_MAX_SLOTS];
 } ls__shm;
@@ -43,8 +44,8 @@ LS__HIDDEN ls__line *ls__shm_slot_take(ls__shm *m, size_t min_bytes, int *slot, 
 /* Gives slot i back (all its records sent). */
 LS__HIDDEN void ls__shm_slot_free(ls__shm *m, int slot);
 /* The site log is written in place, so a call site's first record needs
- * no frame-sized buffer on its thread's stack (the call may be a signal
- * handler's, on a small alternate stack): ls__shm_log_end says where the
+ * no frame-sized buffer on its thread's stack (a thread may have a small
+ * one): ls__shm_log_end says where the
  * next INTERN frame goes and how many bytes are left (bytes past the
  * published length, which the daemon does not read); ls__shm_log_commit
  * then publishes len more bytes (release), or, with len 0 (the frame did

@@ -64,19 +64,7 @@ bool HandRegion(int fd, int region) {
   if (n <= 0) return false;
   ptrdiff_t m = ls_shm_encode(out + n, sizeof out - size_t(n), &kGeom);
   if (m <= 0) return false;
-  iovec iov = {out, size_t(n + m)};
-  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = ctl;
-  msg.msg_controllen = sizeof ctl;
-  cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &region, sizeof(int));
-  return sendmsg(fd, &msg, MSG_NOSIGNAL) == n + m;
+  return SendWithFd(fd, out, size_t(n + m), region);
 }
 
 // A thread's stack filled with a pattern, and how much of it the thread

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/unix_socket.h"
+
 namespace logsink::test {
 
 namespace {
@@ -81,21 +83,7 @@ int BindDatagramWithQueue(const std::string &path, int qlen, std::string *err) {
     }
     if (!code && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) code = 3, e = errno;
     int msg[2] = {code, e};
-    iovec iov{msg, sizeof msg};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (!code) {
-      mh.msg_control = control;
-      mh.msg_controllen = sizeof control;
-      cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    }
-    _exit(sendmsg(pair[1], &mh, 0) < 0 ? 1 : 0);
+    _exit(SendWithFd(pair[1], msg, sizeof msg, code ? -1 : fd) ? 0 : 1);
   }
   close(pair[1]);
   int msg[2] = {-1, 0};

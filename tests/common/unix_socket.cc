@@ -53,6 +53,24 @@ int ListenUnix(const std::string &path, int backlog) {
   return fd;
 }
 
+bool SendWithFd(int sock, const void *bytes, size_t len, int fd) {
+  iovec iov{const_cast<void *>(bytes), len};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (fd >= 0) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+  }
+  return sendmsg(sock, &mh, MSG_NOSIGNAL) == ssize_t(len);
+}
+
 bool SendDatagram(const std::string &path, const std::string &bytes) {
   sockaddr_un a;
   if (!Address(path, &a)) return false;

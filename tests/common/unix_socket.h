@@ -19,6 +19,10 @@ int ListenUnix(const std::string &path, int backlog = 16);
 // large one fits); true when sent whole.
 bool SendDatagram(const std::string &path, const std::string &bytes);
 
+// Sends len bytes on the connected socket sock in one sendmsg, with the
+// descriptor fd as SCM_RIGHTS (none when fd < 0); true when all were sent.
+bool SendWithFd(int sock, const void *bytes, size_t len, int fd);
+
 // For a test that plays the daemon: accepts a connection on lfd within
 // the hang limit (process.h's kHang; -1 when none came), and reads one
 // frame from fd within it into *f, its bytes in *buf, one byte at a time
