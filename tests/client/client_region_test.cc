@@ -38,12 +38,12 @@ namespace {
 // thread's ring fits one.
 constexpr ls_shm_geom kGeom = {4, 256 * 1024, 4096};
 
-// A memfd of kGeom's size; sealed against shrinking, growing and further
+// A memfd of g's size; sealed against shrinking, growing and further
 // seals when `seal`. -1 on failure.
-int Region(bool seal) {
+int Region(bool seal, const ls_shm_geom &g) {
   int fd = memfd_create("client_region_test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -1;
-  const uint64_t bytes = ls_shm_region_bytes(kGeom.slots, kGeom.slot_bytes, kGeom.sites_bytes);
+  const uint64_t bytes = ls_shm_region_bytes(g.slots, g.slot_bytes, g.sites_bytes);
   if (ftruncate(fd, off_t(bytes)) != 0 ||
       (seal && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)) {
     close(fd);
@@ -54,7 +54,7 @@ int Region(bool seal) {
 
 // Answers the HELLO read from fd with WELCOME (version 2, SHM) and the SHM
 // frame, region's descriptor with them in one sendmsg, as logsinkd does.
-bool HandRegion(int fd, int region) {
+bool HandRegion(int fd, int region, const ls_shm_geom &g) {
   std::vector<uint8_t> buf;
   ls_frame f;
   if (!ReadFrameWithin(fd, &buf, &f) || f.type != LS_F_HELLO) return false;
@@ -62,7 +62,7 @@ bool HandRegion(int fd, int region) {
   ls_welcome w = {2, LS_CAP_SHM, "", 0};
   ptrdiff_t n = ls_welcome_encode(out, sizeof out, &w);
   if (n <= 0) return false;
-  ptrdiff_t m = ls_shm_encode(out + n, sizeof out - size_t(n), &kGeom);
+  ptrdiff_t m = ls_shm_encode(out + n, sizeof out - size_t(n), &g);
   if (m <= 0) return false;
   return SendWithFd(fd, out, size_t(n + m), region);
 }
@@ -105,23 +105,25 @@ void *FirstCall(void *c) {
 struct Handed {
   uint8_t first_records = 0;  // LS_F_RECORDS or LS_F_RECORDS_AT: how the first record came
   int shared = -1;            // ls_stats.shared after it
+  uint64_t log_len = 0;       // the site log's published length at the end
 };
 
 // Plays the daemon for one client that logs one record and flushes: hands
-// it a region of the right size, sealed or not, and reports how the record
-// came (an unsealed region is refused on its seals alone).
-Handed HandAndLog(bool seal, const std::function<void(ls_client *)> &more = nullptr) {
+// it a region of the right size (geometry g), sealed or not, and reports
+// how the record came (an unsealed region is refused on its seals alone).
+Handed HandAndLog(bool seal, const std::function<void(ls_client *)> &more = nullptr,
+                  const ls_shm_geom &g = kGeom) {
   TempDir dir;
   const std::string path = dir / "d.sock";
   int lfd = ListenUnix(path);
-  int region = Region(seal);
+  int region = Region(seal, g);
   EXPECT_GE(lfd, 0);
   EXPECT_GE(region, 0);
   Handed h;
   std::thread daemon([&] {
     int fd = AcceptWithin(lfd);
     if (fd < 0) return;
-    EXPECT_TRUE(HandRegion(fd, region));
+    EXPECT_TRUE(HandRegion(fd, region, g));
     std::vector<uint8_t> buf;
     ls_frame f;
     while (ReadFrameWithin(fd, &buf, &f))
@@ -144,6 +146,7 @@ Handed HandAndLog(bool seal, const std::function<void(ls_client *)> &more = null
     ls_close(c);  // EOF: the thread's read loop ends
   }
   daemon.join();
+  EXPECT_EQ(pread(region, &h.log_len, sizeof h.log_len, 0), ssize_t(sizeof h.log_len));
   close(region);
   close(lfd);
   return h;
@@ -153,6 +156,18 @@ TEST(ClientRegion, ASealedRegionIsUsed) {
   Handed h = HandAndLog(true);
   EXPECT_EQ(h.shared, 1);
   EXPECT_EQ(h.first_records, LS_F_RECORDS_AT);
+  EXPECT_GT(h.log_len, 0u);  // the site's INTERN, for a daemon that reads it after a kill
+}
+
+// A site whose INTERN does not fit what is left of the site log is
+// written in place and then not published: the log's length stays where
+// it was (a daemon never reads a part of a frame), and the record still
+// goes through the region (its INTERN goes on the socket as always).
+TEST(ClientRegion, ASiteThatDoesNotFitTheSiteLogIsNotPublished) {
+  Handed h = HandAndLog(true, nullptr, ls_shm_geom{4, 256 * 1024, 64});
+  EXPECT_EQ(h.shared, 1);
+  EXPECT_EQ(h.first_records, LS_F_RECORDS_AT);
+  EXPECT_EQ(h.log_len, 0u);
 }
 
 TEST(ClientRegion, ARegionThatCanShrinkIsNeverMapped) {
