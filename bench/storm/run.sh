@@ -9,10 +9,14 @@
 # syslog flood (datagrams flat out into the syslog socket) and an error
 # flood (`logctl send -p err` of distinct lines, in a loop). Prints per
 # phase the logger's call times (p50, p99 and the longest, info and
-# warning calls apart) and root's send times (median, longest), the
+# warning calls apart), root's send times (median, longest) and, without
+# the process start, the daemon's part of such a send (storm_logger's
+# root sender: connect to acknowledgment, every 100 ms), the
 # medians over the repetitions and the storm/quiet ratios, and the
 # daemon's longest loop turn (loop_turn_max_us) after the first quiet
-# phase and at the end. Before the first phase root sends the flood's
+# phase and at the end, and the most CPU the loop used in one turn
+# (loop_turn_max_cpu_us: near the longest turn, the loop held itself; far
+# below it, it waited for a core). Before the first phase root sends the flood's
 # lines once (warm-up: the ring's first blocks, the dictionary).
 #
 # usage: bench/storm/run.sh [--smoke]   (as root: the storm runs as 65534)
@@ -61,11 +65,12 @@ export LOGSINK_SOCKET=$tmp/s
 turn_warm=$(counter loop_turn_max_us)
 
 # One phase: the logger and root's sends for $secs seconds. Appends
-# "info_p50 info_p99 info_max warn_p50 warn_p99 warn_max send_median send_max"
-# (ns, ns, us, ns, ns, us, ms, ms) to $1.
+# "info_p50 info_p99 info_max warn_p50 warn_p99 warn_max send_median send_max
+# ack_median ack_max" (ns, ns, us, ns, ns, us, ms, ms, ms, ms) to $1: ack_* is
+# storm_logger's root sender, timed from connect to acknowledgment.
 phase() {
   local res=$1 lp
-  "$bin/storm_logger" --socket "$tmp/s" --seconds "$secs" >"$tmp/logger.out" &
+  "$bin/storm_logger" --socket "$tmp/s" --seconds "$secs" --send-every-ms 100 >"$tmp/logger.out" &
   lp=$!
   : >"$tmp/sends"
   while kill -0 "$lp" 2>/dev/null; do
@@ -82,7 +87,9 @@ phase() {
   echo "$(get info_p50_ns) $(get info_p99_ns) $(get info_max_us) $(get warn_p50_ns)" \
     "$(get warn_p99_ns) $(get warn_max_us)" \
     "$(awk '{printf "%.1f\n", $1 / 1000}' "$tmp/sends" | median)" \
-    "$(sort -n "$tmp/sends" | tail -1 | awk '{printf "%.1f", $1 / 1000}')" >>"$res"
+    "$(sort -n "$tmp/sends" | tail -1 | awk '{printf "%.1f", $1 / 1000}')" \
+    "$(awk -v v="$(get send_p50_us)" 'BEGIN {printf "%.2f", v / 1000}')" \
+    "$(awk -v v="$(get send_max_us)" 'BEGIN {printf "%.2f", v / 1000}')" >>"$res"
   [ "$(get dropped)" = 0 ] || log "the logger dropped $(get dropped) records"
 }
 
@@ -128,15 +135,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; 
   echo "# logctl send of one line every 100 ms, quiet and during a storm of uid 65534 (3 whole-ring cat loops and a"
   echo "# tail -n 1 loop through the daemon, a syslog datagram flood, logctl send -p err of 200,000 lines in a loop);"
   echo "# storm parts: $storm; config: ${STORM_CONFIG:-none}; $secs s phases, $reps each, 64 MiB ring; $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# columns: info call p50 ns, p99 ns, max us; warning call p50 ns, p99 ns, max us; root send median ms, max ms"
+  echo "# columns: info call p50 ns, p99 ns, max us; warning call p50 ns, p99 ns, max us; root send median ms, max ms;"
+  echo "#   root's text stream, connect to acknowledgment (in-process, every 100 ms), median ms, max ms"
   echo "quiet: $(paste -sd'|' "$tmp/quiet")"
   echo "storm: $(paste -sd'|' "$tmp/storm")"
-  for c in 2:info_p99_ns 3:info_max_us 5:warn_p99_ns 6:warn_max_us 7:send_median_ms 8:send_max_ms; do
+  for c in 2:info_p99_ns 3:info_max_us 5:warn_p99_ns 6:warn_max_us 7:send_median_ms 8:send_max_ms \
+    9:ack_median_ms 10:ack_max_ms; do
     q=$(col "$tmp/quiet" "${c%%:*}"); s=$(col "$tmp/storm" "${c%%:*}")
     echo "${c#*:}: quiet $q, storm $s (median of repetitions), storm/quiet $(ratio "$s" "$q")"
   done
-  for k in syslog_received readers_total read_budget_yields records evicted_err; do
+  for k in syslog_received readers_total read_budget_yields records evicted_err rescued; do
     echo "$k=$(counter $k)"
   done
   echo "loop_turn_max_us: $turn_warm after the warm-up, ${turn_quiet:-?} after the first quiet phase, $(counter loop_turn_max_us) at the end"
+  echo "loop_turn_max_cpu_us: $(counter loop_turn_max_cpu_us) at the end (the loop's own CPU in one turn)"
 } | tee "$out"

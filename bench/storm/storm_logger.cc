@@ -5,19 +5,31 @@
 // the call returns (flush_level's default): those calls wait whenever the
 // daemon is slow to read, the others only when a thread's buffer is full.
 //
-// usage: storm_logger --socket PATH [--seconds 5] [--rate 2000]
+//
+// With --send-every-ms N, a second thread sends one line over a text
+// stream every N ms, as `logctl send` does (connect, HELLO and the daemon's
+// confirmation, the line, EOF, the acknowledgment), and times each from
+// connect to acknowledgment: the daemon's part of a `logctl send`, without
+// the process start that the storm also slows.
+//
+// usage: storm_logger --socket PATH [--seconds 5] [--rate 2000] [--send-every-ms N]
 // prints: calls=N info_p50_ns= info_p99_ns= info_max_us= warn_p50_ns=
-//         warn_p99_ns= warn_max_us= dropped=
+//         warn_p99_ns= warn_max_us= dropped= [sends= send_p50_us= send_max_us=]
 #include <logsink/logsink.h>
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "logctl/text_stream.h"
+#include "logsink/proto/frame.h"
 
 namespace {
 
@@ -44,6 +56,7 @@ int main(int argc, char **argv) {
   std::string socket;
   double seconds = 5;
   double rate = 2000;
+  int send_every_ms = 0;
   for (int i = 1; i < argc; i++) {
     auto value = [&] {
       if (i + 1 >= argc) Usage("missing value");
@@ -55,6 +68,8 @@ int main(int argc, char **argv) {
       seconds = std::atof(value());
     } else if (!std::strcmp(argv[i], "--rate")) {
       rate = std::atof(value());
+    } else if (!std::strcmp(argv[i], "--send-every-ms")) {
+      send_every_ms = std::atoi(value());
     } else {
       Usage("unknown option");
     }
@@ -63,6 +78,29 @@ int main(int argc, char **argv) {
   ls_client *c = ls_open(socket.c_str(), "storm_logger", nullptr);
   if (!c) Usage("ls_open failed");
   const uint64_t step = uint64_t(1e9 / rate), n = uint64_t(seconds * rate);
+  std::atomic<bool> done{false};
+  std::vector<uint64_t> sends;
+  std::string send_error;
+  std::thread sender;
+  if (send_every_ms > 0)
+    sender = std::thread([&] {
+      namespace lc = logsink::logctl;
+      const uint32_t flags = ls_hello_text_flags(6, 1, LS_HELLO_STREAM_TEXT, 0);
+      for (uint64_t k = 0; !done.load(); k++) {
+        std::string why;
+        const uint64_t t0 = MonoNs();
+        int fd = lc::OpenTextStream(socket, "storm_sender", flags, 10000, &why);
+        lc::TextAck ack;
+        if (fd < 0 || !lc::WriteText(fd, "root line " + std::to_string(k) + "\n", &why) ||
+            !lc::FinishTextStream(fd, 10000, &ack, &why) || ack.lines != 1) {
+          send_error = why.empty() ? "not acknowledged" : why;
+          return;
+        }
+        sends.push_back(MonoNs() - t0);
+        timespec pause{0, long(send_every_ms) * 1000000};
+        nanosleep(&pause, nullptr);
+      }
+    });
   std::vector<uint64_t> info, warn;
   info.reserve(n);
   uint64_t next = MonoNs();
@@ -79,6 +117,8 @@ int main(int argc, char **argv) {
       info.push_back(MonoNs() - t0);
     }
   }
+  done = true;
+  if (sender.joinable()) sender.join();
   ls_stats st;
   st.size = sizeof st;
   ls_get_stats(c, &st);
@@ -90,5 +130,13 @@ int main(int argc, char **argv) {
       (unsigned long long)Quantile(info, 0.99), (unsigned long long)Quantile(info, 1.0) / 1000,
       (unsigned long long)Quantile(warn, 0.5), (unsigned long long)Quantile(warn, 0.99),
       (unsigned long long)Quantile(warn, 1.0) / 1000, (unsigned long long)st.dropped);
+  if (send_every_ms > 0)
+    std::printf("sends=%zu send_p50_us=%llu send_max_us=%llu\n", sends.size(),
+                (unsigned long long)Quantile(sends, 0.5) / 1000,
+                (unsigned long long)Quantile(sends, 1.0) / 1000);
+  if (!send_error.empty()) {
+    std::fprintf(stderr, "storm_logger: a send failed: %s\n", send_error.c_str());
+    return 1;
+  }
   return 0;
 }

@@ -60,6 +60,9 @@ struct Counters {
   // The longest turn of the loop since start, in microseconds: the time
   // between two waits of the loop, less the waiting (Server::MeasureTurn).
   uint64_t loop_turn_max_us = 0;
+  // The most CPU time the loop's thread used in one turn, in microseconds:
+  // a long turn with little CPU waited for a core or for the writer thread.
+  uint64_t loop_turn_max_cpu_us = 0;
   // Messages to the service manager dropped because its socket's queue was
   // full (notify.h): the loop never waits for it.
   uint64_t notify_dropped = 0;

@@ -125,6 +125,7 @@ void ForEachCounter(const Counters &c, const storage::RingWriter &w, const Count
   const uint64_t now_ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
   f("uptime_ms", now_ns > c.started_mono_ns ? (now_ns - c.started_mono_ns) / 1000000 : 0);
   f("loop_turn_max_us", c.loop_turn_max_us);
+  f("loop_turn_max_cpu_us", c.loop_turn_max_cpu_us);
   f("notify_dropped", c.notify_dropped);
   for (int i = 0; i < int(Err::kCount); i++) f(ErrName(Err(i)), c.err[i]);
 }

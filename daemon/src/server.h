@@ -72,7 +72,8 @@ class Server {
   // server.cc: once per turn, systemd
   static void OnBeforeWait(uv_prepare_t *p);
   // At the end of each turn: the turn's work (time since the last turn
-  // ended, less the time the loop waited) into loop_turn_max_us.
+  // ended, less the time the loop waited) into loop_turn_max_us, and the
+  // loop thread's CPU time over the same span into loop_turn_max_cpu_us.
   void MeasureTurn();
   static void OnWatchdog(uv_timer_t *t);
   // A message to the service manager that never waits (notify.h); counted
@@ -156,6 +157,7 @@ class Server {
   // When the last turn ended (uv_hrtime) and the loop's waiting until then
   // (uv_metrics_idle_time).
   uint64_t turn_end_ns_ = 0, turn_idle_ns_ = 0;
+  uint64_t turn_cpu_ns_ = 0;  // the loop thread's CPU time then (ThreadCpuNs)
   // A signal arrived in this turn. libuv (1.44) restarts a wait that a
   // signal interrupts and loses the time already waited from its idle time,
   // so such a turn would count waiting as work: it is not measured.
