@@ -91,6 +91,7 @@ phase() {
     "$(awk -v v="$(get send_p50_us)" 'BEGIN {printf "%.2f", v / 1000}')" \
     "$(awk -v v="$(get send_max_us)" 'BEGIN {printf "%.2f", v / 1000}')" >>"$res"
   [ "$(get dropped)" = 0 ] || log "the logger dropped $(get dropped) records"
+  [ "$(get send_failed)" = 0 ] || log "$(get send_failed) of root's timed sends failed (not timed)"
 }
 
 : >"$tmp/quiet"; : >"$tmp/storm"

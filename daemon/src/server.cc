@@ -171,9 +171,10 @@ void Server::OnBeforeWait(uv_prepare_t *p) {
 
 // Wall time tells how long clients waited on a turn; the loop thread's CPU
 // time over the same span tells how much of it was the loop's own work
-// rather than waiting for a core (a busy machine) or for the writer
-// thread's full queue. One clock_gettime of the thread's CPU clock per
-// turn (a system call, well under a microsecond).
+// rather than waiting for a core (a busy machine), for the disk or for
+// the writer thread's full queue. One clock_gettime of the thread's CPU
+// clock per turn (a system call, about a microsecond here; no cost that
+// showed flat out: bench/results/turn-cpu-clock-ab.txt).
 void Server::MeasureTurn() {
   const uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(&loop_), cpu = ThreadCpuNs();
   const uint64_t elapsed = now - turn_end_ns_, waited = idle - turn_idle_ns_;
@@ -181,7 +182,11 @@ void Server::MeasureTurn() {
   const uint64_t cpu_us = (cpu > turn_cpu_ns_ ? cpu - turn_cpu_ns_ : 0) / 1000;
   if (!signal_this_turn_) {
     counters_.loop_turn_max_us = std::max(counters_.loop_turn_max_us, busy_us);
-    counters_.loop_turn_max_cpu_us = std::max(counters_.loop_turn_max_cpu_us, cpu_us);
+    // A failed read of the clock (0) leaves this turn and the next one
+    // unmeasured, rather than counting the thread's CPU since an older
+    // reading.
+    if (cpu && turn_cpu_ns_)
+      counters_.loop_turn_max_cpu_us = std::max(counters_.loop_turn_max_cpu_us, cpu_us);
   }
   signal_this_turn_ = false;
   turn_end_ns_ = now;
