@@ -16,7 +16,7 @@
 # daemon's longest loop turn (loop_turn_max_us) after the first quiet
 # phase and at the end, and the most CPU the loop used in one turn
 # (loop_turn_max_cpu_us: near the longest turn, the loop held itself; far
-# below it, it waited for a core). Before the first phase root sends the flood's
+# below it, it waited for a core or the disk). Before the first phase root sends the flood's
 # lines once (warm-up: the ring's first blocks, the dictionary).
 #
 # usage: bench/storm/run.sh [--smoke]   (as root: the storm runs as 65534)

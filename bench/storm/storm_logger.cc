@@ -5,7 +5,6 @@
 // the call returns (flush_level's default): those calls wait whenever the
 // daemon is slow to read, the others only when a thread's buffer is full.
 //
-//
 // With --send-every-ms N, a second thread sends one line over a text
 // stream every N ms, as `logctl send` does (connect, HELLO and the daemon's
 // confirmation, the line, EOF, the acknowledgment), and times each from

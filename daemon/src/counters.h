@@ -61,7 +61,8 @@ struct Counters {
   // between two waits of the loop, less the waiting (Server::MeasureTurn).
   uint64_t loop_turn_max_us = 0;
   // The most CPU time the loop's thread used in one turn, in microseconds:
-  // a long turn with little CPU waited for a core or for the writer thread.
+  // a long turn with little CPU waited for a core, the disk or the writer
+  // thread (Server::MeasureTurn).
   uint64_t loop_turn_max_cpu_us = 0;
   // Messages to the service manager dropped because its socket's queue was
   // full (notify.h): the loop never waits for it.
