@@ -13,6 +13,11 @@
 // what moving their records on in the last tier costs the writer. Last, a
 // debug flood with a trickle of another program (1 record in 50): the
 // tiers' cost when every block leaving tier 0 has records that move on.
+// Then the error flood again after B logged a long history (6,250 records
+// per MiB of ring), fairness off vs on: what B keeps, the rescues, the
+// writer's CPU per flood record and the longest single Append (median of
+// the repetitions' longest), which is what a rescue adds to one loop turn
+// in the daemon.
 //
 // usage: retention_bench [--smoke] [--reps N] [--size MiB]
 #include <time.h>
@@ -45,7 +50,9 @@ struct Result {
   uint64_t outlived = 0;  // flood records written before the first error left (all: none left)
   bool errors_all_survived = false;
   double ns_per_record = 0;
-  double writes_per_block = 0;  // slot writes (sealed and partial) per sealed block
+  double writes_per_block = 0;         // slot writes (sealed and partial) per sealed block
+  uint64_t rescued = 0, rewrites = 0;  // the writer's counters (WriterStats)
+  double max_append_us = 0;            // the longest flood Append (when timed)
 };
 
 uint64_t CpuNs() {
@@ -65,9 +72,11 @@ void PutStr(std::string *s, const std::string &v) {
 
 // err_flood: C is another uid (65534) and floods at level err; fair: the
 // writer's fairness; trickle: every trickle-th flood record is program D's
-// (same uid as C, info) instead (0: none).
+// (same uid as C, info) instead (0: none); quiet_n: B's records (before the
+// flood); timed: each flood Append is timed (max_append_us).
 bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uint64_t seed,
-         Result *out, bool err_flood = false, bool fair = true, uint64_t trickle = 0) {
+         Result *out, bool err_flood = false, bool fair = true, uint64_t trickle = 0,
+         uint64_t quiet_n = 200, bool timed = false) {
   *out = Result();
   storage::WriterOptions o;
   o.file_size = size;
@@ -100,7 +109,14 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
     in.args_len = args.size();
     return w->Append(in);
   };
-  for (int i = 0; i < 200; i++) {
+  for (uint64_t i = 0; i < std::max<uint64_t>(200, quiet_n); i++) {
+    if (i >= 200) {  // B's long history: the rest of its records
+      args.clear();
+      PutStr(&args, "backup-" + std::to_string(i));
+      PutVar(&args, ls_zigzag(int64_t(rng() % 5000)));
+      if (!append(b, info, "si").ok()) return false;
+      continue;
+    }
     args.clear();
     // Built by appends: GCC 12 at -O3 reports a false -Wrestrict inside
     // operator+(const char *, std::string &&).
@@ -147,7 +163,16 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
     in.ts_ns = ts += 1500;
     in.args = reinterpret_cast<const uint8_t *>(x.data());
     in.args_len = x.size();
-    if (!w->Append(in).ok()) return false;
+    if (timed) {
+      timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      if (!w->Append(in).ok()) return false;
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      const double us = double(t1.tv_sec - t0.tv_sec) * 1e6 + double(t1.tv_nsec - t0.tv_nsec) / 1e3;
+      out->max_append_us = std::max(out->max_append_us, us);
+    } else if (!w->Append(in).ok()) {
+      return false;
+    }
     bytes += x.size() + 6;
     n++;
     // One ring loses A's errors with its first block (slot 0 overwritten):
@@ -163,6 +188,8 @@ bool Run(const std::string &path, uint64_t size, bool tiers, double flood_x, uin
   const storage::WriterStats &st = w->stats();
   out->writes_per_block =
       st.blocks_written ? double(st.blocks_written + st.flushes) / double(st.blocks_written) : 0;
+  out->rescued = st.rescued;
+  out->rewrites = st.rewrites;
   std::unique_ptr<RingReader> r;
   if (!RingReader::Open(storage::Env::Default(), path, nullptr, &r).ok()) return false;
   storage::Record rec;
@@ -315,6 +342,47 @@ int main(int argc, char **argv) {
     }
     if (!ok) break;
     std::printf("%-9s %5.0f writer CPU per flood record, tiers / one ring: %s\n\n", "", f,
+                Ratio(ns[1] / ns[0]).c_str());
+  }
+  if (!ok) return 1;
+
+  // The error flood once more, after B left a long history (the storm
+  // benchmark's shape: root's lines fill much of the ring first): the
+  // last tier's rescues now move B's records on block after block, so what
+  // the rescues cost per flood record and in the longest single Append
+  // (each timed) shows here.
+  const uint64_t quiet_n = mib * 6250;
+  std::printf(
+      "\nthe flood at level err from another uid (65534) after B logged %llu info records, "
+      "fairness off vs on:\n",
+      (unsigned long long)quiet_n);
+  std::printf("%-13s %5s %14s %14s %12s %10s %11s %12s\n", "fairness", "F", "quiet", "flood kept",
+              "rescued", "rewrites", "ns/record", "max append");
+  for (double f : floods) {
+    double ns[2] = {0, 0};
+    for (int t = 0; t < 2 && ok; t++) {
+      Result last;
+      std::vector<double> maxes;
+      ok = Repeat(
+          reps,
+          [&](uint64_t rep, Result *r) {
+            const std::string path = dir.File("history.ring");
+            std::remove(path.c_str());
+            const bool done =
+                Run(path, mib << 20, true, f, seed + rep, r, true, t == 1, 0, quiet_n, true);
+            maxes.push_back(r->max_append_us);
+            return done;
+          },
+          &last, &ns[t]);
+      if (!ok) break;
+      std::printf("%-13s %5.0f %7llu/%-6llu %14llu %12llu %10llu %11.1f %9.0f us\n",
+                  t ? "on" : "off", f, (unsigned long long)last.quiet_left,
+                  (unsigned long long)quiet_n, (unsigned long long)last.flood_kept,
+                  (unsigned long long)last.rescued, (unsigned long long)last.rewrites, ns[t],
+                  MedianOf(maxes));
+    }
+    if (!ok) break;
+    std::printf("%-13s %5.0f writer CPU per flood record, fairness on / off: %s\n\n", "", f,
                 Ratio(ns[1] / ns[0]).c_str());
   }
   return ok ? 0 : 1;

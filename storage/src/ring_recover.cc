@@ -268,6 +268,7 @@ void RingWriter::Impl::AllocBuffers() {
   buf_.assign(cap_, 0);
   zimg_.assign(layout_.block_size, 0);
   if (codec_ == LS_CODEC_ZSTD) zs_.assign(2 * layout_.block_size, 0);
+  if (codec_ == LS_CODEC_LZ4) zs_.assign(layout_.block_size, 0);  // Pack's output first
   scratch_.resize(layout_.block_size);
   evict_img_.assign(layout_.block_size, 0);
   newest_img_.assign(layout_.block_size, 0);

@@ -280,8 +280,10 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
       }
       s = append(b);
       if (!s.ok()) break;
-      if (w->cur_.seq == seq && w->Pack()) {
+      if (w->cur_.seq == seq && w->MightPack() && w->Pack()) {
         s = w->WriteCurrent(LS_BLK_F_SEALED);  // captured, as every block before it
+        // Its ratio, as Seal keeps it: where the next rescue's first check comes.
+        if (w->pk_stored_) w->ratio_ = double(w->cur_.used - LS_BLK_HDR) / double(w->pk_stored_);
         w->rewritten_.emplace_back(seq % layout_.block_count, std::move(w->block_use_));
         done = s.ok();
       } else if (w->cur_.seq == seq) {
@@ -306,6 +308,11 @@ Status RingWriter::Impl::Rescue(uint64_t victim, const BlockHeader &h, const Use
     if (s.ok()) s = internal::WriteIndexEntry(f_, layout_, img.data());
     if (!s.ok()) return s;
     stats_.rewrites++;
+    // Sealed blocks as any: with the rescue writer's compressions (AddStats)
+    // they make compressed_bytes / sealed_raw_bytes count its work too.
+    const BlockHeader bh = internal::ParseBlockHeader(img.data());
+    stats_.sealed_raw_bytes += bh.raw;
+    stats_.sealed_stored_bytes += bh.used - LS_BLK_HDR;
   }
   w->captured_.clear();
   // The counts follow the records: the rewritten slots' are the new blocks'.

@@ -210,16 +210,7 @@ Status RingWriter::Impl::AppendAgain(const internal::DecodedRecord &r,
   if (r.kind == Record::Kind::kDropped) {
     return AppendDropped(src, r.ts, r.dropped_count, r.dropped_since);
   }
-  // Its signature, should it need cutting (a source declaration more in
-  // the next block can push a record near the slot size over it).
-  Site site = r.inline_site;
-  char sig[LS_FMT_MAX_ARGS + 1] = {};
-  if ((r.site_id == 0 || SiteOf(r.site_id, &site)) &&
-      ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
-    sig[0] = 0;
-  }
   RecordIn in;
-  in.signature = sig;
   in.source = &src;
   in.tid = r.tid;
   in.site_id = r.site_id;
@@ -228,6 +219,17 @@ Status RingWriter::Impl::AppendAgain(const internal::DecodedRecord &r,
   in.args = r.args;
   in.args_len = r.args_len;
   in.truncated = r.truncated;
+  // Its signature only should it need cutting (a source declaration more
+  // in the next block can push a record near the slot size over it): the
+  // site's lookup takes the string table's lock, and rescues and splits
+  // append thousands of records again at a time.
+  Site site = r.inline_site;
+  char sig[LS_FMT_MAX_ARGS + 1] = {};
+  if (!FitsEmptyBlock(in) && (r.site_id == 0 || SiteOf(r.site_id, &site)) &&
+      ls_fmt_signature(site.fmt.data(), site.fmt.size(), sig, sizeof sig) < 0) {
+    sig[0] = 0;
+  }
+  in.signature = sig;
   Status s = AppendSlow(in);
   if (s.ok() && r.truncated) stats_.truncated_records--;  // counted when it first came in
   return s;

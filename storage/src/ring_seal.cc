@@ -28,6 +28,8 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
   dirty_ = false;
   packed_used_ = 0;
   fit_used_ = LS_BLK_HDR;
+  over_ = false;
+  no_fit_used_ = 0;
   zs_in_ = 0;
   zs_pick_dict_ = true;
   SetLimit();
@@ -40,10 +42,6 @@ void RingWriter::Impl::StartBlock(uint64_t seq, uint64_t first_rec) {
 constexpr double kFirstFill = 0.96;
 void RingWriter::Impl::SetLimit() {
   const size_t slot = layout_.block_size;
-  if (rewriting_) {  // Rescue's writer: it says where blocks end
-    limit_ = cap_;
-    return;
-  }
   if (codec_ == LS_CODEC_NONE) {
     limit_ = slot;
     return;
@@ -98,10 +96,13 @@ bool RingWriter::Impl::Pack() {
       c = StreamZstd(raw, dst, room);
       codec = zs_use_dict_ ? LS_CODEC_ZSTD_DICT : LS_CODEC_ZSTD;
     } else {
+      // Into zs_ first: lz4 may write into its output before it gives up,
+      // and the image must keep what packed last (Split takes it).
       stats_.compressed_bytes += raw;
       int r = LZ4_compress_default(reinterpret_cast<const char *>(src),
-                                   reinterpret_cast<char *>(dst), int(raw), int(room));
+                                   reinterpret_cast<char *>(zs_.data()), int(raw), int(room));
       c = r > 0 ? size_t(r) : 0;
+      if (c > 0 && c < raw) std::memcpy(dst, zs_.data(), c);
     }
   }
   if (c > 0 && c < raw) {
@@ -225,23 +226,46 @@ size_t RingWriter::Impl::StreamZstd(size_t raw, uint8_t *dst, size_t room) {
 
 Status RingWriter::Impl::MakeRoom(size_t need) {
   if (codec_ != LS_CODEC_NONE && cur_.count > 0 && limit_ < cap_) {
-    if (!Pack()) return Split();
-    // Room left in the slot, in entry bytes at the ratio so far, with a
-    // margin for entries that compress worse than the ones before them.
-    const size_t room = layout_.block_size - LS_BLK_HDR;
-    const double ratio = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
-    const size_t grow = size_t(double(room - pk_stored_) * ratio * 0.9);
-    // Less than 1/8 of the slot left: another pass (which compresses the
-    // whole block again) would win at most that much history for as much
-    // CPU as the block took so far, so seal. Most blocks take one pass.
-    // (1/16 kept ~2% more text but cost the daemon 0.11 instead of 0.09 us
-    // per record end to end, and more splits: bench/README.md, "Compression".)
-    if (grow >= need && room - pk_stored_ >= room / 8) {
-      limit_ = std::min(cap_, cur_.used + grow);
-      if (cur_.used + need <= limit_) return Status::OK();
+    const bool packed = Pack();
+    if (packed) {
+      // Room left in the slot, in entry bytes at the ratio so far, with a
+      // margin for entries that compress worse than the ones before them.
+      const size_t room = layout_.block_size - LS_BLK_HDR;
+      const double ratio = double(cur_.used - LS_BLK_HDR) / double(pk_stored_);
+      const size_t grow = size_t(double(room - pk_stored_) * ratio * 0.9);
+      // Less than 1/8 of the slot left: another pass would win at most
+      // that much history for a frame's flush and a check more, so seal.
+      // Most blocks take one pass. (1/16 kept ~2% more text but cost the
+      // daemon 0.11 instead of 0.09 us per record end to end, and more
+      // splits: bench/README.md, "Compression".)
+      if (grow >= need && room - pk_stored_ >= room / 8) {
+        limit_ = std::min(cap_, cur_.used + grow);
+        if (cur_.used + need <= limit_) return Status::OK();
+      }
     }
+    // Rescue's writer does not seal here: the block is full as far as the
+    // checks tell (over_), and Rescue cuts it where the last one packed
+    // (Split) once the records that must go into this slot are in. Each
+    // byte is compressed once so, where filling it to the buffer and
+    // searching for the cut afterwards compressed it about four times.
+    if (rewriting_ && cur_.used + need <= cap_) {
+      over_ = true;
+      if (!packed) no_fit_used_ = cur_.used;
+      limit_ = cap_;
+      return Status::OK();
+    }
+    if (!packed) return Split();
   }
   return Seal();
+}
+
+bool RingWriter::Impl::MightPack() const {
+  if (!over_) return true;
+  if (no_fit_used_ && cur_.used >= no_fit_used_) return false;
+  const size_t room = layout_.block_size - LS_BLK_HDR;
+  if (packed_used_ != fit_used_ || pk_stored_ == 0 || pk_stored_ >= room) return true;
+  const double ratio = double(fit_used_ - LS_BLK_HDR) / double(pk_stored_);
+  return double(cur_.used - fit_used_) <= double(room - pk_stored_) * ratio * 1.1;
 }
 
 Status RingWriter::Impl::Seal() {
@@ -349,12 +373,14 @@ Status RingWriter::Impl::Split() {
     fit.codec = pk_codec_;
     fit.stored = pk_stored_;
   }
+  // The image that packed those entries is taken as it is: the same
+  // entries compressed again would cost as much as the block did so far.
   auto try_pack = [&](size_t k) {
     cur_.used = ends[k - 1];
     cur_.count = uint32_t(k);
     cur_.max_ts = max_ts[k - 1];
     packed_used_ = 0;
-    if (Pack()) return true;
+    if (cur_.used != fit.used && Pack()) return true;
     if (cur_.used != fit.used) return false;
     std::copy(fit.img.begin(), fit.img.end(), zimg_.begin());
     pk_codec_ = fit.codec;
@@ -362,7 +388,14 @@ Status RingWriter::Impl::Split() {
     packed_used_ = fit.used;
     return true;
   };
-  for (int round = 0; round < 2 && hi - lo > 1; round++) {
+  // Rescue's writer, its checks having found the block full (less than
+  // 1/8 of the slot left where the last one packed): that is the cut, no
+  // search. A check that did not pack bounds the search.
+  const size_t room = layout_.block_size - LS_BLK_HDR;
+  const bool full = fit.used && fit.stored + room / 8 >= room;
+  const int rounds = rewriting_ && over_ && full ? 0 : 2;
+  if (no_fit_used_) hi = std::max(lo + 1, std::min(hi, prefix(no_fit_used_)));
+  for (int round = 0; round < rounds && hi - lo > 1; round++) {
     const size_t mid = lo + (hi - lo) / 2;
     if (try_pack(mid))
       lo = mid;

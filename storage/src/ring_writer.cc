@@ -48,6 +48,12 @@ void RingWriter::Impl::AddStats(WriterStats *out) const {
     out->packs += s.packs;
     out->compressed_bytes += s.compressed_bytes;
     out->splits += s.splits;
+    if (t->rescue_) {  // its compressions; its blocks are counted as they are written (Rescue)
+      const WriterStats &r = t->rescue_->stats_;
+      out->packs += r.packs;
+      out->compressed_bytes += r.compressed_bytes;
+      out->splits += r.splits;
+    }
     if (t->tier_ == 0 && t->dict_) {
       out->dict_id = t->dict_->id();
       out->dict_bytes = uint32_t(t->dict_->content().size());

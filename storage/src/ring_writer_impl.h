@@ -340,11 +340,21 @@ class RingWriter::Impl {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> slot_use_;  // per slot
   std::unordered_map<uint32_t, uint64_t> key_bytes_, class_bytes_;
   std::unique_ptr<Impl> rescue_;
-  // Rescue's writer: blocks are sealed only where Rescue says (limit_ is
-  // the buffer), and their byte counts collected (slot, counts), not kept.
-  // The blocks it would write (sequence, slot image) are captured_, not
-  // written: Rescue writes them once all of them are known.
+  // Rescue's writer: blocks are sealed only where Rescue says, and their
+  // byte counts collected (slot, counts), not kept. Its checks (MakeRoom)
+  // compress the block as it fills, as any writer's do, but only to learn
+  // how much of it packs (fit_used_): where a check would seal, the block
+  // is over_ (limit_ becomes the buffer) and Split cuts it there when
+  // Rescue says. The blocks it would write (sequence, slot image) are
+  // captured_, not written: Rescue writes them once all of them are known.
   bool rewriting_ = false;
+  bool over_ = false;       // Rescue's writer: a check found the block full
+  size_t no_fit_used_ = 0;  // and the content a check found not to pack (0: none)
+  // Rescue's writer, at the end of a block's records: whether all of them
+  // may pack (false: they cannot, by what the checks found, with a margin
+  // of 10%; it is cut where the last check packed without compressing the
+  // rest first).
+  bool MightPack() const;
   std::vector<std::pair<uint64_t, Use>> rewritten_;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> captured_;
   std::vector<uint8_t> rescue_img_;  // the block after the victim, as Rescue reads it
@@ -374,6 +384,7 @@ class RingWriter::Impl {
   // zstd compresses the current block as a stream (StreamZstd): each Pack
   // feeds only the entries added since the last one. zs_ holds the frame
   // so far; zs_in_ entry bytes went in (0: the next Pack starts a frame).
+  // (lz4: Pack's output before it is known to fit.)
   std::vector<uint8_t> zs_;
   size_t zs_in_ = 0, zs_out_ = 0;
   bool zs_broken_ = false;    // output past zs_: packs no more (Split starts again)

@@ -139,6 +139,41 @@ TEST_P(RescueWrites, ARescueWritesNoMoreBlocksThanItNeeds) {
   EXPECT_EQ(Count(recs, "kernel"), 50u);
 }
 
+// A rescue compresses each entry byte about once (zstd): its writer checks
+// how a block packs as it fills, as every writer does, and cuts it where
+// the last check packed. Before, it filled each block to its buffer (about
+// two blocks' worth), compressed that, and searched for the cut with up
+// to three more compressions from the start: 1.64 compressions per sealed
+// byte here, against 1.01 now (lz4, which packs the whole block at each
+// check: 2.34 against 1.55-1.8). The blocks it writes are nearly full. root's long
+// history makes the overwrites of the last tier move records on through
+// several blocks.
+TEST_P(RescueWrites, ARescueCompressesEachByteOnceAndFillsItsBlocks) {
+  Open();
+  // As much as the last tier holds for every class but the flood's.
+  const size_t history = GetParam().codec == LS_CODEC_ZSTD ? 1200 : 800;
+  Log(Src(1, 0, "rootd"), info_, int(history));
+  const Source flood = Src(5, 65534, "flood");
+  Flood(flood, err_, 3);
+  const WriterStats before = w_->stats();
+  Flood(flood, err_, 6);
+  const WriterStats &after = w_->stats();
+  const uint64_t rewrites = after.rewrites - before.rewrites;
+  const double per_byte = double(after.compressed_bytes - before.compressed_bytes) /
+                          double(after.sealed_raw_bytes - before.sealed_raw_bytes);
+  // Stored bytes per block, over every sealed block (rewritten or not).
+  const double fill = double(after.sealed_stored_bytes - before.sealed_stored_bytes) /
+                      double(after.blocks_written - before.blocks_written + rewrites) /
+                      double(kBs - LS_BLK_HDR);
+  std::printf("%s: %.2f compressions per sealed byte, blocks %.2f full, %llu rewrites\n",
+              GetParam().name, per_byte, fill, (unsigned long long)rewrites);
+  EXPECT_GT(rewrites, uint64_t(kBlocks));  // many overwrites rewrote blocks
+  EXPECT_LT(per_byte, GetParam().codec == LS_CODEC_ZSTD ? 1.3 : 2.0);
+  EXPECT_GT(fill, 0.85);
+  auto recs = ReadBack();
+  EXPECT_EQ(Count(recs, "rootd"), history);
+}
+
 // Several uids each put a record between every few of a flood's, so that
 // every block of the last tier holds records of classes under their share
 // and each overwrite rewrites blocks.

@@ -185,7 +185,10 @@ struct WriterStats {
   // Entry bytes given to the compressor: with sealed_raw_bytes, how many
   // times each byte was compressed (zstd: once, but for splits and a
   // reopened partial block; lz4 packs the whole block each time). Records
-  // kept into tiers 1 and 2 are compressed and sealed there again.
+  // kept into tiers 1 and 2 are compressed and sealed there again, and so
+  // are the blocks the last tier's rescues write again (counted in all
+  // four: sealed_* as they are written, packs and compressed_bytes as the
+  // rescue's writer compresses, splits as it cuts its blocks).
   uint64_t compressed_bytes = 0;
   uint64_t splits = 0;  // blocks whose last records moved on to the next block
   // Retention (tiered files only): records kept in tier t (1, 2) as they
